@@ -1,0 +1,45 @@
+# ragweb: `make run` serves the app, `make test` runs the whole suite. Both work from a fresh clone.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
+PORT ?= 8000
+
+.PHONY: run test install services-start services-stop chromium lint eval bench-ingest bench-latency clean
+
+$(STAMP): requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	PORT=$(PORT) $(PY) scripts/run.py
+
+services-start: install
+	$(PY) scripts/services.py start
+
+services-stop:
+	$(PY) scripts/services.py stop
+
+# Debian's chromium for the browser tests; installed only when missing and we may (root).
+chromium:
+	@command -v chromium >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "chromium is missing: sudo apt-get install chromium" >&2; exit 1; fi; }
+
+test: install chromium services-start
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: install
+	$(VENV)/bin/ruff check .
+
+eval: install services-start
+	$(PY) manage.py evaluate ../shared/eval/django_dev.jsonl --collection django-docs
+
+clean:
+	$(PY) scripts/services.py stop || true
+	rm -rf var

@@ -1,0 +1,49 @@
+"""GET /healthz: database (+pgvector), broker and worker, as JSON; 503 when not healthy."""
+
+from __future__ import annotations
+
+from django.db import connection
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.http import require_GET
+
+from ragweb.celery import app as celery_app
+
+
+def _database() -> dict:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_setting('server_version'), "
+                           "(SELECT extversion FROM pg_extension WHERE extname = 'vector')")
+            server, pgvector = cursor.fetchone()
+    except Exception as exc:  # any failure to reach the database is "unhealthy", with its reason
+        return {"ok": False, "error": str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)}
+    return {"ok": pgvector is not None, "postgres": server, "pgvector": pgvector}
+
+
+def _broker() -> dict:
+    try:
+        with celery_app.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=1, timeout=2)
+    except Exception as exc:
+        return {"ok": False, "error": str(exc)}
+    return {"ok": True}
+
+
+def _workers(broker_ok: bool) -> dict:
+    if not broker_ok:
+        return {"ok": False, "count": 0}
+    try:
+        replies = celery_app.control.ping(timeout=1.0) or []
+    except Exception as exc:
+        return {"ok": False, "count": 0, "error": str(exc)}
+    return {"ok": bool(replies), "count": len(replies)}
+
+
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    database = _database()
+    broker = _broker()
+    workers = _workers(broker["ok"])
+    healthy = database["ok"] and broker["ok"] and workers["ok"]
+    return JsonResponse({"status": "ok" if healthy else "unhealthy", "database": database,
+                         "broker": broker, "workers": workers}, status=200 if healthy else 503)

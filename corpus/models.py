@@ -1,0 +1,175 @@
+"""Collections, documents and their chunks (text, offsets, context, embedding, keyword index)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from django.db.models import F, Q
+from pgvector.django import HnswIndex, VectorField
+
+from corpus.querysets import ChunkQuerySet, CollectionQuerySet, DocumentQuerySet
+
+# The text search configuration used for the keyword index and for queries alike.
+SEARCH_CONFIG = "english"
+
+
+class Collection(models.Model):
+    """A named set of documents with its own ingestion settings and readers/editors."""
+
+    class Chunker(models.TextChoices):
+        FIXED = "fixed", "Fixed size"
+        SLIDING = "sliding", "Sliding window (overlapping)"
+        RECURSIVE = "recursive", "Recursive separators"
+        MARKDOWN = "markdown", "Markdown / heading-aware"
+        SEMANTIC = "semantic", "Semantic (similarity threshold)"
+        SEMANTIC_PERCENTILE = "semantic_percentile", "Semantic (percentile breakpoints)"
+        MAXMIN = "maxmin", "Max-min semantic"
+
+    class Contextualization(models.TextChoices):
+        NONE = "none", "None"
+        HEADER = "header", "Contextual chunk header (title + headings)"
+        CONTEXTUAL = "contextual", "Contextual retrieval (LLM, per chunk)"
+        AUTOCONTEXT = "autocontext", "AutoContext (LLM title + summary)"
+
+    class EmbeddingMode(models.TextChoices):
+        PLAIN = "plain", "Per chunk"
+        LATE = "late", "Late chunking"
+
+    slug = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    chunker = models.CharField(max_length=32, choices=Chunker.choices, default=Chunker.MARKDOWN)
+    chunk_size = models.PositiveIntegerField(default=200, help_text="Target chunk size in model tokens.")
+    chunk_overlap = models.PositiveIntegerField(default=50, help_text="Overlap in tokens (sliding window only).")
+    semantic_threshold = models.FloatField(
+        default=0.5, help_text="Similarity threshold (semantic), or breakpoint percentile / 100.")
+    contextualization = models.CharField(
+        max_length=32, choices=Contextualization.choices, default=Contextualization.HEADER)
+    embedding_mode = models.CharField(max_length=16, choices=EmbeddingMode.choices, default=EmbeddingMode.PLAIN)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="owned_collections")
+    is_public = models.BooleanField(default=False, help_text="Every signed-in user may read it.")
+    readers = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="readable_collections")
+    editors = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="editable_collections")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = CollectionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(condition=Q(chunk_size__gte=16) & Q(chunk_size__lte=2048),
+                                   name="collection_chunk_size_range"),
+            models.CheckConstraint(condition=Q(chunk_overlap__lt=F("chunk_size")),
+                                   name="collection_overlap_below_size"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def overlapping(self) -> bool:
+        """Overlapping chunks break RSE's contiguity, so such collections get top-k context."""
+        return self.chunker == self.Chunker.SLIDING
+
+    def pipeline_signature(self) -> str:
+        """Settings that shape chunks; a document built under other settings must be rebuilt."""
+        return (f"{self.chunker}:{self.chunk_size}:{self.chunk_overlap}:{self.semantic_threshold}:"
+                f"{self.contextualization}:{self.embedding_mode}:{settings.EMBEDDING_MODEL}")
+
+
+class Document(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        PARSING = "parsing"
+        CHUNKING = "chunking"
+        CONTEXTUALIZING = "contextualizing"
+        EMBEDDING = "embedding"
+        READY = "ready"
+        FAILED = "failed"
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="documents")
+    title = models.CharField(max_length=500, blank=True)
+    source = models.CharField(max_length=1024, help_text="Path relative to the ingested folder, file name or URL.")
+    file = models.FileField(upload_to="documents/%Y/%m/", max_length=500, blank=True)
+    media_type = models.CharField(max_length=100, blank=True)
+    content_hash = models.CharField(max_length=64, blank=True, help_text="SHA-256 of the stored file.")
+    built_hash = models.CharField(max_length=64, blank=True, help_text="content_hash the current chunks come from.")
+    built_signature = models.CharField(max_length=300, blank=True, help_text="Collection settings of the chunks.")
+    text = models.TextField(blank=True)
+    pages = models.JSONField(default=list, blank=True, help_text="Offsets in text where each PDF page starts.")
+    summary = models.TextField(blank=True, help_text="AutoContext summary (LLM).")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    ingested_at = models.DateTimeField(null=True, blank=True)
+
+    objects = DocumentQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["collection", "source"]
+        constraints = [
+            models.UniqueConstraint(fields=["collection", "source"], name="document_unique_source"),
+            models.CheckConstraint(condition=Q(progress_done__lte=F("progress_total")),
+                                   name="document_progress_bounded"),
+        ]
+        indexes = [models.Index(fields=["status"])]
+
+    def __str__(self) -> str:
+        return self.title or self.source
+
+    def page_at(self, offset: int) -> int | None:
+        """1-based page number holding the character at `offset`, for paged (PDF) documents."""
+        if not self.pages:
+            return None
+        page = 1
+        for number, start in enumerate(self.pages, start=1):
+            if start <= offset:
+                page = number
+            else:
+                break
+        return page
+
+
+class Chunk(models.Model):
+    """A span [start, end) of its document's text. Chunks of one document do not overlap
+    (sliding-window collections excepted) and, concatenated in order, give back the text."""
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="chunks")
+    chunk_index = models.PositiveIntegerField()
+    text = models.TextField()
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    heading_path = models.TextField(blank=True, help_text="Headings above the chunk, joined with ' > '.")
+    context = models.TextField(blank=True, help_text="Header or LLM context used for indexing, never in text.")
+    page = models.PositiveIntegerField(null=True, blank=True)
+    token_count = models.PositiveIntegerField(default=0, help_text="Model tokens in text.")
+    embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS, null=True, blank=True)
+    search = models.GeneratedField(
+        expression=SearchVector("context", "text", config=SEARCH_CONFIG),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+    objects = ChunkQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["document", "chunk_index"]
+        constraints = [
+            models.UniqueConstraint(fields=["document", "chunk_index"], name="chunk_unique_index"),
+            models.CheckConstraint(condition=Q(end__gt=F("start")), name="chunk_nonempty_span"),
+        ]
+        indexes = [
+            HnswIndex(name="chunk_embedding_hnsw", fields=["embedding"], m=16, ef_construction=64,
+                      opclasses=["vector_cosine_ops"]),
+            GinIndex(name="chunk_search_gin", fields=["search"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.document} #{self.chunk_index}"

