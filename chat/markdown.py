@@ -1,0 +1,85 @@
+"""Markdown → sanitized HTML. Everything shown from a document or an LLM goes through here, so
+nothing in them can run script: raw HTML is allowed by Markdown but then cleaned by nh3 with a
+small allow-list (no on* attributes, no style, no javascript: URLs, no script/style/iframe)."""
+
+from __future__ import annotations
+
+import re
+
+import markdown as markdown_lib
+import nh3
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+ALLOWED_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "div", "dl", "dt", "em", "h1", "h2", "h3",
+    "h4", "h5", "h6", "hr", "i", "kbd", "li", "ol", "p", "pre", "s", "span", "strong", "sub", "sup",
+    "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
+}
+ALLOWED_ATTRIBUTES = {
+    "a": {"href", "title"},
+    "abbr": {"title"},
+    "td": {"align"},
+    "th": {"align"},
+    "ol": {"start"},
+}
+# No <img>: an image URL written by an LLM can leak data to another site when the page loads it.
+# Tags removed together with their content (the rest are unwrapped and keep their text).
+DROPPED_WITH_CONTENT = {"script", "style", "iframe", "object", "embed", "template", "noscript", "textarea"}
+URL_SCHEMES = {"http", "https", "mailto"}
+_EXTENSIONS = ["fenced_code", "tables", "sane_lists"]
+
+
+def sanitize_html(html: str) -> str:
+    """Clean an HTML fragment with the allow-list; links get rel="noopener noreferrer"."""
+    return nh3.clean(
+        html,
+        tags=ALLOWED_TAGS,
+        clean_content_tags=DROPPED_WITH_CONTENT,
+        attributes=ALLOWED_ATTRIBUTES,
+        url_schemes=URL_SCHEMES,
+        link_rel="noopener noreferrer",
+        strip_comments=True,
+    )
+
+
+def render_markdown(text: str) -> SafeString:
+    """Markdown text → sanitized HTML, safe to insert into a page."""
+    html = markdown_lib.markdown(text or "", extensions=_EXTENSIONS, output_format="html")
+    return mark_safe(sanitize_html(html))  # noqa: S308 — cleaned by nh3 just above
+
+
+def render_plain(text: str) -> SafeString:
+    """Text that is not Markdown, escaped and kept as preformatted text."""
+    return mark_safe(f"<pre class=\"plain\">{escape(text or '')}</pre>")
+
+
+_TAG_OR_TEXT = re.compile(r"(<[^>]*>)")
+_CITATION = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
+
+
+def link_citations(html: str, urls: dict[int, str]) -> str:
+    """Turn "[n]" (and "[1, 2]") in the text of sanitized HTML into links to the cited passages.
+
+    Only numbers present in `urls` become links; markup (tags, attribute values) is left alone.
+    """
+    def replace(match: re.Match) -> str:
+        numbers = [int(part) for part in match.group(1).split(",")]
+        if not all(n in urls for n in numbers):
+            return match.group(0)
+        return "".join(
+            f'<a class="cite" href="{escape(urls[n])}" data-n="{n}">[{n}]</a>' for n in numbers)
+
+    parts = _TAG_OR_TEXT.split(html)
+    inside_code = 0
+    for i, part in enumerate(parts):
+        if part.startswith("<"):
+            lowered = part.lower()
+            if lowered.startswith(("<code", "<pre")):
+                inside_code += 1
+            elif lowered.startswith(("</code", "</pre")):
+                inside_code = max(0, inside_code - 1)
+            continue
+        if not inside_code:
+            parts[i] = _CITATION.sub(replace, part)
+    return "".join(parts)
