@@ -1,0 +1,58 @@
+"""/healthz reports database (+pgvector), broker and worker; 200 only when all answer."""
+
+import pytest
+from django.db import connection
+
+
+@pytest.mark.slow
+def test_healthz_is_200_with_database_broker_and_worker(client, celery_worker_process):
+    response = client.get("/healthz")
+    body = response.json()
+    assert response.status_code == 200, body
+    assert body["status"] == "ok"
+    assert body["database"]["ok"] is True
+    assert body["database"]["pgvector"].startswith("0.")
+    assert body["database"]["postgres"].split(".")[0].isdigit()
+    assert body["broker"] == {"ok": True}
+    assert body["workers"]["ok"] is True and body["workers"]["count"] >= 1
+
+
+@pytest.mark.django_db
+def test_healthz_is_503_without_a_worker(client, settings):
+    # A private broker database: no worker consumes there, and the control ping gets no reply.
+    response = client.get("/healthz")
+    body = response.json()
+    if body["workers"]["count"]:
+        pytest.fail("a stray worker answered; the test needs none on this broker")
+    assert response.status_code == 503
+    assert body["status"] == "unhealthy"
+    assert body["database"]["ok"] is True
+    assert body["broker"]["ok"] is True
+    assert body["workers"] == {"ok": False, "count": 0}
+
+
+@pytest.mark.django_db
+def test_healthz_is_503_when_broker_unreachable(client, monkeypatch):
+    from celery import Celery
+
+    # Port 9 (discard) has no listener here: the connection is refused at once. Celery lets the
+    # CELERY_BROKER_URL environment variable override the broker given, so drop it first.
+    monkeypatch.delenv("CELERY_BROKER_URL", raising=False)
+    monkeypatch.setattr("api.health.celery_app", Celery(broker="redis://127.0.0.1:9/0"))
+    response = client.get("/healthz")
+    body = response.json()
+    assert response.status_code == 503
+    assert body["broker"]["ok"] is False and body["broker"]["error"], body
+    assert body["workers"]["ok"] is False
+
+
+@pytest.mark.django_db
+def test_healthz_is_503_when_database_unreachable(client, monkeypatch):
+    def broken_cursor(*args, **kwargs):
+        raise connection.Database.OperationalError("connection refused")
+
+    monkeypatch.setattr(connection, "cursor", broken_cursor)
+    response = client.get("/healthz")
+    body = response.json()
+    assert response.status_code == 503
+    assert body["database"] == {"ok": False, "error": "connection refused"}

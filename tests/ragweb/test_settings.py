@@ -1,0 +1,81 @@
+"""Settings load in a fresh interpreter per case: they are read once at import."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PRINT = ("import django, json; from django.conf import settings; django.setup(); "
+         "d = settings.DATABASES['default']; "
+         "print(json.dumps({'db': [d['HOST'], d['PORT'], d['NAME']], 'broker': settings.CELERY_BROKER_URL, "
+         "'debug': settings.DEBUG, 'hosts': settings.ALLOWED_HOSTS, 'llm': settings.LLM_MODEL}))")
+
+_PASSTHROUGH = ("PATH", "HOME", "LANG", "RAGWEB_VAR_DIR")
+
+
+def load(tmp_path, **env):
+    clean = {k: v for k, v in os.environ.items() if k in _PASSTHROUGH}
+    clean.setdefault("RAGWEB_VAR_DIR", str(tmp_path))
+    clean["DJANGO_SETTINGS_MODULE"] = "ragweb.settings"
+    clean.update(env)
+    return subprocess.run([sys.executable, "-c", PRINT], cwd=ROOT, env=clean, capture_output=True, text=True)
+
+
+def test_defaults_point_at_embedded_services(tmp_path):
+    import json
+
+    out = load(tmp_path)
+    assert out.returncode == 0, out.stderr
+    values = json.loads(out.stdout)
+    assert values["db"] == ["127.0.0.1", 54329, "ragweb"]
+    assert values["broker"] == "redis://127.0.0.1:63799/0"
+    assert values["debug"] is False
+
+
+def test_environment_overrides_are_used(tmp_path):
+    import json
+
+    out = load(tmp_path, DATABASE_URL="postgres://app:pw@db.internal:5433/docs",
+               CELERY_BROKER_URL="redis://cache:6379/2", DEBUG="1", ALLOWED_HOSTS="docs.example.com",
+               LLM_BASE_URL="http://llm:8080/v1", LLM_MODEL="qwen")
+    assert out.returncode == 0, out.stderr
+    values = json.loads(out.stdout)
+    assert values["db"] == ["db.internal", 5433, "docs"]
+    assert values["broker"] == "redis://cache:6379/2"
+    assert values["debug"] is True
+    assert values["hosts"] == ["docs.example.com"]
+    assert values["llm"] == "qwen"
+
+
+def test_bad_values_fail_loudly_with_the_variable_name(tmp_path):
+    cases = {
+        "DEBUG": ("perhaps", "DEBUG must be a boolean"),
+        "DATABASE_URL": ("sqlite:///db.sqlite3", "DATABASE_URL must be a URL starting with one of postgres://"),
+        "CELERY_BROKER_URL": ("amqp://guest@rabbit//", "CELERY_BROKER_URL must be a URL starting with one of redis://"),
+        "RAGWEB_PG_PORT": ("99999", "RAGWEB_PG_PORT must be at most 65535"),
+        "CELERY_VISIBILITY_TIMEOUT": ("soon", "CELERY_VISIBILITY_TIMEOUT must be an integer"),
+    }
+    for name, (value, message) in cases.items():
+        out = load(tmp_path, **{name: value})
+        assert out.returncode != 0, name
+        assert "ImproperlyConfigured" in out.stderr and message in out.stderr, (name, out.stderr[-500:])
+
+
+def test_llm_base_url_without_model_is_refused(tmp_path):
+    out = load(tmp_path, LLM_BASE_URL="http://127.0.0.1:8080/v1")
+    assert out.returncode != 0
+    assert "LLM_MODEL must be set" in out.stderr
+
+
+def test_secret_key_is_generated_once_and_kept(tmp_path):
+    script = "import django; from django.conf import settings; django.setup(); print(settings.SECRET_KEY)"
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME")}
+    env.update(RAGWEB_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="ragweb.settings")
+    first = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True)
+    second = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    assert len(first.stdout.strip()) >= 40
+    assert first.stdout == second.stdout
+    assert (tmp_path / "secret_key").stat().st_mode & 0o077 == 0
