@@ -1,0 +1,141 @@
+"""Writes of the chat: start conversations, ask a question and record the answer as it streams.
+
+message_ask() is a generator shared by the web page, the API and the command: it stores the
+question and an assistant message at once, then updates that message as the answer comes, so a
+partial answer survives a stop, a dropped connection or an LLM failure.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from django.db.models import QuerySet
+
+from chat.answer import AnswerError, complete_answer, prepare, stream_answer
+from chat.models import Conversation, Message
+from corpus.models import Collection
+from corpus.permissions import readable_collections
+
+logger = logging.getLogger(__name__)
+
+HISTORY_MESSAGES = 6
+TITLE_CHARS = 80
+# How often a running answer checks whether the user pressed stop (a DB read each time).
+STOP_POLL_SECONDS = 0.3
+UNEXPECTED_ERROR = "Something went wrong while answering; the server log has the details."
+
+
+class CollectionNotReadable(Exception):
+    """The user asked to search a collection that does not exist or that they may not read."""
+
+
+@dataclass
+class AskEvent:
+    kind: str  # "start" (message ids known) | "token" (text) | "done" (message final)
+    message: Message
+    text: str = ""
+
+
+def conversation_start(*, user, collection: Collection | None = None, title: str = "") -> Conversation:
+    return Conversation.objects.create(user=user, collection=collection, title=title[:TITLE_CHARS])
+
+
+def collections_for(user, slug: str | None) -> tuple[QuerySet[Collection], Collection | None]:
+    """The collections to search: the readable one named `slug`, or all readable ones."""
+    readable = readable_collections(user)
+    if not slug:
+        return readable, None
+    picked = readable.filter(slug=slug).first()
+    if picked is None:
+        raise CollectionNotReadable(f"There is no collection {slug!r} that you may read.")
+    return Collection.objects.filter(pk=picked.pk), picked
+
+
+def history_of(conversation: Conversation, *, before: Message | None = None) -> list[tuple[str, str]]:
+    """The last few (role, content) turns, oldest first; failed answers without text are left out."""
+    messages = conversation.messages.exclude(content="")
+    if before is not None:
+        messages = messages.filter(pk__lt=before.pk)
+    recent = list(messages.order_by("-created_at", "-id")[:HISTORY_MESSAGES])
+    return [(m.role, m.content) for m in reversed(recent)]
+
+
+def message_record_failure(*, conversation: Conversation, question: str, error: str) -> Message:
+    """Store a question that could not be answered, with the reason as the reply."""
+    Message.objects.create(conversation=conversation, role=Message.Role.USER, content=question)
+    reply = Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT,
+                                   status=Message.Status.FAILED, error=error)
+    conversation.save(update_fields=["updated_at"])
+    return reply
+
+
+def message_request_stop(*, message: Message) -> bool:
+    """Ask a running answer to stop; False when it had already finished."""
+    return bool(Message.objects.filter(pk=message.pk, status=Message.Status.STREAMING)
+                .update(stop_requested=True))
+
+
+def message_ask(*, conversation: Conversation, question: str, collection_slug: str | None = None,
+                rse: str | None = "balanced", stream: bool = True) -> Iterator[AskEvent]:
+    """Answer `question` in `conversation`, yielding start, token... and done events.
+
+    The assistant message is saved however the generator ends: complete, failed (with a message
+    for the user), or stopped (closed early or stop requested) with the partial text kept.
+    Raises CollectionNotReadable before storing anything if `collection_slug` is not readable.
+    """
+    collections, picked = collections_for(conversation.user, collection_slug)
+    history = history_of(conversation)
+    question = question.strip()
+    Message.objects.create(conversation=conversation, role=Message.Role.USER, content=question)
+    reply = Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT,
+                                   status=Message.Status.STREAMING,
+                                   collection_slug=picked.slug if picked else "")
+    if not conversation.title:
+        conversation.title = question[:TITLE_CHARS]
+    if picked is not None:
+        conversation.collection = picked
+    conversation.save()
+
+    parts: list[str] = []
+    try:
+        yield AskEvent("start", reply)
+        prepared = prepare(question=question, collections=collections, history=history, rse=rse)
+        reply.query, reply.mode = prepared.query, prepared.mode
+        reply.citations, reply.relevance = prepared.citations, prepared.relevance
+        reply.save(update_fields=["query", "mode", "citations", "relevance"])
+        if stream:
+            last_poll = time.monotonic()
+            pieces = stream_answer(prepared, history)
+            try:
+                for piece in pieces:
+                    parts.append(piece)
+                    yield AskEvent("token", reply, piece)
+                    if time.monotonic() - last_poll >= STOP_POLL_SECONDS:
+                        last_poll = time.monotonic()
+                        if Message.objects.filter(pk=reply.pk, stop_requested=True).exists():
+                            reply.status = Message.Status.STOPPED
+                            break
+            finally:
+                pieces.close()  # closes the LLM's HTTP stream when we stop early
+        else:
+            parts.append(complete_answer(prepared, history))
+        if reply.status == Message.Status.STREAMING:
+            reply.status = Message.Status.COMPLETE
+    except AnswerError as exc:
+        reply.status, reply.error = Message.Status.FAILED, str(exc)
+    except GeneratorExit:
+        # The client went away (stop button, closed tab): keep what was written so far.
+        reply.status = Message.Status.STOPPED
+        raise
+    except Exception:
+        logger.exception("answering message %s failed", reply.pk)
+        reply.status, reply.error = Message.Status.FAILED, UNEXPECTED_ERROR
+    finally:
+        reply.content = "".join(parts)
+        if reply.status == Message.Status.STREAMING:
+            reply.status = Message.Status.STOPPED
+        reply.save(update_fields=["content", "status", "error"])
+    yield AskEvent("done", reply)

@@ -1,0 +1,131 @@
+"""A real HTTP server speaking the OpenAI chat-completions protocol (plain JSON and streamed SSE),
+for tests that go through the real `openai` client. It records every request it receives.
+
+    with FakeOpenAI(reply=lambda request: "Answer [1].") as server:
+        settings.LLM_BASE_URL = server.base_url
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+Reply = Callable[[dict], str]
+
+
+def last_user_content(request: dict) -> str:
+    return next((m["content"] for m in reversed(request["messages"]) if m["role"] == "user"), "")
+
+
+def is_rewrite_request(request: dict) -> bool:
+    return "standalone" in request["messages"][0]["content"]
+
+
+def split_tokens(text: str) -> list[str]:
+    """Word-sized pieces, spaces kept, the way an LLM streams them."""
+    return re.findall(r"\s*\S+", text) or [text]
+
+
+class FakeOpenAI:
+    """Configure behaviour through attributes, before or between requests:
+
+    reply: request → answer text;  token_delay: seconds between streamed pieces;
+    status: an HTTP error status to answer with instead;  hang: seconds to wait before answering;
+    drop_after: close the connection after this many streamed pieces (a crash mid-answer).
+    """
+
+    def __init__(self, reply: Reply | str = "An answer [1].", *, token_delay: float = 0.0) -> None:
+        self.reply: Reply = (lambda request: reply) if isinstance(reply, str) else reply
+        self.token_delay = token_delay
+        self.status: int | None = None
+        self.hang = 0.0
+        self.drop_after: int | None = None
+        self.requests: list[dict] = []
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def __enter__(self) -> FakeOpenAI:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format, *args):  # keep test output quiet
+                pass
+
+            def do_POST(self) -> None:
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._json(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
+                    return
+                length = int(self.headers.get("Content-Length") or 0)
+                request = json.loads(self.rfile.read(length) or b"{}")
+                request["_headers"] = {k.lower(): v for k, v in self.headers.items()}
+                fake.requests.append(request)
+                if fake.hang:
+                    time.sleep(fake.hang)
+                if fake.status:
+                    self._json(fake.status, {"error": {"message": "fake failure", "type": "server_error"}})
+                    return
+                text = fake.reply(request)
+                if request.get("stream"):
+                    self._stream(request, text)
+                else:
+                    self._json(200, {
+                        "id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+                        "model": request.get("model", "fake"),
+                        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                     "finish_reason": "stop"}],
+                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                    })
+
+            def _json(self, status: int, body: dict) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _stream(self, request: dict, text: str) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.end_headers()
+                base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()),
+                        "model": request.get("model", "fake")}
+                try:
+                    for i, piece in enumerate(split_tokens(text)):
+                        if fake.drop_after is not None and i >= fake.drop_after:
+                            self.wfile.flush()
+                            self.connection.shutdown(2)  # a crash mid-answer: no [DONE]
+                            return
+                        delta = {"content": piece} if i else {"role": "assistant", "content": piece}
+                        self._event({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+                        time.sleep(fake.token_delay)
+                    self._event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+                    self.wfile.write(b"data: [DONE]\n\n")
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client stopped reading: that is what stop buttons do
+
+            def _event(self, payload: dict) -> None:
+                self.wfile.write(b"data: " + json.dumps(payload).encode() + b"\n\n")
+                self.wfile.flush()
+
+        return Handler
