@@ -1,0 +1,31 @@
+# ragweb image: one image for the web (gunicorn) and worker (celery) processes.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    # The CPU build of torch: the default index would pull a multi-GB CUDA build.
+    PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu \
+    HF_HUB_OFFLINE=1 \
+    TRANSFORMERS_OFFLINE=1 \
+    RAGWEB_VAR_DIR=/data \
+    MEDIA_ROOT=/data/media \
+    STATIC_ROOT=/app/staticfiles
+
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libpq5 \
+    && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /app
+COPY requirements.txt .
+RUN pip install -r requirements.txt
+
+COPY . .
+RUN useradd --system --create-home --uid 1000 ragweb \
+    && mkdir -p /data/media \
+    && SECRET_KEY=build-only python manage.py collectstatic --noinput \
+    && chown -R ragweb /data
+USER ragweb
+
+EXPOSE 8000
+CMD ["gunicorn", "ragweb.wsgi:application", "--bind", "0.0.0.0:8000", "--worker-class", "gthread", "--workers", "2", "--threads", "8", "--timeout", "120"]
