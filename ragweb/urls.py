@@ -10,5 +10,6 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", include("api.urls")),
+    path("documents/", include("corpus.urls")),
     path("", include("chat.urls")),
 ]

@@ -1,0 +1,12 @@
+from django.urls import path
+
+from corpus import views
+
+app_name = "corpus"
+urlpatterns = [
+    path("", views.document_list, name="documents"),
+    path("upload/", views.document_upload, name="upload"),
+    path("collections/new/", views.collection_create, name="collection-create"),
+    path("<int:pk>/reingest/", views.document_reingest, name="reingest"),
+    path("<int:pk>/delete/", views.document_delete, name="delete"),
+]
