@@ -18,6 +18,8 @@ TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
     openai.RateLimitError,
     openai.InternalServerError,
 )
+# Every error the client raises (transient ones after its retries, and e.g. a prompt too long for the model).
+LLM_ERRORS: tuple[type[Exception], ...] = (openai.OpenAIError,)
 
 
 class LLMNotConfigured(RuntimeError):

@@ -34,7 +34,7 @@ def main() -> int:
             [PY, "-m", "celery", "-A", "ragweb", "worker", "--loglevel", "WARNING", "--concurrency", "1",
              "--hostname", "ragweb-run@%h"], cwd=ROOT))
         # Queued after the worker starts; ingestion is watched in the admin and the chat page.
-        manage("ingest", "demo", "--collection", "demo", "--quiet", check=False)
+        manage("ingest", "demo", "--collection", "demo", "--public", "--quiet", check=False)
         children.append(subprocess.Popen(
             [PY, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"], cwd=ROOT))
         print(f"\nragweb is running on http://127.0.0.1:{port}/  (Ctrl-C stops everything)\n", flush=True)

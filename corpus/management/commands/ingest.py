@@ -1,0 +1,118 @@
+"""`manage.py ingest PATH... [--collection SLUG] [--wait] [--quiet]`: queue files and folders for ingestion."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+from django.db.models import Sum
+
+from corpus import services
+from corpus.models import Document
+
+Status = Document.Status
+POLL_SECONDS = 0.5
+
+
+def iter_files(path: Path) -> tuple[list[tuple[Path, str]], list[Path]]:
+    """(file, source) pairs under `path` and the files skipped as unsupported.
+
+    A folder is walked recursively, skipping hidden files and folders; source is the path
+    relative to the folder (POSIX separators). A single file's source is its name.
+    """
+    if path.is_file():
+        return [(path, path.name)], []
+    found: list[tuple[Path, str]] = []
+    skipped: list[Path] = []
+    for file in sorted(path.rglob("*")):
+        relative = file.relative_to(path)
+        if any(part.startswith(".") for part in relative.parts) or not file.is_file():
+            continue
+        if file.suffix.lower() in services.SUPPORTED_EXTENSIONS:
+            found.append((file, relative.as_posix()))
+        else:
+            skipped.append(file)
+    return found, skipped
+
+
+class Command(BaseCommand):
+    help = ("Ingest files or folders (recursively) into a collection. Source = the path relative to the "
+            "folder given. With --wait, show progress and exit non-zero if any document failed.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("paths", nargs="+", type=Path)
+        parser.add_argument("--collection", default="default", help="Collection slug (created if missing).")
+        parser.add_argument("--public", action="store_true",
+                            help="Make the collection readable by every signed-in user.")
+        parser.add_argument("--wait", action="store_true", help="Wait for processing, with a progress bar.")
+        parser.add_argument("--timeout", type=float, default=None, help="Give up waiting after this many seconds.")
+        parser.add_argument("--quiet", action="store_true", help="Print only errors and the summary.")
+
+    def handle(self, *args, paths: list[Path], collection: str, public: bool, wait: bool, timeout: float | None,
+               quiet: bool, **options):
+        files: list[tuple[Path, str]] = []
+        for path in paths:
+            if not path.exists():
+                raise CommandError(f"{path} does not exist.")
+            found, skipped = iter_files(path)
+            files.extend(found)
+            if not quiet:
+                for file in skipped:
+                    self.stdout.write(f"skipped {file}: unsupported file type")
+        if not files:
+            raise CommandError("No supported files found "
+                               f"(supported: {', '.join(sorted(services.SUPPORTED_EXTENSIONS))}).")
+        try:
+            target = services.collection_get_or_create(slug=collection)
+        except ValidationError as exc:
+            raise CommandError(f"Invalid collection slug {collection!r}: {'; '.join(exc.messages)}") from None
+        if public and not target.is_public:
+            target.is_public = True
+            target.save(update_fields=["is_public"])
+
+        ids: list[int] = []
+        unchanged = 0
+        for file, source in files:
+            before = Document.objects.filter(collection=target, source=source).values_list(
+                "built_hash", "status").first()
+            document = services.document_ingest(collection=target, source=source, data=file.read_bytes(),
+                                                filename=file.name)
+            ids.append(document.pk)
+            if before and before == (document.content_hash, Status.READY) and document.status == Status.READY:
+                unchanged += 1
+            elif not quiet:
+                self.stdout.write(f"queued {source}")
+        self.stdout.write(f"{len(ids)} document(s) in collection {target.slug!r}: "
+                          f"{len(ids) - unchanged} queued, {unchanged} unchanged.")
+        if wait:
+            self._wait(ids, timeout=timeout, quiet=quiet)
+
+    def _wait(self, ids: list[int], *, timeout: float | None, quiet: bool) -> None:
+        from tqdm import tqdm
+
+        documents = Document.objects.filter(pk__in=ids)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        bar = tqdm(total=len(ids), unit="doc", desc="ingesting", disable=quiet, file=self.stderr._out)
+        try:
+            while True:
+                finished = documents.filter(status__in=(Status.READY, Status.FAILED)).count()
+                chunks = documents.aggregate(done=Sum("progress_done"), total=Sum("progress_total"))
+                bar.n = finished
+                bar.set_postfix_str(f"chunks {chunks['done'] or 0}/{chunks['total'] or 0}", refresh=False)
+                bar.refresh()
+                if finished == len(ids):
+                    break
+                if deadline is not None and time.monotonic() > deadline:
+                    raise CommandError(f"Timed out: {len(ids) - finished} document(s) still processing.")
+                time.sleep(POLL_SECONDS)
+        finally:
+            bar.close()
+        failed = list(documents.filter(status=Status.FAILED).order_by("source").values_list("source", "error"))
+        total_chunks = documents.aggregate(n=Sum("progress_total"))["n"] or 0
+        if failed:
+            for source, error in failed:
+                self.stderr.write(f"FAILED {source}: {error}")
+            raise CommandError(f"{len(failed)} of {len(ids)} document(s) failed.")
+        self.stdout.write(f"All {len(ids)} document(s) ready ({total_chunks} chunks).")
