@@ -1,0 +1,62 @@
+"""Calibrated 0-1 relevance for RSE. Pure.
+
+RRF scores only say which chunk is better, not how good any chunk is, yet RSE needs an absolute
+relevance (a chunk worth 0.8 keeps a segment going, one worth 0.1 ends it). Without a reranker
+we read it off the two scores that do carry absolute meaning:
+
+- cosine similarity of the query and chunk embeddings, mapped through a logistic curve centred
+  where, for sentence-embedding models of the MiniLM family, related and unrelated passages part;
+- the BM25 score divided by the sum of the query terms' IDFs: the share of the query's
+  information the chunk matches (1.0 = every term present about as often as in an average chunk).
+
+With a reranker (a CrossEncoder), its probability is spread out with a beta CDF as in dsRAG,
+because cross-encoder probabilities crowd near 0 and 1.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Calibration:
+    similarity_center: float = 0.40
+    similarity_width: float = 0.08
+    keyword_weight: float = 0.30  # share of the keyword evidence in the blend; the rest is semantic
+
+
+DEFAULT_CALIBRATION = Calibration()
+
+
+def similarity_relevance(similarity: float | None, calibration: Calibration = DEFAULT_CALIBRATION) -> float:
+    if similarity is None:
+        return 0.0
+    z = (similarity - calibration.similarity_center) / calibration.similarity_width
+    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+
+def keyword_relevance(bm25: float | None, idf_sum: float | None) -> float:
+    if not bm25 or not idf_sum or idf_sum <= 0:
+        return 0.0
+    return max(0.0, min(1.0, bm25 / idf_sum))
+
+
+def blended_relevance(similarity: float | None, bm25: float | None, idf_sum: float | None,
+                      calibration: Calibration = DEFAULT_CALIBRATION) -> float:
+    """Weighted mean of the semantic and the keyword relevance, 0-1."""
+    w = calibration.keyword_weight
+    return ((1.0 - w) * similarity_relevance(similarity, calibration)
+            + w * keyword_relevance(bm25, idf_sum))
+
+
+def sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, x))))
+
+
+def beta_cdf_relevance(probability: float, a: float = 0.4, b: float = 0.4) -> float:
+    """dsRAG's transform of a reranker probability (0-1) to a more uniform 0-1 relevance."""
+    from scipy.stats import beta  # scipy is only needed when a reranker is configured
+
+    p = max(0.0, min(1.0, probability))
+    return float(beta.cdf(p, a, b))

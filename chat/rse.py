@@ -1,0 +1,124 @@
+"""Relevant segment extraction (after dsRAG): turn per-chunk relevance into contiguous segments.
+
+Pure. A chunk's value is relevance x exp(-rank / decay) - irrelevant_chunk_penalty, optionally
+scaled by its length relative to a reference length (so a long irrelevant chunk costs more than a
+short one and a long relevant chunk earns more). A segment's value is the sum of its chunks'
+values; segments are picked greedily, best first, as a constrained maximum-sum subarray problem:
+at most `max_length` chunks each, at most `overall_max_length` chunks in all, value at least
+`minimum_value`, no overlap, never across a document boundary. With several queries the picks
+go round-robin over the queries, so every query gets its best segment early.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+_EPSILON = 1e-9
+
+
+@dataclass(frozen=True)
+class RsePreset:
+    max_length: int  # chunks per segment
+    overall_max_length: int  # chunks in all segments together
+    minimum_value: float
+    irrelevant_chunk_penalty: float
+    decay_rate: float
+
+
+PRESETS: dict[str, RsePreset] = {
+    "balanced": RsePreset(15, 30, 0.5, 0.18, 30),
+    "precision": RsePreset(15, 30, 0.7, 0.2, 30),
+    "find_all": RsePreset(40, 200, 0.4, 0.18, 200),
+}
+
+
+@dataclass(frozen=True)
+class SegmentChoice:
+    document: int  # position of the document in the input lists
+    start: int  # chunk position within that document's list, inclusive
+    end: int  # exclusive
+    score: float
+    query: int  # which query's values chose it
+
+
+def chunk_value(relevance: float, rank: int | None, *, penalty: float, decay_rate: float) -> float:
+    """Value of one chunk for one query; rank is 0-based in that query's results, None when the
+    chunk was not retrieved (then its relevance counts as 0)."""
+    if rank is None:
+        return -penalty
+    return relevance * math.exp(-rank / decay_rate) - penalty
+
+
+def adjust_for_length(values: Sequence[float], lengths: Sequence[int], reference_length: float) -> list[float]:
+    """Scale each value by chunk length / reference length (chunkers make chunks of unequal size)."""
+    if reference_length <= 0:
+        raise ValueError("reference_length must be positive")
+    return [v * (n / reference_length) for v, n in zip(values, lengths, strict=True)]
+
+
+def _best_in_document(values: Sequence[float], prefix: Sequence[float], taken: list[tuple[int, int]],
+                      max_length: int, budget: int) -> tuple[float, int, int] | None:
+    best: tuple[float, int, int] | None = None
+    n = len(values)
+    for start in range(n):
+        if values[start] < 0:  # a segment never starts or ends on an irrelevant chunk
+            continue
+        for end in range(start + 1, min(start + max_length, n) + 1):
+            if end - start > budget:
+                break
+            if values[end - 1] < 0:
+                continue
+            if any(start < t_end and end > t_start for t_start, t_end in taken):
+                # Overlap only grows with `end`, so no longer segment from this start fits either.
+                break
+            value = prefix[end] - prefix[start]
+            # The tolerance keeps float noise in the prefix sums from deciding ties: the earlier wins.
+            if best is None or value > best[0] + _EPSILON:
+                best = (value, start, end)
+    return best
+
+
+def best_segments(values: Sequence[Sequence[Sequence[float]]], *, max_length: int, overall_max_length: int,
+                  minimum_value: float) -> list[SegmentChoice]:
+    """Pick segments. values[q][d][i] is the value of chunk i of document d for query q (every query
+    has the same documents and chunk counts). Returns the segments in the order they were chosen."""
+    if not values:
+        return []
+    n_docs = len(values[0])
+    if any(len(per_query) != n_docs for per_query in values):
+        raise ValueError("every query needs values for the same documents")
+    prefixes = []
+    for per_query in values:
+        doc_prefixes = []
+        for doc_values in per_query:
+            prefix = [0.0]
+            for v in doc_values:
+                prefix.append(prefix[-1] + v)
+            doc_prefixes.append(prefix)
+        prefixes.append(doc_prefixes)
+
+    taken: list[list[tuple[int, int]]] = [[] for _ in range(n_docs)]
+    chosen: list[SegmentChoice] = []
+    used = 0
+    exhausted: set[int] = set()
+    query = 0
+    while used < overall_max_length and len(exhausted) < len(values):
+        while query in exhausted:
+            query = (query + 1) % len(values)
+        best: SegmentChoice | None = None
+        for d in range(n_docs):
+            found = _best_in_document(values[query][d], prefixes[query][d], taken[d], max_length,
+                                      overall_max_length - used)
+            if found is not None and (best is None or found[0] > best.score + _EPSILON):
+                best = SegmentChoice(document=d, start=found[1], end=found[2], score=found[0], query=query)
+        if best is None or best.score < minimum_value:
+            exhausted.add(query)
+        else:
+            chosen.append(best)
+            taken[best.document].append((best.start, best.end))
+            used += best.end - best.start
+        query = (query + 1) % len(values)
+    return chosen

@@ -1,0 +1,75 @@
+import math
+
+import pytest
+
+from chat.rse import PRESETS, adjust_for_length, best_segments, chunk_value
+
+
+def test_seed_example_gives_segment_two_to_three():
+    values = [[[-0.2, -0.2, 0.4, 0.8, -0.1]]]
+    [segment] = best_segments(values, max_length=20, overall_max_length=30, minimum_value=0.7)
+    assert (segment.document, segment.start, segment.end) == (0, 2, 4)
+    assert segment.score == pytest.approx(1.2)
+
+
+def test_irrelevant_chunk_between_relevant_ones_is_included():
+    values = [[[0.5, -0.1, 0.6, -0.2, -0.2]]]
+    [segment] = best_segments(values, max_length=10, overall_max_length=10, minimum_value=0.1)
+    assert (segment.start, segment.end) == (0, 3)
+    assert segment.score == pytest.approx(1.0)
+
+
+def test_segments_never_cross_documents():
+    # Concatenated, [0.5, 0.5] + [0.5, 0.5] would be one segment worth 2.0; split by documents
+    # it is two segments of 1.0, best first then the other.
+    values = [[[-0.2, 0.5, 0.5], [0.5, 0.6, -0.2]]]
+    segments = best_segments(values, max_length=10, overall_max_length=10, minimum_value=0.1)
+    assert [(s.document, s.start, s.end) for s in segments] == [(1, 0, 2), (0, 1, 3)]
+    assert [s.score for s in segments] == pytest.approx([1.1, 1.0])
+
+
+def test_max_length_and_overall_budget_are_respected():
+    values = [[[0.3] * 6]]
+    segments = best_segments(values, max_length=2, overall_max_length=5, minimum_value=0.1)
+    # Three picks of at most 2 chunks; the third must fit the remaining budget of 1 chunk.
+    assert [(s.start, s.end) for s in segments] == [(0, 2), (2, 4), (4, 5)]
+    assert sum(s.end - s.start for s in segments) == 5
+
+
+def test_minimum_value_stops_weak_segments():
+    values = [[[0.9, -0.2, -0.2, 0.3]]]
+    segments = best_segments(values, max_length=5, overall_max_length=10, minimum_value=0.5)
+    assert [(s.start, s.end) for s in segments] == [(0, 1)]
+
+
+def test_several_queries_take_turns():
+    # Query 0 loves document 0, query 1 loves document 1; round-robin gives each its best early.
+    values = [
+        [[0.9, 0.9], [0.2, -0.2]],
+        [[-0.2, -0.2], [0.8, -0.2]],
+    ]
+    segments = best_segments(values, max_length=5, overall_max_length=10, minimum_value=0.5)
+    assert [(s.query, s.document, s.start, s.end) for s in segments] == [(0, 0, 0, 2), (1, 1, 0, 1)]
+
+
+def test_chunk_value_decays_with_rank_and_subtracts_penalty():
+    assert chunk_value(0.8, 0, penalty=0.2, decay_rate=30) == pytest.approx(0.6)
+    assert chunk_value(0.8, 30, penalty=0.2, decay_rate=30) == pytest.approx(0.8 * math.exp(-1) - 0.2)
+    assert chunk_value(0.9, None, penalty=0.18, decay_rate=30) == pytest.approx(-0.18)
+
+
+def test_length_adjustment_scales_values():
+    assert adjust_for_length([0.5, -0.2], [1400, 350], 700) == pytest.approx([1.0, -0.1])
+    with pytest.raises(ValueError):
+        adjust_for_length([0.1], [10], 0)
+
+
+def test_presets_match_design():
+    p = PRESETS["balanced"]
+    assert (p.max_length, p.overall_max_length, p.minimum_value, p.irrelevant_chunk_penalty, p.decay_rate) == (
+        15, 30, 0.5, 0.18, 30)
+    p = PRESETS["find_all"]
+    assert (p.max_length, p.overall_max_length, p.minimum_value, p.irrelevant_chunk_penalty, p.decay_rate) == (
+        40, 200, 0.4, 0.18, 200)
+    p = PRESETS["precision"]
+    assert (p.minimum_value, p.irrelevant_chunk_penalty) == (0.7, 0.2)
