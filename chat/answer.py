@@ -32,6 +32,10 @@ class AnswerError(Exception):
     """A failure to show the user as is (str(exc) is the message)."""
 
 
+class LLMFailed(AnswerError):
+    """The language model was unreachable, slow or failing (an upstream failure, HTTP 502 in the API)."""
+
+
 @dataclass
 class Prepared:
     """What an answer is built from, kept with the assistant message."""
@@ -43,10 +47,16 @@ class Prepared:
     relevance: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
+class IncompleteStream(Exception):
+    pass
+
+
 def llm_error_message(exc: BaseException) -> str:
     """A sentence for the user about an LLM failure (details go to the log)."""
     import openai
 
+    if isinstance(exc, IncompleteStream):
+        return str(exc)
     if isinstance(exc, openai.APITimeoutError):
         return f"The language model did not answer in time (timeout {settings.LLM_TIMEOUT:g} s)."
     if isinstance(exc, openai.APIConnectionError):
@@ -71,9 +81,12 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
         raise AnswerError("There is no collection you may read yet, so there is nothing to search.")
     mode = "llm" if llm.llm_configured() else "extractive"
     query = rewrite_query(question, history) if mode == "llm" else question
-    from chat.search import search  # imported here: retrieval loads models lazily, keep import light
+    from chat.search import SearchError, search  # imported here: keeps this module light to import
 
-    result = search(query=query, collections=collections, mode="hybrid", k=SEARCH_K, rse=rse)
+    try:
+        result = search(query=query, collections=collections, mode="hybrid", k=SEARCH_K, rse=rse)
+    except SearchError as exc:
+        raise AnswerError(str(exc)) from exc
     citations = build_citations(result)
     if not citations:
         raise AnswerError("No passage in the searched documents matches this question. "
@@ -86,12 +99,20 @@ def _llm_stream(messages: list[dict], *, max_tokens: int) -> Iterator[str]:
     """Text deltas of a streamed chat completion (the client's timeout applies between chunks)."""
     stream = llm.get_client().chat.completions.create(
         model=settings.LLM_MODEL, messages=messages, max_tokens=max_tokens, temperature=0.2, stream=True)
+    finished = False
     try:
         for chunk in stream:
-            if chunk.choices and chunk.choices[0].delta and chunk.choices[0].delta.content:
-                yield chunk.choices[0].delta.content
+            if not chunk.choices:
+                continue
+            choice = chunk.choices[0]
+            if choice.delta and choice.delta.content:
+                yield choice.delta.content
+            finished = finished or choice.finish_reason is not None
     finally:
         stream.close()  # stopping early must drop the HTTP connection, not leave it to the GC
+    if not finished:
+        # The connection ended without a finish_reason: the server died mid-answer.
+        raise IncompleteStream("The language model stopped before finishing its answer.")
 
 
 def stream_answer(prepared: Prepared, history: Sequence[tuple[str, str]] = ()) -> Iterator[str]:
@@ -107,7 +128,7 @@ def stream_answer(prepared: Prepared, history: Sequence[tuple[str, str]] = ()) -
         yield from _llm_stream(messages, max_tokens=ANSWER_MAX_TOKENS)
     except Exception as exc:  # the openai client raises many types; the user gets one sentence
         logger.warning("LLM answer failed", exc_info=True)
-        raise AnswerError(llm_error_message(exc)) from exc
+        raise LLMFailed(llm_error_message(exc)) from exc
 
 
 def complete_answer(prepared: Prepared, history: Sequence[tuple[str, str]] = ()) -> str:
@@ -119,4 +140,4 @@ def complete_answer(prepared: Prepared, history: Sequence[tuple[str, str]] = ())
         return llm.complete(messages, max_tokens=ANSWER_MAX_TOKENS, temperature=0.2)
     except Exception as exc:  # see stream_answer
         logger.warning("LLM answer failed", exc_info=True)
-        raise AnswerError(llm_error_message(exc)) from exc
+        raise LLMFailed(llm_error_message(exc)) from exc

@@ -93,3 +93,16 @@ def relevance_map(result: Any) -> dict[str, dict[str, float]]:
         doc_id = str(document_ref(_field(chunk, "document"))["id"])
         relevance.setdefault(doc_id, {})[str(_field(chunk, "chunk_index"))] = round(float(value), 4)
     return relevance
+
+
+def citation_url(message_id: int, n: int) -> str:
+    """The passage view of citation [n]; the fragment scrolls the highlight into view, with or without JS."""
+    from django.urls import reverse
+
+    return reverse("chat:passage", args=[message_id, n]) + "#passage"
+
+
+def public_citations(message) -> list[dict]:
+    """Citations as the API returns them: n, document, chunk range [start, end), text, page, url."""
+    return [{"n": c["n"], "document": c["document"], "start": c["start"], "end": c["end"], "text": c["text"],
+             "page": c.get("page"), "url": citation_url(message.pk, c["n"])} for c in message.citations]

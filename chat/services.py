@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
-from chat.answer import AnswerError, complete_answer, prepare, stream_answer
+from chat.answer import AnswerError, LLMFailed, complete_answer, prepare, stream_answer
 from chat.models import Conversation, Message
 from corpus.models import Collection
 from corpus.permissions import readable_collections
@@ -37,6 +37,7 @@ class AskEvent:
     kind: str  # "start" (message ids known) | "token" (text) | "done" (message final)
     message: Message
     text: str = ""
+    upstream_failure: bool = False  # on "done": the LLM failed (vs. nothing to search or found)
 
 
 def conversation_start(*, user, collection: Collection | None = None, title: str = "") -> Conversation:
@@ -100,6 +101,7 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
     conversation.save()
 
     parts: list[str] = []
+    upstream_failure = False
     try:
         yield AskEvent("start", reply)
         prepared = prepare(question=question, collections=collections, history=history, rse=rse)
@@ -126,6 +128,7 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
             reply.status = Message.Status.COMPLETE
     except AnswerError as exc:
         reply.status, reply.error = Message.Status.FAILED, str(exc)
+        upstream_failure = isinstance(exc, LLMFailed)
     except GeneratorExit:
         # The client went away (stop button, closed tab): keep what was written so far.
         reply.status = Message.Status.STOPPED
@@ -138,4 +141,4 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
         if reply.status == Message.Status.STREAMING:
             reply.status = Message.Status.STOPPED
         reply.save(update_fields=["content", "status", "error"])
-    yield AskEvent("done", reply)
+    yield AskEvent("done", reply, upstream_failure=upstream_failure)

@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import pytest
+
 Reply = Callable[[dict], str]
 
 
@@ -129,3 +131,21 @@ class FakeOpenAI:
                 self.wfile.flush()
 
         return Handler
+
+
+@pytest.fixture
+def fake_llm(settings):
+    """A running FakeOpenAI server with the LLM settings pointing at it (no retries, short timeout)."""
+    with FakeOpenAI() as server:
+        settings.LLM_BASE_URL = server.base_url
+        settings.LLM_MODEL = "fake-model"
+        settings.LLM_API_KEY = "test-key"
+        settings.LLM_MAX_RETRIES = 0
+        settings.LLM_TIMEOUT = 5.0
+        yield server
+
+
+@pytest.fixture
+def no_llm(settings):
+    settings.LLM_BASE_URL = ""
+    settings.LLM_MODEL = ""
