@@ -39,3 +39,15 @@ def fuse(rankings: Sequence[Sequence[Hashable]], *, weights: Sequence[float] | N
     """(item, score) best first."""
     scores = rrf_scores(rankings, weights=weights, k=k)
     return [(item, scores[item]) for item in rrf_order(scores, tie_break=tie_break)]
+
+
+def round_robin(rankings: Sequence[Sequence[Hashable]], *, k: int = RRF_K,
+                tie_break: Mapping[Hashable, float] | None = None) -> list[tuple[Hashable, float]]:
+    """Merge the lists of several queries: an item scores max 1 / (k + rank) over the lists, so the
+    lists take turns (every query's first item comes before any second item). Summing, as RRF
+    does, would instead favour items that are mediocre for every query over the best of each."""
+    scores: dict[Hashable, float] = {}
+    for ranking in rankings:
+        for position, item in enumerate(ranking, start=1):
+            scores[item] = max(scores.get(item, 0.0), 1.0 / (k + position))
+    return [(item, scores[item]) for item in rrf_order(scores, tie_break=tie_break)]

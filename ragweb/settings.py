@@ -168,6 +168,14 @@ SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 1.0, minimum=0.0)
 SEARCH_BM25_K1 = env_float("SEARCH_BM25_K1", 1.2, minimum=0.0)
 SEARCH_BM25_B = env_float("SEARCH_BM25_B", 0.75, minimum=0.0)
 SEARCH_HNSW_EF = env_int("SEARCH_HNSW_EF", 100, minimum=1, maximum=1000)
+# Iterative HNSW scans stop after this many tuples; the exact-scan fallback covers the rest.
+SEARCH_HNSW_MAX_SCAN_TUPLES = env_int("SEARCH_HNSW_MAX_SCAN_TUPLES", 20000, minimum=1)
+# Collections this small are searched exactly (cheap and perfect recall).
+SEARCH_EXACT_MAX_CHUNKS = env_int("SEARCH_EXACT_MAX_CHUNKS", 5000, minimum=0)
+# Candidates fetched per side (vector, keyword) before fusion; RSE sees their relevance.
+SEARCH_CANDIDATES = env_int("SEARCH_CANDIDATES", 60, minimum=1, maximum=1000)
+# With RERANKER_MODEL set: how many fused candidates the cross-encoder rescores.
+SEARCH_RERANK_CANDIDATES = env_int("SEARCH_RERANK_CANDIDATES", 30, minimum=1, maximum=1000)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

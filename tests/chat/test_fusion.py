@@ -1,6 +1,6 @@
 import pytest
 
-from chat.fusion import fuse, rrf_scores
+from chat.fusion import fuse, round_robin, rrf_scores
 
 
 def test_rrf_scores_are_sums_of_reciprocal_ranks():
@@ -33,3 +33,10 @@ def test_fuse_rejects_mismatched_weights_and_bad_k():
 def test_zero_weight_side_does_not_contribute():
     fused = dict(fuse([["a"], ["b"]], weights=[1.0, 0.0]))
     assert fused["b"] == 0.0 and fused["a"] == pytest.approx(1 / 61)
+
+
+def test_round_robin_gives_each_list_its_first_item_first():
+    merged = round_robin([["a", "b", "c"], ["c", "d"]], k=60)
+    assert [i for i, _ in merged][:2] == ["a", "c"]
+    assert [i for i, _ in merged] == ["a", "c", "b", "d"]
+    assert dict(merged)["c"] == pytest.approx(1 / 61)

@@ -1,0 +1,214 @@
+"""Search entry point: query -> embed -> candidates (vector + BM25) -> RRF -> [rerank] -> RSE.
+
+Permission-free: callers pass the collections the user may read
+(corpus.permissions.readable_collections). See DESIGN.md "Retrieval".
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db.models import QuerySet
+
+from chat import rerank as rerank_stage
+from chat.candidates import MODES, Candidate, fetch_candidates
+from chat.fusion import fuse, round_robin
+from chat.relevance import blended_relevance, similarity_relevance
+from chat.rse import PRESETS
+from chat.segments import RankedQuery, extract_segments
+from corpus.models import Collection
+
+MAX_K = 100
+MAX_QUERY_CHARS = 2000
+MAX_QUERIES = 8
+
+
+class SearchError(ValueError):
+    """Bad search input; str(exc) is a message for the person who sent it."""
+
+
+@dataclass(frozen=True)
+class DocumentRef:
+    id: int
+    title: str
+    source: str
+
+    def as_dict(self) -> dict:
+        return {"id": self.id, "title": self.title, "source": self.source}
+
+
+@dataclass
+class ChunkHit:
+    chunk_id: int
+    document: DocumentRef
+    chunk_index: int
+    text: str
+    start: int
+    end: int
+    score: float
+    relevance: float
+    ranks: dict[str, int | None]
+
+    def as_dict(self) -> dict:
+        return {"chunk_id": self.chunk_id, "document": self.document.as_dict(), "chunk_index": self.chunk_index,
+                "text": self.text, "start": self.start, "end": self.end, "score": self.score,
+                "relevance": self.relevance, "ranks": dict(self.ranks)}
+
+
+@dataclass
+class Segment:
+    document: DocumentRef
+    start: int  # chunk index, inclusive
+    end: int  # chunk index, exclusive
+    char_start: int
+    char_end: int
+    text: str
+    score: float
+    page: int | None
+
+    def as_dict(self) -> dict:
+        return {"document": self.document.as_dict(), "start": self.start, "end": self.end,
+                "char_start": self.char_start, "char_end": self.char_end, "text": self.text,
+                "score": self.score, "page": self.page}
+
+
+@dataclass
+class SearchResult:
+    query: str | list[str]
+    mode: str
+    chunks: list[ChunkHit] = field(default_factory=list)
+    segments: list[Segment] = field(default_factory=list)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {"query": self.query, "mode": self.mode, "chunks": [c.as_dict() for c in self.chunks],
+                "segments": [s.as_dict() for s in self.segments], "timings_ms": dict(self.timings_ms)}
+
+
+def _queries(query: str | list[str]) -> list[str]:
+    queries = [query] if isinstance(query, str) else list(query)
+    if not queries or len(queries) > MAX_QUERIES:
+        raise SearchError(f"Give between 1 and {MAX_QUERIES} queries.")
+    cleaned = []
+    for q in queries:
+        if not isinstance(q, str) or not q.strip():
+            raise SearchError("The query is empty.")
+        if len(q) > MAX_QUERY_CHARS:
+            raise SearchError(f"The query is longer than {MAX_QUERY_CHARS} characters.")
+        cleaned.append(q.strip())
+    return cleaned
+
+
+def _rank_one(candidates: list[Candidate], mode: str, idf_sum: float | None) -> tuple[list[Candidate], dict, dict]:
+    """Order one query's candidates for `mode`; return them with their scores and relevance."""
+    relevance = {}
+    for c in candidates:
+        if mode == "vector" or c.bm25 is None:
+            relevance[c.chunk_id] = similarity_relevance(c.similarity)
+        else:
+            relevance[c.chunk_id] = blended_relevance(c.similarity, c.bm25, idf_sum)
+    if mode == "hybrid":
+        by_vector = sorted((c for c in candidates if c.vector_rank), key=lambda c: c.vector_rank)
+        by_keyword = sorted((c for c in candidates if c.keyword_rank), key=lambda c: c.keyword_rank)
+        fused = fuse([[c.chunk_id for c in by_vector], [c.chunk_id for c in by_keyword]],
+                     weights=[settings.SEARCH_VECTOR_WEIGHT, settings.SEARCH_KEYWORD_WEIGHT],
+                     k=settings.SEARCH_RRF_K, tie_break=relevance)
+        by_id = {c.chunk_id: c for c in candidates}
+        return [by_id[i] for i, _ in fused], dict(fused), relevance
+    if mode == "vector":
+        ordered = sorted((c for c in candidates if c.vector_rank), key=lambda c: c.vector_rank)
+        return ordered, {c.chunk_id: c.similarity or 0.0 for c in ordered}, relevance
+    ordered = sorted((c for c in candidates if c.keyword_rank), key=lambda c: c.keyword_rank)
+    return ordered, {c.chunk_id: c.keyword_score or 0.0 for c in ordered}, relevance
+
+
+def search(*, query: str | list[str], collections: QuerySet[Collection], mode: str = "hybrid", k: int = 10,
+           rse: str | None = "balanced") -> SearchResult:
+    """Search `collections`. `chunks` are the k best chunks (best first; with several queries,
+    RRF over the queries' lists); `segments` come from RSE with preset `rse` (None: no RSE; also
+    none for overlapping "sliding" collections). Raises SearchError on bad input."""
+    t0 = time.perf_counter()
+    queries = _queries(query)
+    if mode not in MODES:
+        raise SearchError(f"Unknown mode {mode!r}; use one of {', '.join(MODES)}.")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise SearchError(f"k must be an integer from 1 to {MAX_K}.")
+    if rse is not None and rse not in PRESETS:
+        raise SearchError(f"Unknown rse preset {rse!r}; use one of {', '.join(PRESETS)} or null.")
+    timings: dict[str, float] = {}
+    result = SearchResult(query=query if isinstance(query, str) else queries, mode=mode, timings_ms=timings)
+
+    collection_rows = list(collections.values_list("id", "chunker"))
+    collection_ids = [cid for cid, _ in collection_rows]
+    eligible = {cid for cid, chunker in collection_rows if chunker != Collection.Chunker.SLIDING}
+    if not collection_ids:
+        timings["total"] = _ms(t0)
+        return result
+
+    from corpus.embedding import embed_texts  # loads the model on first use only
+
+    t = time.perf_counter()
+    vectors = embed_texts(queries)
+    timings["embed"] = _ms(t)
+
+    t = time.perf_counter()
+    per_query = [fetch_candidates(query=q, vector=v, collection_ids=collection_ids, mode=mode,
+                                  candidates=max(k, settings.SEARCH_CANDIDATES))
+                 for q, v in zip(queries, vectors, strict=True)]
+    timings["candidates"] = _ms(t)
+
+    t = time.perf_counter()
+    ranked: list[RankedQuery] = []
+    scores: list[dict] = []
+    for cset in per_query:
+        ordered, score, relevance = _rank_one(cset.candidates, mode, cset.idf_sum)
+        ranked.append(RankedQuery(ordered, relevance))
+        scores.append(score)
+    timings["fusion"] = _ms(t)
+
+    if rerank_stage.enabled():
+        t = time.perf_counter()
+        for i, q in enumerate(queries):
+            ranked[i], scores[i] = rerank_stage.rerank(q, ranked[i], scores[i])
+        timings["rerank"] = _ms(t)
+
+    result.chunks = _top_chunks(ranked, scores, k)
+
+    if rse is not None and eligible:
+        t = time.perf_counter()
+        segments = extract_segments(ranked, preset=PRESETS[rse], eligible_collections=eligible)
+        result.segments = [
+            Segment(document=DocumentRef(s.document_id, s.title, s.source), start=s.start, end=s.end,
+                    char_start=s.char_start, char_end=s.char_end, text=s.text, score=s.score, page=s.page)
+            for s in segments]
+        timings["rse"] = _ms(t)
+    timings["total"] = _ms(t0)
+    return result
+
+
+def _top_chunks(ranked: list[RankedQuery], scores: list[dict], k: int) -> list[ChunkHit]:
+    by_id: dict[int, Candidate] = {}
+    relevance: dict[int, float] = {}
+    for r in ranked:
+        for c in r.candidates:
+            by_id.setdefault(c.chunk_id, c)
+            relevance[c.chunk_id] = max(relevance.get(c.chunk_id, 0.0), r.relevance.get(c.chunk_id, 0.0))
+    if len(ranked) == 1:
+        order = [(c.chunk_id, scores[0][c.chunk_id]) for c in ranked[0].candidates]
+    else:  # several queries take turns
+        order = round_robin([[c.chunk_id for c in r.candidates] for r in ranked], k=settings.SEARCH_RRF_K,
+                            tie_break=relevance)
+    hits = []
+    for chunk_id, score in order[:k]:
+        c = by_id[chunk_id]
+        hits.append(ChunkHit(chunk_id=c.chunk_id, document=DocumentRef(c.document_id, c.title, c.source),
+                             chunk_index=c.chunk_index, text=c.text, start=c.start, end=c.end, score=float(score),
+                             relevance=relevance[chunk_id],
+                             ranks={"vector": c.vector_rank, "keyword": c.keyword_rank}))
+    return hits
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 2)

@@ -1,0 +1,62 @@
+"""Vector candidates: cosine distance (`<=>`) over chunk embeddings, HNSW or exact.
+
+Filtering an HNSW scan by collection can starve it: the index hands back its ef_search nearest
+chunks and the filter may drop most of them. pgvector's iterative index scan
+(`hnsw.iterative_scan = relaxed_order`) keeps scanning until LIMIT rows pass the filter; relaxed
+order means the rows may arrive slightly out of order, so they are re-sorted after a
+MATERIALIZED CTE. When the searched collections are small, an exact scan is cheaper and
+perfect, so it is used instead; and should the index still come back short (it stops after
+hnsw.max_scan_tuples), the exact scan runs as a fallback inside the same statement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.conf import settings
+
+# CTEs defining vec (id, distance, rank) for the %(candidates)s nearest chunks of the collections.
+# Parameters: vector (text form, cast to vector), collections, candidates, exact_max.
+VECTOR_CTES = """
+vec_small AS (
+    SELECT coalesce(sum(chunk_count), 0) <= %(exact_max)s AS yes
+    FROM bm25_collection_stats WHERE collection_id = ANY(%(collections)s::bigint[])
+),
+vec_hnsw AS MATERIALIZED (
+    SELECT c.id, c.embedding <=> %(vector)s::vector AS distance
+    FROM corpus_chunk c
+    WHERE NOT (SELECT yes FROM vec_small)
+      AND c.document_id IN (SELECT id FROM corpus_document WHERE collection_id = ANY(%(collections)s::bigint[]))
+    ORDER BY c.embedding <=> %(vector)s::vector
+    LIMIT %(candidates)s
+),
+vec_exact AS MATERIALIZED (
+    -- "+ 0" keeps the planner off the index: this branch is the exact scan.
+    SELECT c.id, c.embedding <=> %(vector)s::vector AS distance
+    FROM corpus_chunk c
+    WHERE ((SELECT yes FROM vec_small) OR (SELECT count(*) FROM vec_hnsw) < %(candidates)s)
+      AND c.embedding IS NOT NULL
+      AND c.document_id IN (SELECT id FROM corpus_document WHERE collection_id = ANY(%(collections)s::bigint[]))
+    ORDER BY (c.embedding <=> %(vector)s::vector) + 0
+    LIMIT %(candidates)s
+),
+vec AS (
+    SELECT id, distance, row_number() OVER (ORDER BY distance, id) AS rank
+    FROM (SELECT id, distance FROM vec_exact
+          UNION ALL
+          SELECT id, distance FROM vec_hnsw WHERE NOT EXISTS (SELECT 1 FROM vec_exact)) AS v
+)"""
+
+
+def vector_literal(vector: Sequence[float]) -> str:
+    """pgvector's text form; one parameter instead of 384."""
+    return "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
+
+
+def session_settings_sql() -> str:
+    """SET LOCAL statements for the HNSW scan (valid until the end of the transaction).
+    Values are validated integers from settings, so they are inlined (SET takes no parameters)."""
+    ef = int(settings.SEARCH_HNSW_EF)
+    max_tuples = int(settings.SEARCH_HNSW_MAX_SCAN_TUPLES)
+    return (f"SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = relaxed_order; "
+            f"SET LOCAL hnsw.max_scan_tuples = {max_tuples}")

@@ -1,0 +1,186 @@
+import math
+
+import pytest
+from django.db import connection, transaction
+
+from chat.bm25 import collection_stats, document_frequencies, rebuild_stats
+from chat.candidates import fetch_candidates
+from corpus.models import Chunk, Collection
+from tests.chat.factories import make_collection, make_document
+
+pytestmark = pytest.mark.django_db
+
+CORPUS = [
+    "The quick brown fox jumps over the lazy dog.",
+    "Foxes are quick; a fox hunts at night. Foxes hide in dens.",
+    "Dogs guard houses. A dog barks at a fox.",
+    "Databases store rows in tables and indexes speed up queries.",
+    "An index on a table makes queries fast; the query planner picks indexes.",
+]
+ANY_VECTOR = [1.0] + [0.0] * 383
+
+
+def _lexemes(chunk_id: int) -> dict[str, int]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT u.lexeme, array_length(u.positions, 1) FROM corpus_chunk c, unnest(c.search) u "
+                       "WHERE c.id = %s", [chunk_id])
+        return dict(cursor.fetchall())
+
+
+def _query_lexemes(query: str) -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT lexeme FROM unnest(to_tsvector('english', %s))", [query])
+        return [r[0] for r in cursor.fetchall()]
+
+
+def _reference_bm25(collections: list[Collection], query: str, k1: float, b: float) -> dict[int, float]:
+    """Okapi BM25 computed in Python from each chunk's lexeme counts."""
+    chunks = list(Chunk.objects.filter(document__collection__in=collections).values_list("id", flat=True))
+    tf = {cid: _lexemes(cid) for cid in chunks}
+    n = len(chunks)
+    avglen = sum(sum(t.values()) for t in tf.values()) / n
+    terms = _query_lexemes(query)
+    scores = {}
+    for cid, counts in tf.items():
+        length = sum(counts.values())
+        score = 0.0
+        for term in set(terms):
+            if term not in counts:
+                continue
+            df = sum(1 for c in tf.values() if term in c)
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            f = counts[term]
+            score += idf * f * (k1 + 1) / (f + k1 * (1 - b + b * length / avglen))
+        if score:
+            scores[cid] = score
+    return scores
+
+
+def _expected_stats() -> tuple[dict, dict]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT d.collection_id, count(*), sum(bm25_length(c.search)) FROM corpus_chunk c "
+                       "JOIN corpus_document d ON d.id = c.document_id GROUP BY 1")
+        collections = {r[0]: (r[1], r[2]) for r in cursor.fetchall()}
+        cursor.execute("SELECT d.collection_id, u.lexeme, count(*) FROM corpus_chunk c "
+                       "JOIN corpus_document d ON d.id = c.document_id, unnest(c.search) u GROUP BY 1, 2")
+        terms = {(r[0], r[1]): r[2] for r in cursor.fetchall()}
+    return collections, terms
+
+
+def _stored_stats() -> tuple[dict, dict]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT collection_id, chunk_count, total_length FROM bm25_collection_stats "
+                       "WHERE chunk_count <> 0")
+        collections = {r[0]: (r[1], r[2]) for r in cursor.fetchall()}
+        cursor.execute("SELECT collection_id, lexeme, df FROM bm25_term_stats")
+        terms = {(r[0], r[1]): r[2] for r in cursor.fetchall()}
+    return collections, terms
+
+
+def _keyword_scores(collections, query, mode="keyword"):
+    result = fetch_candidates(query=query, vector=ANY_VECTOR, collection_ids=[c.id for c in collections],
+                              mode=mode, candidates=100)
+    return {c.chunk_id: c.keyword_score for c in result.candidates}, result
+
+
+def test_bm25_scores_match_reference(settings):
+    settings.SEARCH_BM25_K1, settings.SEARCH_BM25_B = 1.2, 0.75
+    col = make_collection("animals")
+    make_document(col, "a.txt", CORPUS[:3])
+    make_document(col, "b.txt", CORPUS[3:])
+    for query in ["quick fox", "Which index makes database queries fast?", "dog"]:
+        scores, _ = _keyword_scores([col], query)
+        reference = _reference_bm25([col], query, 1.2, 0.75)
+        assert scores.keys() == reference.keys()
+        for cid, value in reference.items():
+            assert scores[cid] == pytest.approx(value, rel=1e-9)
+
+
+def test_bm25_uses_k1_and_b_from_settings(settings):
+    settings.SEARCH_BM25_K1, settings.SEARCH_BM25_B = 2.0, 0.3
+    col = make_collection("animals")
+    make_document(col, "a.txt", CORPUS)
+    scores, _ = _keyword_scores([col], "foxes hunt quick dogs")
+    reference = _reference_bm25([col], "foxes hunt quick dogs", 2.0, 0.3)
+    assert scores == pytest.approx(reference, rel=1e-9)
+
+
+def test_keyword_candidates_use_or_semantics():
+    col = make_collection("animals")
+    make_document(col, "a.txt", CORPUS)
+    # No chunk has both "zebra" and "database"; OR semantics still finds the database chunk.
+    scores, _ = _keyword_scores([col], "zebra database")
+    texts = set(Chunk.objects.filter(id__in=scores).values_list("text", flat=True))
+    assert texts == {CORPUS[3]}
+
+
+def test_statistics_span_the_collections_searched():
+    one, two = make_collection("one"), make_collection("two")
+    make_document(one, "a.txt", CORPUS[:3])
+    make_document(two, "b.txt", CORPUS[3:])
+    scores, _ = _keyword_scores([one, two], "quick fox table")
+    reference = _reference_bm25([one, two], "quick fox table", 1.2, 0.75)
+    assert scores == pytest.approx(reference, rel=1e-9)
+    only_one, _ = _keyword_scores([one], "quick fox table")
+    assert set(only_one) < set(scores)  # scoped: nothing from collection two
+
+
+@pytest.mark.parametrize("query", ["it's C:\\temp 'quoted' a|b & !c :* <->", "\\", "''", "the a of"])
+def test_query_syntax_characters_are_plain_words(query):
+    col = make_collection("animals")
+    make_document(col, "a.txt", CORPUS + ["Temp files on C: are quoted."])
+    scores, _ = _keyword_scores([col], query)
+    expected = set(_reference_bm25([col], query, 1.2, 0.75))
+    assert set(scores) == expected
+
+
+def test_ts_rank_cd_mode_ranks_without_idf():
+    col = make_collection("animals")
+    make_document(col, "a.txt", CORPUS)
+    scores, result = _keyword_scores([col], "quick fox", mode="ts_rank_cd")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id, ts_rank_cd(search, to_tsquery('english', 'quick | fox')) FROM corpus_chunk "
+                       "WHERE search @@ to_tsquery('english', 'quick | fox')")
+        expected = dict(cursor.fetchall())
+    assert scores == pytest.approx(expected)
+    assert all(c.bm25 is None for c in result.candidates)
+
+
+def test_statistics_stay_exact_through_insert_replace_update_and_delete():
+    one, two = make_collection("one"), make_collection("two")
+    doc = make_document(one, "a.txt", CORPUS[:3])
+    make_document(two, "b.txt", CORPUS[3:])
+    assert _stored_stats() == _expected_stats()
+
+    # Replace a document's chunks the way the pipeline does: delete + bulk insert, one transaction.
+    with transaction.atomic():
+        Chunk.objects.filter(document=doc).delete()
+        Chunk.objects.bulk_create([
+            Chunk(document=doc, chunk_index=0, text="Zebras graze.", start=0, end=13),
+            Chunk(document=doc, chunk_index=1, text=" A fox watches zebras.", start=13, end=35)])
+    assert _stored_stats() == _expected_stats()
+    assert document_frequencies(one.id)["zebra"] == 2
+    assert "dog" not in document_frequencies(one.id)  # a lexeme gone from every chunk leaves no row
+
+    Chunk.objects.filter(document=doc, chunk_index=0).update(text="Lions roar.", context="Savanna")
+    assert _stored_stats() == _expected_stats()
+    assert document_frequencies(one.id)["zebra"] == 1
+
+    doc.delete()
+    assert _stored_stats() == _expected_stats()
+    assert collection_stats([one.id]).chunk_count == 0
+    assert collection_stats([two.id]).chunk_count == 2
+
+    two.delete()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM bm25_term_stats WHERE collection_id = %s", [two.id])
+        assert cursor.fetchone()[0] == 0
+
+
+def test_rebuild_stats_recomputes_everything():
+    col = make_collection("animals")
+    make_document(col, "a.txt", CORPUS)
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE bm25_term_stats SET df = 99")
+    rebuild_stats()
+    assert _stored_stats() == _expected_stats()

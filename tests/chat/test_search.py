@@ -1,0 +1,172 @@
+import pytest
+
+from chat import rerank
+from chat.candidates import fetch_candidates
+from chat.search import SearchError, search
+from corpus.embedding import embed_texts
+from corpus.models import Collection
+from tests.chat.factories import make_collection, make_document, random_unit_vectors
+
+pytestmark = pytest.mark.django_db
+
+GUIDE = [
+    "# Baking bread\n\nBread needs flour, water, salt and yeast. ",
+    "Knead the dough for ten minutes until it is smooth and elastic. ",
+    "Let the dough rise in a warm place for an hour until doubled. ",
+    "Bake the loaf at 230 degrees for thirty-five minutes. ",
+    "# Repairing bicycles\n\nA flat tyre is fixed by patching the inner tube. ",
+    "Adjust the brakes so that the pads touch the rim evenly. ",
+]
+OTHER = [
+    "Tax returns are due in April. Keep receipts for deductions. ",
+    "Interest rates affect mortgage payments and savings accounts. ",
+]
+
+
+def _doc(collection, source, pieces):
+    return make_document(collection, source, pieces, embeddings=embed_texts(pieces))
+
+
+@pytest.fixture
+def corpus():
+    col = make_collection("guides")
+    guide = _doc(col, "guide.md", GUIDE)
+    money = _doc(col, "money.md", OTHER)
+    return col, guide, money
+
+
+def test_hybrid_search_finds_the_answer_first_with_ranks_and_timings(corpus):
+    col, guide, _ = corpus
+    result = search(query="How long should I knead bread dough?", collections=Collection.objects.all(), k=3)
+    top = result.chunks[0]
+    assert (top.document.id, top.chunk_index) == (guide.id, 1)
+    assert top.ranks["vector"] is not None and top.ranks["keyword"] is not None
+    assert 0.0 < top.relevance <= 1.0
+    assert len(result.chunks) == 3
+    assert [c.score for c in result.chunks] == sorted((c.score for c in result.chunks), reverse=True)
+    assert {"embed", "candidates", "fusion", "rse", "total"} <= result.timings_ms.keys()
+    data = result.as_dict()
+    assert data["chunks"][0]["document"] == {"id": guide.id, "title": "guide.md", "source": "guide.md"}
+    assert data["chunks"][0]["ranks"] == top.ranks
+
+
+def test_rse_returns_contiguous_segment_text_from_the_document(corpus):
+    col, guide, _ = corpus
+    result = search(query="bread dough kneading rising and baking the loaf", collections=Collection.objects.all(),
+                    rse="find_all")
+    seg = result.segments[0]
+    assert seg.document.id == guide.id
+    assert seg.end > seg.start + 1  # the bread chunks cluster into one segment
+    assert seg.text == guide.text[seg.char_start:seg.char_end]
+    assert seg.text == "".join(GUIDE[seg.start:seg.end])
+    # Segments never overlap one another.
+    spans = sorted((s.document.id, s.start, s.end) for s in result.segments)
+    for a, b in zip(spans, spans[1:]):
+        assert a[0] != b[0] or a[2] <= b[1]
+
+
+def test_keyword_and_vector_modes_rank_one_side_only(corpus):
+    _, guide, money = corpus
+    kw = search(query="mortgage interest rates", collections=Collection.objects.all(), mode="keyword", rse=None)
+    assert kw.chunks[0].document.id == money.id
+    assert all(c.ranks["vector"] is None for c in kw.chunks)
+    assert kw.segments == []
+    vec = search(query="fixing a puncture on my bike", collections=Collection.objects.all(), mode="vector")
+    assert (vec.chunks[0].document.id, vec.chunks[0].chunk_index) == (guide.id, 4)
+    assert all(c.ranks["keyword"] is None for c in vec.chunks)
+
+
+def test_search_is_scoped_to_the_given_collections(corpus):
+    secret = make_collection("secret")
+    _doc(secret, "secret.md", ["Knead bread dough for exactly seven minutes, says the secret recipe. "])
+    result = search(query="knead bread dough minutes", collections=Collection.objects.filter(slug="guides"), k=20)
+    assert result.chunks and all(c.document.source != "secret.md" for c in result.chunks)
+    assert all(s.document.source != "secret.md" for s in result.segments)
+    empty = search(query="bread", collections=Collection.objects.none())
+    assert empty.chunks == [] and empty.segments == []
+
+
+def test_sliding_window_collections_get_no_segments():
+    col = make_collection("sliding", chunker=Collection.Chunker.SLIDING, chunk_overlap=10)
+    _doc(col, "guide.md", GUIDE)
+    result = search(query="bread dough", collections=Collection.objects.all(), k=4)
+    assert len(result.chunks) == 4
+    assert result.segments == []
+
+
+def test_several_queries_fuse_chunks_and_share_segments(corpus):
+    _, guide, money = corpus
+    result = search(query=["knead the dough", "mortgage payments"], collections=Collection.objects.all(), k=4)
+    top_two = {(c.document.id, c.chunk_index) for c in result.chunks[:2]}
+    assert top_two == {(guide.id, 1), (money.id, 1)}
+    assert {s.document.id for s in result.segments} == {guide.id, money.id}
+
+
+def test_filtered_vector_search_still_returns_k_when_other_collections_are_large(settings):
+    # Force the HNSW path: an unfiltered scan would return the 40 nearest of 3,000 chunks, almost
+    # all from the big collection; the iterative scan keeps going until k pass the filter.
+    settings.SEARCH_EXACT_MAX_CHUNKS = 0
+    settings.SEARCH_HNSW_EF = 10
+    settings.SEARCH_CANDIDATES = 25
+    big, small = make_collection("big"), make_collection("small")
+    for d in range(10):
+        make_document(big, f"big{d}.txt", [f"filler {d} {i} " for i in range(300)],
+                      embeddings=random_unit_vectors(300, seed=d))
+    make_document(small, "small.txt", [f"kept {i} " for i in range(30)], embeddings=random_unit_vectors(30, seed=99))
+    result = search(query="anything at all", collections=Collection.objects.filter(slug="small"), mode="vector",
+                    k=25, rse=None)
+    assert len(result.chunks) == 25
+    assert {c.document.source for c in result.chunks} == {"small.txt"}
+    # ... and it was the index that found them, not the exact fallback.
+    found = fetch_candidates(query="x", vector=embed_texts(["anything at all"])[0], mode="vector",
+                             collection_ids=[small.id], candidates=25)
+    assert found.vector_scan == "hnsw" and len(found.candidates) == 25
+
+
+def test_exact_fallback_when_the_index_scan_gives_up(settings):
+    settings.SEARCH_EXACT_MAX_CHUNKS = 0
+    settings.SEARCH_HNSW_MAX_SCAN_TUPLES = 50  # the iterative scan stops long before finding 20
+    big, small = make_collection("big"), make_collection("small")
+    make_document(big, "big.txt", [f"filler {i} " for i in range(1500)], embeddings=random_unit_vectors(1500))
+    make_document(small, "small.txt", [f"kept {i} " for i in range(20)], embeddings=random_unit_vectors(20, seed=5))
+    result = search(query="anything", collections=Collection.objects.filter(slug="small"), mode="vector", k=20,
+                    rse=None)
+    assert len(result.chunks) == 20
+    found = fetch_candidates(query="x", vector=embed_texts(["anything"])[0], mode="vector",
+                             collection_ids=[small.id], candidates=20)
+    assert found.vector_scan == "exact"
+
+
+def test_small_collections_are_searched_exactly(corpus):
+    col, _, _ = corpus
+    found = fetch_candidates(query="x", vector=embed_texts(["bread"])[0], mode="hybrid", collection_ids=[col.id],
+                             candidates=5)
+    assert found.vector_scan == "exact"
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"query": "  "}, "empty"),
+    ({"query": []}, "between 1 and"),
+    ({"query": "x", "mode": "fuzzy"}, "Unknown mode"),
+    ({"query": "x", "k": 0}, "k must be"),
+    ({"query": "x", "k": 101}, "k must be"),
+    ({"query": "x", "k": True}, "k must be"),
+    ({"query": "x", "rse": "most"}, "Unknown rse"),
+])
+def test_bad_input_raises_search_error(kwargs, message):
+    with pytest.raises(SearchError, match=message):
+        search(collections=Collection.objects.all(), **kwargs)
+
+
+def test_reranker_supplies_order_and_beta_calibrated_relevance(corpus, settings, monkeypatch):
+    _, guide, money = corpus
+    settings.RERANKER_MODEL = "fake"
+
+    def scorer(query, texts):  # prefers anything about money
+        return [0.99 if "Tax" in t or "mortgage" in t else 0.01 for t in texts]
+
+    monkeypatch.setattr(rerank, "cross_encoder_scorer", scorer)
+    result = search(query="bread dough", collections=Collection.objects.all(), k=3, rse=None)
+    assert {c.document.id for c in result.chunks[:2]} == {money.id}
+    assert result.chunks[0].relevance == pytest.approx(rerank.beta_cdf_relevance(0.99))
+    assert "rerank" in result.timings_ms
