@@ -7,7 +7,7 @@ import pytest
 
 from corpus.models import Chunk, Document
 
-GUIDE_V1 = """# Garden guide
+GUIDE_V1 = b"""# Garden guide
 
 Tomatoes need six hours of sun and regular watering. Stake them early so the stems do not bend.
 
@@ -19,16 +19,16 @@ slightly acidic.
 ## Pests
 
 Aphids gather under the leaves. A spray of soapy water removes most of them without harming bees.
-""".encode()
+"""
 
-GUIDE_V2 = """# Garden guide
+GUIDE_V2 = b"""# Garden guide
 
 Peppers need warmth more than anything else. Plant them after the last frost.
 
 ## Watering
 
 Water deeply twice a week rather than a little every day, so the roots grow down.
-""".encode()
+"""
 
 
 def long_markdown(sections: int, paragraphs: int = 3) -> bytes:
