@@ -1,8 +1,188 @@
+"""The chat page: conversations, asking (streamed with JS, a plain POST + redirect without), the
+stop button and the cited passage view."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from chat.citations import citation_url
+from chat.markdown import link_citations, render_markdown
+from chat.models import Conversation, Message
+from chat.passages import chunk_similarities, highlighted_document, segment_chars
+from chat.relevance_chart import relevance_svg
+from chat.services import (
+    CollectionNotReadable,
+    conversation_start,
+    message_ask,
+    message_record_failure,
+    message_request_stop,
+)
+from chat.sse import sse_event, sse_response
+from corpus.models import Collection, Document
+from corpus.permissions import can_read_document, readable_collections
+
+_CITED = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
 
 
+def cited_numbers(text: str) -> set[int]:
+    return {int(part) for match in _CITED.finditer(text) for part in match.group(1).split(",")}
+
+
+def answer_html(message: Message) -> str:
+    """The answer as sanitized HTML with its [n] linked to the passages."""
+    urls = {c["n"]: citation_url(message.pk, c["n"]) for c in message.citations}
+    return link_citations(str(render_markdown(message.content)), urls)
+
+
+def sources_of(message: Message) -> list[dict]:
+    """The sources listed under an answer: those it cites, or all it was given if it cites none."""
+    cited = cited_numbers(message.content)
+    chosen = [c for c in message.citations if c["n"] in cited] or (message.citations if message.content else [])
+    return [{**c, "url": citation_url(message.pk, c["n"])} for c in chosen]
+
+
+def _message_context(message: Message) -> dict:
+    return {"msg": message, "html": answer_html(message) if message.role == "assistant" else "",
+            "sources": sources_of(message) if message.role == "assistant" else []}
+
+
+def render_message(request: HttpRequest, message: Message) -> str:
+    return render_to_string("chat/index.html#message", _message_context(message), request=request)
+
+
+def _page(request: HttpRequest, conversation: Conversation | None) -> HttpResponse:
+    conversations = Conversation.objects.filter(user=request.user).only("pk", "title", "updated_at")[:100]
+    if request.htmx and request.htmx.target == "conversation-list":
+        return render(request, "chat/index.html#conversation-list",
+                      {"conversations": conversations, "conversation": conversation})
+    items = [_message_context(m) for m in conversation.messages.all()] if conversation else []
+    collections = readable_collections(request.user).only("slug", "name")
+    return render(request, "chat/index.html", {
+        "conversations": conversations, "conversation": conversation, "items": items,
+        "collections": collections, "picked": conversation.collection if conversation else None,
+    })
+
+
+@require_GET
 @login_required
 def index(request: HttpRequest) -> HttpResponse:
-    return render(request, "chat/index.html")
+    return _page(request, None)
+
+
+@require_GET
+@login_required
+def conversation(request: HttpRequest, pk: int) -> HttpResponse:
+    return _page(request, get_object_or_404(Conversation, pk=pk, user=request.user))
+
+
+def _wants_stream(request: HttpRequest) -> bool:
+    return "text/event-stream" in request.headers.get("Accept", "")
+
+
+@require_POST
+@login_required
+def ask(request: HttpRequest) -> HttpResponse:
+    """Ask a question. With "Accept: text/event-stream" (chat.js) the answer streams as SSE;
+    otherwise the answer is computed and the browser is redirected to the conversation."""
+    question = request.POST.get("question", "").strip()
+    slug = request.POST.get("collection", "").strip() or None
+    conv_id = request.POST.get("conversation", "").strip()
+    conv = None
+    if conv_id:
+        if not conv_id.isdigit():
+            raise Http404("No such conversation.")
+        conv = get_object_or_404(Conversation, pk=int(conv_id), user=request.user)
+
+    if not question:
+        notice = "Please type a question."
+        if _wants_stream(request):
+            return sse_response([sse_event("notice", {"message": notice})])
+        flash.error(request, notice)
+        return redirect(conv.get_absolute_url() if conv else reverse("chat:index"))
+
+    if conv is None:
+        picked = Collection.objects.filter(slug=slug).first() if slug else None
+        conv = conversation_start(user=request.user, collection=picked if picked and readable_collections(
+            request.user).filter(pk=picked.pk).exists() else None)
+    try:
+        events = message_ask(conversation=conv, question=question, collection_slug=slug,
+                             stream=_wants_stream(request))
+        first = next(events)  # stores the question; raises before that on a collection we may not read
+    except CollectionNotReadable as exc:
+        reply = message_record_failure(conversation=conv, question=question, error=str(exc))
+        if _wants_stream(request):
+            return sse_response(_failure_events(request, conv, reply))
+        return redirect(f"{conv.get_absolute_url()}#m{reply.pk}")
+
+    if not _wants_stream(request):
+        final = first
+        for final in events:
+            pass
+        return redirect(f"{conv.get_absolute_url()}#m{final.message.pk}")
+    return sse_response(_stream_events(request, conv, first, events))
+
+
+def _start_payload(request: HttpRequest, conv: Conversation, reply: Message) -> dict:
+    return {"conversation": conv.pk, "conversation_url": conv.get_absolute_url(), "message": reply.pk,
+            "stop_url": reverse("chat:stop", args=[reply.pk])}
+
+
+def _failure_events(request: HttpRequest, conv: Conversation, reply: Message) -> Iterator[str]:
+    yield sse_event("start", _start_payload(request, conv, reply))
+    yield sse_event("done", {"html": render_message(request, reply), "status": reply.status})
+
+
+def _stream_events(request: HttpRequest, conv: Conversation, first, events) -> Iterator[str]:
+    yield sse_event("start", _start_payload(request, conv, first.message))
+    for event in events:
+        if event.kind == "token":
+            yield sse_event("token", {"text": event.text})
+        elif event.kind == "done":
+            yield sse_event("done", {"html": render_message(request, event.message),
+                                     "status": event.message.status})
+
+
+@require_POST
+@login_required
+def stop(request: HttpRequest, pk: int) -> HttpResponse:
+    message = get_object_or_404(Message, pk=pk, conversation__user=request.user, role=Message.Role.ASSISTANT)
+    message_request_stop(message=message)
+    if request.htmx or request.headers.get("Accept", "").startswith("application/json"):
+        return HttpResponse(status=204)
+    return redirect(f"{message.conversation.get_absolute_url()}#m{message.pk}")
+
+
+@require_GET
+@login_required
+def passage(request: HttpRequest, pk: int, n: int) -> HttpResponse:
+    """Citation [n] of an answer: the document with the segment highlighted, and why it was chosen.
+    404 unless the answer is the user's and the document is readable by them now."""
+    message = get_object_or_404(Message, pk=pk, conversation__user=request.user, role=Message.Role.ASSISTANT)
+    citation = message.citation(n)
+    if citation is None:
+        raise Http404("No such citation.")
+    document = Document.objects.filter(pk=citation["document"]["id"]).select_related("collection").first()
+    if document is None or not can_read_document(request.user, document):
+        raise Http404("No such document.")
+    char_start, char_end = segment_chars(document, citation)
+    similarity = chunk_similarities(document, message.query)
+    retrieved = {int(i): v for i, v in (message.relevance.get(str(document.pk)) or {}).items()}
+    chart = None
+    if similarity or retrieved:
+        count = max(len(similarity), max(retrieved, default=-1) + 1, citation["end"])
+        chart = relevance_svg(similarity + [None] * (count - len(similarity)),
+                              selected=(citation["start"], citation["end"]), retrieved=retrieved)
+    return render(request, "chat/passage.html", {
+        "message": message, "citation": citation, "document": document,
+        "page": document.page_at(char_start), "body": highlighted_document(document, char_start, char_end),
+        "chart": chart, "back_url": f"{message.conversation.get_absolute_url()}#m{message.pk}",
+    })

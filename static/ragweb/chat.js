@@ -1,0 +1,150 @@
+// Streams answers into the chat page: the ask form is posted with fetch and the answer arrives as
+// server-sent events (start, token..., done). Tokens are inserted as text, never as HTML; the final
+// answer HTML comes from the server, already sanitized. Without JS the form posts normally.
+(function () {
+  "use strict";
+
+  function csrfToken(form) {
+    const input = form.querySelector("input[name=csrfmiddlewaretoken]");
+    return input ? input.value : "";
+  }
+
+  function element(tag, className, text) {
+    const node = document.createElement(tag);
+    node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function showNotice(container, message) {
+    const note = element("p", "notice error", message);
+    note.setAttribute("role", "alert");
+    container.appendChild(note);
+    note.scrollIntoView({block: "nearest"});
+  }
+
+  // Parses an SSE byte stream into {event, data} objects, calling onEvent for each.
+  async function readEvents(response, onEvent) {
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    for (;;) {
+      const {value, done} = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, {stream: true});
+      let cut;
+      while ((cut = buffer.indexOf("\n\n")) >= 0) {
+        const block = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        let event = "message";
+        const data = [];
+        for (const line of block.split("\n")) {
+          if (line.startsWith("event:")) event = line.slice(6).trim();
+          else if (line.startsWith("data:")) data.push(line.slice(5).trimStart());
+        }
+        if (data.length) onEvent(event, JSON.parse(data.join("\n")));
+      }
+    }
+  }
+
+  async function ask(form) {
+    const question = form.elements.question.value.trim();
+    const messages = document.getElementById("messages");
+    const submit = form.querySelector("button[type=submit]");
+    const stop = form.querySelector("button.stop");
+    const body = new FormData(form);
+    if (!question) {
+      showNotice(messages, "Please type a question.");
+      return;
+    }
+    messages.querySelector(".empty")?.remove();
+    const asked = element("article", "message user");
+    asked.appendChild(element("div", "content", question));
+    const reply = element("article", "message assistant status-streaming");
+    const content = element("div", "content answer streaming");
+    reply.appendChild(content);
+    messages.append(asked, reply);
+    reply.scrollIntoView({block: "nearest"});
+    form.elements.question.value = "";
+    submit.disabled = true;
+
+    const controller = new AbortController();
+    let stopUrl = null;
+    let finished = false;
+    stop.hidden = false;
+    stop.disabled = false;
+    stop.onclick = async function () {
+      stop.disabled = true;
+      // Ask the server to stop so it saves the partial answer and sends the final event;
+      // give up on the stream if that does not arrive soon.
+      if (stopUrl) {
+        fetch(stopUrl, {method: "POST", headers: {"X-CSRFToken": csrfToken(form), "Accept": "application/json"}})
+          .catch(function () {});
+      }
+      setTimeout(function () { if (!finished) controller.abort(); }, 5000);
+    };
+
+    try {
+      const response = await fetch(form.action, {
+        method: "POST", body: body, signal: controller.signal,
+        headers: {"Accept": "text/event-stream", "X-CSRFToken": csrfToken(form)},
+      });
+      if (!response.ok) throw new Error("HTTP " + response.status);
+      await readEvents(response, function (event, data) {
+        if (event === "start") {
+          stopUrl = data.stop_url;
+          reply.id = "m" + data.message;
+          form.elements.conversation.value = data.conversation;
+          if (location.pathname !== data.conversation_url) history.pushState({}, "", data.conversation_url);
+        } else if (event === "token") {
+          content.textContent += data.text;
+        } else if (event === "notice") {
+          asked.remove();
+          reply.remove();
+          showNotice(messages, data.message);
+        } else if (event === "done") {
+          finished = true;
+          reply.outerHTML = data.html;
+        }
+      });
+      if (!finished && reply.isConnected) {
+        showNotice(reply, "The answer stopped early; reload the page to see what was saved.");
+      }
+    } catch (error) {
+      if (reply.isConnected) {
+        content.classList.remove("streaming");
+        showNotice(reply, error.name === "AbortError"
+          ? "Stopped; the partial answer is kept."
+          : "The connection to the server was lost; reload the page to see what was saved.");
+      }
+    } finally {
+      submit.disabled = false;
+      stop.hidden = true;
+      refreshConversationList();
+    }
+  }
+
+  function refreshConversationList() {
+    const list = document.getElementById("conversation-list");
+    if (list && window.htmx) {
+      window.htmx.ajax("GET", location.pathname, {target: "#conversation-list", swap: "outerHTML"});
+    }
+  }
+
+  document.addEventListener("submit", function (event) {
+    const form = event.target;
+    if (form.id !== "ask-form" || !window.fetch || !window.TextDecoder) return;
+    event.preventDefault();
+    ask(form);
+  });
+
+  // Enter sends, Shift+Enter starts a new line.
+  document.addEventListener("keydown", function (event) {
+    const target = event.target;
+    if (target.name === "question" && target.form && target.form.id === "ask-form" &&
+        event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      target.form.requestSubmit();
+    }
+  });
+})();

@@ -1,0 +1,208 @@
+"""The chat page, asking with and without streaming, the stop button and the passage view."""
+
+import json
+import re
+
+import pytest
+from bs4 import BeautifulSoup
+from django.urls import reverse
+
+from chat.models import Conversation, Message
+from chat.services import conversation_start, message_ask
+from tests.chat.chat_corpus import COOKING, GUIDE, make_collection, make_document
+from tests.chat.fake_openai import fake_llm, no_llm  # noqa: F401
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def corpus(user):
+    collection = make_collection("guides", owner=user)
+    return {"collection": collection,
+            "guide": make_document(collection, source="deploy.md", title="Deployment guide", parts=GUIDE)}
+
+
+@pytest.fixture
+def alice(client, user):
+    client.force_login(user)
+    return client
+
+
+def assert_inert(html: str) -> None:
+    """No element that runs script: only our own static scripts, no on* attributes, no javascript: URLs."""
+    soup = BeautifulSoup(html, "html.parser")
+    for tag in soup.find_all(True):
+        assert tag.name not in ("iframe", "img", "object", "embed", "style"), str(tag)[:200]
+        if tag.name == "script":
+            assert tag.get("src", "").startswith("/static/") and not tag.string, str(tag)[:200]
+        for name, value in tag.attrs.items():
+            assert not name.lower().startswith("on"), str(tag)[:200]
+            text = " ".join(value) if isinstance(value, list) else value
+            assert "javascript:" not in text.lower().replace(" ", ""), str(tag)[:200]
+
+
+def sse_events(response) -> list[tuple[str, dict]]:
+    body = b"".join(response.streaming_content).decode()
+    return [(m.group(1), json.loads(m.group(2))) for m in re.finditer(r"event: (\w+)\ndata: (.*)\n\n", body)]
+
+
+def answered(user, question="What is the default request timeout?", **kwargs) -> Message:
+    conversation = conversation_start(user=user)
+    return list(message_ask(conversation=conversation, question=question, stream=False, **kwargs))[-1].message
+
+
+def test_chat_page_requires_login(client):
+    response = client.get(reverse("chat:index"))
+    assert response.status_code == 302 and response["Location"].startswith("/login/")
+
+
+def test_page_lists_own_conversations_and_readable_collections(alice, user, other_user, corpus):
+    make_collection("secret", owner=other_user)
+    make_collection("shared", public=True)
+    conversation_start(user=user, title="Mine about timeouts")
+    conversation_start(user=other_user, title="Bob's private chat")
+    html = alice.get(reverse("chat:index")).content.decode()
+    assert "Mine about timeouts" in html and "Bob&#x27;s private chat" not in html
+    options = re.findall(r'<option value="([^"]*)"', html)
+    assert options == ["", "guides", "shared"]
+
+
+def test_ask_without_js_answers_and_redirects(alice, corpus, no_llm):
+    response = alice.post(reverse("chat:ask"), {"question": "What is the default request timeout?",
+                                                "collection": "guides"})
+    conversation = Conversation.objects.get()
+    reply = conversation.messages.get(role="assistant")
+    assert response.status_code == 302
+    assert response["Location"] == f"/c/{conversation.pk}/#m{reply.pk}"
+    assert conversation.collection == corpus["collection"]
+    html = alice.get(f"/c/{conversation.pk}/").content.decode()
+    assert "Extractive answer (no LLM configured)" in html
+    assert re.search(rf'<a class="cite" href="/messages/{reply.pk}/sources/\d+/#passage"', html)
+    assert '<details class="sources" open>' in html and "deploy.md" in html
+
+
+def test_ask_streams_server_sent_events(alice, corpus, fake_llm):
+    fake_llm.reply = lambda request: "It is **thirty** seconds [1]."
+    response = alice.post(reverse("chat:ask"), {"question": "What is the default request timeout?"},
+                          HTTP_ACCEPT="text/event-stream")
+    assert response["Content-Type"].startswith("text/event-stream")
+    events = sse_events(response)
+    kinds = [kind for kind, _ in events]
+    assert kinds[0] == "start" and kinds[-1] == "done" and kinds.count("token") == 5
+    assert "".join(data["text"] for kind, data in events if kind == "token") == "It is **thirty** seconds [1]."
+    start, done = events[0][1], events[-1][1]
+    assert done["status"] == "complete"
+    assert "<strong>thirty</strong>" in done["html"]
+    assert f'href="/messages/{start["message"]}/sources/1/#passage"' in done["html"]
+    assert start["stop_url"] == f"/messages/{start['message']}/stop/"
+
+
+def test_empty_question_is_a_notice(alice, corpus):
+    response = alice.post(reverse("chat:ask"), {"question": "   "}, follow=True)
+    assert "Please type a question." in response.content.decode()
+    streamed = alice.post(reverse("chat:ask"), {"question": ""}, HTTP_ACCEPT="text/event-stream")
+    assert sse_events(streamed) == [("notice", {"message": "Please type a question."})]
+    assert not Message.objects.exists()
+
+
+def test_unreadable_collection_becomes_a_message(alice, other_user, corpus, no_llm):
+    make_collection("secret", owner=other_user)
+    alice.post(reverse("chat:ask"), {"question": "Tell me secrets", "collection": "secret"})
+    reply = Message.objects.get(role="assistant")
+    assert reply.status == "failed" and reply.error == "There is no collection 'secret' that you may read."
+    html = alice.get(reply.conversation.get_absolute_url()).content.decode()
+    assert "There is no collection &#x27;secret&#x27; that you may read." in html
+
+
+def test_other_users_conversation_is_404(alice, other_user, corpus):
+    theirs = conversation_start(user=other_user, title="theirs")
+    assert alice.get(f"/c/{theirs.pk}/").status_code == 404
+    assert alice.post(reverse("chat:ask"), {"question": "hi", "conversation": theirs.pk}).status_code == 404
+    assert not theirs.messages.exists()
+
+
+def test_conversation_list_partial_for_htmx(alice, user):
+    conversation_start(user=user, title="Only this")
+    response = alice.get(reverse("chat:index"), HTTP_HX_REQUEST="true", HTTP_HX_TARGET="conversation-list")
+    html = response.content.decode()
+    assert html.strip().startswith('<nav id="conversation-list"') and "Only this" in html
+    assert "<form" not in html
+
+
+def test_stop_marks_a_running_answer(alice, user, other_user):
+    conversation = conversation_start(user=user)
+    running = Message.objects.create(conversation=conversation, role="assistant", status="streaming")
+    assert alice.post(reverse("chat:stop", args=[running.pk]), HTTP_ACCEPT="application/json").status_code == 204
+    running.refresh_from_db()
+    assert running.stop_requested
+    theirs = Message.objects.create(conversation=conversation_start(user=other_user), role="assistant",
+                                    status="streaming")
+    assert alice.post(reverse("chat:stop", args=[theirs.pk])).status_code == 404
+
+
+def test_passage_view_highlights_the_segment_and_charts_relevance(alice, user, corpus, no_llm):
+    reply = answered(user)
+    citation = next(c for c in reply.citations if c["document"]["source"] == "deploy.md")
+    response = alice.get(reverse("chat:passage", args=[reply.pk, citation["n"]]))
+    html = response.content.decode()
+    assert response.status_code == 200
+    mark = re.search(r'<mark id="passage" class="passage block">(.*?)</mark>', html, re.S).group(1)
+    assert "thirty seconds by default" in mark and "Logs are written" not in mark.split("Retries")[0]
+    assert "<h1>Deployment guide</h1>" in html.replace("[%d] " % citation["n"], "")
+    assert '<svg class="relevance-chart"' in html
+    assert len(re.findall(r'<rect class="bar', html)) == len(GUIDE)
+    assert len(re.findall(r'<rect class="bar selected"', html)) == citation["end"] - citation["start"]
+
+
+def test_passage_view_shows_pdf_page(alice, user, no_llm):
+    collection = make_collection("papers", owner=user)
+    parts = ["Page one talks about apples and orchards in spring. ",
+             "Page two says the request timeout is thirty seconds by default. "]
+    make_document(collection, source="paper.pdf", title="Paper", parts=parts, media_type="application/pdf",
+                  pages=[0, len(parts[0])])
+    reply = answered(user)
+    citation = next(c for c in reply.citations if c["start"] <= 1 < c["end"])
+    html = alice.get(reverse("chat:passage", args=[reply.pk, citation["n"]])).content.decode()
+    assert '<pre class="doc plain">' in html
+    assert '<span class="page">page %d</span>' % (1 if citation["start"] == 0 else 2) in html
+
+
+def test_passage_view_is_404_without_read_permission(alice, client, user, other_user, corpus, no_llm):
+    reply = answered(user)
+    url = reverse("chat:passage", args=[reply.pk, 1])
+    client.force_login(other_user)
+    assert client.get(url).status_code == 404  # not their message
+    client.force_login(user)
+    assert client.get(reverse("chat:passage", args=[reply.pk, 99])).status_code == 404
+    collection = corpus["collection"]
+    collection.owner = other_user  # alice loses access to the collection
+    collection.save()
+    assert client.get(url).status_code == 404
+
+
+def test_hostile_document_text_cannot_run_script(alice, user, no_llm):
+    collection = make_collection("hostile", owner=user)
+    parts = ["# Hostile\n\nThe request timeout is thirty seconds by default. <script>alert(1)</script>\n\n",
+             "<img src=x onerror=alert(2)> [link](javascript:alert(3)) <iframe src=https://evil.example>\n\n"]
+    make_document(collection, source="evil.md", title="<b onmouseover=alert(4)>Evil</b>", parts=parts)
+    make_document(collection, source="evil.txt", title="Evil text", parts=[p.replace("#", "") for p in parts],
+                  media_type="text/plain")
+    reply = answered(user)
+    assert {c["document"]["source"] for c in reply.citations} == {"evil.md", "evil.txt"}
+    for citation in reply.citations:
+        html = alice.get(reverse("chat:passage", args=[reply.pk, citation["n"]])).content.decode()
+        assert_inert(html)
+        assert "thirty seconds by default" in html
+    assert_inert(alice.get(reply.conversation.get_absolute_url()).content.decode())
+
+
+def test_hostile_llm_answer_is_sanitized(alice, corpus, fake_llm):
+    fake_llm.reply = lambda request: ("Look [1] <img src=x onerror=alert(1)><script>alert(2)</script>"
+                                      "[x](javascript:alert(3)) <a href=\"https://ok.example\" onclick=\"a()\">ok</a>")
+    response = alice.post(reverse("chat:ask"), {"question": "What is the timeout?"},
+                          HTTP_ACCEPT="text/event-stream")
+    done = sse_events(response)[-1][1]["html"].lower()
+    page = alice.get(Conversation.objects.get().get_absolute_url()).content.decode().lower()
+    for html in (done, page):
+        assert_inert(html)
+        assert '<a href="https://ok.example" rel="noopener noreferrer">ok</a>' in html
