@@ -1,0 +1,102 @@
+"""POST /api/search/: request validation, auth, scoping to readable collections, response shape."""
+
+import pytest
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from corpus.embedding import embed_texts
+from tests.chat.factories import make_collection, make_document
+
+pytestmark = pytest.mark.django_db
+
+PIECES = ["Knead the dough for ten minutes. ", "Bake the loaf for thirty minutes. ", "Bicycles need oil. "]
+
+
+@pytest.fixture
+def setup(user, other_user):
+    mine = make_collection("mine", owner=user)
+    theirs = make_collection("theirs", owner=other_user)
+    make_document(mine, "bread.txt", PIECES, embeddings=embed_texts(PIECES))
+    secret = ["Knead the secret dough for an hour. "]
+    make_document(theirs, "secret.txt", secret, embeddings=embed_texts(secret))
+    client = APIClient()
+    token = Token.objects.create(user=user)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+def test_search_returns_design_response_with_token_auth(setup):
+    response = setup.post("/api/search/", {"query": "how long to knead dough", "k": 2}, format="json")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert set(body) == {"query", "mode", "chunks", "segments", "timings_ms"}
+    assert body["query"] == "how long to knead dough" and body["mode"] == "hybrid"
+    assert len(body["chunks"]) == 2
+    first = body["chunks"][0]
+    assert {"document", "chunk_index", "text", "score", "ranks"} <= set(first)
+    assert first["text"] == PIECES[0]
+    assert set(first["document"]) == {"id", "title", "source"}
+    assert set(first["ranks"]) == {"vector", "keyword"}
+    for segment in body["segments"]:
+        assert {"document", "start", "end", "text", "score"} <= set(segment)
+        assert segment["end"] > segment["start"]
+    assert {"embed", "candidates", "fusion", "total"} <= set(body["timings_ms"])
+
+
+def test_search_only_sees_readable_collections(setup):
+    body = setup.post("/api/search/", {"query": "knead secret dough", "k": 10}, format="json").json()
+    assert {c["document"]["source"] for c in body["chunks"]} == {"bread.txt"}
+
+
+def test_session_auth_works(user, client, setup):
+    client.force_login(user)
+    response = client.post("/api/search/", {"query": "bake", "rse": None}, content_type="application/json")
+    assert response.status_code == 200
+    assert response.json()["segments"] == []
+
+
+def test_anonymous_is_refused():
+    response = APIClient().post("/api/search/", {"query": "bake"}, format="json")
+    assert response.status_code in (401, 403)
+    assert "detail" in response.json()
+
+
+@pytest.mark.parametrize("slug", ["theirs", "nonexistent"])
+def test_unreadable_or_unknown_collection_is_404(setup, slug):
+    response = setup.post("/api/search/", {"query": "dough", "collection": slug}, format="json")
+    assert response.status_code == 404
+    assert slug in response.json()["detail"]
+
+
+def test_named_readable_collection_is_searched(setup):
+    response = setup.post("/api/search/", {"query": "dough", "collection": "mine", "mode": "keyword"},
+                          format="json")
+    assert response.status_code == 200
+    assert response.json()["mode"] == "keyword"
+    assert all(c["ranks"]["vector"] is None for c in response.json()["chunks"])
+
+
+@pytest.mark.parametrize(("body", "field", "message"), [
+    ({}, "query", "required"),
+    ({"query": ""}, "query", "empty"),
+    ({"query": "   "}, "query", "empty"),
+    ({"query": 5}, "query", "must be a string"),
+    ({"query": ["a", "b"]}, "query", "must be a string"),
+    ({"query": "x", "k": 0}, "k", "from 1 to 100"),
+    ({"query": "x", "k": 101}, "k", "from 1 to 100"),
+    ({"query": "x", "k": "5"}, "k", "integer"),
+    ({"query": "x", "k": True}, "k", "integer"),
+    ({"query": "x", "mode": "ts_rank"}, "mode", "mode must be one of"),
+    ({"query": "x", "rse": "most"}, "rse", "rse must be one of"),
+    ({"query": "x", "colection": "mine"}, "non_field_errors", "Unknown field"),
+])
+def test_bad_input_is_400_with_a_message(setup, body, field, message):
+    response = setup.post("/api/search/", body, format="json")
+    assert response.status_code == 400
+    errors = response.json()
+    assert message in " ".join(errors[field])
+
+
+def test_non_object_body_is_400(setup):
+    response = setup.post("/api/search/", ["query"], format="json")
+    assert response.status_code == 400
