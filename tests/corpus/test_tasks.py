@@ -1,0 +1,145 @@
+"""corpus.tasks: idempotent runs, retries of transient errors, and a worker killed with kill -9."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import redis
+from django.db import OperationalError
+
+from corpus import pipeline, services
+from corpus.models import Chunk, Collection, Document
+from corpus.tasks import MAX_RETRIES, process_document_task
+from tests.corpus.ingest_helpers import GUIDE_V1, assert_chunks_tile, eager_media, long_markdown  # noqa: F401
+from tests.workers import kill_worker, start_worker, stop_worker
+
+Status = Document.Status
+
+
+def make_collection(**fields) -> Collection:
+    return Collection.objects.create(slug="notes", name="Notes", chunk_size=fields.pop("chunk_size", 32),
+                                     chunk_overlap=0, **fields)
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("eager_media")
+def test_the_task_run_twice_does_not_duplicate_chunks(django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        document = services.document_ingest(collection=make_collection(), source="guide.md", data=GUIDE_V1,
+                                            filename="guide.md")
+    document.refresh_from_db()
+    chunk_ids = sorted(Chunk.objects.filter(document=document).values_list("pk", flat=True))
+
+    assert process_document_task.apply(args=[document.pk]).get() == "unchanged"
+    assert process_document_task.apply(args=[document.pk]).get() == "unchanged"
+    assert sorted(Chunk.objects.filter(document=document).values_list("pk", flat=True)) == chunk_ids
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("eager_media")
+def test_a_transient_error_is_retried(monkeypatch, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):  # not run yet
+        document = services.document_ingest(collection=make_collection(), source="guide.md", data=GUIDE_V1,
+                                            filename="guide.md")
+    real = pipeline.process_document
+    calls = []
+
+    def flaky(document_id):
+        calls.append(document_id)
+        if len(calls) == 1:
+            raise OperationalError("server closed the connection unexpectedly")
+        return real(document_id)
+
+    monkeypatch.setattr(pipeline, "process_document", flaky)
+    process_document_task.apply(args=[document.pk])
+    document.refresh_from_db()
+
+    assert calls == [document.pk, document.pk]
+    assert document.status == Status.READY
+    assert_chunks_tile(document)
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("eager_media")
+def test_a_document_is_failed_when_retries_run_out(monkeypatch, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        document = services.document_ingest(collection=make_collection(), source="guide.md", data=GUIDE_V1,
+                                            filename="guide.md")
+    calls = []
+
+    def down(document_id):
+        calls.append(document_id)
+        raise OperationalError("could not connect to server")
+
+    monkeypatch.setattr(pipeline, "process_document", down)
+    process_document_task.apply(args=[document.pk])
+    document.refresh_from_db()
+
+    assert len(calls) == MAX_RETRIES + 1
+    assert document.status == Status.FAILED
+    assert document.error.startswith("Processing kept failing on a temporary error")
+
+
+def _wait_for(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_mid_document_leaves_it_to_the_next_worker(settings, tmp_path, monkeypatch):
+    # A short visibility timeout so the broker hands the unacked task out again within the test.
+    settings.CELERY_VISIBILITY_TIMEOUT = 15
+    settings.MEDIA_ROOT = tmp_path / "media"
+    monkeypatch.setenv("MEDIA_ROOT", str(settings.MEDIA_ROOT))
+    monkeypatch.setenv("EMBEDDING_BATCH_SIZE", "8")  # progress every 64 chunks: easy to catch mid-way
+    broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    broker.flushdb()
+
+    first = start_worker(settings, name="pipeline-killed")
+    try:
+        document = services.document_ingest(collection=make_collection(chunk_size=48), source="notes.md",
+                                            data=long_markdown(100), filename="notes.md")
+
+        def mid_embedding():
+            row = Document.objects.values("status", "progress_done", "progress_total").get(pk=document.pk)
+            return (row["status"] == Status.EMBEDDING and 0 < row["progress_done"] < row["progress_total"]) and row
+
+        seen = _wait_for(mid_embedding, 240, "the first worker to be embedding")
+    finally:
+        kill_worker(first)
+    assert seen["progress_total"] > 128
+    assert Document.objects.get(pk=document.pk).status == Status.EMBEDDING
+    assert not Chunk.objects.filter(document=document).exists()  # nothing half-published
+    # The task is still the dead worker's (unacked), or the broker already put it back in the queue:
+    # the document took longer than the visibility timeout, so it was restored while still running.
+    assert broker.hlen("unacked") + broker.llen("celery") == 1
+
+    second = start_worker(settings, name="pipeline-next")
+    try:
+        _wait_for(lambda: Document.objects.get(pk=document.pk).status in (Status.READY, Status.FAILED), 240,
+                  "the next worker to finish the document")
+        document.refresh_from_db()
+        assert document.status == Status.READY, document.error
+        chunks = assert_chunks_tile(document)
+        chunk_ids = sorted(c.pk for c in chunks)
+        # Exactly once: the task was acked, nothing is queued or pending, and nothing rebuilds it again.
+        _wait_for(lambda: broker.hlen("unacked") == 0, 20, "the task to be acknowledged")
+        time.sleep(settings.CELERY_VISIBILITY_TIMEOUT / 3)
+        assert broker.llen("celery") == 0 and broker.hlen("unacked") == 0
+        assert sorted(Chunk.objects.filter(document=document).values_list("pk", flat=True)) == chunk_ids
+        assert Chunk.objects.filter(document=document).count() == document.progress_total == len(chunks)
+    finally:
+        stop_worker(second)
+    log = second.log.read_text()
+    # Built once. Taking longer than the visibility timeout, the task may be handed out again once
+    # more; that delivery finds the document up to date and does nothing.
+    assert log.count("] succeeded") == log.count("] received") >= 1
+    assert log.count(": 'ready'") == 1
+    assert log.count(": 'unchanged'") == log.count("] received") - 1
