@@ -1,0 +1,119 @@
+"""POST /api/ask/: a question answered from the caller's readable collections, with citations.
+The same pipeline as the chat page (chat.services.message_ask); the exchange is stored in a
+conversation that can be continued by passing its id back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from chat.answer import RSE_PRESETS
+from chat.citations import public_citations
+from chat.models import Conversation, Message
+from chat.services import CollectionNotReadable, collections_for, conversation_start, message_ask
+from chat.sse import sse_event, sse_response
+
+
+class AskInput(serializers.Serializer):
+    question = serializers.CharField(max_length=2000, trim_whitespace=True,
+                                     error_messages={"blank": "The question is empty."})
+    collection = serializers.SlugField(required=False, allow_blank=True,
+                                       help_text="Search only this collection (default: all you may read).")
+    conversation = serializers.IntegerField(required=False, min_value=1,
+                                            help_text="Continue this conversation (follow-ups are rewritten).")
+    stream = serializers.BooleanField(default=False, help_text="Answer as text/event-stream: token events, "
+                                                               "then a done event with the full response.")
+    rse = serializers.ChoiceField(choices=[*RSE_PRESETS, "none"], default="balanced",
+                                  help_text='RSE preset, or "none" for top-k chunks.')
+
+
+class DocumentRef(serializers.Serializer):
+    id = serializers.IntegerField()
+    title = serializers.CharField()
+    source = serializers.CharField()
+
+
+class CitationOutput(serializers.Serializer):
+    n = serializers.IntegerField()
+    document = DocumentRef()
+    start = serializers.IntegerField(help_text="First chunk index of the segment.")
+    end = serializers.IntegerField(help_text="Chunk index after the segment (exclusive).")
+    text = serializers.CharField()
+    page = serializers.IntegerField(allow_null=True)
+    url = serializers.CharField(help_text="The passage in its document, highlighted.")
+
+
+class AskOutput(serializers.Serializer):
+    answer = serializers.CharField()
+    mode = serializers.ChoiceField(choices=["llm", "extractive", ""])
+    status = serializers.ChoiceField(choices=Message.Status.choices)
+    error = serializers.CharField(help_text="Why there is no (complete) answer; empty when all went well.")
+    citations = CitationOutput(many=True)
+    query = serializers.CharField(help_text="The standalone query used for retrieval.")
+    conversation = serializers.IntegerField()
+    message = serializers.IntegerField()
+
+
+def answer_payload(message: Message) -> dict:
+    return {"answer": message.content, "mode": message.mode, "status": message.status, "error": message.error,
+            "citations": public_citations(message), "query": message.query,
+            "conversation": message.conversation_id, "message": message.pk}
+
+
+class EventStreamRenderer(BaseRenderer):
+    """Lets clients send "Accept: text/event-stream"; errors then arrive as one "error" event."""
+
+    media_type = "text/event-stream"
+    format = "sse"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None) -> str:
+        return sse_event("error", data if isinstance(data, dict) else {"detail": data})
+
+
+class AskView(APIView):
+    renderer_classes = [JSONRenderer, EventStreamRenderer]
+
+    @extend_schema(request=AskInput, responses={200: AskOutput, 502: AskOutput},
+                   description="HTTP 502 when the LLM failed (the partial answer, if any, is in `answer`). "
+                               "Nothing found is a 200 with an empty answer and `error` set.")
+    def post(self, request: Request) -> Response:
+        data = AskInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        params = data.validated_data
+        slug = params.get("collection") or None
+        try:
+            collections_for(request.user, slug)
+        except CollectionNotReadable as exc:
+            raise NotFound(str(exc)) from exc
+        if params.get("conversation"):
+            conversation = get_object_or_404(Conversation, pk=params["conversation"], user=request.user)
+        else:
+            conversation = conversation_start(user=request.user)
+        events = message_ask(conversation=conversation, question=params["question"], collection_slug=slug,
+                             rse=None if params["rse"] == "none" else params["rse"], stream=params["stream"])
+        if params["stream"]:
+            return sse_response(_stream(events))
+        done = None
+        for done in events:
+            pass
+        return Response(answer_payload(done.message),
+                        status=status.HTTP_502_BAD_GATEWAY if done.upstream_failure else status.HTTP_200_OK)
+
+
+def _stream(events) -> Iterator[str]:
+    for event in events:
+        if event.kind == "start":
+            yield sse_event("start", {"conversation": event.message.conversation_id, "message": event.message.pk})
+        elif event.kind == "token":
+            yield sse_event("token", {"text": event.text})
+        elif event.kind == "done":
+            yield sse_event("done", answer_payload(event.message))

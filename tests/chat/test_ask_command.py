@@ -1,0 +1,37 @@
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from tests.chat.chat_corpus import GUIDE, make_collection, make_document
+from tests.chat.fake_openai import fake_llm, no_llm  # noqa: F401
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def corpus(user):
+    make_document(make_collection("guides", owner=user), source="deploy.md", title="Deployment guide", parts=GUIDE)
+
+
+def test_ask_command_prints_json(user, corpus, no_llm):
+    out = StringIO()
+    call_command("ask", "What is the default request timeout?", "--user", "alice", "--json", stdout=out)
+    body = json.loads(out.getvalue())
+    assert body["mode"] == "extractive" and "thirty seconds" in body["answer"]
+    assert body["citations"][0]["document"]["source"] == "deploy.md"
+
+
+def test_ask_command_streams_and_lists_sources(user, corpus, fake_llm):
+    fake_llm.reply = lambda r: "Thirty seconds [1]."
+    out = StringIO()
+    call_command("ask", "What is the timeout?", "--user", "alice", "--collection", "guides", stdout=out)
+    text = out.getvalue()
+    assert text.startswith("Thirty seconds [1].\n\nSources:\n  [1] Deployment guide — deploy.md, chunks ")
+
+
+def test_ask_command_rejects_unreadable_collection(user, other_user, corpus):
+    make_collection("secret", owner=other_user)
+    with pytest.raises(CommandError, match="There is no collection 'secret' that you may read."):
+        call_command("ask", "x", "--user", "alice", "--collection", "secret")
