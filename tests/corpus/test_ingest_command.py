@@ -1,0 +1,113 @@
+"""`manage.py ingest`: folders, relative sources, skipped files, --wait and its exit status."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from corpus.models import Collection, Document
+from tests.corpus.ingest_helpers import GUIDE_V1, GUIDE_V2, eager_media  # noqa: F401
+from tests.workers import ROOT, worker_env
+
+Status = Document.Status
+
+
+@pytest.fixture
+def folder(tmp_path) -> Path:
+    root = tmp_path / "docs"
+    (root / "guides" / "deep").mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / "guides" / "garden.md").write_bytes(GUIDE_V1)
+    (root / "guides" / "deep" / "peppers.md").write_bytes(GUIDE_V2)
+    (root / "readme.txt").write_text("A plain text file about compost heaps and worms.\n")
+    (root / ".hidden.md").write_text("# Hidden\n\nnot for ingestion\n")
+    (root / ".git" / "config.txt").write_text("not for ingestion either\n")
+    (root / "picture.png").write_bytes(b"\x89PNG\r\n")
+    return root
+
+
+def run(*args: str) -> tuple[str, str]:
+    out, err = StringIO(), StringIO()
+    call_command("ingest", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("eager_media")
+def test_ingests_a_folder_with_relative_sources_and_waits(folder):
+    out, err = run(str(folder), "--collection", "garden", "--wait")
+
+    collection = Collection.objects.get(slug="garden")
+    documents = Document.objects.filter(collection=collection)
+    assert sorted(documents.values_list("source", flat=True)) == [
+        "guides/deep/peppers.md", "guides/garden.md", "readme.txt"]
+    assert set(documents.values_list("status", flat=True)) == {Status.READY}
+    assert f"skipped {folder / 'picture.png'}: unsupported file type" in out
+    assert ".hidden" not in out and "config.txt" not in out
+    assert "All 3 document(s) ready" in out
+
+    again, _ = run(str(folder), "--collection", "garden", "--quiet")
+    assert "3 queued" not in again and "0 queued, 3 unchanged" in again
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("eager_media")
+def test_a_single_file_keeps_its_name_as_source_in_the_default_collection(folder):
+    run(str(folder / "guides" / "garden.md"), "--quiet")
+
+    document = Document.objects.get()
+    assert document.collection.slug == "default" and document.source == "garden.md"
+    assert document.status == Status.READY
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("eager_media")
+def test_wait_fails_and_lists_the_failed_documents(folder):
+    (folder / "empty.md").write_bytes(b"")
+
+    with pytest.raises(CommandError, match=r"1 of 4 document\(s\) failed"):
+        out, err = StringIO(), StringIO()
+        try:
+            call_command("ingest", str(folder), "--collection", "garden", "--wait", "--quiet", stdout=out,
+                         stderr=err)
+        finally:
+            assert "FAILED empty.md: The file is empty." in err.getvalue()
+    assert Document.objects.filter(status=Status.READY).count() == 3
+
+
+@pytest.mark.django_db
+def test_missing_path_and_bad_slug_are_errors(folder, tmp_path):
+    with pytest.raises(CommandError, match="does not exist"):
+        run(str(tmp_path / "nope"))
+    with pytest.raises(CommandError, match="Invalid collection slug"):
+        run(str(folder), "--collection", "no spaces please")
+    assert not Document.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("eager_media")
+def test_public_flag_makes_the_collection_readable_by_everyone(folder, user):
+    from corpus.permissions import readable_collections
+
+    run(str(folder / "readme.txt"), "--collection", "demo", "--public", "--quiet")
+
+    assert list(readable_collections(user).values_list("slug", flat=True)) == ["demo"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_command_exits_non_zero_when_a_document_failed(settings, tmp_path):
+    """The real `manage.py ingest --wait` process, eager (no worker), on a file that cannot be parsed."""
+    (tmp_path / "empty.txt").write_bytes(b"")
+    env = worker_env(settings) | {"CELERY_TASK_ALWAYS_EAGER": "1", "MEDIA_ROOT": str(tmp_path / "media")}
+
+    result = subprocess.run([sys.executable, "manage.py", "ingest", str(tmp_path / "empty.txt"), "--wait", "--quiet"],
+                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+    assert result.returncode == 1, result.stderr
+    assert "FAILED empty.txt: The file is empty." in result.stderr
+    assert Document.objects.get(source="empty.txt").status == Status.FAILED
