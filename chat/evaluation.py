@@ -1,0 +1,89 @@
+"""Retrieval evaluation on the ../shared/eval format: source recall@k, MRR@10 and evidence coverage.
+
+Item format (one JSON object per line): {"id", "question", "kind": "factoid"|"section", "source",
+"evidence": [phrases]}. Coverage compares normalised text (lowercase, every run of
+non-alphanumerics one space, stripped) and counts whole-word phrase matches, exactly as
+../shared/eval/check_evidence.py does (reimplemented here, not imported).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+_NON_ALNUM = re.compile(r"[^0-9a-z]+")
+KINDS = ("factoid", "section")
+SEPARATOR = "\n\n"
+
+
+class EvalFormatError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Item:
+    id: str
+    question: str
+    kind: str
+    source: str
+    evidence: tuple[str, ...]
+
+
+def normalise(text: str) -> str:
+    return _NON_ALNUM.sub(" ", text.lower()).strip()
+
+
+def coverage(evidence: Sequence[str], context: str) -> float:
+    """Fraction of the evidence phrases found, as whole words, in the context."""
+    if not evidence:
+        return 0.0
+    padded = f" {normalise(context)} "
+    return sum(f" {normalise(p)} " in padded for p in evidence) / len(evidence)
+
+
+def load_items(path: Path) -> list[Item]:
+    items = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+            item = Item(id=str(raw["id"]), question=raw["question"], kind=raw["kind"], source=raw["source"],
+                        evidence=tuple(raw["evidence"]))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise EvalFormatError(f"{path}:{lineno}: not an evaluation item ({exc})") from exc
+        if item.kind not in KINDS or not item.question.strip():
+            raise EvalFormatError(f"{path}:{lineno}: kind must be factoid or section and question non-empty")
+        items.append(item)
+    return items
+
+
+def first_source_rank(sources: Sequence[str], source: str, *, within: int = 10) -> int | None:
+    """1-based rank of the first result from `source` among the first `within`, else None."""
+    for rank, s in enumerate(sources[:within], start=1):
+        if s == source:
+            return rank
+    return None
+
+
+def joined(texts: Iterable[str], limit: int | None = None) -> str:
+    """Texts joined best first, cut to `limit` characters."""
+    text = SEPARATOR.join(texts)
+    return text if limit is None else text[:limit]
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def mean(values: Iterable[float]) -> float:
+    values = list(values)
+    return statistics.fmean(values) if values else float("nan")

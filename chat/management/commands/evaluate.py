@@ -1,0 +1,189 @@
+"""`manage.py evaluate EVAL.jsonl --collection SLUG [--docs DIR] [--report DIR] [--k N] [--runs ...]`
+
+Runs every retrieval mode on the evaluation questions and prints source recall@1/5/10, MRR@10,
+evidence coverage (by question kind) and latency; writes report.json and report.png to --report.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from chat.evaluation import (KINDS, EvalFormatError, Item, coverage, first_source_rank, joined, load_items, mean,
+                             percentile)
+from chat.search import search
+from corpus.models import Collection
+
+# run name -> (search mode, RSE preset or None)
+RUNS = {
+    "bm25": ("keyword", None),
+    "ts_rank_cd": ("ts_rank_cd", None),
+    "vector": ("vector", None),
+    "hybrid": ("hybrid", None),
+    "hybrid+rse:balanced": ("hybrid", "balanced"),
+    "hybrid+rse:precision": ("hybrid", "precision"),
+    "hybrid+rse:find_all": ("hybrid", "find_all"),
+}
+BUDGETS = (8000, 16000)
+
+
+def evaluate_item(item: Item, collections, mode: str, rse: str | None, k: int) -> dict:
+    result = search(query=item.question, collections=collections, mode=mode, k=k, rse=rse)
+    sources = [c.document.source for c in result.chunks]
+    chunk_texts = [c.text for c in result.chunks]
+    row = {"id": item.id, "kind": item.kind, "rank": first_source_rank(sources, item.source),
+           "timings_ms": result.timings_ms}
+    if rse is None:
+        context = chunk_texts
+    else:
+        context = [s.text for s in result.segments]
+        own = joined(context)
+        row["chars"] = len(own)
+        row["segments"] = [[s.document.source, s.start, s.end] for s in result.segments]
+        row["coverage_own"] = coverage(item.evidence, own)
+        row["topk_coverage_own"] = coverage(item.evidence, joined(chunk_texts, len(own)))
+    for budget in BUDGETS:
+        row[f"coverage_{budget}"] = coverage(item.evidence, joined(context, budget))
+    return row
+
+
+def summarise(rows: list[dict]) -> dict:
+    ranks = [r["rank"] for r in rows]
+    summary = {
+        "n": len(rows),
+        "recall@1": mean(1.0 if r is not None and r <= 1 else 0.0 for r in ranks),
+        "recall@5": mean(1.0 if r is not None and r <= 5 else 0.0 for r in ranks),
+        "recall@10": mean(1.0 if r is not None else 0.0 for r in ranks),
+        "mrr@10": mean(1.0 / r if r else 0.0 for r in ranks),
+    }
+    for kind in KINDS:
+        subset = [r for r in rows if r["kind"] == kind]
+        for budget in BUDGETS:
+            summary[f"{kind}_coverage_{budget}"] = mean(r[f"coverage_{budget}"] for r in subset)
+        if subset and "coverage_own" in subset[0]:
+            summary[f"{kind}_coverage_own"] = mean(r["coverage_own"] for r in subset)
+            summary[f"{kind}_topk_coverage_own"] = mean(r["topk_coverage_own"] for r in subset)
+            summary[f"{kind}_chars"] = mean(r["chars"] for r in subset)
+    totals = [r["timings_ms"]["total"] for r in rows]
+    summary["latency_p50_ms"] = percentile(totals, 50)
+    summary["latency_p95_ms"] = percentile(totals, 95)
+    stages = sorted({s for r in rows for s in r["timings_ms"]})
+    summary["stage_p50_ms"] = {s: percentile([r["timings_ms"][s] for r in rows if s in r["timings_ms"]], 50)
+                               for s in stages}
+    return summary
+
+
+def _f(value, digits=3) -> str:
+    return "-" if value is None or value != value else f"{value:.{digits}f}"
+
+
+def format_table(summaries: dict[str, dict]) -> str:
+    header = (f"{'run':22} {'R@1':>5} {'R@5':>5} {'R@10':>5} {'MRR10':>5} | {'F@8k':>5} {'S@8k':>5} "
+              f"{'F@16k':>5} {'S@16k':>5} | {'F@own':>5} {'S@own':>5} {'kF@own':>6} {'kS@own':>6} "
+              f"{'chars':>6} | {'p50ms':>6} {'p95ms':>6}")
+    lines = [header, "-" * len(header)]
+    for name, s in summaries.items():
+        chars = mean([s.get("factoid_chars", float("nan")), s.get("section_chars", float("nan"))])
+        lines.append(
+            f"{name:22} {_f(s['recall@1'], 2):>5} {_f(s['recall@5'], 2):>5} {_f(s['recall@10'], 2):>5} "
+            f"{_f(s['mrr@10']):>5} | {_f(s['factoid_coverage_8000'], 2):>5} {_f(s['section_coverage_8000'], 2):>5} "
+            f"{_f(s['factoid_coverage_16000'], 2):>5} {_f(s['section_coverage_16000'], 2):>5} | "
+            f"{_f(s.get('factoid_coverage_own'), 2):>5} {_f(s.get('section_coverage_own'), 2):>5} "
+            f"{_f(s.get('factoid_topk_coverage_own'), 2):>6} {_f(s.get('section_topk_coverage_own'), 2):>6} "
+            f"{_f(chars, 0) if 'factoid_chars' in s else '-':>6} | "
+            f"{_f(s['latency_p50_ms'], 1):>6} {_f(s['latency_p95_ms'], 1):>6}")
+    lines.append("R@k = source recall@k, MRR10 = MRR@10 of chunks; F/S = evidence coverage of factoid/section "
+                 "questions: context cut to 8k/16k chars, and (RSE runs) at RSE's own length 'own' vs. the top-k "
+                 "chunks cut to that same length (kF/kS); chars = mean RSE context length; latency = total incl. "
+                 "query embedding.")
+    return "\n".join(lines)
+
+
+def write_chart(summaries: dict[str, dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(summaries)
+    fig, axes = plt.subplots(1, 3, figsize=(16, 5))
+    axes[0].bar(names, [summaries[n]["mrr@10"] for n in names], color="#4477aa")
+    axes[0].set_title("MRR@10 (source)")
+    axes[0].set_ylim(0, 1)
+    width = 0.2
+    for i, (key, label) in enumerate([("factoid_coverage_8000", "factoid @8k"),
+                                      ("section_coverage_8000", "section @8k"),
+                                      ("factoid_coverage_16000", "factoid @16k"),
+                                      ("section_coverage_16000", "section @16k")]):
+        axes[1].bar([x + i * width for x in range(len(names))], [summaries[n][key] for n in names], width,
+                    label=label)
+    axes[1].set_xticks([x + 1.5 * width for x in range(len(names))], names)
+    axes[1].set_title("Evidence coverage at fixed budgets")
+    axes[1].set_ylim(0, 1)
+    axes[1].legend(fontsize=8)
+    rse = [n for n in names if "section_coverage_own" in summaries[n]]
+    for i, (key, label) in enumerate([("factoid_coverage_own", "RSE factoid"),
+                                      ("factoid_topk_coverage_own", "top-k factoid"),
+                                      ("section_coverage_own", "RSE section"),
+                                      ("section_topk_coverage_own", "top-k section")]):
+        axes[2].bar([x + i * width for x in range(len(rse))], [summaries[n][key] for n in rse], width, label=label)
+    axes[2].set_xticks([x + 1.5 * width for x in range(len(rse))], rse)
+    axes[2].set_title("RSE vs top-k at RSE's own length")
+    axes[2].set_ylim(0, 1)
+    axes[2].legend(fontsize=8)
+    for ax in axes:
+        ax.tick_params(axis="x", labelrotation=30, labelsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+class Command(BaseCommand):
+    help = "Evaluate retrieval on an evaluation JSONL (../shared/eval format) against one collection."
+
+    def add_arguments(self, parser):
+        parser.add_argument("eval_file", type=Path)
+        parser.add_argument("--collection", required=True, help="Slug of the collection holding the corpus.")
+        parser.add_argument("--docs", type=Path, help="The corpus folder: checks every item's source is there.")
+        parser.add_argument("--report", type=Path, default=Path("var/eval"), help="Folder for report.json/.png.")
+        parser.add_argument("--k", type=int, default=40, help="Chunks retrieved per question (context pool).")
+        parser.add_argument("--runs", nargs="+", choices=list(RUNS), default=list(RUNS))
+        parser.add_argument("--limit", type=int, help="Only the first N questions.")
+
+    def handle(self, *args, eval_file: Path, collection: str, docs: Path | None, report: Path, k: int,
+               runs: list[str], limit: int | None, **options):
+        try:
+            items = load_items(eval_file)
+        except (OSError, EvalFormatError) as exc:
+            raise CommandError(str(exc)) from exc
+        if limit:
+            items = items[:limit]
+        collections = Collection.objects.filter(slug=collection)
+        if not collections.exists():
+            raise CommandError(f"There is no collection {collection!r}; ingest the corpus first.")
+        if docs is not None:
+            missing = [i.source for i in items if not (docs / i.source).is_file()]
+            if missing:
+                raise CommandError(f"{len(missing)} sources are not in {docs}: {', '.join(missing[:5])}")
+        search(query="warm up", collections=collections, k=1, rse=None)  # load the model outside the timings
+
+        rows: dict[str, list[dict]] = {}
+        started = time.perf_counter()
+        for name in runs:
+            mode, rse = RUNS[name]
+            rows[name] = [evaluate_item(item, collections, mode, rse, k) for item in items]
+            self.stderr.write(f"{name}: done ({time.perf_counter() - started:.0f}s)")
+        summaries = {name: summarise(r) for name, r in rows.items()}
+        self.stdout.write(format_table(summaries))
+
+        report.mkdir(parents=True, exist_ok=True)
+        config = {name: getattr(settings, name) for name in dir(settings) if name.startswith("SEARCH_")}
+        payload = {"eval_file": str(eval_file), "collection": collection, "questions": len(items), "k": k,
+                   "settings": config, "summary": summaries, "items": rows}
+        (report / "report.json").write_text(json.dumps(payload, indent=1))
+        write_chart(summaries, report / "report.png")
+        self.stdout.write(f"report: {report / 'report.json'}, chart: {report / 'report.png'}")

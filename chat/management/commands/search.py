@@ -1,0 +1,56 @@
+"""`manage.py search QUERY [--mode] [--k] [--collection SLUG] [--rse PRESET|none] [--json]`."""
+
+from __future__ import annotations
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from chat.candidates import MODES
+from chat.rse import PRESETS
+from chat.search import SearchError, search
+from corpus.models import Collection
+
+
+class Command(BaseCommand):
+    help = "Search the corpus (all collections, or one) and print the chunks and RSE segments."
+
+    def add_arguments(self, parser):
+        parser.add_argument("query", nargs="+", help="The query; several words are joined.")
+        parser.add_argument("--mode", choices=MODES, default="hybrid")
+        parser.add_argument("--k", type=int, default=10)
+        parser.add_argument("--collection", help="Collection slug (default: every collection).")
+        parser.add_argument("--rse", choices=[*PRESETS, "none"], default="balanced")
+        parser.add_argument("--json", action="store_true", help="Print the /api/search/ JSON response.")
+
+    def handle(self, *args, query, mode, k, collection, rse, json: bool, **options):
+        collections = Collection.objects.all()
+        if collection:
+            collections = collections.filter(slug=collection)
+            if not collections.exists():
+                raise CommandError(f"There is no collection {collection!r}.")
+        try:
+            result = search(query=" ".join(query), collections=collections, mode=mode, k=k,
+                            rse=None if rse == "none" else rse)
+        except SearchError as exc:
+            raise CommandError(str(exc)) from exc
+        if json:
+            self.stdout.write(_dumps(result.as_dict()))
+            return
+        self.stdout.write(f"{len(result.chunks)} chunks ({mode})")
+        for n, hit in enumerate(result.chunks, start=1):
+            preview = " ".join(hit.text.split())[:160]
+            self.stdout.write(f"{n:3}. {hit.score:.4f} rel={hit.relevance:.2f} v={hit.ranks['vector']} "
+                              f"k={hit.ranks['keyword']} {hit.document.source}#{hit.chunk_index}  {preview}")
+        if result.segments:
+            self.stdout.write(f"\n{len(result.segments)} segments (RSE {rse})")
+            for seg in result.segments:
+                preview = " ".join(seg.text.split())[:160]
+                self.stdout.write(f"  {seg.score:6.2f} {seg.document.source} chunks {seg.start}-{seg.end} "
+                                  f"({len(seg.text)} chars)  {preview}")
+        timings = ", ".join(f"{name} {ms:.1f}" for name, ms in result.timings_ms.items())
+        self.stdout.write(f"\ntimings ms: {timings}")
+
+
+def _dumps(data) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False)
