@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 
 from django.conf import settings
@@ -28,4 +29,5 @@ class Command(BaseCommand):
             hint = f"password: {password_file.read_text().strip()}  (also in {password_file})"
         else:
             hint = f"password: set earlier; change it with `python manage.py changepassword {username}`"
-        self.stdout.write(f"Log in at http://127.0.0.1:8000/login/ as {username!r}, {hint}")
+        port = os.environ.get("PORT", "8000")
+        self.stdout.write(f"Log in at http://127.0.0.1:{port}/login/ as {username!r}, {hint}")
