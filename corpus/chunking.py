@@ -245,7 +245,8 @@ def _recursive_cuts(doc: _Doc, start: int, end: int, level: int, size: int) -> l
 
 
 def _merge(doc: _Doc, bounds: list[int], size: int) -> list[int]:
-    """Interior cuts left after greedily joining consecutive pieces while they fit in `size`."""
+    """Interior cuts left after greedily joining consecutive pieces while they fit in `size`; a
+    tiny last chunk is avoided by moving the cut before it back (balancing the last two)."""
     cuts: list[int] = []
     chunk_start = previous = bounds[0]
     for bound in bounds[1:]:
@@ -253,33 +254,54 @@ def _merge(doc: _Doc, bounds: list[int], size: int) -> list[int]:
             cuts.append(previous)
             chunk_start = previous
         previous = bound
+    end = bounds[-1]
+    if cuts and doc.count(cuts[-1], end) < size * TINY_SECTION_FRACTION:
+        before = cuts[-2] if len(cuts) > 1 else bounds[0]
+        best, best_balance = cuts[-1], doc.count(cuts[-1], end)
+        for bound in bounds[bisect_left(bounds, before) + 1: bisect_left(bounds, cuts[-1])]:
+            head, tail = doc.count(before, bound), doc.count(bound, end)
+            if tail <= size and head > 0 and min(head, tail) > best_balance:
+                best, best_balance = bound, min(head, tail)
+        cuts[-1] = best
     return cuts
 
 
 def _markdown_cuts(doc: _Doc, headings: Sequence[Heading], size: int) -> list[int]:
-    """Cut at every heading, split long sections recursively, and let a tiny section (all of it,
-    never the tail of a long one) join the start of the next."""
+    """Cut at every heading and split long sections recursively. A tiny section (all of it, never
+    the tail of a long one) joins the start of the next instead of standing alone."""
     length = len(doc.text)
-    starts = sorted({h.start for h in headings if 0 < h.start < length})
-    starts = doc.safe(starts)
+    if not any(0 <= h.start < length for h in headings):
+        return _recursive_cuts(doc, 0, length, 0, size)
+    starts = doc.safe(sorted({h.start for h in headings if 0 < h.start < length}))
     tiny = max(1, int(size * TINY_SECTION_FRACTION))
     cuts: list[int] = []
     open_start, open_whole = 0, True
     for section_start, section_end in pairwise([0, *starts, length]):
-        inner = _recursive_cuts(doc, section_start, section_end, 0, size)
+        chunk_start = section_start
         if section_start > 0:
-            first_end = inner[0] if inner else section_end
-            joins = (open_whole and doc.count(open_start, section_start) < tiny
-                     and doc.count(open_start, first_end) <= size)
-            if not joins:
+            if open_whole and doc.count(open_start, section_start) < tiny:
+                chunk_start = open_start
+            else:
                 cuts.append(section_start)
-                open_start = section_start
+        inner = _section_cuts(doc, chunk_start, section_start, section_end, size)
         cuts.extend(inner)
-        if inner:
-            open_start, open_whole = inner[-1], False
-        else:
-            open_whole = True
+        open_start, open_whole = (inner[-1], False) if inner else (chunk_start, True)
     return cuts
+
+
+def _section_cuts(doc: _Doc, start: int, heading_start: int, end: int, size: int) -> list[int]:
+    """Cuts inside the section [start, end) whose heading block (the heading and anything
+    before it up to the first blank line) must stay with the text that follows it."""
+    match = _PARAGRAPH.search(doc.text, heading_start, end)
+    head_end = match.end() if match else end
+    head_tokens = doc.count(start, head_end)
+    if head_end >= end or 2 * head_tokens > size or doc.safe([head_end]) != [head_end]:
+        return _recursive_cuts(doc, start, end, 0, size)
+    # Leave room for the heading in the first chunk, then split the rest normally.
+    body = _recursive_cuts(doc, head_end, end, 0, size - head_tokens)
+    if not body:
+        return []
+    return [body[0], *_recursive_cuts(doc, body[0], end, 0, size)]
 
 
 def _semantic_cuts(doc: _Doc, config: ChunkingConfig, embed: Embed | None) -> list[int]:

@@ -84,7 +84,8 @@ _ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1*[ \t]*")
 def rst_headings(text: str) -> list[Heading]:
     """Section titles marked by an underline, or an overline and underline, of one punctuation
     character. As in docutils, each distinct style (character, with or without overline) gets the
-    next level the first time it appears."""
+    next level the first time it appears. A heading starts at its overline or title line, or at
+    the `.. _label:` targets right above it."""
     lines = text.split("\n")
     offsets = []
     offset = 0
@@ -117,9 +118,28 @@ def rst_headings(text: str) -> list[Heading]:
         style, title, consumed = found
         if style not in styles:
             styles.append(style)
-        headings.append(Heading(offsets[i], styles.index(style) + 1, title))
+        headings.append(Heading(offsets[_label_start(lines, i)], styles.index(style) + 1, title))
         i += consumed
     return headings
+
+
+_TARGET = re.compile(r"\.\. _\S.*:[ \t]*")
+
+
+def _label_start(lines: list[str], i: int) -> int:
+    """The line where the section titled at line i begins: explicit targets (`.. _name:`) right
+    above a title name that section (docutils moves their ids onto it), so they belong to it."""
+    start = i
+    j = i - 1
+    while j >= 0:
+        if not lines[j].strip():
+            j -= 1
+            continue
+        if not _TARGET.fullmatch(lines[j]):
+            break
+        start = j
+        j -= 1
+    return start
 
 
 def looks_like_rst(text: str) -> bool:

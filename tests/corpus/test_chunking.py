@@ -226,6 +226,24 @@ def test_markdown_does_not_join_a_section_tail_to_the_next_section():
     assert text.index("# B") in [s.start for s in spans]
 
 
+def test_markdown_keeps_a_heading_with_the_text_under_it():
+    text = "Usage\n=====\n\n" + " ".join(["The cat sat on the mat."] * 12) + "\n"
+    spans = chunk_text(text, ChunkingConfig("markdown", 40), headings=[Heading(0, 1, "Usage")])
+    assert_partition(text, spans, 40)
+    assert text[spans[0].start:spans[0].end].startswith("Usage\n=====\n\nThe cat sat")
+    # Without headings the recursive chunker leaves the heading block on its own.
+    recursive = chunk_text(text, ChunkingConfig("recursive", 40))
+    assert text[recursive[0].start:recursive[0].end] == "Usage\n=====\n\n"
+
+
+def test_recursive_balances_a_tiny_last_chunk():
+    text = " ".join(["cat"] * 49)  # 49 one-token words: greedy filling would give 48 + 1
+    spans = chunk_text(text, ChunkingConfig("recursive", 48))
+    counts = [count_tokens(text[s.start:s.end]) for s in spans]
+    assert sorted(counts) == [24, 25]
+    assert_partition(text, spans, 48)
+
+
 TOPICS = ("Cats purr and cats nap. Cats chase mice. Cats purr again. "
           "Rockets launch into orbit. Rockets burn fuel. Rockets reach orbit fast.")
 

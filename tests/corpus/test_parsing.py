@@ -163,6 +163,12 @@ def test_rst_headings_match_docutils_sections():
     assert [(h.level, h.title) for h in parse("guide.rst").headings] == expected
 
 
+def test_rst_label_targets_belong_to_the_following_section():
+    text = "Intro\n=====\n\nText.\n\n.. _usage-label:\n\n.. _other-label:\n\nUsage\n=====\n\nMore.\n"
+    document = parse_document(text.encode(), filename="a.rst")
+    assert [(h.start, h.title) for h in document.headings] == [(0, "Intro"), (text.index(".. _usage"), "Usage")]
+
+
 def test_txt_written_in_rst_is_detected_as_rst():
     data = (FILES / "guide_rst.txt").read_bytes()
     assert detect_media_type("guide_rst.txt", data) == RST
