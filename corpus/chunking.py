@@ -124,6 +124,23 @@ def heading_path_at(headings: Sequence[Heading], offset: int) -> list[str]:
     return [heading.title for heading in stack]
 
 
+def heading_paths(headings: Sequence[Heading], offsets: Sequence[int]) -> list[list[str]]:
+    """heading_path_at for many offsets in one sweep (for a document with many headings and chunks)."""
+    ordered = sorted(headings, key=lambda h: h.start)
+    paths: list[list[str]] = [[] for _ in offsets]
+    stack: list[Heading] = []
+    next_heading = 0
+    for i in sorted(range(len(offsets)), key=offsets.__getitem__):
+        while next_heading < len(ordered) and ordered[next_heading].start <= offsets[i]:
+            heading = ordered[next_heading]
+            while stack and stack[-1].level >= heading.level:
+                stack.pop()
+            stack.append(heading)
+            next_heading += 1
+        paths[i] = [heading.title for heading in stack]
+    return paths
+
+
 class _Doc:
     """A text with its tokens, answering token counts between word-boundary cuts."""
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from corpus.chunking import STRATEGIES, ChunkingConfig, Span, chunk_text, heading_path_at
+from corpus.chunking import STRATEGIES, ChunkingConfig, Span, chunk_text, heading_path_at, heading_paths
 from corpus.parsing import Heading
 from corpus.tokens import count_tokens, tokenize
 from tests.corpus.text_strategies import documents, simple_documents
@@ -291,6 +291,12 @@ def test_heading_path_at_offsets():
     assert heading_path_at(headings, 45) == ["Appendix"]
     assert heading_path_at([], 5) == []
     assert heading_path_at([Heading(10, 1, "Late")], 5) == []
+
+
+@given(levels=st.lists(st.integers(0, 4), max_size=12), offsets=st.lists(st.integers(0, 130), max_size=12))
+def test_heading_paths_agree_with_heading_path_at(levels, offsets):
+    headings = [Heading(10 * i + 3, level, f"H{i}") for i, level in enumerate(levels)]
+    assert heading_paths(headings, offsets) == [heading_path_at(headings, o) for o in offsets]
 
 
 # --- a long document (speed is measured by scripts, not asserted here) ---
