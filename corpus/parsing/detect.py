@@ -51,7 +51,8 @@ def detect_media_type(filename: str, data: bytes) -> str:
     "text/x-rst"; an unknown extension is plain text if the bytes decode as text."""
     extension = PurePath(filename).suffix.lower()
     head = data[:1024]
-    if b"%PDF-" in head:
+    # Readers accept junk before the header, but a text file may mention "%PDF-" too.
+    if head.lstrip().startswith(b"%PDF-") or (extension == ".pdf" and b"%PDF-" in head):
         return PDF
     if data.startswith(b"PK\x03\x04"):
         if _is_docx(data) or extension == ".docx":

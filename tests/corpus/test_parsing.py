@@ -237,6 +237,11 @@ def test_pdf_is_recognised_by_content_whatever_its_name():
     assert parse_document(data, filename="upload", media_type="text/plain").media_type == PDF
 
 
+def test_text_mentioning_the_pdf_header_is_not_a_pdf():
+    data = b"# Notes\n\nEvery PDF starts with %PDF-1.7 in its first line.\n"
+    assert detect_media_type("notes.md", data) == MARKDOWN
+
+
 def test_pdf_without_text_layer_is_refused():
     assert "no extractable text (is it a scanned image?)" in parse_error("scanned.pdf")
 
