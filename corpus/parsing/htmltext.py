@@ -143,7 +143,7 @@ def parse_html(data: bytes) -> tuple[str, list[Heading], str | None]:
         root = lxml.html.document_fromstring(source)
     except (etree.ParserError, ValueError) as exc:
         raise ParseError("The HTML page could not be read.") from exc
-    title_element = root.find(".//title")
+    title_element = root.find("head/title")
     title = _SPACES.sub(" ", title_element.text_content()).strip() if title_element is not None else ""
     walker = _Walker()
     walker.walk(root)
