@@ -12,6 +12,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
 from chat.citations import citation_url
@@ -62,14 +63,20 @@ def render_message(request: HttpRequest, message: Message) -> str:
 def _page(request: HttpRequest, conversation: Conversation | None) -> HttpResponse:
     conversations = Conversation.objects.filter(user=request.user).only("pk", "title", "updated_at")[:100]
     if request.htmx and request.htmx.target == "conversation-list":
-        return render(request, "chat/index.html#conversation-list",
-                      {"conversations": conversations, "conversation": conversation})
+        response = render(request, "chat/index.html#conversation-list",
+                          {"conversations": conversations, "conversation": conversation})
+        # Same URL as the page: keep the fragment out of the cache so "back" never shows it alone.
+        response["Cache-Control"] = "no-store"
+        patch_vary_headers(response, ["HX-Request", "HX-Target"])
+        return response
     items = [_message_context(m) for m in conversation.messages.all()] if conversation else []
     collections = readable_collections(request.user).only("slug", "name")
-    return render(request, "chat/index.html", {
+    response = render(request, "chat/index.html", {
         "conversations": conversations, "conversation": conversation, "items": items,
         "collections": collections, "picked": conversation.collection if conversation else None,
     })
+    patch_vary_headers(response, ["HX-Request", "HX-Target"])
+    return response
 
 
 @require_GET

@@ -104,6 +104,7 @@
           showNotice(messages, data.message);
         } else if (event === "done") {
           finished = true;
+          stop.hidden = true;
           reply.outerHTML = data.html;
         }
       });
