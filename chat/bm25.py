@@ -1,7 +1,7 @@
 """BM25 keyword scoring inside Postgres, from the `search` tsvector of corpus_chunk.
 
 Candidates come from the GIN index with OR semantics: the query is turned into lexemes by the
-same text search configuration as the index, and any chunk holding any of them matches (a
+same text search configuration as the index, and a chunk holding any of them matches (a
 question must not need every word). Each match is scored with Okapi BM25,
 
     sum over query lexemes q in the chunk:  idf(q) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avglen))
@@ -23,54 +23,77 @@ from django.db import connection
 
 from corpus.models import SEARCH_CONFIG
 
-# Lexemes are quoted for tsquery input (embedded quotes and backslashes doubled) and OR-ed, so
-# nothing in a user's query is read as tsquery syntax.
-QUERY_CTE = f"""
+# A lexeme quoted for tsquery input (embedded quotes and backslashes doubled), so nothing in a
+# user's query is read as tsquery syntax.
+_QUOTED = r"'''' || replace(replace(lexeme, '\', '\\'), '''', '''''') || ''''"
+
+# ts_rank_cd baseline: every query lexeme, OR-ed.
+TS_RANK_CD_CTES = f"""
 kw_query AS (
-    SELECT array_agg(u.lexeme) AS lexemes,
-           string_agg('''' || replace(replace(u.lexeme, '\\', '\\\\'), '''', '''''') || '''', ' | ')::tsquery
-               AS tsq
-    FROM unnest(to_tsvector('{SEARCH_CONFIG}', %(query)s)) AS u
+    SELECT string_agg({_QUOTED}, ' | ')::tsquery AS tsq
+    FROM unnest(to_tsvector('{SEARCH_CONFIG}', %(query)s))
 ),
 kw_match AS (
     SELECT c.id, c.search
     FROM corpus_chunk c
     WHERE c.search @@ (SELECT tsq FROM kw_query)
       AND c.document_id IN (SELECT id FROM corpus_document WHERE collection_id = ANY(%(collections)s::bigint[]))
-)"""
-
-BM25_CTES = QUERY_CTE + """,
-kw_stats AS (
-    SELECT sum(chunk_count)::float8 AS n,
-           sum(total_length)::float8 / nullif(sum(chunk_count), 0) AS avglen
-    FROM bm25_collection_stats WHERE collection_id = ANY(%(collections)s::bigint[])
 ),
-kw_idf AS (
-    SELECT t.lexeme, ln(1 + (s.n - sum(t.df) + 0.5) / (sum(t.df) + 0.5)) AS idf
-    FROM bm25_term_stats t CROSS JOIN kw_stats s
-    WHERE t.collection_id = ANY(%(collections)s::bigint[]) AND t.lexeme IN (SELECT unnest(lexemes) FROM kw_query)
-    GROUP BY t.lexeme, s.n
-),
-kw_scored AS (
-    SELECT m.id,
-           sum(i.idf * u.tf * (%(k1)s + 1)
-               / (u.tf + %(k1)s * (1 - %(b)s + %(b)s * m.len / s.avglen))) AS score,
-           sum(i.idf * u.tf * (%(k1)s + 1)
-               / (u.tf + %(k1)s * (1 - %(b)s + %(b)s * m.len / s.avglen))) AS bm25
-    FROM (SELECT id, search, bm25_length(search) AS len FROM kw_match) AS m
-    CROSS JOIN kw_stats s
-    CROSS JOIN LATERAL (SELECT lexeme, coalesce(array_length(positions, 1), 1) AS tf FROM unnest(m.search)) AS u
-    JOIN kw_idf i ON i.lexeme = u.lexeme
-    GROUP BY m.id
-),
-kw_idf_sum AS (SELECT coalesce(sum(idf), 0) AS total FROM kw_idf)"""
-
-TS_RANK_CD_CTES = QUERY_CTE + """,
 kw_scored AS (
     SELECT m.id, ts_rank_cd(m.search, (SELECT tsq FROM kw_query)) AS score, NULL::float8 AS bm25
     FROM kw_match m
 ),
 kw_idf_sum AS (SELECT NULL::float8 AS total)"""
+
+# BM25. Matching chunks are found through the GIN index with the query's rarest lexemes, as many
+# as fit a budget of %(max_matches)s summed document frequencies (at least one). Common lexemes
+# add little IDF yet would drag in most of a large corpus; they still count in the score of
+# every chunk that is found. Below the budget (the whole evaluation corpus) this is plain OR.
+# tf comes from a copy of the tsvector filtered to the query's lexemes (setweight + ts_filter,
+# C functions) rather than from unnesting the whole tsvector into rows.
+BM25_CTES = f"""
+kw_stats AS (
+    SELECT sum(chunk_count)::float8 AS n,
+           sum(total_length)::float8 / nullif(sum(chunk_count), 0) AS avglen
+    FROM bm25_collection_stats WHERE collection_id = ANY(%(collections)s::bigint[])
+),
+kw_terms AS (
+    SELECT t.lexeme, sum(t.df)::float8 AS df
+    FROM bm25_term_stats t
+    WHERE t.collection_id = ANY(%(collections)s::bigint[])
+      AND t.lexeme IN (SELECT unnest(tsvector_to_array(to_tsvector('{SEARCH_CONFIG}', %(query)s))))
+    GROUP BY t.lexeme
+    HAVING sum(t.df) > 0
+),
+kw_idf AS (
+    SELECT k.lexeme, ln(1 + (s.n - k.df + 0.5) / (k.df + 0.5)) AS idf FROM kw_terms k CROSS JOIN kw_stats s
+),
+kw_query AS (
+    SELECT (SELECT array_agg(lexeme) FROM kw_terms) AS lexemes, string_agg({_QUOTED}, ' | ')::tsquery AS tsq
+    FROM (SELECT lexeme, row_number() OVER (ORDER BY df, lexeme) AS n,
+                 sum(df) OVER (ORDER BY df, lexeme) AS cumulative
+          FROM kw_terms) AS ranked
+    WHERE n = 1 OR cumulative <= %(max_matches)s
+),
+kw_match AS (
+    SELECT c.id, c.search
+    FROM corpus_chunk c
+    WHERE c.search @@ (SELECT tsq FROM kw_query)
+      AND c.document_id IN (SELECT id FROM corpus_document WHERE collection_id = ANY(%(collections)s::bigint[]))
+),
+kw_scored AS (
+    SELECT m.id, sum(i.idf * u.tf * (%(k1)s + 1) / (u.tf + %(k1)s * (1 - %(b)s + %(b)s * m.len / s.avglen)))
+               AS score
+    FROM (SELECT id, search, bm25_length(search) AS len FROM kw_match) AS m
+    CROSS JOIN kw_stats s
+    CROSS JOIN LATERAL (
+        SELECT lexeme, coalesce(array_length(positions, 1), 1) AS tf
+        FROM unnest(ts_filter(setweight(setweight(m.search, 'D'), 'A', (SELECT lexemes FROM kw_query)), '{{a}}'))
+    ) AS u
+    JOIN kw_idf i ON i.lexeme = u.lexeme
+    GROUP BY m.id
+),
+kw_idf_sum AS (SELECT coalesce(sum(idf), 0) AS total FROM kw_idf)"""
 
 RANKED_CTE = """
 kw AS (
@@ -80,8 +103,9 @@ kw AS (
 
 
 def keyword_ctes(scoring: str) -> str:
-    """CTEs defining kw_scored (every match: id, score, bm25), kw (top %(candidates)s with rank)
-    and kw_idf_sum. Parameters: query, collections, k1, b, candidates."""
+    """CTEs defining kw_scored (every match: id, score), kw (top
+    %(candidates)s with rank) and kw_idf_sum. Parameters: query, collections, k1, b, candidates,
+    max_matches."""
     if scoring == "bm25":
         return BM25_CTES + "," + RANKED_CTE
     if scoring == "ts_rank_cd":

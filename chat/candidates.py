@@ -62,8 +62,12 @@ def _statement(mode: str) -> str:
     vector_rank = "v.rank" if uses_vector else "NULL::bigint"
     scan = ("(SELECT CASE WHEN EXISTS (SELECT 1 FROM vec_exact) THEN 'exact' ELSE 'hnsw' END)" if uses_vector
             else "NULL::text")
-    keyword_cols = "k.rank, ks.bm25, ks.score, (SELECT total FROM kw_idf_sum)" if uses_keyword \
-        else "NULL::bigint, NULL::float8, NULL::float8, NULL::float8"
+    if mode == "ts_rank_cd":
+        keyword_cols = "k.rank, NULL::float8, ks.score, NULL::float8"
+    elif uses_keyword:
+        keyword_cols = "k.rank, ks.score, ks.score, (SELECT total FROM kw_idf_sum)"
+    else:
+        keyword_cols = "NULL::bigint, NULL::float8, NULL::float8, NULL::float8"
     joins = []
     if uses_vector:
         joins.append("LEFT JOIN vec v ON v.id = c.id")
@@ -92,6 +96,7 @@ def fetch_candidates(*, query: str, vector: Sequence[float], collection_ids: lis
         "exact_max": int(settings.SEARCH_EXACT_MAX_CHUNKS),
         "k1": float(settings.SEARCH_BM25_K1),
         "b": float(settings.SEARCH_BM25_B),
+        "max_matches": int(settings.SEARCH_BM25_MAX_MATCHES),
     }
     with transaction.atomic(), connection.cursor() as cursor:
         if mode in ("hybrid", "vector"):

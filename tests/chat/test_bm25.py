@@ -184,3 +184,17 @@ def test_rebuild_stats_recomputes_everything():
         cursor.execute("UPDATE bm25_term_stats SET df = 99")
     rebuild_stats()
     assert _stored_stats() == _expected_stats()
+
+
+def test_match_budget_keeps_rarest_terms_and_scores_all_terms(settings):
+    settings.SEARCH_BM25_MAX_MATCHES = 1  # only the rarest query lexeme finds candidates
+    col = make_collection("animals")
+    make_document(col, "a.txt", CORPUS)
+    query = "quick fox barks"  # "bark" is in one chunk; "fox" and "quick" in several
+    scores, _ = _keyword_scores([col], query)
+    reference = _reference_bm25([col], query, 1.2, 0.75)
+    barking = Chunk.objects.get(text=CORPUS[2]).id
+    assert list(scores) == [barking]
+    assert scores[barking] == pytest.approx(reference[barking], rel=1e-9)  # "fox" still counts
+    settings.SEARCH_BM25_MAX_MATCHES = 1000
+    assert _keyword_scores([col], query)[0] == pytest.approx(reference, rel=1e-9)

@@ -1,0 +1,181 @@
+"""`manage.py bench_search [--chunks 100000] [--queries EVAL.jsonl] [--recall-collection SLUG] [--keep]`
+
+Latency of the search stages at scale, beside a bare pgvector HNSW top-k query in the same run,
+and HNSW recall@10 against exact search on real embeddings.
+
+Builds a scratch collection of synthetic chunks (text drawn from a Zipf distribution over the
+words of the real corpus, so keyword queries match as they would on real text; random unit
+embeddings), searches it together with the real collection, and deletes it afterwards unless
+--keep. Figures come from this command, never from tests.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+
+import numpy as np
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connection, transaction
+
+from chat.evaluation import load_items, percentile
+from chat.search import search
+from chat.vector import session_settings_sql, vector_literal
+from corpus.embedding import embed_texts
+from corpus.models import Chunk, Collection, Document
+
+SCRATCH_SLUG = "bench-scratch"
+CHUNKS_PER_DOCUMENT = 100
+WORDS_PER_CHUNK = 130
+_WORD = re.compile(r"[A-Za-z]{3,}")
+
+
+def _vocabulary(collection: Collection, size: int = 20000) -> list[str]:
+    counts: dict[str, int] = {}
+    for text in Chunk.objects.filter(document__collection=collection).values_list("text", flat=True)[:3000]:
+        for word in _WORD.findall(text.lower()):
+            counts[word] = counts.get(word, 0) + 1
+    words = sorted(counts, key=counts.get, reverse=True)[:size]
+    if len(words) < 100:
+        raise CommandError("The real collection has too little text to draw a vocabulary from.")
+    return words
+
+
+def _build_scratch(n_chunks: int, words: list[str], stdout) -> Collection:
+    Collection.objects.filter(slug=SCRATCH_SLUG).delete()
+    scratch = Collection.objects.create(slug=SCRATCH_SLUG, name="Benchmark scratch")
+    rng = np.random.default_rng(7)
+    zipf_weights = 1.0 / np.arange(1, len(words) + 1)
+    zipf_weights /= zipf_weights.sum()
+    n_docs = (n_chunks + CHUNKS_PER_DOCUMENT - 1) // CHUNKS_PER_DOCUMENT
+    started = time.perf_counter()
+    for d in range(n_docs):
+        count = min(CHUNKS_PER_DOCUMENT, n_chunks - d * CHUNKS_PER_DOCUMENT)
+        pieces = []
+        for _ in range(count):
+            picked = rng.choice(len(words), size=WORDS_PER_CHUNK, p=zipf_weights)
+            pieces.append(" ".join(words[i] for i in picked) + ". ")
+        vectors = rng.standard_normal((count, settings.EMBEDDING_DIMENSIONS)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        with transaction.atomic():
+            doc = Document.objects.create(collection=scratch, source=f"synthetic/{d:05}.txt", title=f"Synthetic {d}",
+                                          text="".join(pieces), status=Document.Status.READY)
+            offset, rows = 0, []
+            for i, piece in enumerate(pieces):
+                rows.append(Chunk(document=doc, chunk_index=i, text=piece, start=offset, end=offset + len(piece),
+                                  embedding=vectors[i].tolist()))
+                offset += len(piece)
+            Chunk.objects.bulk_create(rows)
+        if (d + 1) % 100 == 0:
+            stdout.write(f"  {min((d + 1) * CHUNKS_PER_DOCUMENT, n_chunks)} chunks "
+                         f"({time.perf_counter() - started:.0f}s)")
+    return scratch
+
+
+def _bare_hnsw_ms(vector: np.ndarray, k: int) -> tuple[float, list[int]]:
+    started = time.perf_counter()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(session_settings_sql())
+        cursor.execute("SELECT id FROM corpus_chunk ORDER BY embedding <=> %s::vector LIMIT %s",
+                       [vector_literal(vector), k])
+        ids = [r[0] for r in cursor.fetchall()]
+    return (time.perf_counter() - started) * 1000, ids
+
+
+def _nearest(vector: np.ndarray, collection_ids: list[int], k: int, exact: bool) -> list[int]:
+    order = "(c.embedding <=> %(v)s::vector) + 0" if exact else "c.embedding <=> %(v)s::vector"
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(session_settings_sql())
+        cursor.execute(f"""
+            WITH hits AS MATERIALIZED (
+                SELECT c.id, c.embedding <=> %(v)s::vector AS distance FROM corpus_chunk c
+                WHERE c.embedding IS NOT NULL AND c.document_id IN (
+                    SELECT id FROM corpus_document WHERE collection_id = ANY(%(c)s::bigint[]))
+                ORDER BY {order} LIMIT %(k)s)
+            SELECT id FROM hits ORDER BY distance""", {"v": vector_literal(vector), "c": collection_ids, "k": k})
+        return [r[0] for r in cursor.fetchall()]
+
+
+class Command(BaseCommand):
+    help = "Benchmark search latency at scale and HNSW recall@10 (scratch collection, removed afterwards)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--chunks", type=int, default=100_000)
+        parser.add_argument("--queries", required=True, help="Evaluation JSONL whose questions are the queries.")
+        parser.add_argument("--recall-collection", default="django-docs",
+                            help="Real collection: vocabulary source and HNSW recall measurement.")
+        parser.add_argument("--k", type=int, default=10)
+        parser.add_argument("--repeat", type=int, default=2, help="Passes over the queries.")
+        parser.add_argument("--keep", action="store_true", help="Keep the scratch collection (and reuse it).")
+        parser.add_argument("--build-only", action="store_true", help="Build (and keep) the scratch collection only.")
+
+    def handle(self, *args, chunks: int, queries: str, recall_collection: str, k: int, repeat: int, keep: bool,
+               build_only: bool, **options):
+        from pathlib import Path
+
+        real = Collection.objects.filter(slug=recall_collection).first()
+        if real is None:
+            raise CommandError(f"There is no collection {recall_collection!r}.")
+        questions = [item.question for item in load_items(Path(queries))]
+        vectors = embed_texts(questions)
+
+        scratch = Collection.objects.filter(slug=SCRATCH_SLUG).first()
+        if scratch is None or Chunk.objects.filter(document__collection=scratch).count() != chunks:
+            self.stdout.write(f"building {chunks} synthetic chunks ...")
+            scratch = _build_scratch(chunks, _vocabulary(real), self.stdout)
+        if build_only:
+            return
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE corpus_chunk; ANALYZE corpus_document")
+            cursor.execute("SELECT count(*) FROM corpus_chunk")
+            total_chunks = cursor.fetchone()[0]
+        try:
+            self._latency(scratch, real, questions, vectors, k, repeat, total_chunks)
+            self._recall(real, vectors, k)
+        finally:
+            if not keep:
+                Collection.objects.filter(pk=scratch.pk).delete()
+                self.stdout.write("scratch collection deleted")
+
+    def _latency(self, scratch, real, questions, vectors, k, repeat, total_chunks):
+        both = Collection.objects.filter(pk__in=[scratch.pk, real.pk])
+        stages: dict[str, list[float]] = {}
+        bare: list[float] = []
+        search(query="warm up", collections=both, k=k)
+        order = list(range(len(questions))) * repeat
+        random.Random(3).shuffle(order)
+        for i in order:
+            result = search(query=questions[i], collections=both, k=k, rse="balanced")
+            for stage, ms in result.timings_ms.items():
+                stages.setdefault(stage, []).append(ms)
+            stages.setdefault("total-embed", []).append(result.timings_ms["total"] - result.timings_ms["embed"])
+            bare.append(_bare_hnsw_ms(vectors[i], k)[0])
+        self.stdout.write(f"\nlatency over {len(order)} queries, {total_chunks} chunks in the table, "
+                          f"hybrid k={k}, RSE balanced, ef_search={settings.SEARCH_HNSW_EF}")
+        self.stdout.write(f"{'stage':16} {'p50 ms':>8} {'p95 ms':>8}")
+        for stage in ["embed", "candidates", "fusion", "rse", "total", "total-embed"]:
+            values = stages.get(stage, [])
+            self.stdout.write(f"{stage:16} {percentile(values, 50):8.2f} {percentile(values, 95):8.2f}")
+        self.stdout.write(f"{'bare HNSW top-k':16} {percentile(bare, 50):8.2f} {percentile(bare, 95):8.2f}")
+        ratio = percentile(stages["total-embed"], 50) / percentile(bare, 50)
+        self.stdout.write(f"total without embedding / bare HNSW at p50: {ratio:.1f}x")
+
+    def _recall(self, real, vectors, k):
+        hits = 0
+        for vector in vectors:
+            approx = set(_nearest(vector, [real.pk], k, exact=False))
+            exact = set(_nearest(vector, [real.pk], k, exact=True))
+            hits += len(approx & exact)
+        unfiltered_hits = 0
+        for vector in vectors:
+            approx = set(_bare_hnsw_ms(vector, k)[1])
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT id FROM corpus_chunk WHERE embedding IS NOT NULL "
+                               "ORDER BY (embedding <=> %s::vector) + 0 LIMIT %s", [vector_literal(vector), k])
+                exact = {r[0] for r in cursor.fetchall()}
+            unfiltered_hits += len(approx & exact)
+        n = len(vectors) * k
+        self.stdout.write(f"\nHNSW recall@{k} vs exact, real embeddings ({len(vectors)} questions): "
+                          f"filtered to {real.slug}: {hits / n:.3f}; whole table: {unfiltered_hits / n:.3f}")
