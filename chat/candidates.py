@@ -107,8 +107,8 @@ def fetch_candidates(*, query: str, vector: Sequence[float], collection_ids: lis
     idf_sum = None
     scan = None
     for (chunk_id, document_id, collection_id, chunk_index, text, start, end, page, title, source,
-         vector_rank, keyword_rank, bm25, keyword_score, idf_total, similarity, scan) in rows:
-        idf_sum = idf_total
+         vector_rank, keyword_rank, bm25, keyword_score, idf_total, similarity, row_scan) in rows:
+        idf_sum, scan = idf_total, row_scan
         result.append(Candidate(
             chunk_id=chunk_id, document_id=document_id, collection_id=collection_id, chunk_index=chunk_index,
             text=text, start=start, end=end, page=page, title=title, source=source,

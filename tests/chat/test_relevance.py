@@ -1,7 +1,6 @@
 import pytest
 
-from chat.relevance import (Calibration, beta_cdf_relevance, blended_relevance, keyword_relevance,
-                            similarity_relevance)
+from chat.relevance import Calibration, beta_cdf_relevance, blended_relevance, keyword_relevance, similarity_relevance
 
 
 def test_similarity_relevance_is_monotonic_and_centred():

@@ -61,7 +61,7 @@ def test_rse_returns_contiguous_segment_text_from_the_document(corpus):
     assert seg.text == "".join(GUIDE[seg.start:seg.end])
     # Segments never overlap one another.
     spans = sorted((s.document.id, s.start, s.end) for s in result.segments)
-    for a, b in zip(spans, spans[1:]):
+    for a, b in zip(spans, spans[1:], strict=False):
         assert a[0] != b[0] or a[2] <= b[1]
 
 

@@ -13,8 +13,17 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from chat.evaluation import (KINDS, EvalFormatError, Item, coverage, first_source_rank, joined, load_items, mean,
-                             percentile)
+from chat.evaluation import (
+    KINDS,
+    EvalFormatError,
+    Item,
+    coverage,
+    first_source_rank,
+    joined,
+    load_items,
+    mean,
+    percentile,
+)
 from chat.search import search
 from corpus.models import Collection
 
