@@ -1,0 +1,64 @@
+"""corpus.embedding: normalised batched vectors, batch planning, late chunking."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from corpus import embedding
+
+
+def test_batch_plan_covers_every_item_once_within_the_batch_size():
+    lengths = [12, 250, 13, 240, 11, 14, 90, 95, 92] * 9
+    batches = embedding.plan_batches(lengths, batch_size=8)
+
+    assert sorted(itertools.chain.from_iterable(batches)) == list(range(len(lengths)))
+    assert all(1 <= len(batch) <= 8 for batch in batches)
+    padded = sum(len(batch) * max(lengths[i] for i in batch) for batch in batches)
+    fixed = sorted(lengths, reverse=True)  # what encode() does: sorted, cut every 8
+    fixed_padded = sum(len(fixed[i:i + 8]) * fixed[i] for i in range(0, len(fixed), 8))
+    assert padded + embedding.BATCH_OVERHEAD_TOKENS * len(batches) <= (
+        fixed_padded + embedding.BATCH_OVERHEAD_TOKENS * -(-len(lengths) // 8))
+
+
+def test_batch_plan_splits_mixed_lengths_but_keeps_similar_ones_together():
+    assert sorted(map(sorted, embedding.plan_batches([200, 10, 190, 12], batch_size=32))) == [[0, 2], [1, 3]]
+    assert [len(b) for b in embedding.plan_batches([50] * 64, batch_size=32)] == [32, 32]
+
+
+@pytest.mark.slow
+def test_embed_texts_matches_plain_encode_and_is_normalised():
+    texts = ["short", "a much longer sentence about tomatoes and their watering " * 6, "mid-length words"]
+
+    vectors = embedding.embed_texts(texts)
+    reference = embedding.get_model().encode(texts, normalize_embeddings=True)
+
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert np.allclose(vectors, reference, atol=1e-5)
+    assert embedding.embed_texts([]).shape == (0, 384)
+    assert np.allclose(embedding.embed_query(texts[0]), vectors[0], atol=1e-5)
+
+
+def test_windows_overlap_by_half_and_cover_everything():
+    assert embedding._windows(100, 500) == [(0, 100)]
+    windows = embedding._windows(1200, 500)
+    assert windows == [(0, 500), (250, 750), (500, 1000), (700, 1200)]
+    assert all(end - start == 500 for start, end in windows)
+
+
+@pytest.mark.slow
+def test_late_chunking_over_several_windows_gives_one_normalised_vector_per_span():
+    text = " ".join(f"Sentence {i} is about topic {i % 7} in the garden." for i in range(300))
+    spans = [(start, min(len(text), start + 400)) for start in range(0, len(text), 400)]
+
+    vectors = embedding.late_chunk_embeddings(text, spans, prefix="Garden notes")
+    plain = embedding.embed_texts([text[s:e] for s, e in spans])
+
+    assert vectors.shape == (len(spans), 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    similarity = (vectors * plain).sum(axis=1)
+    assert similarity.min() > 0.3 and similarity.max() < 0.999
+    assert embedding.late_chunk_embeddings(text, []).shape == (0, 384)
