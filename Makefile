@@ -40,6 +40,9 @@ lint: install
 eval: install services-start
 	$(PY) manage.py evaluate ../shared/eval/django_dev.jsonl --collection django-docs
 
+bench-ingest: install services-start
+	$(PY) manage.py bench_ingest $(BENCH_ARGS)
+
 clean:
 	$(PY) scripts/services.py stop || true
 	rm -rf var
