@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 from chat.answer import RSE_PRESETS
 from chat.citations import public_citations
 from chat.models import Conversation, Message
-from chat.services import CollectionNotReadable, collections_for, conversation_start, message_ask
+from chat.services import CollectionNotReadable, collections_for, conversation_start, message_ask, run_to_end
 from chat.sse import sse_event, sse_response
 
 
@@ -102,9 +102,7 @@ class AskView(APIView):
                              rse=None if params["rse"] == "none" else params["rse"], stream=params["stream"])
         if params["stream"]:
             return sse_response(_stream(events))
-        done = None
-        for done in events:
-            pass
+        done = run_to_end(events)
         return Response(answer_payload(done.message),
                         status=status.HTTP_502_BAD_GATEWAY if done.upstream_failure else status.HTTP_200_OK)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -38,6 +39,11 @@ class AskEvent:
     message: Message
     text: str = ""
     upstream_failure: bool = False  # on "done": the LLM failed (vs. nothing to search or found)
+
+
+def run_to_end(events: Iterator[AskEvent]) -> AskEvent:
+    """Consume an ask stream; the last ("done") event."""
+    return deque(events, maxlen=1)[0]
 
 
 def conversation_start(*, user, collection: Collection | None = None, title: str = "") -> Conversation:

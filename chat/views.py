@@ -26,6 +26,7 @@ from chat.services import (
     message_ask,
     message_record_failure,
     message_request_stop,
+    run_to_end,
 )
 from chat.sse import sse_event, sse_response
 from corpus.models import Collection, Document
@@ -131,9 +132,7 @@ def ask(request: HttpRequest) -> HttpResponse:
         return redirect(f"{conv.get_absolute_url()}#m{reply.pk}")
 
     if not _wants_stream(request):
-        final = first
-        for final in events:
-            pass
+        final = run_to_end(events)
         return redirect(f"{conv.get_absolute_url()}#m{final.message.pk}")
     return sse_response(_stream_events(request, conv, first, events))
 

@@ -12,6 +12,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# Fixtures `fake_llm` (a real OpenAI-protocol HTTP server) and `no_llm`, for chat, API and browser tests.
+pytest_plugins = ["tests.chat.fake_openai"]
+
 if not (os.environ.get("DATABASE_URL") or os.environ.get("RAGWEB_SKIP_SERVICES")):
     subprocess.run([sys.executable, str(ROOT / "scripts" / "services.py"), "start"], check=True,
                    stdout=subprocess.DEVNULL)

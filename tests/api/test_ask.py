@@ -9,7 +9,7 @@ from rest_framework.test import APIClient
 
 from chat.models import Message
 from tests.chat.chat_corpus import GUIDE, make_collection, make_document
-from tests.chat.fake_openai import fake_llm, is_rewrite_request, no_llm  # noqa: F401
+from tests.chat.fake_openai import is_rewrite_request
 
 pytestmark = pytest.mark.django_db
 

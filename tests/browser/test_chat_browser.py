@@ -17,7 +17,6 @@ from tests.chat.chat_corpus import GUIDE, make_collection, make_document
 from tests.chat.fake_openai import FakeOpenAI
 
 
-
 def in_db_thread(fn):
     """Run ORM code in its own thread and close its connection. Playwright's sync API runs an event
     loop (in greenlets) here, where Django refuses ORM calls or opens connections nobody closes."""

@@ -8,7 +8,7 @@ from chat.models import Message
 from chat.services import conversation_start, message_ask, message_request_stop
 from corpus.models import Chunk
 from tests.chat.chat_corpus import COOKING, GUIDE, make_collection, make_document
-from tests.chat.fake_openai import fake_llm, is_rewrite_request, last_user_content, no_llm  # noqa: F401
+from tests.chat.fake_openai import is_rewrite_request, last_user_content
 
 pytestmark = pytest.mark.django_db
 

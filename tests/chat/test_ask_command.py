@@ -5,7 +5,6 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from tests.chat.chat_corpus import GUIDE, make_collection, make_document
-from tests.chat.fake_openai import fake_llm, no_llm  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,8 @@ def _word_similarity(query, sentences):
 
 def test_split_sentences_skips_code_tables_and_headings_markup():
     text = ("# Settings\n\nThe timeout is set in seconds. It defaults to sixty seconds.\n\n"
-            "```\nTIMEOUT = 60  # not prose at all\n```\n| a | b |\n|---|---|\n- Retries are limited to two attempts.\n")
+            "```\nTIMEOUT = 60  # not prose at all\n```\n| a | b |\n|---|---|\n"
+            "- Retries are limited to two attempts.\n")
     assert split_sentences(text) == [
         "The timeout is set in seconds.",
         "It defaults to sixty seconds.",

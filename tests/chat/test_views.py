@@ -9,8 +9,7 @@ from django.urls import reverse
 
 from chat.models import Conversation, Message
 from chat.services import conversation_start, message_ask
-from tests.chat.chat_corpus import COOKING, GUIDE, make_collection, make_document
-from tests.chat.fake_openai import fake_llm, no_llm  # noqa: F401
+from tests.chat.chat_corpus import GUIDE, make_collection, make_document
 
 pytestmark = pytest.mark.django_db
 
@@ -148,7 +147,7 @@ def test_passage_view_highlights_the_segment_and_charts_relevance(alice, user, c
     assert response.status_code == 200
     mark = re.search(r'<mark id="passage" class="passage block">(.*?)</mark>', html, re.S).group(1)
     assert "thirty seconds by default" in mark and "Logs are written" not in mark.split("Retries")[0]
-    assert "<h1>Deployment guide</h1>" in html.replace("[%d] " % citation["n"], "")
+    assert "<h1>Deployment guide</h1>" in html.replace(f"[{citation['n']}] ", "")
     assert '<svg class="relevance-chart"' in html
     assert len(re.findall(r'<rect class="bar', html)) == len(GUIDE)
     assert len(re.findall(r'<rect class="bar selected"', html)) == citation["end"] - citation["start"]
@@ -164,7 +163,7 @@ def test_passage_view_shows_pdf_page(alice, user, no_llm):
     citation = next(c for c in reply.citations if c["start"] <= 1 < c["end"])
     html = alice.get(reverse("chat:passage", args=[reply.pk, citation["n"]])).content.decode()
     assert '<pre class="doc plain">' in html
-    assert '<span class="page">page %d</span>' % (1 if citation["start"] == 0 else 2) in html
+    assert f'<span class="page">page {1 if citation["start"] == 0 else 2}</span>' in html
 
 
 def test_passage_view_is_404_without_read_permission(alice, client, user, other_user, corpus, no_llm):
