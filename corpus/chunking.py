@@ -354,14 +354,17 @@ def _semantic_cuts(doc: _Doc, config: ChunkingConfig, embed: Embed | None) -> li
 def _maxmin(doc: _Doc, units: list[int], vectors: np.ndarray, config: ChunkingConfig) -> list[int]:
     """Max-min semantic chunking: a sentence joins the current chunk when its highest similarity
     to a member exceeds the chunk's lowest pairwise similarity (its cohesion; `threshold` for a
-    one-sentence chunk) and the chunk stays within `size`."""
+    one-sentence chunk) and the chunk stays within `size`; a chunk under the minimum size takes
+    the next sentence whenever it fits."""
+    minimum = int(config.size * MIN_SEMANTIC_FRACTION)
     cuts: list[int] = []
     first = 0
     cohesion = config.threshold
     for i in range(1, len(units) - 1):
         similarities = vectors[first:i] @ vectors[i]
         fits = doc.count(units[first], units[i + 1]) <= config.size
-        if fits and float(similarities.max()) > cohesion:
+        small = doc.count(units[first], units[i]) < minimum
+        if fits and (small or float(similarities.max()) > cohesion):
             lowest = float(similarities.min())
             cohesion = lowest if i - first == 1 else min(cohesion, lowest)
         else:
