@@ -7,7 +7,8 @@ question must not need every word). Each match is scored with Okapi BM25,
     sum over query lexemes q in the chunk:  idf(q) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avglen))
     idf(q) = ln(1 + (N - df + 0.5) / (df + 0.5))
 
-tf = positions of q in the chunk's tsvector, len = bm25_length(search) (all lexeme occurrences),
+tf = positions of q in the chunk's tsvector, len = bm25_length(search) (distinct lexemes, see
+corpus/migrations/0003_bm25_length_distinct.py),
 N, df and avglen from bm25_collection_stats / bm25_term_stats (kept exact by triggers, see
 corpus/migrations/0002_bm25_stats.py), summed over the collections searched.
 
@@ -84,7 +85,7 @@ kw_match AS (
 kw_scored AS (
     SELECT m.id, sum(i.idf * u.tf * (%(k1)s + 1) / (u.tf + %(k1)s * (1 - %(b)s + %(b)s * m.len / s.avglen)))
                AS score
-    FROM (SELECT id, search, bm25_length(search) AS len FROM kw_match) AS m
+    FROM (SELECT id, search, length(search) AS len FROM kw_match) AS m  -- length() = bm25_length()
     CROSS JOIN kw_stats s
     CROSS JOIN LATERAL (
         SELECT lexeme, coalesce(array_length(positions, 1), 1) AS tf

@@ -99,8 +99,7 @@ def fetch_candidates(*, query: str, vector: Sequence[float], collection_ids: lis
         "max_matches": int(settings.SEARCH_BM25_MAX_MATCHES),
     }
     with transaction.atomic(), connection.cursor() as cursor:
-        if mode in ("hybrid", "vector"):
-            cursor.execute(session_settings_sql())
+        cursor.execute(session_settings_sql())
         cursor.execute(_statement(mode), params)
         rows = cursor.fetchall()
     result = []

@@ -58,5 +58,7 @@ def session_settings_sql() -> str:
     Values are validated integers from settings, so they are inlined (SET takes no parameters)."""
     ef = int(settings.SEARCH_HNSW_EF)
     max_tuples = int(settings.SEARCH_HNSW_MAX_SCAN_TUPLES)
+    # No parallel workers: starting them costs more than these small scans (the exact branch's
+    # plan is parallel-aware even when its one-time filter skips it).
     return (f"SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = relaxed_order; "
-            f"SET LOCAL hnsw.max_scan_tuples = {max_tuples}")
+            f"SET LOCAL hnsw.max_scan_tuples = {max_tuples}; SET LOCAL max_parallel_workers_per_gather = 0")

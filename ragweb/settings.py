@@ -168,7 +168,7 @@ SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 1.0, minimum=0.0)
 SEARCH_BM25_K1 = env_float("SEARCH_BM25_K1", 1.2, minimum=0.0)
 SEARCH_BM25_B = env_float("SEARCH_BM25_B", 0.75, minimum=0.0)
 # BM25 candidates come from the rarest query terms whose document frequencies sum to at most this.
-SEARCH_BM25_MAX_MATCHES = env_int("SEARCH_BM25_MAX_MATCHES", 20000, minimum=1)
+SEARCH_BM25_MAX_MATCHES = env_int("SEARCH_BM25_MAX_MATCHES", 5000, minimum=1)
 SEARCH_HNSW_EF = env_int("SEARCH_HNSW_EF", 100, minimum=1, maximum=1000)
 # Iterative HNSW scans stop after this many tuples; the exact-scan fallback covers the rest.
 SEARCH_HNSW_MAX_SCAN_TUPLES = env_int("SEARCH_HNSW_MAX_SCAN_TUPLES", 20000, minimum=1)

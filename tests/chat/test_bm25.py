@@ -38,11 +38,11 @@ def _reference_bm25(collections: list[Collection], query: str, k1: float, b: flo
     chunks = list(Chunk.objects.filter(document__collection__in=collections).values_list("id", flat=True))
     tf = {cid: _lexemes(cid) for cid in chunks}
     n = len(chunks)
-    avglen = sum(sum(t.values()) for t in tf.values()) / n
+    avglen = sum(len(t) for t in tf.values()) / n  # length = distinct lexemes
     terms = _query_lexemes(query)
     scores = {}
     for cid, counts in tf.items():
-        length = sum(counts.values())
+        length = len(counts)
         score = 0.0
         for term in set(terms):
             if term not in counts:
