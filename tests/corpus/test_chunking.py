@@ -268,6 +268,19 @@ def test_semantic_enforces_size():
     assert_partition(text, spans, 20)
 
 
+@pytest.mark.parametrize("strategy", SEMANTIC)
+def test_semantic_chunks_reach_a_minimum_size_even_when_nothing_is_similar(strategy):
+    text = " ".join(f"Word{i} here." for i in range(40))  # every sentence has its own words
+
+    def orthogonal(texts):
+        return np.eye(len(texts), dtype=np.float32)
+
+    spans = chunk_text(text, ChunkingConfig(strategy, 80, threshold=0.9), embed=orthogonal)
+    counts = [count_tokens(text[s.start:s.end]) for s in spans]
+    assert len(counts) > 1 and all(c >= 80 // 8 for c in counts[:-1]), counts
+    assert_partition(text, spans, 80)
+
+
 def test_semantic_with_the_real_model():
     from corpus.embedding import embed_texts
 
