@@ -133,11 +133,17 @@ class Postgres:
         _ensure_pg_user([self.data, self.log.parent])
         self._wait_for_orphans()
         self._remove_stale_pidfile()
+        if _port_open(pg_port()):
+            raise SystemExit(f"port {pg_port()} is taken by another server (not the one in {self.data}); "
+                             "stop it or choose another with RAGWEB_PG_PORT")
         options = (f"-c listen_addresses=127.0.0.1 -c port={pg_port()} -c unix_socket_directories='' "
                    "-c max_connections=100 -c shared_buffers=256MB -c maintenance_work_mem=512MB "
                    "-c fsync=on")
-        subprocess.run([*_as_pg_user(), pg_bin("pg_ctl"), "-D", str(self.data), "-l", str(self.log),
-                        "-o", options, "-w", "-t", "60", "start"], check=True, stdout=subprocess.DEVNULL)
+        started = subprocess.run([*_as_pg_user(), pg_bin("pg_ctl"), "-D", str(self.data), "-l", str(self.log),
+                                  "-o", options, "-w", "-t", "60", "start"], stdout=subprocess.DEVNULL)
+        if started.returncode != 0:
+            tail = "\n".join(self.log.read_text(errors="replace").splitlines()[-10:]) if self.log.exists() else ""
+            raise SystemExit(f"postgres did not start; the end of {self.log}:\n{tail}")
         if fresh or not self._database_exists():
             self._create_database()
 
@@ -219,6 +225,9 @@ class Redis:
         for path in (self.dir, self.pidfile.parent, self.log.parent):
             path.mkdir(parents=True, exist_ok=True)
         self.pidfile.unlink(missing_ok=True)  # stale after kill -9
+        if _port_open(redis_port()):
+            raise SystemExit(f"port {redis_port()} is taken by another server; stop it or choose another "
+                             "with RAGWEB_REDIS_PORT")
         subprocess.run([redis_bin(), "--bind", "127.0.0.1", "--port", str(redis_port()),
                         "--dir", str(self.dir), "--daemonize", "yes", "--pidfile", str(self.pidfile),
                         "--logfile", str(self.log), "--appendonly", "yes", "--save", ""],

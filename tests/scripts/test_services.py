@@ -117,3 +117,11 @@ def test_restart_after_kill_9_of_both_servers(var_dir):
     assert redis_pid(var_dir) != old_redis
     assert query("SELECT max(v) FROM survived") == "7"
     assert redis_client().ping() is True
+
+
+def test_start_explains_a_port_taken_by_another_server(var_dir):
+    with socket.create_server(("127.0.0.1", PG_PORT)):
+        out = services("start", var_dir)
+    assert out.returncode != 0
+    assert f"port {PG_PORT} is taken by another server" in out.stderr
+    assert "RAGWEB_PG_PORT" in out.stderr
