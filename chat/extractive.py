@@ -40,20 +40,58 @@ def _terms(text: str) -> set[str]:
     return {w for w in (m.lower() for m in _WORD.findall(text)) if len(w) > 1 and w not in _STOPWORDS}
 
 
-def split_sentences(text: str) -> list[str]:
-    """Sentences of a source, skipping code blocks, tables and fragments too short to answer."""
-    sentences: list[str] = []
-    in_fence = False
+_RST_ROLE = re.compile(r":[\w.-]+(?::[\w.-]+)?:(?=`)")
+_RULE_CHARS = set("=-~^*#_+`:'\".| ")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+def _paragraphs(text: str) -> list[str]:
+    """Prose paragraphs with hard-wrapped lines joined; code (fenced, or reST literal blocks after
+    "::"), tables, heading underlines and directives are left out."""
+    paragraphs: list[str] = []
+    current: list[str] = []
+    in_fence = literal = False
+
+    def flush() -> None:
+        if current:
+            paragraphs.append(" ".join(current))
+            current.clear()
+
     for raw_line in text.splitlines():
         stripped = raw_line.strip()
         if stripped.startswith(("```", "~~~")):
+            flush()
             in_fence = not in_fence
             continue
-        if in_fence or not stripped or stripped.startswith("|") or set(stripped) <= set("=-*_#"):
+        if in_fence:
             continue
-        line = _MARKUP_PREFIX.sub("", stripped)
-        for part in _SENTENCE_END.split(line):
-            part = part.strip()
+        if literal:  # a reST literal block lasts while lines are blank or indented
+            if not stripped or raw_line[:1].isspace():
+                continue
+            literal = False
+        if not stripped:
+            flush()
+            continue
+        if stripped.startswith(("|", ".. ")) or set(stripped) <= _RULE_CHARS or stripped.startswith("#"):
+            flush()
+            continue
+        if _LIST_ITEM.match(raw_line):
+            flush()
+        current.append(stripped)
+        if stripped.endswith("::"):
+            flush()
+            literal = True
+    flush()
+    return paragraphs
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a source, skipping code, tables, headings and fragments too short to answer."""
+    sentences: list[str] = []
+    for paragraph in _paragraphs(text):
+        paragraph = _RST_ROLE.sub("", _MARKUP_PREFIX.sub("", paragraph))
+        for part in _SENTENCE_END.split(paragraph):
+            part = part.strip().rstrip(":").strip()
             if len(part.split()) < MIN_WORDS:
                 continue
             if len(part) > MAX_SENTENCE_CHARS:

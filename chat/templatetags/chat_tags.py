@@ -1,6 +1,7 @@
 from django import template
 from django.utils.safestring import SafeString
 
+from chat.citations import chunk_range_label
 from chat.markdown import render_markdown
 
 register = template.Library()
@@ -10,3 +11,9 @@ register = template.Library()
 def markdown_filter(text: str) -> SafeString:
     """{{ text|markdown }}: Markdown rendered as sanitized HTML."""
     return render_markdown(text)
+
+
+@register.filter
+def chunk_range(citation: dict) -> str:
+    """"chunk 4" or "chunks 4–6" for a citation's [start, end) chunk range."""
+    return chunk_range_label(citation["start"], citation["end"])

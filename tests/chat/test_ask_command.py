@@ -27,7 +27,7 @@ def test_ask_command_streams_and_lists_sources(user, corpus, fake_llm):
     out = StringIO()
     call_command("ask", "What is the timeout?", "--user", "alice", "--collection", "guides", stdout=out)
     text = out.getvalue()
-    assert text.startswith("Thirty seconds [1].\n\nSources:\n  [1] Deployment guide — deploy.md, chunks ")
+    assert text.startswith("Thirty seconds [1].\n\nSources:\n  [1] Deployment guide — deploy.md, chunk")
 
 
 def test_ask_command_rejects_unreadable_collection(user, other_user, corpus):

@@ -45,3 +45,15 @@ def test_extractive_answer_without_sentences_says_so():
     answer = extractive_answer("anything", [{"n": 1, "text": "```\ncode only\n```"}])
     assert LABEL in answer
     assert "no sentence" in answer
+
+
+def test_split_sentences_joins_wrapped_lines_and_skips_rest_literal_blocks():
+    text = ("Path converters\n===============\n\nThe following path converters are available by\n"
+            "default in :func:`~django.urls.path` patterns. Each one matches a part of\nthe URL.\n\n"
+            "For example::\n\n    path('articles/<int:year>/', views.year_archive)\n\n"
+            ".. versionadded:: 5.0\n\nRegister custom converter classes in your URLconf using\nregister_converter.\n")
+    assert split_sentences(text) == [
+        "The following path converters are available by default in `~django.urls.path` patterns.",
+        "Each one matches a part of the URL.",
+        "Register custom converter classes in your URLconf using register_converter.",
+    ]

@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from chat.answer import RSE_PRESETS
+from chat.citations import chunk_range_label
 from chat.services import CollectionNotReadable, collections_for, conversation_start, message_ask
 
 
@@ -51,7 +52,7 @@ class Command(BaseCommand):
                 for c in message.citations:
                     page = f", page {c['page']}" if c.get("page") else ""
                     self.stdout.write(f"  [{c['n']}] {c['document']['title'] or c['document']['source']} — "
-                                      f"{c['document']['source']}{page}, chunks {c['start']}–{c['end'] - 1}")
+                                      f"{c['document']['source']}{page}, {chunk_range_label(c['start'], c['end'])}")
         if message.error:
             raise CommandError(message.error)
 
