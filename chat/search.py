@@ -15,7 +15,7 @@ from django.db.models import QuerySet
 from chat import rerank as rerank_stage
 from chat.candidates import MODES, Candidate, fetch_candidates
 from chat.fusion import fuse, round_robin
-from chat.relevance import blended_relevance, similarity_relevance
+from chat.relevance import Calibration, blended_relevance, similarity_relevance
 from chat.rse import PRESETS
 from chat.segments import RankedQuery, extract_segments
 from corpus.models import Collection
@@ -103,12 +103,15 @@ def _queries(query: str | list[str]) -> list[str]:
 
 def _rank_one(candidates: list[Candidate], mode: str, idf_sum: float | None) -> tuple[list[Candidate], dict, dict]:
     """Order one query's candidates for `mode`; return them with their scores and relevance."""
+    calibration = Calibration(similarity_center=settings.SEARCH_SIMILARITY_CENTER,
+                              similarity_width=settings.SEARCH_SIMILARITY_WIDTH,
+                              keyword_weight=settings.SEARCH_RELEVANCE_KEYWORD_WEIGHT)
     relevance = {}
     for c in candidates:
         if mode == "vector" or c.bm25 is None:
-            relevance[c.chunk_id] = similarity_relevance(c.similarity)
+            relevance[c.chunk_id] = similarity_relevance(c.similarity, calibration)
         else:
-            relevance[c.chunk_id] = blended_relevance(c.similarity, c.bm25, idf_sum)
+            relevance[c.chunk_id] = blended_relevance(c.similarity, c.bm25, idf_sum, calibration)
     if mode == "hybrid":
         by_vector = sorted((c for c in candidates if c.vector_rank), key=lambda c: c.vector_rank)
         by_keyword = sorted((c for c in candidates if c.keyword_rank), key=lambda c: c.keyword_rank)
