@@ -58,31 +58,31 @@ class SearchInput(serializers.Serializer):
         return attrs
 
 
-class DocumentOutput(serializers.Serializer):
+class SearchDocumentOutput(serializers.Serializer):
     id = serializers.IntegerField()
     title = serializers.CharField()
     source = serializers.CharField()
 
 
-class RanksOutput(serializers.Serializer):
+class SearchRanksOutput(serializers.Serializer):
     vector = serializers.IntegerField(allow_null=True)
     keyword = serializers.IntegerField(allow_null=True)
 
 
-class ChunkOutput(serializers.Serializer):
+class SearchChunkOutput(serializers.Serializer):
     chunk_id = serializers.IntegerField()
-    document = DocumentOutput()
+    document = SearchDocumentOutput()
     chunk_index = serializers.IntegerField()
     text = serializers.CharField()
     start = serializers.IntegerField(help_text="Character offset in the document text.")
     end = serializers.IntegerField(help_text="Character offset, exclusive.")
     score = serializers.FloatField(help_text="RRF score (hybrid), cosine similarity (vector) or BM25 (keyword).")
     relevance = serializers.FloatField(help_text="Calibrated 0-1 relevance used by RSE.")
-    ranks = RanksOutput()
+    ranks = SearchRanksOutput()
 
 
-class SegmentOutput(serializers.Serializer):
-    document = DocumentOutput()
+class SearchSegmentOutput(serializers.Serializer):
+    document = SearchDocumentOutput()
     start = serializers.IntegerField(help_text="First chunk index.")
     end = serializers.IntegerField(help_text="Chunk index after the segment (exclusive).")
     char_start = serializers.IntegerField()
@@ -95,8 +95,8 @@ class SegmentOutput(serializers.Serializer):
 class SearchOutput(serializers.Serializer):
     query = serializers.CharField()
     mode = serializers.CharField()
-    chunks = ChunkOutput(many=True)
-    segments = SegmentOutput(many=True)
+    chunks = SearchChunkOutput(many=True)
+    segments = SearchSegmentOutput(many=True)
     timings_ms = serializers.DictField(child=serializers.FloatField())
 
 
