@@ -65,7 +65,8 @@ def _statement(mode: str) -> str:
     if mode == "ts_rank_cd":
         keyword_cols = "k.rank, NULL::float8, ks.score, NULL::float8"
     elif uses_keyword:
-        keyword_cols = "k.rank, ks.score, ks.score, (SELECT total FROM kw_idf_sum)"
+        # Not among the matches: no essential query term, BM25 taken as 0.
+        keyword_cols = "k.rank, coalesce(ks.score, 0), ks.score, (SELECT total FROM kw_idf_sum)"
     else:
         keyword_cols = "NULL::bigint, NULL::float8, NULL::float8, NULL::float8"
     joins = []
