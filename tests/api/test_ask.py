@@ -93,3 +93,10 @@ def test_ask_llm_down_is_502_with_message(api, corpus, settings):
     body = response.json()
     assert response.status_code == 502
     assert body["status"] == "failed" and body["error"].startswith("The language model could not be reached")
+
+
+def test_ask_without_rse_cites_single_chunks(api, corpus, no_llm):
+    body = api.post("/api/ask/", {"question": "What is the default request timeout?", "rse": "none"},
+                    format="json").json()
+    assert body["citations"] and all(c["end"] - c["start"] == 1 for c in body["citations"])
+    assert [c["text"] for c in body["citations"]] == [GUIDE[c["start"]] for c in body["citations"]]
