@@ -108,10 +108,14 @@ class AskView(APIView):
 
 
 def _stream(events) -> Iterator[str]:
-    for event in events:
-        if event.kind == "start":
-            yield sse_event("start", {"conversation": event.message.conversation_id, "message": event.message.pk})
-        elif event.kind == "token":
-            yield sse_event("token", {"text": event.text})
-        elif event.kind == "done":
-            yield sse_event("done", answer_payload(event.message))
+    try:
+        for event in events:
+            if event.kind == "start":
+                yield sse_event("start", {"conversation": event.message.conversation_id,
+                                          "message": event.message.pk})
+            elif event.kind == "token":
+                yield sse_event("token", {"text": event.text})
+            elif event.kind == "done":
+                yield sse_event("done", answer_payload(event.message))
+    finally:
+        events.close()  # the client went away: save the partial answer now

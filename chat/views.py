@@ -148,13 +148,16 @@ def _failure_events(request: HttpRequest, conv: Conversation, reply: Message) ->
 
 
 def _stream_events(request: HttpRequest, conv: Conversation, first, events) -> Iterator[str]:
-    yield sse_event("start", _start_payload(request, conv, first.message))
-    for event in events:
-        if event.kind == "token":
-            yield sse_event("token", {"text": event.text})
-        elif event.kind == "done":
-            yield sse_event("done", {"html": render_message(request, event.message),
-                                     "status": event.message.status})
+    try:
+        yield sse_event("start", _start_payload(request, conv, first.message))
+        for event in events:
+            if event.kind == "token":
+                yield sse_event("token", {"text": event.text})
+            elif event.kind == "done":
+                yield sse_event("done", {"html": render_message(request, event.message),
+                                         "status": event.message.status})
+    finally:
+        events.close()  # the browser went away: save the partial answer now, not at garbage collection
 
 
 @require_POST

@@ -205,3 +205,16 @@ def test_hostile_llm_answer_is_sanitized(alice, corpus, fake_llm):
     for html in (done, page):
         assert_inert(html)
         assert '<a href="https://ok.example" rel="noopener noreferrer">ok</a>' in html
+
+
+@pytest.mark.django_db(transaction=True)  # the request's end closes the connection, as in production
+def test_client_leaving_mid_stream_keeps_the_partial_answer(alice, corpus, fake_llm):
+    fake_llm.reply = lambda request: "alpha beta gamma delta epsilon zeta"
+    response = alice.post(reverse("chat:ask"), {"question": "What is the timeout?"}, HTTP_ACCEPT="text/event-stream")
+    chunks = iter(response.streaming_content)
+    received = b""
+    while received.count(b"event: token") < 2:
+        received += next(chunks)
+    response.close()  # what the WSGI server does when the browser disconnects (closes the DB connection too)
+    reply = Message.objects.get(role="assistant")
+    assert reply.status == "stopped" and reply.content == "alpha beta"
