@@ -2,30 +2,10 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 
 from corpus import embedding
-
-
-def test_batch_plan_covers_every_item_once_within_the_batch_size():
-    lengths = [12, 250, 13, 240, 11, 14, 90, 95, 92] * 9
-    batches = embedding.plan_batches(lengths, batch_size=8)
-
-    assert sorted(itertools.chain.from_iterable(batches)) == list(range(len(lengths)))
-    assert all(1 <= len(batch) <= 8 for batch in batches)
-    padded = sum(len(batch) * max(lengths[i] for i in batch) for batch in batches)
-    fixed = sorted(lengths, reverse=True)  # what encode() does: sorted, cut every 8
-    fixed_padded = sum(len(fixed[i:i + 8]) * fixed[i] for i in range(0, len(fixed), 8))
-    assert padded + embedding.BATCH_OVERHEAD_TOKENS * len(batches) <= (
-        fixed_padded + embedding.BATCH_OVERHEAD_TOKENS * -(-len(lengths) // 8))
-
-
-def test_batch_plan_splits_mixed_lengths_but_keeps_similar_ones_together():
-    assert sorted(map(sorted, embedding.plan_batches([200, 10, 190, 12], batch_size=32))) == [[0, 2], [1, 3]]
-    assert [len(b) for b in embedding.plan_batches([50] * 64, batch_size=32)] == [32, 32]
 
 
 @pytest.mark.slow
