@@ -161,3 +161,20 @@ def test_closing_the_stream_keeps_the_partial_answer(user, corpus, fake_llm):
     events.close()  # what the server does when the browser goes away
     reply = Message.objects.get(pk=start.message.pk)
     assert (reply.status, reply.content) == ("stopped", "alpha beta")
+
+
+def test_clean_rewrite_takes_the_bare_query():
+    from chat.rewrite import clean_rewrite
+
+    assert clean_rewrite('\n  Query: "How are failed requests retried?"\nBecause...') == \
+        "How are failed requests retried?"
+    assert clean_rewrite("   \n") == ""
+
+
+def test_failed_rewrite_falls_back_to_the_question(user, corpus, fake_llm):
+    conversation = conversation_start(user=user)
+    run(conversation, "What does the guide say about requests?", stream=False)
+    fake_llm.status = 500  # every request fails from now on: the rewrite, then the answer
+    reply = run(conversation, "And the timeout?", stream=False)[-1].message
+    assert reply.query == "And the timeout?"
+    assert reply.status == "failed" and reply.error == "The language model answered with an error (HTTP 500)."

@@ -218,3 +218,14 @@ def test_client_leaving_mid_stream_keeps_the_partial_answer(alice, corpus, fake_
     response.close()  # what the WSGI server does when the browser disconnects (closes the DB connection too)
     reply = Message.objects.get(role="assistant")
     assert reply.status == "stopped" and reply.content == "alpha beta"
+
+
+def test_asking_again_continues_the_conversation(alice, corpus, no_llm):
+    alice.post(reverse("chat:ask"), {"question": "What is the default request timeout?"})
+    conversation = Conversation.objects.get()
+    alice.post(reverse("chat:ask"), {"question": "How are failed requests retried?",
+                                     "conversation": conversation.pk})
+    assert Conversation.objects.count() == 1
+    assert list(conversation.messages.values_list("role", flat=True)) == ["user", "assistant"] * 2
+    html = alice.get(conversation.get_absolute_url()).content.decode()
+    assert html.index("What is the default request timeout?") < html.index("How are failed requests retried?")
