@@ -38,7 +38,8 @@ def test_healthz_is_503_when_broker_unreachable(client, monkeypatch):
     # Port 9 (discard) has no listener here: the connection is refused at once. Celery lets the
     # CELERY_BROKER_URL environment variable override the broker given, so drop it first.
     monkeypatch.delenv("CELERY_BROKER_URL", raising=False)
-    monkeypatch.setattr("api.health.celery_app", Celery(broker="redis://127.0.0.1:9/0"))
+    # set_as_current=False: shared tasks elsewhere in the suite must keep the real app.
+    monkeypatch.setattr("api.health.celery_app", Celery(broker="redis://127.0.0.1:9/0", set_as_current=False))
     response = client.get("/healthz")
     body = response.json()
     assert response.status_code == 503
