@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Calibration:
-    similarity_center: float = 0.40
+    similarity_center: float = 0.35
     similarity_width: float = 0.08
     keyword_weight: float = 0.30  # share of the keyword evidence in the blend; the rest is semantic
 

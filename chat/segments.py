@@ -64,8 +64,11 @@ def _chunk_lengths(ranges: dict[int, tuple[int, int]]) -> dict[int, list[tuple[i
     return lengths
 
 
-def extract_segments(queries: Sequence[RankedQuery], *, preset: RsePreset, eligible_collections: set[int]
-                     ) -> list[SegmentText]:
+def extract_segments(queries: Sequence[RankedQuery], *, preset: RsePreset, eligible_collections: set[int],
+                     order_by_rank: bool = True) -> list[SegmentText]:
+    """Segments for the ranked queries. RSE picks them by value; they are returned in the order of
+    the best-ranked chunk each holds, so the answer to a factoid comes first even when a longer
+    cluster elsewhere is worth more (a context cut to a budget keeps what matters most)."""
     ranges = _chunk_ranges(queries, eligible_collections)
     if not ranges:
         return []
@@ -101,7 +104,21 @@ def extract_segments(queries: Sequence[RankedQuery], *, preset: RsePreset, eligi
     for choice in choices:
         d = doc_ids[choice.document]
         spans.append((d, lengths[d][choice.start][0], lengths[d][choice.end - 1][0] + 1, choice.score))
+    if order_by_rank:
+        spans.sort(key=lambda span: _best_rank(queries, span))
     return _fetch_texts(spans)
+
+
+def _best_rank(queries: Sequence[RankedQuery], span: tuple[int, int, int, float]) -> int:
+    """Best (lowest) rank any query gave a chunk inside the span."""
+    document_id, start, end, _ = span
+    best = 10**9
+    for ranked in queries:
+        for rank, c in enumerate(ranked.candidates):
+            if c.document_id == document_id and start <= c.chunk_index < end:
+                best = min(best, rank)
+                break
+    return best
 
 
 def _fetch_texts(spans: list[tuple[int, int, int, float]]) -> list[SegmentText]:

@@ -180,7 +180,7 @@ SEARCH_CANDIDATES = env_int("SEARCH_CANDIDATES", 60, minimum=1, maximum=1000)
 SEARCH_RERANK_CANDIDATES = env_int("SEARCH_RERANK_CANDIDATES", 30, minimum=1, maximum=1000)
 # Relevance calibration for RSE (chat/relevance.py): logistic over cosine similarity, blended with
 # the BM25 share of the query's IDF.
-SEARCH_SIMILARITY_CENTER = env_float("SEARCH_SIMILARITY_CENTER", 0.40)
+SEARCH_SIMILARITY_CENTER = env_float("SEARCH_SIMILARITY_CENTER", 0.35)
 SEARCH_SIMILARITY_WIDTH = env_float("SEARCH_SIMILARITY_WIDTH", 0.08, minimum=0.001)
 SEARCH_RELEVANCE_KEYWORD_WEIGHT = env_float("SEARCH_RELEVANCE_KEYWORD_WEIGHT", 0.30, minimum=0.0)
 
