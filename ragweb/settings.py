@@ -164,7 +164,7 @@ if LLM_BASE_URL and not LLM_MODEL:
 # Retrieval.
 SEARCH_RRF_K = env_int("SEARCH_RRF_K", 60, minimum=1)
 SEARCH_VECTOR_WEIGHT = env_float("SEARCH_VECTOR_WEIGHT", 1.0, minimum=0.0)
-SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 1.0, minimum=0.0)
+SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 1.5, minimum=0.0)
 SEARCH_BM25_K1 = env_float("SEARCH_BM25_K1", 1.2, minimum=0.0)
 SEARCH_BM25_B = env_float("SEARCH_BM25_B", 0.75, minimum=0.0)
 # BM25 candidates come from the rarest query terms whose document frequencies sum to at most this.
