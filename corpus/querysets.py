@@ -8,17 +8,18 @@ from django.db.models import Q
 
 class CollectionQuerySet(models.QuerySet):
     def readable_by(self, user) -> CollectionQuerySet:
-        """Collections `user` may read: staff see all; others public, owned, or shared with them."""
+        """Collections `user` may read: superusers see all; others (staff included) public, owned,
+        or shared with them."""
         if user is None or not user.is_authenticated or not user.is_active:
             return self.none()
-        if user.is_superuser or user.is_staff:
+        if user.is_superuser:
             return self.all()
         return self.filter(Q(is_public=True) | Q(owner=user) | Q(readers=user) | Q(editors=user)).distinct()
 
     def writable_by(self, user) -> CollectionQuerySet:
         if user is None or not user.is_authenticated or not user.is_active:
             return self.none()
-        if user.is_superuser or user.is_staff:
+        if user.is_superuser:
             return self.all()
         return self.filter(Q(owner=user) | Q(editors=user)).distinct()
 
