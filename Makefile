@@ -40,6 +40,9 @@ lint: install
 eval: install services-start
 	$(PY) manage.py evaluate ../shared/eval/django_dev.jsonl --collection django-docs
 
+bench-latency: install services-start
+	$(PY) manage.py bench_search --queries ../shared/eval/django_dev.jsonl $(BENCH_ARGS)
+
 bench-ingest: install services-start
 	$(PY) manage.py bench_ingest $(BENCH_ARGS)
 
