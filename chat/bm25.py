@@ -28,18 +28,21 @@ from corpus.models import SEARCH_CONFIG
 # user's query is read as tsquery syntax.
 _QUOTED = r"'''' || replace(replace(lexeme, '\', '\\'), '''', '''''') || ''''"
 
+# Chunks of the searched collections whose tsvector matches kw_query's tsquery (through the GIN index).
+_KW_MATCH = """kw_match AS (
+    SELECT c.id, c.search
+    FROM corpus_chunk c
+    WHERE c.search @@ (SELECT tsq FROM kw_query)
+      AND c.document_id IN (SELECT id FROM corpus_document WHERE collection_id = ANY(%(collections)s::bigint[]))
+),"""
+
 # ts_rank_cd baseline: every query lexeme, OR-ed.
 TS_RANK_CD_CTES = f"""
 kw_query AS (
     SELECT string_agg({_QUOTED}, ' | ')::tsquery AS tsq
     FROM unnest(to_tsvector('{SEARCH_CONFIG}', %(query)s))
 ),
-kw_match AS (
-    SELECT c.id, c.search
-    FROM corpus_chunk c
-    WHERE c.search @@ (SELECT tsq FROM kw_query)
-      AND c.document_id IN (SELECT id FROM corpus_document WHERE collection_id = ANY(%(collections)s::bigint[]))
-),
+{_KW_MATCH}
 kw_scored AS (
     SELECT m.id, ts_rank_cd(m.search, (SELECT tsq FROM kw_query)) AS score, NULL::float8 AS bm25
     FROM kw_match m
@@ -76,12 +79,7 @@ kw_query AS (
           FROM kw_terms) AS ranked
     WHERE n = 1 OR cumulative <= %(max_matches)s
 ),
-kw_match AS (
-    SELECT c.id, c.search
-    FROM corpus_chunk c
-    WHERE c.search @@ (SELECT tsq FROM kw_query)
-      AND c.document_id IN (SELECT id FROM corpus_document WHERE collection_id = ANY(%(collections)s::bigint[]))
-),
+{_KW_MATCH}
 kw_scored AS (
     SELECT m.id, sum(i.idf * u.tf * (%(k1)s + 1) / (u.tf + %(k1)s * (1 - %(b)s + %(b)s * m.len / s.avglen)))
                AS score

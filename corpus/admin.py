@@ -198,31 +198,29 @@ class DocumentAdmin(_StaffOnly, admin.ModelAdmin):
 
     @admin.action(description="Re-ingest the selected documents")
     def reingest_documents(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
-        done = refused = 0
-        for document in queryset.select_related("collection"):
-            if permissions.can_write_document(request.user, document):
-                services.document_reingest(document=document, force=True)
-                done += 1
-            else:
-                refused += 1
+        done = self._for_each_writable(request, queryset,
+                                       lambda document: services.document_reingest(document=document, force=True))
         self.message_user(request, f"Queued {done} document(s) for re-ingestion.")
-        if refused:
-            self.message_user(request, f"{refused} document(s) are in collections you may not change.",
-                              level=messages.WARNING)
 
     @admin.action(description="Delete the selected documents (chunks and files too)")
     def delete_documents(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
+        done = self._for_each_writable(request, queryset,
+                                       lambda document: services.document_delete(document=document))
+        self.message_user(request, f"Deleted {done} document(s).")
+
+    def _for_each_writable(self, request: HttpRequest, queryset: QuerySet[Document], apply) -> int:
+        """Apply `apply` to the documents the user may change; warn about the others. Returns the count done."""
         done = refused = 0
         for document in queryset.select_related("collection"):
             if permissions.can_write_document(request.user, document):
-                services.document_delete(document=document)
+                apply(document)
                 done += 1
             else:
                 refused += 1
-        self.message_user(request, f"Deleted {done} document(s).")
         if refused:
             self.message_user(request, f"{refused} document(s) are in collections you may not change.",
                               level=messages.WARNING)
+        return done
 
 
 @admin.register(Chunk)
