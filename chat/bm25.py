@@ -1,26 +1,28 @@
-"""BM25 keyword scoring inside Postgres, from the `search` tsvector of corpus_chunk.
+"""BM25 keyword scoring inside Postgres, from a postings table kept beside corpus_chunk.
 
-Candidates come from the GIN index with OR semantics: the query is turned into lexemes by the
-same text search configuration as the index, and a chunk holding any of them matches (a
-question must not need every word). Each match is scored with Okapi BM25,
+A chunk holding any of the query's lexemes is a match (OR semantics: a question must not need
+every word); the query is turned into lexemes by the same text search configuration as the
+chunks' `search` tsvector. Each match is scored with Okapi BM25,
 
     sum over query lexemes q in the chunk:  idf(q) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avglen))
     idf(q) = ln(1 + (N - df + 0.5) / (df + 0.5))
 
-tf = positions of q in the chunk's tsvector, len = bm25_length(search) (distinct lexemes, see
-corpus/migrations/0003_bm25_length_distinct.py),
-N, df and avglen from bm25_collection_stats / bm25_term_stats (kept exact by triggers, see
-corpus/migrations/0002_bm25_stats.py), summed over the collections searched.
+tf = positions of q in the chunk's tsvector, len = length(search) (distinct lexemes, see
+corpus/migrations/0003_bm25_length_distinct.py); tf and len are copied into bm25_posting
+(corpus/migrations/0004_bm25_postings.py). N, df and avglen come from bm25_collection_stats /
+bm25_term_stats (corpus/migrations/0002_bm25_stats.py), summed over the collections searched.
+Triggers keep all three tables exact as chunks come and go.
 
-Postgres' own ts_rank_cd ignores corpus statistics (no IDF); it is kept as a comparison mode.
-The SQL here is a set of CTEs that chat/candidates.py splices into one statement.
+Postgres' own ts_rank_cd ignores corpus statistics (no IDF); it is kept as a comparison mode,
+matching through the GIN index on `search`. The SQL here is a set of CTEs that
+chat/candidates.py splices into one statement.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db import connection
+from django.db import connection, transaction
 
 from corpus.models import SEARCH_CONFIG
 
@@ -28,85 +30,102 @@ from corpus.models import SEARCH_CONFIG
 # user's query is read as tsquery syntax.
 _QUOTED = r"'''' || replace(replace(lexeme, '\', '\\'), '''', '''''') || ''''"
 
-# Chunks of the searched collections whose tsvector matches kw_query's tsquery (through the GIN index).
-_KW_MATCH = """kw_match AS (
-    SELECT c.id, c.search
-    FROM corpus_chunk c
-    WHERE c.search @@ (SELECT tsq FROM kw_query)
-      AND c.document_id IN (SELECT id FROM corpus_document WHERE collection_id = ANY(%(collections)s::bigint[]))
-),"""
-
-# ts_rank_cd baseline: every query lexeme, OR-ed.
+# ts_rank_cd baseline: chunks of the searched collections matching any query lexeme, found through
+# the GIN index.
 TS_RANK_CD_CTES = f"""
 kw_query AS (
     SELECT string_agg({_QUOTED}, ' | ')::tsquery AS tsq
     FROM unnest(to_tsvector('{SEARCH_CONFIG}', %(query)s))
 ),
-{_KW_MATCH}
+kw_match AS (
+    SELECT c.id, c.search
+    FROM corpus_chunk c
+    WHERE c.search @@ (SELECT tsq FROM kw_query)
+      AND c.document_id IN (SELECT id FROM corpus_document WHERE collection_id = ANY(%(collections)s::bigint[]))
+),
 kw_scored AS (
     SELECT m.id, ts_rank_cd(m.search, (SELECT tsq FROM kw_query)) AS score, NULL::float8 AS bm25
     FROM kw_match m
 ),
+kw_ranked AS (SELECT id, score FROM kw_scored),
 kw_idf_sum AS (SELECT NULL::float8 AS total)"""
 
-# BM25. Matching chunks are found through the GIN index with the query's rarest lexemes, as many
-# as fit a budget of %(max_matches)s summed document frequencies (at least one). Common lexemes
-# add little IDF yet would drag in most of a large corpus; they still count in the score of
-# every chunk that is found. Below the budget (the whole evaluation corpus) this is plain OR.
-# tf comes from a copy of the tsvector filtered to the query's lexemes (setweight + ts_filter,
-# C functions) rather than from unnesting the whole tsvector into rows.
-BM25_CTES = f"""
+# BM25 from the postings table (corpus/migrations/0004_bm25_postings.py), in two passes.
+# 1. Each query lexeme's postings are read from the impact index, best first, at most
+#    %(term_postings)s per lexeme and collection. Below that every posting is read (the whole
+#    evaluation corpus), so the first-pass score is exact; a more common lexeme adds little IDF and
+#    contributes only through its highest-impact chunks. The first-pass score picks a pool of
+#    %(pool)s chunks.
+# 2. The pool, and the vector side's chunks in hybrid mode, are scored exactly from their own
+#    postings (primary key lookups), and the pool is ranked by that score.
+# An unknown query lexeme has no statistics row, so it costs nothing.
+BM25_CTES = """
 kw_stats AS (
     SELECT sum(chunk_count)::float8 AS n,
            sum(total_length)::float8 / nullif(sum(chunk_count), 0) AS avglen
     FROM bm25_collection_stats WHERE collection_id = ANY(%(collections)s::bigint[])
 ),
-kw_terms AS (
-    SELECT t.lexeme, sum(t.df)::float8 AS df
+kw_term_df AS (
+    SELECT t.collection_id, t.lexeme, t.df
     FROM bm25_term_stats t
     WHERE t.collection_id = ANY(%(collections)s::bigint[])
-      AND t.lexeme IN (SELECT unnest(tsvector_to_array(to_tsvector('{SEARCH_CONFIG}', %(query)s))))
-    GROUP BY t.lexeme
-    HAVING sum(t.df) > 0
+      AND t.lexeme = ANY(tsvector_to_array(to_tsvector('{config}', %(query)s)))
+      AND t.df > 0
 ),
 kw_idf AS (
-    SELECT k.lexeme, ln(1 + (s.n - k.df + 0.5) / (k.df + 0.5)) AS idf FROM kw_terms k CROSS JOIN kw_stats s
+    SELECT k.lexeme, ln(1 + (s.n - sum(k.df) + 0.5) / (sum(k.df) + 0.5)) AS idf
+    FROM kw_term_df k CROSS JOIN kw_stats s GROUP BY k.lexeme, s.n
 ),
-kw_query AS (
-    SELECT (SELECT array_agg(lexeme) FROM kw_terms) AS lexemes, string_agg({_QUOTED}, ' | ')::tsquery AS tsq
-    FROM (SELECT lexeme, row_number() OVER (ORDER BY df, lexeme) AS n,
-                 sum(df) OVER (ORDER BY df, lexeme) AS cumulative
-          FROM kw_terms) AS ranked
-    WHERE n = 1 OR cumulative <= %(max_matches)s
-),
-{_KW_MATCH}
-kw_scored AS (
-    SELECT m.id, sum(i.idf * u.tf * (%(k1)s + 1) / (u.tf + %(k1)s * (1 - %(b)s + %(b)s * m.len / s.avglen)))
-               AS score
-    FROM (SELECT id, search, length(search) AS len FROM kw_match) AS m  -- length() = bm25_length()
+kw_first_pass AS (
+    SELECT p.chunk_id, sum(i.idf * {tf_factor}) AS score
+    FROM kw_term_df t
+    JOIN kw_idf i ON i.lexeme = t.lexeme
     CROSS JOIN kw_stats s
     CROSS JOIN LATERAL (
-        SELECT lexeme, coalesce(array_length(positions, 1), 1) AS tf
-        FROM unnest(ts_filter(setweight(setweight(m.search, 'D'), 'A', (SELECT lexemes FROM kw_query)), '{{a}}'))
-    ) AS u
-    JOIN kw_idf i ON i.lexeme = u.lexeme
-    GROUP BY m.id
+        SELECT chunk_id, tf, len FROM bm25_posting
+        WHERE collection_id = t.collection_id AND lexeme = t.lexeme
+        ORDER BY impact DESC LIMIT %(term_postings)s
+    ) AS p
+    GROUP BY p.chunk_id
+),
+kw_pool AS (
+    SELECT chunk_id FROM kw_first_pass ORDER BY score DESC, chunk_id LIMIT %(pool)s
+),
+kw_scored AS (
+    SELECT x.id, sum(i.idf * {tf_factor}) AS score
+    FROM ({scored_ids}) AS x
+    CROSS JOIN LATERAL (
+        -- Primary key lookups, chunk by chunk. OFFSET 0 keeps the planner from flattening this
+        -- into a join over whole posting lists (it cannot know the pool is small).
+        SELECT lexeme, tf, len FROM bm25_posting
+        WHERE chunk_id = x.id AND lexeme = ANY((SELECT array_agg(lexeme) FROM kw_idf)::text[])
+        OFFSET 0
+    ) AS p
+    JOIN kw_idf i ON i.lexeme = p.lexeme
+    CROSS JOIN kw_stats s
+    GROUP BY x.id
+),
+kw_ranked AS (
+    SELECT id, score FROM kw_scored WHERE id IN (SELECT chunk_id FROM kw_pool)
 ),
 kw_idf_sum AS (SELECT coalesce(sum(idf), 0) AS total FROM kw_idf)"""
+
+TF_FACTOR = "p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.len / s.avglen))"
 
 RANKED_CTE = """
 kw AS (
     SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rank
-    FROM kw_scored ORDER BY score DESC, id LIMIT %(candidates)s
+    FROM kw_ranked ORDER BY score DESC, id LIMIT %(candidates)s
 )"""
 
 
-def keyword_ctes(scoring: str) -> str:
-    """CTEs defining kw_scored (every match: id, score), kw (top
-    %(candidates)s with rank) and kw_idf_sum. Parameters: query, collections, k1, b, candidates,
-    max_matches."""
+def keyword_ctes(scoring: str, *, with_vector: bool) -> str:
+    """CTEs defining kw_scored (id, score of the chunks scored: for BM25 the pool and, with_vector,
+    the vec CTE's chunks; for ts_rank_cd every match), kw (the top %(candidates)s with rank) and
+    kw_idf_sum. Parameters: query, collections, k1, b, candidates, term_postings, pool."""
     if scoring == "bm25":
-        return BM25_CTES + "," + RANKED_CTE
+        scored_ids = "SELECT chunk_id AS id FROM kw_pool" + (" UNION SELECT id FROM vec" if with_vector else "")
+        return BM25_CTES.format(config=SEARCH_CONFIG, tf_factor=TF_FACTOR, scored_ids=scored_ids) + "," + RANKED_CTE
     if scoring == "ts_rank_cd":
         return TS_RANK_CD_CTES + "," + RANKED_CTE
     raise ValueError(f"unknown keyword scoring {scoring!r}")
@@ -132,12 +151,18 @@ def document_frequencies(collection_id: int) -> dict[str, int]:
         return dict(cursor.fetchall())
 
 
+@transaction.atomic
 def rebuild_stats() -> None:
-    """Recompute every statistic from corpus_chunk (repair; the triggers keep them exact)."""
+    """Recompute every statistic and posting from corpus_chunk (repair; the triggers keep them exact)."""
     with connection.cursor() as cursor:
         cursor.execute("LOCK TABLE corpus_chunk IN SHARE MODE")
         cursor.execute("DELETE FROM bm25_term_stats")
         cursor.execute("DELETE FROM bm25_collection_stats")
+        cursor.execute("DELETE FROM bm25_posting")
+        cursor.execute("""
+            INSERT INTO bm25_posting (chunk_id, collection_id, tf, len, lexeme)
+            SELECT c.id, d.collection_id, coalesce(array_length(u.positions, 1), 1), length(c.search), u.lexeme
+            FROM corpus_chunk c JOIN corpus_document d ON d.id = c.document_id, unnest(c.search) AS u""")
         cursor.execute("""
             INSERT INTO bm25_collection_stats (collection_id, chunk_count, total_length)
             SELECT d.collection_id, count(*), sum(bm25_length(c.search))

@@ -52,7 +52,7 @@ def _statement(mode: str) -> str:
     if uses_vector:
         ctes.append(VECTOR_CTES)
     if uses_keyword:
-        ctes.append(keyword_ctes("ts_rank_cd" if mode == "ts_rank_cd" else "bm25"))
+        ctes.append(keyword_ctes("ts_rank_cd" if mode == "ts_rank_cd" else "bm25", with_vector=uses_vector))
     sides = []
     if uses_vector:
         sides.append("SELECT id FROM vec")
@@ -97,7 +97,8 @@ def fetch_candidates(*, query: str, vector: Sequence[float], collection_ids: lis
         "exact_max": int(settings.SEARCH_EXACT_MAX_CHUNKS),
         "k1": float(settings.SEARCH_BM25_K1),
         "b": float(settings.SEARCH_BM25_B),
-        "max_matches": int(settings.SEARCH_BM25_MAX_MATCHES),
+        "term_postings": int(settings.SEARCH_BM25_TERM_POSTINGS),
+        "pool": max(int(settings.SEARCH_BM25_POOL), int(candidates)),
     }
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(session_settings_sql())

@@ -6,7 +6,7 @@ from django.db import connection, transaction
 from chat.bm25 import collection_stats, document_frequencies, rebuild_stats
 from chat.candidates import fetch_candidates
 from corpus.models import Chunk, Collection
-from tests.chat.factories import make_collection, make_document
+from tests.chat.factories import make_collection, make_document, random_unit_vectors
 
 pytestmark = pytest.mark.django_db
 
@@ -65,6 +65,19 @@ def _expected_stats() -> tuple[dict, dict]:
                        "JOIN corpus_document d ON d.id = c.document_id, unnest(c.search) u GROUP BY 1, 2")
         terms = {(r[0], r[1]): r[2] for r in cursor.fetchall()}
     return collections, terms
+
+
+def _expected_postings() -> set[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT c.id, d.collection_id, u.lexeme, array_length(u.positions, 1), length(c.search) "
+                       "FROM corpus_chunk c JOIN corpus_document d ON d.id = c.document_id, unnest(c.search) u")
+        return set(cursor.fetchall())
+
+
+def _stored_postings() -> set[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT chunk_id, collection_id, lexeme, tf, len FROM bm25_posting")
+        return set(cursor.fetchall())
 
 
 def _stored_stats() -> tuple[dict, dict]:
@@ -146,11 +159,12 @@ def test_ts_rank_cd_mode_ranks_without_idf():
     assert all(c.bm25 is None for c in result.candidates)
 
 
-def test_statistics_stay_exact_through_insert_replace_update_and_delete():
+def test_statistics_and_postings_stay_exact_through_insert_replace_update_and_delete():
     one, two = make_collection("one"), make_collection("two")
     doc = make_document(one, "a.txt", CORPUS[:3])
     make_document(two, "b.txt", CORPUS[3:])
     assert _stored_stats() == _expected_stats()
+    assert _stored_postings() == _expected_postings()
 
     # Replace a document's chunks the way the pipeline does: delete + bulk insert, one transaction.
     with transaction.atomic():
@@ -159,21 +173,26 @@ def test_statistics_stay_exact_through_insert_replace_update_and_delete():
             Chunk(document=doc, chunk_index=0, text="Zebras graze.", start=0, end=13),
             Chunk(document=doc, chunk_index=1, text=" A fox watches zebras.", start=13, end=35)])
     assert _stored_stats() == _expected_stats()
+    assert _stored_postings() == _expected_postings()
     assert document_frequencies(one.id)["zebra"] == 2
     assert "dog" not in document_frequencies(one.id)  # a lexeme gone from every chunk leaves no row
 
     Chunk.objects.filter(document=doc, chunk_index=0).update(text="Lions roar.", context="Savanna")
     assert _stored_stats() == _expected_stats()
+    assert _stored_postings() == _expected_postings()
     assert document_frequencies(one.id)["zebra"] == 1
 
     doc.delete()
     assert _stored_stats() == _expected_stats()
+    assert _stored_postings() == _expected_postings()
     assert collection_stats([one.id]).chunk_count == 0
     assert collection_stats([two.id]).chunk_count == 2
 
     two.delete()
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM bm25_term_stats WHERE collection_id = %s", [two.id])
+        assert cursor.fetchone()[0] == 0
+        cursor.execute("SELECT count(*) FROM bm25_posting WHERE collection_id = %s", [two.id])
         assert cursor.fetchone()[0] == 0
 
 
@@ -182,19 +201,29 @@ def test_rebuild_stats_recomputes_everything():
     make_document(col, "a.txt", CORPUS)
     with connection.cursor() as cursor:
         cursor.execute("UPDATE bm25_term_stats SET df = 99")
+        cursor.execute("DELETE FROM bm25_posting WHERE lexeme = 'fox'")
+        cursor.execute("UPDATE bm25_posting SET tf = 7")
     rebuild_stats()
     assert _stored_stats() == _expected_stats()
+    assert _stored_postings() == _expected_postings()
 
 
-def test_match_budget_keeps_rarest_terms_and_scores_all_terms(settings):
-    settings.SEARCH_BM25_MAX_MATCHES = 1  # only the rarest query lexeme finds candidates
+def test_postings_cut_per_term_still_score_exactly(settings):
+    settings.SEARCH_BM25_TERM_POSTINGS = 1  # the first pass reads one posting per query lexeme
     col = make_collection("animals")
-    make_document(col, "a.txt", CORPUS)
-    query = "quick fox barks"  # "bark" is in one chunk; "fox" and "quick" in several
-    scores, _ = _keyword_scores([col], query)
+    make_document(col, "a.txt", CORPUS, embeddings=random_unit_vectors(len(CORPUS)))
+    query = "fox barks"  # "bark" is in one chunk; "fox" in three, most often in the second
     reference = _reference_bm25([col], query, 1.2, 0.75)
-    barking = Chunk.objects.get(text=CORPUS[2]).id
-    assert list(scores) == [barking]
-    assert scores[barking] == pytest.approx(reference[barking], rel=1e-9)  # "fox" still counts
-    settings.SEARCH_BM25_MAX_MATCHES = 1000
+    scores, _ = _keyword_scores([col], query)
+    assert set(scores) == set(Chunk.objects.filter(text__in=CORPUS[1:3]).values_list("id", flat=True))
+    assert len(reference) == 3
+    assert scores == pytest.approx({cid: reference[cid] for cid in scores}, rel=1e-9)  # every lexeme counts
+
+    # Hybrid: the vector side's chunks get their exact BM25 too, found by the first pass or not.
+    _, hybrid = _keyword_scores([col], query, mode="hybrid")
+    assert len(hybrid.candidates) == len(CORPUS)
+    assert {c.chunk_id: c.bm25 for c in hybrid.candidates} == pytest.approx(
+        {c.chunk_id: reference.get(c.chunk_id, 0.0) for c in hybrid.candidates}, rel=1e-9)
+
+    settings.SEARCH_BM25_TERM_POSTINGS = 1000
     assert _keyword_scores([col], query)[0] == pytest.approx(reference, rel=1e-9)

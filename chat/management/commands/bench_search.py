@@ -128,6 +128,9 @@ class Command(BaseCommand):
         if build_only:
             return
         with connection.cursor() as cursor:
+            # As autovacuum would in time: statistics, and the visibility map that lets BM25 read
+            # postings from the index alone.
+            cursor.execute("VACUUM (ANALYZE) bm25_posting")
             cursor.execute("ANALYZE corpus_chunk; ANALYZE corpus_document")
             cursor.execute("SELECT count(*) FROM corpus_chunk")
             total_chunks = cursor.fetchone()[0]
