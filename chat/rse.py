@@ -103,14 +103,21 @@ def best_segments(values: Sequence[Sequence[Sequence[float]]], *, max_length: in
     chosen: list[SegmentChoice] = []
     used = 0
     exhausted: set[int] = set()
+    # (query, document) -> its best segment as last computed. It stays the best until a segment is
+    # taken from that document or the remaining budget gets shorter than it: the other candidates
+    # can only have been removed, never added. Saves rescanning every document on every pick.
+    cache: dict[tuple[int, int], tuple[float, int, int] | None] = {}
     query = 0
     while used < overall_max_length and len(exhausted) < len(values):
         while query in exhausted:
             query = (query + 1) % len(values)
         best: SegmentChoice | None = None
+        budget = overall_max_length - used
         for d in range(n_docs):
-            found = _best_in_document(values[query][d], prefixes[query][d], taken[d], max_length,
-                                      overall_max_length - used)
+            found = cache.get((query, d), False)
+            if found is False or (found is not None and found[2] - found[1] > budget):
+                found = _best_in_document(values[query][d], prefixes[query][d], taken[d], max_length, budget)
+                cache[(query, d)] = found
             if found is not None and (best is None or found[0] > best.score + _EPSILON):
                 best = SegmentChoice(document=d, start=found[1], end=found[2], score=found[0], query=query)
         if best is None or best.score < minimum_value:
@@ -119,5 +126,7 @@ def best_segments(values: Sequence[Sequence[Sequence[float]]], *, max_length: in
             chosen.append(best)
             taken[best.document].append((best.start, best.end))
             used += best.end - best.start
+            for q in range(len(values)):
+                cache.pop((q, best.document), None)
         query = (query + 1) % len(values)
     return chosen

@@ -1,6 +1,8 @@
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chat.rse import PRESETS, adjust_for_length, best_segments, chunk_value
 
@@ -73,3 +75,40 @@ def test_presets_match_design():
         40, 200, 0.4, 0.18, 200)
     p = PRESETS["precision"]
     assert (p.minimum_value, p.irrelevant_chunk_penalty) == (0.7, 0.2)
+
+
+def _reference_best_segments(values, *, max_length, overall_max_length, minimum_value):
+    """The greedy pick without caching: every document rescanned on every pick."""
+    from chat.rse import _EPSILON, SegmentChoice, _best_in_document
+
+    prefixes = [[[sum(doc[:i]) for i in range(len(doc) + 1)] for doc in per_query] for per_query in values]
+    taken = [[] for _ in values[0]]
+    chosen, used, exhausted, query = [], 0, set(), 0
+    while used < overall_max_length and len(exhausted) < len(values):
+        while query in exhausted:
+            query = (query + 1) % len(values)
+        best = None
+        for d in range(len(values[0])):
+            found = _best_in_document(values[query][d], prefixes[query][d], taken[d], max_length,
+                                      overall_max_length - used)
+            if found is not None and (best is None or found[0] > best.score + _EPSILON):
+                best = SegmentChoice(document=d, start=found[1], end=found[2], score=found[0], query=query)
+        if best is None or best.score < minimum_value:
+            exhausted.add(query)
+        else:
+            chosen.append(best)
+            taken[best.document].append((best.start, best.end))
+            used += best.end - best.start
+        query = (query + 1) % len(values)
+    return chosen
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 3).flatmap(lambda n_queries: st.lists(st.integers(0, 12), min_size=1, max_size=4).flatmap(
+    lambda sizes: st.lists(st.tuples(*[st.lists(st.floats(-0.5, 1.0), min_size=n, max_size=n) for n in sizes]),
+                           min_size=n_queries, max_size=n_queries))),
+       st.integers(1, 6), st.integers(1, 20), st.floats(0.0, 1.5))
+def test_best_segments_matches_the_uncached_greedy_pick(values, max_length, overall_max_length, minimum_value):
+    values = [list(map(list, per_query)) for per_query in values]
+    kwargs = {"max_length": max_length, "overall_max_length": overall_max_length, "minimum_value": minimum_value}
+    assert best_segments(values, **kwargs) == _reference_best_segments(values, **kwargs)
