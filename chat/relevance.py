@@ -5,7 +5,12 @@ relevance (a chunk worth 0.8 keeps a segment going, one worth 0.1 ends it). With
 we read it off the two scores that do carry absolute meaning:
 
 - cosine similarity of the query and chunk embeddings, mapped through a logistic curve centred
-  where, for sentence-embedding models of the MiniLM family, related and unrelated passages part;
+  where, for sentence-embedding models of the MiniLM family, related and unrelated passages part,
+  and multiplied by a second logistic of how far the chunk falls short of the query's best match.
+  The absolute curve alone calls most of the 60 nearest chunks relevant for a query phrased like
+  the corpus (similarities crowd together above the centre), and RSE then returns long runs of
+  loosely related text; the relative factor keeps "relevant" for chunks about as close as the best
+  one, while a query whose best match is poor still gets low values from the absolute curve;
 - the BM25 score divided by the sum of the query terms' IDFs: the share of the query's
   information the chunk matches (1.0 = every term present about as often as in an average chunk).
 
@@ -24,16 +29,25 @@ class Calibration:
     similarity_center: float = 0.35
     similarity_width: float = 0.08
     keyword_weight: float = 0.30  # share of the keyword evidence in the blend; the rest is semantic
+    # Relative factor: 0.5 for a chunk this much less similar than the query's best chunk (0: off).
+    similarity_margin: float = 0.15
+    similarity_margin_width: float = 0.05
 
 
 DEFAULT_CALIBRATION = Calibration()
 
 
-def similarity_relevance(similarity: float | None, calibration: Calibration = DEFAULT_CALIBRATION) -> float:
+def similarity_relevance(similarity: float | None, calibration: Calibration = DEFAULT_CALIBRATION,
+                         best_similarity: float | None = None) -> float:
+    """0-1: the absolute logistic of the similarity, times the relative one when the query's best
+    similarity is given (and the margin is on)."""
     if similarity is None:
         return 0.0
-    z = (similarity - calibration.similarity_center) / calibration.similarity_width
-    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+    value = sigmoid((similarity - calibration.similarity_center) / calibration.similarity_width)
+    if best_similarity is not None and calibration.similarity_margin > 0:
+        shortfall = best_similarity - similarity
+        value *= sigmoid((calibration.similarity_margin - shortfall) / calibration.similarity_margin_width)
+    return value
 
 
 def keyword_relevance(bm25: float | None, idf_sum: float | None) -> float:
@@ -43,10 +57,10 @@ def keyword_relevance(bm25: float | None, idf_sum: float | None) -> float:
 
 
 def blended_relevance(similarity: float | None, bm25: float | None, idf_sum: float | None,
-                      calibration: Calibration = DEFAULT_CALIBRATION) -> float:
+                      calibration: Calibration = DEFAULT_CALIBRATION, best_similarity: float | None = None) -> float:
     """Weighted mean of the semantic and the keyword relevance, 0-1."""
     w = calibration.keyword_weight
-    return ((1.0 - w) * similarity_relevance(similarity, calibration)
+    return ((1.0 - w) * similarity_relevance(similarity, calibration, best_similarity)
             + w * keyword_relevance(bm25, idf_sum))
 
 

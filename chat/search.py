@@ -105,13 +105,16 @@ def _rank_one(candidates: list[Candidate], mode: str, idf_sum: float | None) -> 
     """Order one query's candidates for `mode`; return them with their scores and relevance."""
     calibration = Calibration(similarity_center=settings.SEARCH_SIMILARITY_CENTER,
                               similarity_width=settings.SEARCH_SIMILARITY_WIDTH,
-                              keyword_weight=settings.SEARCH_RELEVANCE_KEYWORD_WEIGHT)
+                              keyword_weight=settings.SEARCH_RELEVANCE_KEYWORD_WEIGHT,
+                              similarity_margin=settings.SEARCH_SIMILARITY_MARGIN,
+                              similarity_margin_width=settings.SEARCH_SIMILARITY_MARGIN_WIDTH)
+    best = max((c.similarity for c in candidates if c.similarity is not None), default=None)
     relevance = {}
     for c in candidates:
         if mode == "vector" or c.bm25 is None:
-            relevance[c.chunk_id] = similarity_relevance(c.similarity, calibration)
+            relevance[c.chunk_id] = similarity_relevance(c.similarity, calibration, best)
         else:
-            relevance[c.chunk_id] = blended_relevance(c.similarity, c.bm25, idf_sum, calibration)
+            relevance[c.chunk_id] = blended_relevance(c.similarity, c.bm25, idf_sum, calibration, best)
     if mode == "hybrid":
         by_vector = sorted((c for c in candidates if c.vector_rank), key=lambda c: c.vector_rank)
         by_keyword = sorted((c for c in candidates if c.keyword_rank), key=lambda c: c.keyword_rank)

@@ -35,6 +35,7 @@ class Collection(models.Model):
 
     class EmbeddingMode(models.TextChoices):
         PLAIN = "plain", "Per chunk"
+        NEIGHBOURS = "neighbours", "Per chunk, blended with the neighbouring chunks"
         LATE = "late", "Late chunking"
 
     slug = models.SlugField(max_length=100, unique=True)
@@ -47,7 +48,8 @@ class Collection(models.Model):
         default=0.5, help_text="Similarity threshold (semantic), or breakpoint percentile / 100.")
     contextualization = models.CharField(
         max_length=32, choices=Contextualization.choices, default=Contextualization.HEADER)
-    embedding_mode = models.CharField(max_length=16, choices=EmbeddingMode.choices, default=EmbeddingMode.PLAIN)
+    embedding_mode = models.CharField(max_length=16, choices=EmbeddingMode.choices,
+                                      default=EmbeddingMode.NEIGHBOURS)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                               related_name="owned_collections")
     is_public = models.BooleanField(default=False, help_text="Every signed-in user may read it.")
@@ -76,8 +78,11 @@ class Collection(models.Model):
 
     def pipeline_signature(self) -> str:
         """Settings that shape chunks; a document built under other settings must be rebuilt."""
+        embedding = self.embedding_mode
+        if embedding == self.EmbeddingMode.NEIGHBOURS:
+            embedding += f"({settings.EMBEDDING_NEIGHBOUR_WEIGHT})"
         return (f"{self.chunker}:{self.chunk_size}:{self.chunk_overlap}:{self.semantic_threshold}:"
-                f"{self.contextualization}:{self.embedding_mode}:{settings.EMBEDDING_MODEL}")
+                f"{self.contextualization}:{embedding}:{settings.EMBEDDING_MODEL}")
 
 
 class Document(models.Model):

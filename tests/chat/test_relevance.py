@@ -1,6 +1,13 @@
 import pytest
 
-from chat.relevance import Calibration, beta_cdf_relevance, blended_relevance, keyword_relevance, similarity_relevance
+from chat.relevance import (
+    Calibration,
+    beta_cdf_relevance,
+    blended_relevance,
+    keyword_relevance,
+    sigmoid,
+    similarity_relevance,
+)
 
 
 def test_similarity_relevance_is_monotonic_and_centred():
@@ -28,3 +35,26 @@ def test_beta_cdf_spreads_probabilities_symmetrically():
     # a=b=0.4 pulls values near the ends toward the middle.
     assert 0.1 < beta_cdf_relevance(0.02) < 0.2
     assert beta_cdf_relevance(0.9) == pytest.approx(1 - beta_cdf_relevance(0.1))
+
+
+def test_relative_factor_halves_relevance_at_the_margin_below_the_best_match():
+    cal = Calibration(similarity_center=0.4, similarity_width=0.1, similarity_margin=0.15,
+                      similarity_margin_width=0.05)
+    absolute = similarity_relevance(0.6, cal)
+    assert similarity_relevance(0.6, cal, best_similarity=0.75) == pytest.approx(absolute * 0.5)
+    # The best match itself keeps nearly all of its absolute value; a chunk far below it keeps little.
+    assert similarity_relevance(0.75, cal, best_similarity=0.75) == pytest.approx(
+        similarity_relevance(0.75, cal) * sigmoid(3.0))
+    assert similarity_relevance(0.45, cal, best_similarity=0.75) < 0.05 * similarity_relevance(0.45, cal)
+    # A poor best match stays poor: the absolute curve still applies.
+    assert similarity_relevance(0.1, cal, best_similarity=0.1) < 0.1
+    # Margin 0 turns the relative factor off.
+    off = Calibration(similarity_center=0.4, similarity_width=0.1, similarity_margin=0.0)
+    assert similarity_relevance(0.6, off, best_similarity=0.9) == pytest.approx(similarity_relevance(0.6, off))
+
+
+def test_blend_passes_the_best_similarity_to_the_semantic_part():
+    cal = Calibration(similarity_center=0.4, similarity_width=0.1, keyword_weight=0.25, similarity_margin=0.15,
+                      similarity_margin_width=0.05)
+    assert blended_relevance(0.6, 2.0, 4.0, cal, best_similarity=0.75) == pytest.approx(
+        0.75 * similarity_relevance(0.6, cal) * 0.5 + 0.25 * 0.5)

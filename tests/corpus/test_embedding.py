@@ -42,3 +42,25 @@ def test_late_chunking_over_several_windows_gives_one_normalised_vector_per_span
     similarity = (vectors * plain).sum(axis=1)
     assert similarity.min() > 0.3 and similarity.max() < 0.999
     assert embedding.late_chunk_embeddings(text, []).shape == (0, 384)
+
+
+def test_blend_neighbours_adds_weighted_neighbours_and_normalises():
+    vectors = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], dtype=np.float32)
+
+    blended = embedding.blend_neighbours(vectors, 0.5)
+
+    # First: own + 0.5 x next; middle: 0.5 x previous + own + 0.5 x next; last: 0.5 x previous + own.
+    expected = np.array([[1.0, 0.5, 0.0], [0.5, 1.0, 0.5], [0.0, 0.5, 1.0]])
+    expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+    assert np.allclose(blended, expected, atol=1e-6)
+    assert blended.dtype == np.float32
+    assert np.allclose(vectors[0], [1.0, 0.0, 0.0])  # the input is left alone
+
+
+def test_blend_neighbours_with_weight_zero_or_one_chunk_only_normalises():
+    vectors = np.array([[3.0, 4.0], [0.0, 2.0]], dtype=np.float32)
+    assert np.allclose(embedding.blend_neighbours(vectors, 0.0), [[0.6, 0.8], [0.0, 1.0]])
+    assert np.allclose(embedding.blend_neighbours(vectors[:1], 0.4), [[0.6, 0.8]])
+    assert embedding.blend_neighbours(np.zeros((0, 2), dtype=np.float32), 0.4).shape == (0, 2)
+    with pytest.raises(ValueError):
+        embedding.blend_neighbours(vectors, -0.1)

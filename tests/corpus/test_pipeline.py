@@ -230,7 +230,8 @@ def test_chunk_header_skips_a_heading_equal_to_the_title():
 
 @pytest.mark.django_db
 def test_late_chunking_gives_normalised_context_aware_vectors(django_capture_on_commit_callbacks):
-    plain = ingest(make_collection(slug="plain"), GUIDE_V1, "guide.md", django_capture_on_commit_callbacks)
+    plain = ingest(make_collection(slug="plain", embedding_mode=Collection.EmbeddingMode.PLAIN), GUIDE_V1,
+                   "guide.md", django_capture_on_commit_callbacks)
     late = ingest(make_collection(slug="late", embedding_mode=Collection.EmbeddingMode.LATE), GUIDE_V1,
                   "guide.md", django_capture_on_commit_callbacks)
 
@@ -238,3 +239,31 @@ def test_late_chunking_gives_normalised_context_aware_vectors(django_capture_on_
     assert [c.text for c in plain_chunks] == [c.text for c in late_chunks]
     similarities = [float(np.dot(p.embedding, q.embedding)) for p, q in zip(plain_chunks, late_chunks, strict=True)]
     assert all(0.3 < s < 0.999 for s in similarities), similarities  # related, but not the same vectors
+
+
+@pytest.mark.django_db
+def test_neighbours_mode_blends_each_chunk_with_its_neighbours(django_capture_on_commit_callbacks, settings):
+    settings.EMBEDDING_NEIGHBOUR_WEIGHT = 0.5
+    plain = ingest(make_collection(slug="plain", embedding_mode=Collection.EmbeddingMode.PLAIN), GUIDE_V1,
+                   "guide.md", django_capture_on_commit_callbacks)
+    blended = ingest(make_collection(slug="blended"), GUIDE_V1, "guide.md", django_capture_on_commit_callbacks)
+
+    assert blended.collection.embedding_mode == Collection.EmbeddingMode.NEIGHBOURS  # the default
+    plain_vectors = np.array([c.embedding for c in assert_chunks_tile(plain)])
+    blended_vectors = np.array([c.embedding for c in assert_chunks_tile(blended)])
+    assert len(plain_vectors) >= 3
+    middle = plain_vectors[1] + 0.5 * (plain_vectors[0] + plain_vectors[2])
+    assert np.allclose(blended_vectors[1], middle / np.linalg.norm(middle), atol=1e-5)
+    assert np.allclose(np.linalg.norm(blended_vectors, axis=1), 1.0, atol=1e-5)
+
+
+@pytest.mark.django_db
+def test_changing_the_neighbour_weight_rebuilds_on_reingest(settings):
+    collection = make_collection()
+    before = collection.pipeline_signature()
+    settings.EMBEDDING_NEIGHBOUR_WEIGHT = 0.1
+    assert collection.pipeline_signature() != before
+    collection.embedding_mode = Collection.EmbeddingMode.PLAIN
+    plain = collection.pipeline_signature()
+    settings.EMBEDDING_NEIGHBOUR_WEIGHT = 0.2
+    assert collection.pipeline_signature() == plain  # plain vectors do not depend on it
