@@ -238,7 +238,8 @@ def _sliding(doc: _Doc, size: int, overlap: int) -> list[Span]:
         spans.append(Span(start, doc.starts[token]))
         following = token
         if overlap:
-            found = np.flatnonzero(doc.word_first[first + 1:token - overlap + 1])
+            # Clamped: a negative bound would slice from the end of the document and skip text.
+            found = np.flatnonzero(doc.word_first[first + 1:max(first + 1, token - overlap + 1)])
             following = first + 1 + int(found[-1]) if found.size else doc.next_word_token(first)
         first, start = following, doc.starts[following]
 

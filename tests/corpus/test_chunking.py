@@ -330,3 +330,13 @@ def test_long_document_partitions_for_every_fast_strategy():
         assert max(s.end - s.start for s in spans) < 2000
     markdown_starts = {s.start for s in chunk_text(text, ChunkingConfig("markdown", 200), headings=headings)}
     assert {h.start for h in headings} <= markdown_starts
+
+
+@pytest.mark.parametrize(("text", "size", "overlap"), [("#supercalifragilistice.g.", 4, 3),
+                                                       ("==supercalifragilistic", 5, 4)])
+def test_sliding_window_cut_before_a_long_word_keeps_every_character(text, size, overlap):
+    """Found by hypothesis: a window shorter than the overlap made the next one start near the end."""
+    spans = chunk_text(text, ChunkingConfig("sliding", size, overlap=overlap))
+    assert spans[0].start == 0 and spans[-1].end == len(text)
+    for previous, following in zip(spans, spans[1:], strict=False):
+        assert previous.start < following.start <= previous.end
