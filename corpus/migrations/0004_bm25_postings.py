@@ -4,9 +4,10 @@ Scoring BM25 from the chunks' tsvectors means reading every matching chunk from 
 common query term matches thousands of chunks at 100k. With postings, keyword search reads each
 query term's postings from an index in impact order, and only as many as it needs (see
 chat/bm25.py). `impact` is the BM25 term-frequency factor under fixed parameters (k1 1.2, b 0.75,
-average length 32); it orders a term's postings, best first. Scores themselves are computed at
-query time from tf and len with the configured k1, b and the live average length, so the fixed
-values only decide which postings of a very common term are read first.
+average length 32); it orders a term's postings, best first, and gives the approximate first-pass
+score that picks the pool. Final scores are computed at query time from tf and len with the
+configured k1, b and the live average length, so the fixed values only decide which postings of a
+very common term are read and which chunks reach the pool.
 
 Maintained like the statistics of 0002: statement-level triggers on corpus_chunk with transition
 tables. No foreign keys, for the same reason (Django's test flush truncates without CASCADE).
