@@ -61,7 +61,7 @@ kw_idf_sum AS (SELECT NULL::float8 AS total)"""
 # 2. The pool, and the vector side's chunks in hybrid mode, are scored exactly from their own
 #    postings (primary key lookups), and the pool is ranked by that score.
 # An unknown query lexeme has no statistics row, so it costs nothing.
-BM25_CTES = """
+BM25_STATS_CTES = """
 kw_stats AS (
     SELECT sum(chunk_count)::float8 AS n,
            sum(total_length)::float8 / nullif(sum(chunk_count), 0) AS avglen
@@ -78,6 +78,9 @@ kw_idf AS (
     SELECT k.lexeme, ln(1 + (s.n - sum(k.df) + 0.5) / (sum(k.df) + 0.5)) AS idf
     FROM kw_term_df k CROSS JOIN kw_stats s GROUP BY k.lexeme, s.n
 ),
+kw_idf_sum AS (SELECT coalesce(sum(idf), 0) AS total FROM kw_idf)"""
+
+BM25_POOL_CTES = """
 kw_first_pass AS (
     SELECT p.chunk_id, sum(i.idf * p.impact) AS score
     FROM kw_term_df t
@@ -91,32 +94,33 @@ kw_first_pass AS (
 ),
 kw_pool AS (
     SELECT chunk_id FROM kw_first_pass ORDER BY score DESC, chunk_id LIMIT %(pool)s
-),
+)"""
+
+BM25_SCORED_CTE = """
 kw_scored AS (
-    SELECT x.id, sum(i.idf * {tf_factor}) AS score
-    FROM ({scored_ids}) AS x
-    CROSS JOIN LATERAL (
-        -- Primary key lookups, chunk by chunk. OFFSET 0 keeps the planner from flattening this
-        -- into a join over whole posting lists (it cannot know the pool is small).
-        SELECT lexeme, tf, len FROM bm25_posting
-        WHERE chunk_id = x.id AND lexeme = ANY((SELECT array_agg(lexeme) FROM kw_idf)::text[])
-        OFFSET 0
-    ) AS p
+    -- One index scan over the (chunk, lexeme) primary key for every pair at once.
+    SELECT p.chunk_id AS id, sum(i.idf * {tf_factor}) AS score
+    FROM bm25_posting p
     JOIN kw_idf i ON i.lexeme = p.lexeme
     CROSS JOIN kw_stats s
-    GROUP BY x.id
-),
+    WHERE p.chunk_id = ANY(ARRAY({scored_ids}))
+      AND p.lexeme = ANY(ARRAY(SELECT lexeme FROM kw_idf))
+    GROUP BY p.chunk_id
+)"""
+
+BM25_RANKED_CTE = """
 kw_ranked AS (
     SELECT id, score FROM kw_scored WHERE id IN (SELECT chunk_id FROM kw_pool)
-),
-kw_idf_sum AS (SELECT coalesce(sum(idf), 0) AS total FROM kw_idf)"""
+)"""
 
 TF_FACTOR = "p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.len / s.avglen))"
 
+# Ties (chunks with the same terms and length) go to the lower id. Scores are rounded first: a
+# sum's last bits depend on the order the plan adds the terms in.
 RANKED_CTE = """
 kw AS (
-    SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rank
-    FROM kw_ranked ORDER BY score DESC, id LIMIT %(candidates)s
+    SELECT id, score, row_number() OVER (ORDER BY round(score::numeric, 9) DESC, id) AS rank
+    FROM kw_ranked ORDER BY round(score::numeric, 9) DESC, id LIMIT %(candidates)s
 )"""
 
 
@@ -125,11 +129,20 @@ def keyword_ctes(scoring: str, *, with_vector: bool) -> str:
     the vec CTE's chunks; for ts_rank_cd every match), kw (the top %(candidates)s with rank) and
     kw_idf_sum. Parameters: query, collections, k1, b, candidates, term_postings, pool."""
     if scoring == "bm25":
-        scored_ids = "SELECT chunk_id AS id FROM kw_pool" + (" UNION SELECT id FROM vec" if with_vector else "")
-        return BM25_CTES.format(config=SEARCH_CONFIG, tf_factor=TF_FACTOR, scored_ids=scored_ids) + "," + RANKED_CTE
+        scored_ids = "SELECT chunk_id FROM kw_pool" + (" UNION SELECT id FROM vec" if with_vector else "")
+        return ",".join([BM25_STATS_CTES.format(config=SEARCH_CONFIG), BM25_POOL_CTES,
+                         BM25_SCORED_CTE.format(tf_factor=TF_FACTOR, scored_ids=scored_ids),
+                         BM25_RANKED_CTE, RANKED_CTE])
     if scoring == "ts_rank_cd":
         return TS_RANK_CD_CTES + "," + RANKED_CTE
     raise ValueError(f"unknown keyword scoring {scoring!r}")
+
+
+def vector_bm25_ctes() -> str:
+    """CTEs defining kw_scored (the BM25 score of the vec CTE's chunks) and kw_idf_sum, without
+    searching: the vector half of a hybrid search split over two connections."""
+    return ",".join([BM25_STATS_CTES.format(config=SEARCH_CONFIG),
+                     BM25_SCORED_CTE.format(tf_factor=TF_FACTOR, scored_ids="SELECT id FROM vec")])
 
 
 @dataclass(frozen=True)

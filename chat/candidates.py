@@ -1,19 +1,22 @@
-"""The one statement that fetches search candidates: vector side, keyword side, or both.
+"""The statements that fetch search candidates: vector side, keyword side, or both.
 
-Both sides run as CTEs of a single SELECT (one round trip after the SET LOCALs); the rows come
-back with each side's rank, the cosine similarity and the BM25 score, so fusion and relevance
-calibration (pure Python, chat/fusion.py and chat/relevance.py) need no further query.
+Each mode is one SELECT with the sides as CTEs (one round trip after the SET LOCALs); the rows
+come back with each side's rank, the cosine similarity and the BM25 score, so fusion and
+relevance calibration (pure Python, chat/fusion.py and chat/relevance.py) need no further query.
+Outside a transaction a hybrid search is split in two halves run at the same time on two
+connections (chat/side_connection.py): the search then waits for the slower side, not both.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 
-from chat.bm25 import keyword_ctes
+from chat import side_connection
+from chat.bm25 import keyword_ctes, vector_bm25_ctes
 from chat.vector import VECTOR_CTES, session_settings_sql, vector_literal
 
 MODES = ("hybrid", "vector", "keyword", "ts_rank_cd")
@@ -45,43 +48,100 @@ class CandidateSet:
     vector_scan: str | None = None  # "hnsw" or "exact": how the vector side was searched
 
 
-def _statement(mode: str) -> str:
-    uses_vector = mode in ("hybrid", "vector")
-    uses_keyword = mode in ("hybrid", "keyword", "ts_rank_cd")
+@dataclass(frozen=True)
+class _Sides:
+    vector: bool  # search the vector side
+    keyword: str | None  # search the keyword side, scored "bm25" or "ts_rank_cd"
+    vector_bm25: bool = False  # BM25 scores for the vector side's chunks, without a keyword search
+
+
+_MODE_SIDES = {
+    "hybrid": _Sides(vector=True, keyword="bm25"),
+    "vector": _Sides(vector=True, keyword=None),
+    "keyword": _Sides(vector=False, keyword="bm25"),
+    "ts_rank_cd": _Sides(vector=False, keyword="ts_rank_cd"),
+}
+# A hybrid search split over two connections: each half returns what the other would have
+# added (the BM25 of the vector side's chunks, the similarity of the keyword side's).
+_HYBRID_HALVES = (_Sides(vector=True, keyword=None, vector_bm25=True), _Sides(vector=False, keyword="bm25"))
+
+
+def _statement(sides: _Sides) -> str:
     ctes = []
-    if uses_vector:
+    if sides.vector:
         ctes.append(VECTOR_CTES)
-    if uses_keyword:
-        ctes.append(keyword_ctes("ts_rank_cd" if mode == "ts_rank_cd" else "bm25", with_vector=uses_vector))
-    sides = []
-    if uses_vector:
-        sides.append("SELECT id FROM vec")
-    if uses_keyword:
-        sides.append("SELECT id FROM kw")
-    ctes.append("ids AS (" + " UNION ".join(sides) + ")")
-    vector_rank = "v.rank" if uses_vector else "NULL::bigint"
-    scan = ("(SELECT CASE WHEN EXISTS (SELECT 1 FROM vec_exact) THEN 'exact' ELSE 'hnsw' END)" if uses_vector
+    if sides.keyword:
+        ctes.append(keyword_ctes(sides.keyword, with_vector=sides.vector))
+    elif sides.vector_bm25:
+        ctes.append(vector_bm25_ctes())
+    searched = (["SELECT id FROM vec"] if sides.vector else []) + (["SELECT id FROM kw"] if sides.keyword else [])
+    ctes.append("ids AS (" + " UNION ".join(searched) + ")")
+    vector_rank = "v.rank" if sides.vector else "NULL::bigint"
+    scan = ("(SELECT CASE WHEN EXISTS (SELECT 1 FROM vec_exact) THEN 'exact' ELSE 'hnsw' END)" if sides.vector
             else "NULL::text")
-    if mode == "ts_rank_cd":
-        keyword_cols = "k.rank, NULL::float8, ks.score, NULL::float8"
-    elif uses_keyword:
-        # Not among the matches: no essential query term, BM25 taken as 0.
-        keyword_cols = "k.rank, coalesce(ks.score, 0), ks.score, (SELECT total FROM kw_idf_sum)"
+    keyword_rank = "k.rank" if sides.keyword else "NULL::bigint"
+    if sides.keyword == "ts_rank_cd":
+        keyword_cols = "NULL::float8, ks.score, NULL::float8"
+    elif sides.keyword or sides.vector_bm25:
+        # Not among the scored chunks: no query term, BM25 taken as 0.
+        keyword_cols = "coalesce(ks.score, 0), ks.score, (SELECT total FROM kw_idf_sum)"
     else:
-        keyword_cols = "NULL::bigint, NULL::float8, NULL::float8, NULL::float8"
+        keyword_cols = "NULL::float8, NULL::float8, NULL::float8"
     joins = []
-    if uses_vector:
+    if sides.vector:
         joins.append("LEFT JOIN vec v ON v.id = c.id")
-    if uses_keyword:
-        joins.append("LEFT JOIN kw k ON k.id = c.id LEFT JOIN kw_scored ks ON ks.id = c.id")
+    if sides.keyword:
+        joins.append("LEFT JOIN kw k ON k.id = c.id")
+    if sides.keyword or sides.vector_bm25:
+        joins.append("LEFT JOIN kw_scored ks ON ks.id = c.id")
     return (
         "WITH " + ",".join(ctes) + "\n"
         "SELECT c.id, c.document_id, d.collection_id, c.chunk_index, c.text, c.start, c.\"end\", c.page, "
-        "d.title, d.source, " + vector_rank + ", " + keyword_cols + ", "
+        "d.title, d.source, " + vector_rank + ", " + keyword_rank + ", " + keyword_cols + ", "
         "1 - (c.embedding <=> %(vector)s::vector), " + scan + " "
         "FROM ids JOIN corpus_chunk c ON c.id = ids.id JOIN corpus_document d ON d.id = c.document_id "
         + " ".join(joins)
     )
+
+
+def _run(sides: _Sides, params: dict) -> CandidateSet:
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(session_settings_sql())
+        cursor.execute(_statement(sides), params)
+        rows = cursor.fetchall()
+    result = []
+    idf_sum = None
+    scan = None
+    for (chunk_id, document_id, collection_id, chunk_index, text, start, end, page, title, source,
+         vector_rank, keyword_rank, bm25, keyword_score, idf_total, similarity, row_scan) in rows:
+        idf_sum, scan = idf_total, row_scan
+        result.append(Candidate(
+            chunk_id=chunk_id, document_id=document_id, collection_id=collection_id, chunk_index=chunk_index,
+            text=text, start=start, end=end, page=page, title=title, source=source,
+            vector_rank=vector_rank, keyword_rank=keyword_rank,
+            similarity=None if similarity is None else float(similarity),
+            bm25=None if bm25 is None else float(bm25),
+            keyword_score=None if keyword_score is None else float(keyword_score),
+        ))
+    return CandidateSet(result, None if idf_sum is None else float(idf_sum), scan)
+
+
+def _run_hybrid_in_parallel(params: dict) -> CandidateSet:
+    """The keyword half on a side connection while this thread runs the vector half, merged into
+    what the one-statement hybrid returns (the same chunks, ranks and scores)."""
+    vector_half, keyword_half = _HYBRID_HALVES
+    pending = side_connection.submit(lambda: _run(keyword_half, params))
+    by_vector = _run(vector_half, params)
+    try:
+        by_keyword = pending.result()
+    except (OperationalError, InterfaceError):
+        by_keyword = _run(keyword_half, params)  # the side connection failed: run it here
+    merged = {c.chunk_id: c for c in by_keyword.candidates}
+    for c in by_vector.candidates:
+        found = merged.get(c.chunk_id)
+        merged[c.chunk_id] = c if found is None else replace(found, vector_rank=c.vector_rank)
+    idf_sum = by_keyword.idf_sum if by_keyword.idf_sum is not None else by_vector.idf_sum
+    return CandidateSet(list(merged.values()), idf_sum, by_vector.vector_scan)
 
 
 def fetch_candidates(*, query: str, vector: Sequence[float], collection_ids: list[int], mode: str,
@@ -100,22 +160,6 @@ def fetch_candidates(*, query: str, vector: Sequence[float], collection_ids: lis
         "term_postings": int(settings.SEARCH_BM25_TERM_POSTINGS),
         "pool": max(int(settings.SEARCH_BM25_POOL), int(candidates)),
     }
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(session_settings_sql())
-        cursor.execute(_statement(mode), params)
-        rows = cursor.fetchall()
-    result = []
-    idf_sum = None
-    scan = None
-    for (chunk_id, document_id, collection_id, chunk_index, text, start, end, page, title, source,
-         vector_rank, keyword_rank, bm25, keyword_score, idf_total, similarity, row_scan) in rows:
-        idf_sum, scan = idf_total, row_scan
-        result.append(Candidate(
-            chunk_id=chunk_id, document_id=document_id, collection_id=collection_id, chunk_index=chunk_index,
-            text=text, start=start, end=end, page=page, title=title, source=source,
-            vector_rank=vector_rank, keyword_rank=keyword_rank,
-            similarity=None if similarity is None else float(similarity),
-            bm25=None if bm25 is None else float(bm25),
-            keyword_score=None if keyword_score is None else float(keyword_score),
-        ))
-    return CandidateSet(result, None if idf_sum is None else float(idf_sum), scan)
+    if mode == "hybrid" and side_connection.available():
+        return _run_hybrid_in_parallel(params)
+    return _run(_MODE_SIDES[mode], params)

@@ -1,9 +1,13 @@
-"""RSE against the database: build per-document chunk values from the ranked candidates, pick
-segments with chat/rse.py, fetch their text in one query."""
+"""RSE against the database: fetch the stretches of documents a segment can come from (one
+query), value their chunks from the ranked candidates, pick segments with chat/rse.py.
+
+A segment starts and ends on a retrieved chunk (every other chunk's value is negative) and spans
+at most `max_length` chunks, so only the chunks between two hits of one document that are less
+than `max_length` apart can be part of one. Those stretches ("windows") are all RSE needs: their
+chunks' lengths for the values, their text for the segments."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -11,7 +15,6 @@ from django.db import connection
 
 from chat.candidates import Candidate
 from chat.rse import RsePreset, adjust_for_length, best_segments, chunk_value
-from corpus.models import Document
 
 
 @dataclass
@@ -36,32 +39,91 @@ class SegmentText:
     page: int | None
 
 
-def _chunk_ranges(queries: Sequence[RankedQuery], eligible: set[int]) -> dict[int, tuple[int, int]]:
-    ranges: dict[int, tuple[int, int]] = {}
+@dataclass
+class _WindowChunk:
+    index: int
+    start: int
+    end: int
+    text: str
+    page: int | None
+
+
+@dataclass
+class _Window:
+    document_id: int
+    chunks: list[_WindowChunk]  # consecutive chunk indexes
+
+
+def _window_bounds(queries: Sequence[RankedQuery], eligible: set[int], max_length: int) -> list[tuple[int, int, int]]:
+    """(document_id, first, last chunk index) of each window: hits chained while the gap to the
+    next hit leaves room for a segment holding both."""
+    hits: dict[int, set[int]] = {}
     for ranked in queries:
         for cand in ranked.candidates:
-            if cand.collection_id not in eligible:
-                continue
-            lo, hi = ranges.get(cand.document_id, (cand.chunk_index, cand.chunk_index))
-            ranges[cand.document_id] = (min(lo, cand.chunk_index), max(hi, cand.chunk_index))
-    return ranges
+            if cand.collection_id in eligible:
+                hits.setdefault(cand.document_id, set()).add(cand.chunk_index)
+    bounds = []
+    for document_id, indexes in hits.items():
+        ordered = sorted(indexes)
+        first = last = ordered[0]
+        for index in ordered[1:]:
+            if index - last < max_length:
+                last = index
+            else:
+                bounds.append((document_id, first, last))
+                first = last = index
+        bounds.append((document_id, first, last))
+    return bounds
 
 
-def _chunk_lengths(ranges: dict[int, tuple[int, int]]) -> dict[int, list[tuple[int, int]]]:
-    """document_id -> [(chunk_index, char length)] for the chunks between the first and last hit."""
-    docs = list(ranges)
+def _fetch_windows(bounds: list[tuple[int, int, int]]) -> list[_Window]:
+    """The chunks of every window, in one query."""
     with connection.cursor() as cursor:
         cursor.execute(
-            """SELECT c.document_id, c.chunk_index, c."end" - c.start
-               FROM unnest(%s::bigint[], %s::int[], %s::int[]) AS r(doc, lo, hi)
+            """SELECT r.n, c.chunk_index, c.start, c."end", c.text, c.page
+               FROM unnest(%s::int[], %s::bigint[], %s::int[], %s::int[]) AS r(n, doc, lo, hi)
                JOIN corpus_chunk c ON c.document_id = r.doc AND c.chunk_index BETWEEN r.lo AND r.hi
-               ORDER BY c.document_id, c.chunk_index""",
-            [docs, [ranges[d][0] for d in docs], [ranges[d][1] for d in docs]])
+               ORDER BY r.n, c.chunk_index""",
+            [list(range(len(bounds))), [b[0] for b in bounds], [b[1] for b in bounds], [b[2] for b in bounds]])
         rows = cursor.fetchall()
-    lengths: dict[int, list[tuple[int, int]]] = {}
-    for document_id, chunk_index, length in rows:
-        lengths.setdefault(document_id, []).append((chunk_index, length))
-    return lengths
+    chunks: dict[int, list[_WindowChunk]] = {}
+    for n, index, start, end, text, page in rows:
+        chunks.setdefault(n, []).append(_WindowChunk(index, start, end, text, page))
+    windows = []
+    for n, (document_id, _, _) in enumerate(bounds):
+        # A chunk missing from a window (its document re-chunked meanwhile) splits it: a segment's
+        # text must be contiguous document text.
+        run: list[_WindowChunk] = []
+        for chunk in chunks.get(n, []):
+            if run and chunk.index != run[-1].index + 1:
+                windows.append(_Window(document_id, run))
+                run = []
+            run.append(chunk)
+        if run:
+            windows.append(_Window(document_id, run))
+    return windows
+
+
+def _values(queries: Sequence[RankedQuery], windows: list[_Window], preset: RsePreset) -> list[list[list[float]]]:
+    """values[q][w][i]: the value of chunk i of window w for query q, scaled by chunk length."""
+    lengths = [[c.end - c.start for c in w.chunks] for w in windows]
+    all_lengths = [n for per_window in lengths for n in per_window]
+    reference = max(sum(all_lengths) / len(all_lengths), 1.0)
+    values = []
+    for ranked in queries:
+        rank = {(c.document_id, c.chunk_index): (position, c.chunk_id) for position, c in enumerate(ranked.candidates)}
+        per_window = []
+        for w, window in enumerate(windows):
+            window_values = []
+            for chunk in window.chunks:
+                found = rank.get((window.document_id, chunk.index))
+                relevance = 0.0 if found is None else ranked.relevance.get(found[1], 0.0)
+                window_values.append(chunk_value(relevance, None if found is None else found[0],
+                                                 penalty=preset.irrelevant_chunk_penalty,
+                                                 decay_rate=preset.decay_rate))
+            per_window.append(adjust_for_length(window_values, lengths[w], reference))
+        values.append(per_window)
+    return values
 
 
 def extract_segments(queries: Sequence[RankedQuery], *, preset: RsePreset, eligible_collections: set[int],
@@ -69,77 +131,36 @@ def extract_segments(queries: Sequence[RankedQuery], *, preset: RsePreset, eligi
     """Segments for the ranked queries. RSE picks them by value; they are returned in the order of
     the best-ranked chunk each holds, so the answer to a factoid comes first even when a longer
     cluster elsewhere is worth more (a context cut to a budget keeps what matters most)."""
-    ranges = _chunk_ranges(queries, eligible_collections)
-    if not ranges:
+    bounds = _window_bounds(queries, eligible_collections, preset.max_length)
+    if not bounds:
         return []
-    lengths = _chunk_lengths(ranges)
-    doc_ids = [d for d in ranges if d in lengths]
-    all_lengths = [n for d in doc_ids for _, n in lengths[d]]
-    reference = sum(all_lengths) / len(all_lengths) if all_lengths else 1.0
-
-    values: list[list[list[float]]] = []
-    for ranked in queries:
-        position = {c.chunk_id: rank for rank, c in enumerate(ranked.candidates)}
-        by_key = {(c.document_id, c.chunk_index): c for c in ranked.candidates}
-        per_doc = []
-        for d in doc_ids:
-            doc_values = []
-            for chunk_index, _length in lengths[d]:
-                cand = by_key.get((d, chunk_index))
-                if cand is None:
-                    doc_values.append(chunk_value(0.0, None, penalty=preset.irrelevant_chunk_penalty,
-                                                  decay_rate=preset.decay_rate))
-                else:
-                    doc_values.append(chunk_value(ranked.relevance.get(cand.chunk_id, 0.0), position[cand.chunk_id],
-                                                  penalty=preset.irrelevant_chunk_penalty,
-                                                  decay_rate=preset.decay_rate))
-            per_doc.append(adjust_for_length(doc_values, [n for _, n in lengths[d]], reference))
-        values.append(per_doc)
-
-    choices = best_segments(values, max_length=preset.max_length, overall_max_length=preset.overall_max_length,
-                            minimum_value=preset.minimum_value)
-    if not choices:
+    windows = _fetch_windows(bounds)
+    if not windows:
         return []
-    spans = []
+    choices = best_segments(_values(queries, windows, preset), max_length=preset.max_length,
+                            overall_max_length=preset.overall_max_length, minimum_value=preset.minimum_value)
+    documents = {c.document_id: c for ranked in queries for c in ranked.candidates}
+    segments = []
     for choice in choices:
-        d = doc_ids[choice.document]
-        spans.append((d, lengths[d][choice.start][0], lengths[d][choice.end - 1][0] + 1, choice.score))
+        window = windows[choice.document]
+        chunks = window.chunks[choice.start:choice.end]
+        document = documents[window.document_id]
+        segments.append(SegmentText(
+            document_id=window.document_id, title=document.title, source=document.source,
+            start=chunks[0].index, end=chunks[-1].index + 1, char_start=chunks[0].start, char_end=chunks[-1].end,
+            # Chunks do not overlap and tile the document: together they are its text.
+            text="".join(c.text for c in chunks), score=choice.score, page=chunks[0].page))
     if order_by_rank:
-        spans.sort(key=lambda span: _best_rank(queries, span))
-    return _fetch_texts(spans)
+        segments.sort(key=lambda segment: _best_rank(queries, segment))
+    return segments
 
 
-def _best_rank(queries: Sequence[RankedQuery], span: tuple[int, int, int, float]) -> int:
-    """Best (lowest) rank any query gave a chunk inside the span."""
-    document_id, start, end, _ = span
+def _best_rank(queries: Sequence[RankedQuery], segment: SegmentText) -> int:
+    """Best (lowest) rank any query gave a chunk inside the segment."""
     best = 10**9
     for ranked in queries:
         for rank, c in enumerate(ranked.candidates):
-            if c.document_id == document_id and start <= c.chunk_index < end:
+            if c.document_id == segment.document_id and segment.start <= c.chunk_index < segment.end:
                 best = min(best, rank)
                 break
     return best
-
-
-def _fetch_texts(spans: list[tuple[int, int, int, float]]) -> list[SegmentText]:
-    """One query for the text of every segment: the chunks of each range, concatenated in order
-    (chunks do not overlap and tile the document, so this is the document text of the range)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """SELECT r.n, d.title, d.source, d.pages, min(c.start), max(c."end"),
-                      string_agg(c.text, '' ORDER BY c.chunk_index)
-               FROM unnest(%s::int[], %s::bigint[], %s::int[], %s::int[]) AS r(n, doc, lo, hi)
-               JOIN corpus_chunk c ON c.document_id = r.doc AND c.chunk_index >= r.lo AND c.chunk_index < r.hi
-               JOIN corpus_document d ON d.id = r.doc
-               GROUP BY r.n, d.title, d.source, d.pages""",
-            [list(range(len(spans))), [s[0] for s in spans], [s[1] for s in spans], [s[2] for s in spans]])
-        rows = {row[0]: row[1:] for row in cursor.fetchall()}
-    segments = []
-    for n, (document_id, start, end, score) in enumerate(spans):
-        title, source, pages, char_start, char_end, text = rows[n]
-        if isinstance(pages, str):  # Django loads jsonb as text; JSONField decodes it
-            pages = json.loads(pages)
-        page = Document(pages=pages or []).page_at(char_start)
-        segments.append(SegmentText(document_id=document_id, title=title, source=source, start=start, end=end,
-                                    char_start=char_start, char_end=char_end, text=text, score=score, page=page))
-    return segments

@@ -172,7 +172,7 @@ SEARCH_BM25_K1 = env_float("SEARCH_BM25_K1", 1.2, minimum=0.0)
 SEARCH_BM25_B = env_float("SEARCH_BM25_B", 0.75, minimum=0.0)
 # BM25 reads at most this many postings per query term (best first; all of a rarer term's), picks a
 # pool of the best-scoring chunks from them and scores the pool exactly (chat/bm25.py).
-SEARCH_BM25_TERM_POSTINGS = env_int("SEARCH_BM25_TERM_POSTINGS", 500, minimum=1)
+SEARCH_BM25_TERM_POSTINGS = env_int("SEARCH_BM25_TERM_POSTINGS", 300, minimum=1)
 SEARCH_BM25_POOL = env_int("SEARCH_BM25_POOL", 200, minimum=1)
 SEARCH_HNSW_EF = env_int("SEARCH_HNSW_EF", 100, minimum=1, maximum=1000)
 # Iterative HNSW scans stop after this many tuples; the exact-scan fallback covers the rest.
@@ -181,6 +181,9 @@ SEARCH_HNSW_MAX_SCAN_TUPLES = env_int("SEARCH_HNSW_MAX_SCAN_TUPLES", 20000, mini
 SEARCH_EXACT_MAX_CHUNKS = env_int("SEARCH_EXACT_MAX_CHUNKS", 5000, minimum=0)
 # Candidates fetched per side (vector, keyword) before fusion; RSE sees their relevance.
 SEARCH_CANDIDATES = env_int("SEARCH_CANDIDATES", 60, minimum=1, maximum=1000)
+# A hybrid search runs its keyword side on a second connection, beside the vector side
+# (chat/side_connection.py); at most this many such connections per process (0: one statement).
+SEARCH_SIDE_CONNECTIONS = env_int("SEARCH_SIDE_CONNECTIONS", 4, minimum=0, maximum=64)
 # With RERANKER_MODEL set: how many fused candidates the cross-encoder rescores.
 SEARCH_RERANK_CANDIDATES = env_int("SEARCH_RERANK_CANDIDATES", 30, minimum=1, maximum=1000)
 # Relevance calibration for RSE (chat/relevance.py): logistic over cosine similarity, blended with

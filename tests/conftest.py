@@ -20,6 +20,16 @@ if not (os.environ.get("DATABASE_URL") or os.environ.get("RAGWEB_SKIP_SERVICES")
                    stdout=subprocess.DEVNULL)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _close_side_connections(django_db_setup):
+    """Search's side connections (chat/side_connection.py) stay open between tests; close them
+    before the test database is dropped."""
+    yield
+    from chat import side_connection
+
+    side_connection.close_all()
+
+
 @pytest.fixture
 def user(django_user_model):
     return django_user_model.objects.create_user(username="alice", password="alice-password-1")

@@ -189,3 +189,48 @@ def test_real_cross_encoder_reranks_by_its_probabilities(corpus, settings, tmp_p
     assert list(expected) == sorted(expected, reverse=True)
     for hit, probability in zip(result.chunks, expected, strict=True):
         assert hit.relevance == pytest.approx(rerank.beta_cdf_relevance(float(probability)), abs=1e-5)
+
+
+def _as_rows(found):
+    return sorted((c.chunk_id, c.vector_rank, c.keyword_rank, c.similarity, c.bm25, c.keyword_score)
+                  for c in found.candidates)
+
+
+@pytest.mark.django_db(transaction=True)  # a side connection sees committed rows only
+def test_hybrid_on_two_connections_returns_what_one_statement_returns(settings, monkeypatch):
+    from chat import side_connection
+
+    col = make_collection("guides")
+    _doc(col, "guide.md", GUIDE)
+    _doc(col, "money.md", OTHER)
+    submitted = []
+    real_submit = side_connection.submit
+    monkeypatch.setattr(side_connection, "submit", lambda fn: submitted.append(fn) or real_submit(fn))
+    query = "How long should the dough rise before baking?"
+    vector = embed_texts([query])[0]
+
+    def fetch():
+        return fetch_candidates(query=query, vector=vector, mode="hybrid", collection_ids=[col.id], candidates=3)
+
+    parallel = fetch()
+    assert len(submitted) == 1  # the keyword half went to the side connection
+    settings.SEARCH_SIDE_CONNECTIONS = 0
+    single = fetch()
+    assert len(submitted) == 1
+    assert _as_rows(parallel) == _as_rows(single)
+    assert parallel.idf_sum == pytest.approx(single.idf_sum) and parallel.idf_sum > 0
+    assert parallel.vector_scan == single.vector_scan == "exact"
+    # Found by one side only, yet scored by both: the merge lost nothing.
+    assert any(c.vector_rank and not c.keyword_rank and c.bm25 is not None for c in parallel.candidates)
+    assert any(c.keyword_rank and not c.vector_rank and c.similarity is not None for c in parallel.candidates)
+
+
+def test_inside_a_transaction_hybrid_stays_on_one_connection(corpus, monkeypatch):
+    # pytest-django wraps this test in a transaction another connection could not see into.
+    from chat import side_connection
+
+    monkeypatch.setattr(side_connection, "submit", lambda fn: pytest.fail("used a side connection"))
+    col, guide, _ = corpus
+    found = fetch_candidates(query="knead the dough", vector=embed_texts(["knead the dough"])[0], mode="hybrid",
+                             collection_ids=[col.id], candidates=3)
+    assert (guide.id, 1) in {(c.document_id, c.chunk_index) for c in found.candidates if c.keyword_rank == 1}

@@ -1,0 +1,65 @@
+"""Database work run beside the caller's, on a second connection, so two statements overlap.
+
+A hybrid search's keyword side and vector side are independent; run as one statement, Postgres
+executes them one after the other on one backend. Sent over two connections they run on two
+backends at once, and the search waits only for the slower side.
+
+The second connections belong to a few long-lived worker threads (Django gives each thread its
+own connection), opened on first use and kept: opening one costs more than the statement. They
+are registered here so `close_all()` can close them from another thread (at shutdown, and in
+tests before the test database is dropped).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TypeVar
+
+from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
+
+T = TypeVar("T")
+
+_lock = threading.Lock()
+_executor: ThreadPoolExecutor | None = None
+_wrappers: list = []  # the worker threads' DatabaseWrappers
+
+
+def available() -> bool:
+    """Whether work may go to a side connection: enabled, and the caller is not inside a
+    transaction (a side connection cannot see the caller's uncommitted rows)."""
+    return settings.SEARCH_SIDE_CONNECTIONS > 0 and not connections[DEFAULT_DB_ALIAS].in_atomic_block
+
+
+def submit(fn: Callable[[], T]) -> Future[T]:
+    """Run `fn` on a worker thread, whose `django.db.connection` is its own."""
+    global _executor
+    with _lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(max_workers=settings.SEARCH_SIDE_CONNECTIONS,
+                                           thread_name_prefix="ragweb-side-db")
+        return _executor.submit(_in_worker, fn)
+
+
+def _in_worker(fn: Callable[[], T]) -> T:
+    wrapper = connections[DEFAULT_DB_ALIAS]
+    with _lock:
+        if wrapper not in _wrappers:
+            wrapper.inc_thread_sharing()  # lets close_all() close it from another thread
+            _wrappers.append(wrapper)
+    if wrapper.connection is not None and wrapper.errors_occurred and not wrapper.is_usable():
+        wrapper.close()  # e.g. the server restarted since the last use; reconnect
+    try:
+        return fn()
+    except (OperationalError, InterfaceError):
+        wrapper.close()
+        raise
+
+
+def close_all() -> None:
+    """Close the worker threads' connections (they reopen on next use)."""
+    with _lock:
+        for wrapper in _wrappers:
+            wrapper.close()
