@@ -52,8 +52,10 @@ kw_idf_sum AS (SELECT NULL::float8 AS total)"""
 
 # BM25 from the postings table (corpus/migrations/0004_bm25_postings.py), in two passes.
 # 1. Each query lexeme's postings are read from the impact index, best first, at most
-#    %(term_postings)s per lexeme and collection (all of a rarer lexeme's); a common lexeme adds
-#    little IDF and contributes only through its highest-impact chunks. The first-pass score,
+#    %(term_postings)s per lexeme (all of a rarer lexeme's); a common lexeme adds little IDF and
+#    contributes only through its highest-impact chunks. Searching several collections, each
+#    reads a share in proportion to the lexeme's document frequency there, so the cost does not
+#    grow with the number of collections searched. The first-pass score,
 #    sum of IDF x stored impact (the BM25 tf factor under fixed k1, b and average length, so no
 #    arithmetic per posting), picks a pool of %(pool)s chunks. Aggregating the postings is the
 #    cost of the keyword side; on the development set 500 postings per lexeme give the same
@@ -68,7 +70,8 @@ kw_stats AS (
     FROM bm25_collection_stats WHERE collection_id = ANY(%(collections)s::bigint[])
 ),
 kw_term_df AS (
-    SELECT t.collection_id, t.lexeme, t.df
+    SELECT t.collection_id, t.lexeme, t.df,
+           ceil(%(term_postings)s * t.df::float8 / sum(t.df) OVER (PARTITION BY t.lexeme))::int AS quota
     FROM bm25_term_stats t
     WHERE t.collection_id = ANY(%(collections)s::bigint[])
       AND t.lexeme = ANY(tsvector_to_array(to_tsvector('{config}', %(query)s)))
@@ -88,7 +91,7 @@ kw_first_pass AS (
     CROSS JOIN LATERAL (
         SELECT chunk_id, impact FROM bm25_posting
         WHERE collection_id = t.collection_id AND lexeme = t.lexeme
-        ORDER BY impact DESC LIMIT %(term_postings)s
+        ORDER BY impact DESC LIMIT t.quota
     ) AS p
     GROUP BY p.chunk_id
 ),
@@ -97,14 +100,15 @@ kw_pool AS (
 )"""
 
 BM25_SCORED_CTE = """
+kw_terms AS (
+    SELECT array_agg(lexeme) AS lexemes, array_agg(idf) AS idfs FROM kw_idf
+),
 kw_scored AS (
-    -- One index scan over the (chunk, lexeme) primary key for every pair at once.
-    SELECT p.chunk_id AS id, sum(i.idf * {tf_factor}) AS score
-    FROM bm25_posting p
-    JOIN kw_idf i ON i.lexeme = p.lexeme
-    CROSS JOIN kw_stats s
-    WHERE p.chunk_id = ANY(ARRAY({scored_ids}))
-      AND p.lexeme = ANY(ARRAY(SELECT lexeme FROM kw_idf))
+    -- One scan of the (chunk, lexeme) primary key for all pairs; each posting finds its lexeme's
+    -- IDF by position in a short array (a join here is planned as a nested loop).
+    SELECT p.chunk_id AS id, sum(t.idfs[array_position(t.lexemes, p.lexeme)] * {tf_factor}) AS score
+    FROM kw_terms t CROSS JOIN kw_stats s CROSS JOIN bm25_posting p
+    WHERE p.chunk_id = ANY(ARRAY({scored_ids})) AND p.lexeme = ANY(ARRAY(SELECT lexeme FROM kw_idf))
     GROUP BY p.chunk_id
 )"""
 
