@@ -227,3 +227,23 @@ def test_postings_cut_per_term_still_score_exactly(settings):
 
     settings.SEARCH_BM25_TERM_POSTINGS = 1000
     assert _keyword_scores([col], query)[0] == pytest.approx(reference, rel=1e-9)
+
+
+def test_posting_budget_per_lexeme_is_shared_by_the_collections_searched(settings):
+    # Four "apple" chunks in each collection; a budget of 4 postings per lexeme reads the best 2
+    # of each (shares follow document frequency), not 4 of each.
+    settings.SEARCH_BM25_TERM_POSTINGS = 4
+    one, two = make_collection("one"), make_collection("two")
+    make_document(one, "a.txt", ["apple pie. ", "apple tart recipe. ", "an apple a day keeps doctors away. ",
+                                 "apple. "])
+    make_document(two, "b.txt", ["apple juice. ", "apple orchards in spring bloom white. ", "apple cider. ",
+                                 "green apple tree leaves. "])
+    scores, _ = _keyword_scores([one, two], "apple")
+    found = Chunk.objects.filter(id__in=scores)
+    assert len(scores) == 4
+    assert sorted(found.values_list("document__collection__slug", flat=True)) == ["one", "one", "two", "two"]
+    # The shortest chunks have the highest BM25 term factor: those are read first.
+    assert set(found.values_list("text", flat=True)) == {"apple pie. ", "apple. ", "apple juice. ", "apple cider. "}
+    settings.SEARCH_BM25_TERM_POSTINGS = 100
+    scores, _ = _keyword_scores([one, two], "apple")
+    assert len(scores) == 8
