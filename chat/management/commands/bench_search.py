@@ -19,7 +19,9 @@ import numpy as np
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
+from django.test.utils import override_settings
 
+from chat.candidates import fetch_candidates
 from chat.evaluation import load_items, percentile
 from chat.search import search
 from chat.vector import session_settings_sql, vector_literal
@@ -146,6 +148,8 @@ class Command(BaseCommand):
         both = Collection.objects.filter(pk__in=[scratch.pk, real.pk])
         stages: dict[str, list[float]] = {}
         bare: list[float] = []
+        one_connection: list[float] = []
+        ids = [scratch.pk, real.pk]
         search(query="warm up", collections=both, k=k)
         order = list(range(len(questions))) * repeat
         random.Random(3).shuffle(order)
@@ -155,12 +159,22 @@ class Command(BaseCommand):
                 stages.setdefault(stage, []).append(ms)
             stages.setdefault("total-embed", []).append(result.timings_ms["total"] - result.timings_ms["embed"])
             bare.append(_bare_hnsw_ms(vectors[i], k)[0])
+            if settings.SEARCH_SIDE_CONNECTIONS:
+                # The same candidates as one statement on one connection, for comparison.
+                with override_settings(SEARCH_SIDE_CONNECTIONS=0):
+                    started = time.perf_counter()
+                    fetch_candidates(query=questions[i], vector=vectors[i], collection_ids=ids, mode="hybrid",
+                                     candidates=max(k, settings.SEARCH_CANDIDATES))
+                    one_connection.append((time.perf_counter() - started) * 1000)
         self.stdout.write(f"\nlatency over {len(order)} queries, {total_chunks} chunks in the table, "
                           f"hybrid k={k}, RSE balanced, ef_search={settings.SEARCH_HNSW_EF}")
         self.stdout.write(f"{'stage':16} {'p50 ms':>8} {'p95 ms':>8}")
         for stage in ["embed", "candidates", "fusion", "rse", "total", "total-embed"]:
             values = stages.get(stage, [])
             self.stdout.write(f"{stage:16} {percentile(values, 50):8.2f} {percentile(values, 95):8.2f}")
+        if one_connection:
+            self.stdout.write(f"{'candidates, one connection':16} {percentile(one_connection, 50):8.2f} "
+                              f"{percentile(one_connection, 95):8.2f}")
         self.stdout.write(f"{'bare HNSW top-k':16} {percentile(bare, 50):8.2f} {percentile(bare, 95):8.2f}")
         ratio = percentile(stages["total-embed"], 50) / percentile(bare, 50)
         self.stdout.write(f"total without embedding / bare HNSW at p50: {ratio:.1f}x")
