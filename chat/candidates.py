@@ -130,7 +130,9 @@ def _run_hybrid_in_parallel(params: dict) -> CandidateSet:
     """The keyword half on a side connection while this thread runs the vector half, merged into
     what the one-statement hybrid returns (the same chunks, ranks and scores)."""
     vector_half, keyword_half = _HYBRID_HALVES
-    pending = side_connection.submit(lambda: _run(keyword_half, params))
+    pending = side_connection.try_submit(lambda: _run(keyword_half, params))
+    if pending is None:  # every side connection is busy
+        return _run(_MODE_SIDES["hybrid"], params)
     by_vector = _run(vector_half, params)
     try:
         by_keyword = pending.result()

@@ -24,23 +24,35 @@ T = TypeVar("T")
 
 _lock = threading.Lock()
 _executor: ThreadPoolExecutor | None = None
+_idle: threading.BoundedSemaphore | None = None  # one permit per idle worker
 _wrappers: list = []  # the worker threads' DatabaseWrappers
 
 
 def available() -> bool:
-    """Whether work may go to a side connection: enabled, and the caller is not inside a
+    """Whether work may go to a side connection at all: enabled, and the caller is not inside a
     transaction (a side connection cannot see the caller's uncommitted rows)."""
     return settings.SEARCH_SIDE_CONNECTIONS > 0 and not connections[DEFAULT_DB_ALIAS].in_atomic_block
 
 
-def submit(fn: Callable[[], T]) -> Future[T]:
-    """Run `fn` on a worker thread, whose `django.db.connection` is its own."""
-    global _executor
+def try_submit(fn: Callable[[], T]) -> Future[T] | None:
+    """Run `fn` on an idle worker thread, whose `django.db.connection` is its own; None when every
+    worker is busy (under load, queueing behind other searches would be slower than running the
+    work on the caller's own connection)."""
+    global _executor, _idle
     with _lock:
         if _executor is None:
             _executor = ThreadPoolExecutor(max_workers=settings.SEARCH_SIDE_CONNECTIONS,
                                            thread_name_prefix="ragweb-side-db")
-        return _executor.submit(_in_worker, fn)
+            _idle = threading.BoundedSemaphore(settings.SEARCH_SIDE_CONNECTIONS)
+    if not _idle.acquire(blocking=False):
+        return None
+    try:
+        future = _executor.submit(_in_worker, fn)
+    except BaseException:
+        _idle.release()
+        raise
+    future.add_done_callback(lambda _: _idle.release())
+    return future
 
 
 def _in_worker(fn: Callable[[], T]) -> T:

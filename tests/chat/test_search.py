@@ -204,8 +204,8 @@ def test_hybrid_on_two_connections_returns_what_one_statement_returns(settings, 
     _doc(col, "guide.md", GUIDE)
     _doc(col, "money.md", OTHER)
     submitted = []
-    real_submit = side_connection.submit
-    monkeypatch.setattr(side_connection, "submit", lambda fn: submitted.append(fn) or real_submit(fn))
+    real_submit = side_connection.try_submit
+    monkeypatch.setattr(side_connection, "try_submit", lambda fn: submitted.append(fn) or real_submit(fn))
     query = "How long should the dough rise before baking?"
     vector = embed_texts([query])[0]
 
@@ -229,8 +229,21 @@ def test_inside_a_transaction_hybrid_stays_on_one_connection(corpus, monkeypatch
     # pytest-django wraps this test in a transaction another connection could not see into.
     from chat import side_connection
 
-    monkeypatch.setattr(side_connection, "submit", lambda fn: pytest.fail("used a side connection"))
+    monkeypatch.setattr(side_connection, "try_submit", lambda fn: pytest.fail("used a side connection"))
     col, guide, _ = corpus
     found = fetch_candidates(query="knead the dough", vector=embed_texts(["knead the dough"])[0], mode="hybrid",
                              collection_ids=[col.id], candidates=3)
     assert (guide.id, 1) in {(c.document_id, c.chunk_index) for c in found.candidates if c.keyword_rank == 1}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_hybrid_runs_as_one_statement_when_the_side_connections_are_busy(monkeypatch):
+    from chat import side_connection
+
+    col = make_collection("guides")
+    guide = _doc(col, "guide.md", GUIDE)
+    monkeypatch.setattr(side_connection, "try_submit", lambda fn: None)
+    found = fetch_candidates(query="knead the dough", vector=embed_texts(["knead the dough"])[0], mode="hybrid",
+                             collection_ids=[col.id], candidates=3)
+    assert (guide.id, 1) in {(c.document_id, c.chunk_index) for c in found.candidates if c.keyword_rank == 1}
+    assert {c.vector_rank for c in found.candidates} >= {1, 2, 3}
