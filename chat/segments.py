@@ -111,7 +111,8 @@ def _values(queries: Sequence[RankedQuery], windows: list[_Window], preset: RseP
     reference = max(sum(all_lengths) / len(all_lengths), 1.0)
     values = []
     for ranked in queries:
-        rank = {(c.document_id, c.chunk_index): (position, c.chunk_id) for position, c in enumerate(ranked.candidates)}
+        rank = {(c.document_id, c.chunk_index): (_trust_rank(position, c), c.chunk_id)
+                for position, c in enumerate(ranked.candidates)}
         per_window = []
         for w, window in enumerate(windows):
             window_values = []
@@ -124,6 +125,14 @@ def _values(queries: Sequence[RankedQuery], windows: list[_Window], preset: RseP
             per_window.append(adjust_for_length(window_values, lengths[w], reference))
         values.append(per_window)
     return values
+
+
+def _trust_rank(position: int, candidate: Candidate) -> int:
+    """The rank a chunk's value decays by: its place in the fused order, or its place on the side
+    that ranked it best when that is higher. Fusion pushes down a chunk only one side found (a
+    vector side's first hit can land tenth), yet that side's top hits are its most trusted."""
+    side_ranks = [rank - 1 for rank in (candidate.vector_rank, candidate.keyword_rank) if rank]
+    return min([position, *side_ranks])
 
 
 def extract_segments(queries: Sequence[RankedQuery], *, preset: RsePreset, eligible_collections: set[int],
