@@ -12,6 +12,7 @@ tests before the test database is dropped).
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -25,6 +26,7 @@ T = TypeVar("T")
 _lock = threading.Lock()
 _executor: ThreadPoolExecutor | None = None
 _idle: threading.BoundedSemaphore | None = None  # one permit per idle worker
+_owner_pid: int | None = None  # the process the pool's threads run in
 _wrappers: list = []  # the worker threads' DatabaseWrappers
 
 
@@ -38,20 +40,24 @@ def try_submit(fn: Callable[[], T]) -> Future[T] | None:
     """Run `fn` on an idle worker thread, whose `django.db.connection` is its own; None when every
     worker is busy (under load, queueing behind other searches would be slower than running the
     work on the caller's own connection)."""
-    global _executor, _idle
+    global _executor, _idle, _owner_pid
     with _lock:
-        if _executor is None:
+        # A forked child (a Celery worker process, say) inherits the pool but not its threads.
+        if _executor is None or _owner_pid != os.getpid():
             _executor = ThreadPoolExecutor(max_workers=settings.SEARCH_SIDE_CONNECTIONS,
                                            thread_name_prefix="ragweb-side-db")
             _idle = threading.BoundedSemaphore(settings.SEARCH_SIDE_CONNECTIONS)
-    if not _idle.acquire(blocking=False):
+            _owner_pid = os.getpid()
+            _wrappers.clear()
+        executor, idle = _executor, _idle
+    if not idle.acquire(blocking=False):
         return None
     try:
-        future = _executor.submit(_in_worker, fn)
+        future = executor.submit(_in_worker, fn)
     except BaseException:
-        _idle.release()
+        idle.release()
         raise
-    future.add_done_callback(lambda _: _idle.release())
+    future.add_done_callback(lambda _: idle.release())
     return future
 
 

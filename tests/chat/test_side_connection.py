@@ -50,3 +50,12 @@ def test_available_in_autocommit(settings, django_db_blocker):
     settings.SEARCH_SIDE_CONNECTIONS = 4
     with django_db_blocker.unblock():
         assert side_connection.available()
+
+
+def test_a_forked_process_gets_a_pool_of_its_own(one_worker, monkeypatch):
+    assert side_connection.try_submit(lambda: 1).result(timeout=10) == 1
+    inherited = side_connection._executor
+    monkeypatch.setattr(side_connection, "_owner_pid", -1)  # as if this process were a fork's child
+    assert side_connection.try_submit(lambda: 2).result(timeout=10) == 2
+    assert side_connection._executor is not inherited
+    inherited.shutdown(wait=True)
