@@ -18,7 +18,10 @@ from chat.fusion import fuse, round_robin
 from chat.relevance import Calibration, blended_relevance, similarity_relevance
 from chat.rse import PRESETS
 from chat.segments import RankedQuery, extract_segments
+from corpus.embedding import prefer_idle_threads
 from corpus.models import Collection
+
+prefer_idle_threads()  # before anything loads torch: search embeds single queries between statements
 
 MAX_K = 100
 MAX_QUERY_CHARS = 2000

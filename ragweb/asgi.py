@@ -4,3 +4,7 @@ from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ragweb.settings")
 application = get_asgi_application()
+
+from corpus.embedding import prefer_idle_threads  # noqa: E402 (needs the settings above)
+
+prefer_idle_threads()

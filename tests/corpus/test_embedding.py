@@ -64,3 +64,30 @@ def test_blend_neighbours_with_weight_zero_or_one_chunk_only_normalises():
     assert embedding.blend_neighbours(np.zeros((0, 2), dtype=np.float32), 0.4).shape == (0, 2)
     with pytest.raises(ValueError):
         embedding.blend_neighbours(vectors, -0.1)
+
+
+def test_search_processes_let_openmp_threads_sleep_unless_told_otherwise(monkeypatch):
+    import os
+
+    from corpus.embedding import prefer_idle_threads
+
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    prefer_idle_threads()
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    prefer_idle_threads()
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
+
+
+def test_the_web_process_sets_the_policy_before_torch_loads():
+    import os
+    import subprocess
+    import sys
+
+    from django.conf import settings
+
+    code = ("import os, sys; os.environ.pop('OMP_WAIT_POLICY', None); os.environ['RAGWEB_WARM_UP'] = '0'; "
+            "import ragweb.wsgi; print(os.environ.get('OMP_WAIT_POLICY'), 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=settings.BASE_DIR, env={**os.environ, "DJANGO_SETTINGS_MODULE": "ragweb.settings"})
+    assert out.stdout.split() == ["PASSIVE", "False"]
