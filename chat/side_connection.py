@@ -40,15 +40,16 @@ def try_submit(fn: Callable[[], T]) -> Future[T] | None:
     """Run `fn` on an idle worker thread, whose `django.db.connection` is its own; None when every
     worker is busy (under load, queueing behind other searches would be slower than running the
     work on the caller's own connection)."""
-    global _executor, _idle, _owner_pid
+    global _executor, _idle, _owner_pid, _wrappers
     with _lock:
-        # A forked child (a Celery worker process, say) inherits the pool but not its threads.
-        if _executor is None or _owner_pid != os.getpid():
+        if _owner_pid != os.getpid():
+            # A forked child (a Celery worker process, say) inherits the pool but not its threads,
+            # and the parent's connections are the parent's to close: start afresh.
+            _executor, _owner_pid, _wrappers = None, os.getpid(), []
+        if _executor is None:
             _executor = ThreadPoolExecutor(max_workers=settings.SEARCH_SIDE_CONNECTIONS,
                                            thread_name_prefix="ragweb-side-db")
             _idle = threading.BoundedSemaphore(settings.SEARCH_SIDE_CONNECTIONS)
-            _owner_pid = os.getpid()
-            _wrappers.clear()
         executor, idle = _executor, _idle
     if not idle.acquire(blocking=False):
         return None

@@ -1,3 +1,4 @@
+import os
 import threading
 
 import pytest
@@ -10,9 +11,11 @@ def one_worker(settings, monkeypatch):
     settings.SEARCH_SIDE_CONNECTIONS = 1
     monkeypatch.setattr(side_connection, "_executor", None)
     monkeypatch.setattr(side_connection, "_idle", None)
+    monkeypatch.setattr(side_connection, "_wrappers", [])  # the other tests' connections stay tracked
     yield
     if side_connection._executor is not None:
         side_connection._executor.shutdown(wait=True)
+    side_connection.close_all()
 
 
 def test_work_runs_on_another_thread(one_worker):
@@ -58,4 +61,5 @@ def test_a_forked_process_gets_a_pool_of_its_own(one_worker, monkeypatch):
     monkeypatch.setattr(side_connection, "_owner_pid", -1)  # as if this process were a fork's child
     assert side_connection.try_submit(lambda: 2).result(timeout=10) == 2
     assert side_connection._executor is not inherited
+    assert side_connection._owner_pid == os.getpid()
     inherited.shutdown(wait=True)
