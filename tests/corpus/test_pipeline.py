@@ -142,7 +142,9 @@ def test_search_during_reingest_sees_old_or_new_chunks_never_a_mix():
     thread.start()
     seen = {"old": 0, "new": 0}
     statuses_while_old = set()
-    while thread.is_alive() or not seen["new"]:
+    while True:
+        # Decided before the read: the last read starts after the re-ingest has committed.
+        finished = not thread.is_alive()
         # One statement = one snapshot, like one search query.
         rows = list(Chunk.objects.filter(document__collection=collection).order_by("chunk_index")
                     .values_list("text", "document__text", "document__status"))
@@ -153,7 +155,7 @@ def test_search_during_reingest_sees_old_or_new_chunks_never_a_mix():
         else:
             assert rows and joined == rows[0][1] and "Omega notes" in joined, "a mix of old and new chunks"
             seen["new"] += 1
-        if not thread.is_alive() and not seen["new"]:
+        if finished:
             break
         time.sleep(0.01)
     thread.join()
