@@ -247,3 +247,33 @@ def test_hybrid_runs_as_one_statement_when_the_side_connections_are_busy(monkeyp
                              collection_ids=[col.id], candidates=3)
     assert (guide.id, 1) in {(c.document_id, c.chunk_index) for c in found.candidates if c.keyword_rank == 1}
     assert {c.vector_rank for c in found.candidates} >= {1, 2, 3}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_hybrid_runs_the_keyword_half_itself_when_the_side_connection_fails(monkeypatch):
+    from concurrent.futures import Future
+
+    from django.db import OperationalError
+
+    from chat import side_connection
+
+    col = make_collection("guides")
+    _doc(col, "guide.md", GUIDE)
+    _doc(col, "money.md", OTHER)
+    vector = embed_texts(["knead the dough"])[0]
+
+    def fetch():
+        return fetch_candidates(query="knead the dough", vector=vector, mode="hybrid", collection_ids=[col.id],
+                                candidates=3)
+
+    expected = _as_rows(fetch())
+
+    def broken(fn):
+        failed = Future()
+        failed.set_exception(OperationalError("server closed the connection unexpectedly"))
+        return failed
+
+    monkeypatch.setattr(side_connection, "try_submit", broken)
+    found = fetch()
+    assert _as_rows(found) == expected
+    assert any(c.keyword_rank for c in found.candidates)
