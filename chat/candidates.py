@@ -1,6 +1,6 @@
 """The statements that fetch search candidates: vector side, keyword side, or both.
 
-Each mode is one SELECT with the sides as CTEs (one round trip after the SET LOCALs); the rows
+Each mode is one SELECT with the sides as CTEs, sent with its SET LOCALs (one round trip); the rows
 come back with each side's rank, the cosine similarity and the BM25 score, so fusion and
 relevance calibration (pure Python, chat/fusion.py and chat/relevance.py) need no further query.
 Outside a transaction a hybrid search is split in two halves run at the same time on two
@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, connection, transaction
+from django.db import InterfaceError, OperationalError, connection
 
 from chat import side_connection
 from chat.bm25 import keyword_ctes, vector_bm25_ctes
-from chat.vector import VECTOR_CTES, session_settings_sql, vector_literal
+from chat.vector import VECTOR_CTES, execute_with_session_settings, vector_literal
 
 MODES = ("hybrid", "vector", "keyword", "ts_rank_cd")
 
@@ -87,6 +87,10 @@ def _statement(sides: _Sides) -> str:
         keyword_cols = "coalesce(ks.score, 0), ks.score, (SELECT total FROM kw_idf_sum)"
     else:
         keyword_cols = "NULL::float8, NULL::float8, NULL::float8"
+    # The vector side's chunks have their distance already; reading an embedding again means a
+    # TOAST fetch (at 384 dimensions it does not fit in the row). COALESCE evaluates lazily.
+    similarity = ("1 - coalesce(v.distance, c.embedding <=> %(vector)s::vector)" if sides.vector
+                  else "1 - (c.embedding <=> %(vector)s::vector)")
     joins = []
     if sides.vector:
         joins.append("LEFT JOIN vec v ON v.id = c.id")
@@ -98,16 +102,15 @@ def _statement(sides: _Sides) -> str:
         "WITH " + ",".join(ctes) + "\n"
         "SELECT c.id, c.document_id, d.collection_id, c.chunk_index, c.text, c.start, c.\"end\", c.page, "
         "d.title, d.source, " + vector_rank + ", " + keyword_rank + ", " + keyword_cols + ", "
-        "1 - (c.embedding <=> %(vector)s::vector), " + scan + " "
+        + similarity + ", " + scan + " "
         "FROM ids JOIN corpus_chunk c ON c.id = ids.id JOIN corpus_document d ON d.id = c.document_id "
         + " ".join(joins)
     )
 
 
 def _run(sides: _Sides, params: dict) -> CandidateSet:
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(session_settings_sql())
-        cursor.execute(_statement(sides), params)
+    with connection.cursor() as cursor:
+        execute_with_session_settings(cursor, _statement(sides), params)
         rows = cursor.fetchall()
     result = []
     idf_sum = None

@@ -1,10 +1,14 @@
-"""RSE against the database: fetch the stretches of documents a segment can come from (one
-query), value their chunks from the ranked candidates, pick segments with chat/rse.py.
+"""RSE against the database: value the chunks of the stretches a segment can come from, pick
+segments with chat/rse.py, then fetch the chosen segments' text (one query).
 
 A segment starts and ends on a retrieved chunk (every other chunk's value is negative) and spans
 at most `max_length` chunks, so only the chunks between two hits of one document that are less
-than `max_length` apart can be part of one. Those stretches ("windows") are all RSE needs: their
-chunks' lengths for the values, their text for the segments."""
+than `max_length` apart can be part of one. Those stretches ("windows") are all RSE values.
+
+The chunks between two hits need no query: they are worth `-penalty` each, scaled by their
+length, and a segment holding any of them holds the whole gap, so only the gap's total length
+matters, and chunks tile their document, so that is the distance between the two hits' offsets.
+Only the text of the segments picked is read, never that of the windows around them."""
 
 from __future__ import annotations
 
@@ -40,7 +44,62 @@ class SegmentText:
 
 
 @dataclass
-class _WindowChunk:
+class _Window:
+    document_id: int
+    first: int  # chunk index of its first chunk (a hit)
+    lengths: list[float]  # characters of each chunk first, first + 1, ... (a gap's chunks share its length)
+
+
+def _windows(queries: Sequence[RankedQuery], eligible: set[int], max_length: int) -> list[_Window]:
+    """Each window: hits of one document chained while the gap to the next hit leaves room for a
+    segment holding both."""
+    hits: dict[int, dict[int, Candidate]] = {}
+    for ranked in queries:
+        for cand in ranked.candidates:
+            if cand.collection_id in eligible:
+                hits.setdefault(cand.document_id, {}).setdefault(cand.chunk_index, cand)
+    windows = []
+    for document_id, by_index in hits.items():
+        ordered = [by_index[i] for i in sorted(by_index)]
+        window = _Window(document_id, ordered[0].chunk_index, [ordered[0].end - ordered[0].start])
+        for previous, hit in zip(ordered, ordered[1:], strict=False):
+            gap = hit.chunk_index - previous.chunk_index - 1
+            if gap + 1 < max_length:
+                if gap:
+                    window.lengths.extend([max(hit.start - previous.end, 0) / gap] * gap)
+            else:
+                windows.append(window)
+                window = _Window(document_id, hit.chunk_index, [])
+            window.lengths.append(hit.end - hit.start)
+        windows.append(window)
+    return windows
+
+
+def _values(queries: Sequence[RankedQuery], windows: list[_Window], preset: RsePreset) -> list[list[list[float]]]:
+    """values[q][w][i]: the value of chunk i of window w for query q, scaled by chunk length."""
+    all_lengths = [n for w in windows for n in w.lengths]
+    reference = max(sum(all_lengths) / len(all_lengths), 1.0)
+    values = []
+    for ranked in queries:
+        rank = {(c.document_id, c.chunk_index): (_trust_rank(position, c), c.chunk_id)
+                for position, c in enumerate(ranked.candidates)}
+        per_window = []
+        for window in windows:
+            window_values = []
+            for offset in range(len(window.lengths)):
+                found = rank.get((window.document_id, window.first + offset))
+                relevance = 0.0 if found is None else ranked.relevance.get(found[1], 0.0)
+                window_values.append(chunk_value(relevance, None if found is None else found[0],
+                                                 penalty=preset.irrelevant_chunk_penalty,
+                                                 decay_rate=preset.decay_rate))
+            per_window.append(adjust_for_length(window_values, window.lengths, reference))
+        values.append(per_window)
+    return values
+
+
+@dataclass
+class _Chunk:
+    id: int
     index: int
     start: int
     end: int
@@ -48,83 +107,20 @@ class _WindowChunk:
     page: int | None
 
 
-@dataclass
-class _Window:
-    document_id: int
-    chunks: list[_WindowChunk]  # consecutive chunk indexes
-
-
-def _window_bounds(queries: Sequence[RankedQuery], eligible: set[int], max_length: int) -> list[tuple[int, int, int]]:
-    """(document_id, first, last chunk index) of each window: hits chained while the gap to the
-    next hit leaves room for a segment holding both."""
-    hits: dict[int, set[int]] = {}
-    for ranked in queries:
-        for cand in ranked.candidates:
-            if cand.collection_id in eligible:
-                hits.setdefault(cand.document_id, set()).add(cand.chunk_index)
-    bounds = []
-    for document_id, indexes in hits.items():
-        ordered = sorted(indexes)
-        first = last = ordered[0]
-        for index in ordered[1:]:
-            if index - last < max_length:
-                last = index
-            else:
-                bounds.append((document_id, first, last))
-                first = last = index
-        bounds.append((document_id, first, last))
-    return bounds
-
-
-def _fetch_windows(bounds: list[tuple[int, int, int]]) -> list[_Window]:
-    """The chunks of every window, in one query."""
+def _fetch_chunks(ranges: list[tuple[int, int, int]]) -> list[list[_Chunk]]:
+    """The chunks of each (document_id, first index, end index exclusive) range, in one query."""
     with connection.cursor() as cursor:
         cursor.execute(
-            """SELECT r.n, c.chunk_index, c.start, c."end", c.text, c.page
+            """SELECT r.n, c.id, c.chunk_index, c.start, c."end", c.text, c.page
                FROM unnest(%s::int[], %s::bigint[], %s::int[], %s::int[]) AS r(n, doc, lo, hi)
-               JOIN corpus_chunk c ON c.document_id = r.doc AND c.chunk_index BETWEEN r.lo AND r.hi
+               JOIN corpus_chunk c ON c.document_id = r.doc AND c.chunk_index >= r.lo AND c.chunk_index < r.hi
                ORDER BY r.n, c.chunk_index""",
-            [list(range(len(bounds))), [b[0] for b in bounds], [b[1] for b in bounds], [b[2] for b in bounds]])
+            [list(range(len(ranges))), [r[0] for r in ranges], [r[1] for r in ranges], [r[2] for r in ranges]])
         rows = cursor.fetchall()
-    chunks: dict[int, list[_WindowChunk]] = {}
-    for n, index, start, end, text, page in rows:
-        chunks.setdefault(n, []).append(_WindowChunk(index, start, end, text, page))
-    windows = []
-    for n, (document_id, _, _) in enumerate(bounds):
-        # A chunk missing from a window (its document re-chunked meanwhile) splits it: a segment's
-        # text must be contiguous document text.
-        run: list[_WindowChunk] = []
-        for chunk in chunks.get(n, []):
-            if run and chunk.index != run[-1].index + 1:
-                windows.append(_Window(document_id, run))
-                run = []
-            run.append(chunk)
-        if run:
-            windows.append(_Window(document_id, run))
-    return windows
-
-
-def _values(queries: Sequence[RankedQuery], windows: list[_Window], preset: RsePreset) -> list[list[list[float]]]:
-    """values[q][w][i]: the value of chunk i of window w for query q, scaled by chunk length."""
-    lengths = [[c.end - c.start for c in w.chunks] for w in windows]
-    all_lengths = [n for per_window in lengths for n in per_window]
-    reference = max(sum(all_lengths) / len(all_lengths), 1.0)
-    values = []
-    for ranked in queries:
-        rank = {(c.document_id, c.chunk_index): (_trust_rank(position, c), c.chunk_id)
-                for position, c in enumerate(ranked.candidates)}
-        per_window = []
-        for w, window in enumerate(windows):
-            window_values = []
-            for chunk in window.chunks:
-                found = rank.get((window.document_id, chunk.index))
-                relevance = 0.0 if found is None else ranked.relevance.get(found[1], 0.0)
-                window_values.append(chunk_value(relevance, None if found is None else found[0],
-                                                 penalty=preset.irrelevant_chunk_penalty,
-                                                 decay_rate=preset.decay_rate))
-            per_window.append(adjust_for_length(window_values, lengths[w], reference))
-        values.append(per_window)
-    return values
+    chunks: list[list[_Chunk]] = [[] for _ in ranges]
+    for n, chunk_id, index, start, end, text, page in rows:
+        chunks[n].append(_Chunk(chunk_id, index, start, end, text, page))
+    return chunks
 
 
 def _trust_rank(position: int, candidate: Candidate) -> int:
@@ -140,23 +136,28 @@ def extract_segments(queries: Sequence[RankedQuery], *, preset: RsePreset, eligi
     """Segments for the ranked queries. RSE picks them by value; they are returned in the order of
     the best-ranked chunk each holds, so the answer to a factoid comes first even when a longer
     cluster elsewhere is worth more (a context cut to a budget keeps what matters most)."""
-    bounds = _window_bounds(queries, eligible_collections, preset.max_length)
-    if not bounds:
-        return []
-    windows = _fetch_windows(bounds)
+    windows = _windows(queries, eligible_collections, preset.max_length)
     if not windows:
         return []
     choices = best_segments(_values(queries, windows, preset), max_length=preset.max_length,
                             overall_max_length=preset.overall_max_length, minimum_value=preset.minimum_value)
-    documents = {c.document_id: c for ranked in queries for c in ranked.candidates}
+    if not choices:
+        return []
+    ranges = [(windows[c.document].document_id, windows[c.document].first + c.start,
+               windows[c.document].first + c.end) for c in choices]
+    hits = {(c.document_id, c.chunk_index): c for ranked in queries for c in ranked.candidates}
     segments = []
-    for choice in choices:
-        window = windows[choice.document]
-        chunks = window.chunks[choice.start:choice.end]
-        document = documents[window.document_id]
+    for choice, (document_id, first, end), chunks in zip(choices, ranges, _fetch_chunks(ranges), strict=True):
+        # A segment begins and ends on a hit. Other chunks there now (the document was re-chunked
+        # since the search), or a hole: there is no text of the chunks that were valued to give.
+        if ([c.index for c in chunks] != list(range(first, end))
+                or chunks[0].id != hits[(document_id, first)].chunk_id
+                or chunks[-1].id != hits[(document_id, end - 1)].chunk_id):
+            continue
+        document = hits[(document_id, first)]
         segments.append(SegmentText(
-            document_id=window.document_id, title=document.title, source=document.source,
-            start=chunks[0].index, end=chunks[-1].index + 1, char_start=chunks[0].start, char_end=chunks[-1].end,
+            document_id=document_id, title=document.title, source=document.source,
+            start=first, end=end, char_start=chunks[0].start, char_end=chunks[-1].end,
             # Chunks do not overlap and tile the document: together they are its text.
             text="".join(c.text for c in chunks), score=choice.score, page=chunks[0].page))
     if order_by_rank:

@@ -62,3 +62,16 @@ def session_settings_sql() -> str:
     # plan is parallel-aware even when its one-time filter skips it).
     return (f"SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = relaxed_order; "
             f"SET LOCAL hnsw.max_scan_tuples = {max_tuples}; SET LOCAL max_parallel_workers_per_gather = 0")
+
+
+def execute_with_session_settings(cursor, sql: str, params) -> None:
+    """Run `sql` under the HNSW settings in one round trip, leaving its rows to fetch.
+
+    The SET LOCALs and the statement travel as one query string. Outside a transaction Postgres
+    runs such a string as one implicit transaction, so the settings hold for the statement and
+    end with it; inside the caller's transaction they last until it ends, as any SET LOCAL does.
+    A BEGIN, a SET and a COMMIT of their own would be three more round trips per search.
+    """
+    cursor.execute(session_settings_sql() + ";\n" + sql, params)
+    while cursor.description is None and cursor.nextset():
+        pass  # skip the SETs' empty results

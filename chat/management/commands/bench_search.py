@@ -24,7 +24,7 @@ from django.test.utils import override_settings
 from chat.candidates import fetch_candidates
 from chat.evaluation import load_items, percentile
 from chat.search import search
-from chat.vector import session_settings_sql, vector_literal
+from chat.vector import execute_with_session_settings, vector_literal
 from corpus.embedding import embed_texts
 from corpus.models import Chunk, Collection, Document
 
@@ -77,20 +77,19 @@ def _build_scratch(n_chunks: int, words: list[str], stdout) -> Collection:
 
 
 def _bare_hnsw_ms(vector: np.ndarray, k: int) -> tuple[float, list[int]]:
+    # The same settings, sent the same way (one round trip), as the search's own statements.
     started = time.perf_counter()
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(session_settings_sql())
-        cursor.execute("SELECT id FROM corpus_chunk ORDER BY embedding <=> %s::vector LIMIT %s",
-                       [vector_literal(vector), k])
+    with connection.cursor() as cursor:
+        execute_with_session_settings(cursor, "SELECT id FROM corpus_chunk ORDER BY embedding <=> %s::vector LIMIT %s",
+                                      [vector_literal(vector), k])
         ids = [r[0] for r in cursor.fetchall()]
     return (time.perf_counter() - started) * 1000, ids
 
 
 def _nearest(vector: np.ndarray, collection_ids: list[int], k: int, exact: bool) -> list[int]:
     order = "(c.embedding <=> %(v)s::vector) + 0" if exact else "c.embedding <=> %(v)s::vector"
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(session_settings_sql())
-        cursor.execute(f"""
+    with connection.cursor() as cursor:
+        execute_with_session_settings(cursor, f"""
             WITH hits AS MATERIALIZED (
                 SELECT c.id, c.embedding <=> %(v)s::vector AS distance FROM corpus_chunk c
                 WHERE c.embedding IS NOT NULL AND c.document_id IN (
