@@ -1,7 +1,9 @@
+import math
+
 import pytest
 
 from chat.candidates import Candidate
-from chat.rse import PRESETS
+from chat.rse import PRESETS, RsePreset
 from chat.segments import RankedQuery, extract_segments
 from corpus.models import Chunk
 from tests.chat.factories import make_collection, make_document
@@ -50,3 +52,48 @@ def test_a_chunk_ranked_low_everywhere_decays_by_its_fused_place(guide):
     collection, _, ranked = _ranked(guide, vector_rank_of_answer=30)
     # 0.9 x exp(-20 / 30) - 0.18 = 0.28, under the preset's minimum segment value 0.5
     assert extract_segments([ranked], preset=PRESETS["balanced"], eligible_collections={collection.id}) == []
+
+
+def _two_hits_around_a_gap(gap_piece_length: int):
+    """Chunks 0 and 4 answer (relevance 0.9, ranks 1 and 2); chunks 1-3 between them are not hits."""
+    hit = "x" * 299 + " "
+    gap = "y" * (gap_piece_length - 1) + " "
+    collection = make_collection(f"gap{gap_piece_length}")
+    document = make_document(collection, "gap.md", [hit, gap, gap, gap, hit])
+    chunks = {c.chunk_index: c for c in Chunk.objects.filter(document=document)}
+    candidates = [_candidate(chunks[0], vector_rank=1), _candidate(chunks[4], vector_rank=2)]
+    ranked = RankedQuery(candidates, {c.chunk_id: 0.9 for c in candidates})
+    return collection, document, ranked
+
+
+# Low minimum value, so that both choices below are segments: the question is only which.
+LENIENT = RsePreset(max_length=15, overall_max_length=30, minimum_value=0.1, irrelevant_chunk_penalty=0.18,
+                    decay_rate=30)
+
+
+def test_short_chunks_between_two_hits_are_worth_crossing():
+    # Reference length (2 x 300 + 3 x 100) / 5 = 180: hits 0.72 and 0.69 (x 300/180), the gap
+    # 3 x -0.18 (x 100/180): one segment is worth 2.05, the first hit alone 1.20.
+    collection, document, ranked = _two_hits_around_a_gap(100)
+    segments = extract_segments([ranked], preset=LENIENT, eligible_collections={collection.id})
+    assert [(s.start, s.end) for s in segments] == [(0, 5)]
+    assert segments[0].text == document.text
+    assert segments[0].score == pytest.approx((0.72 + 0.9 * math.exp(-1 / 30) - 0.18) * 300 / 180 - 0.54 * 100 / 180)
+
+
+def test_long_chunks_between_two_hits_split_them_into_two_segments():
+    # Reference 480: crossing the 1,800-character gap is worth 0.21, less than either hit alone.
+    collection, document, ranked = _two_hits_around_a_gap(600)
+    segments = extract_segments([ranked], preset=LENIENT, eligible_collections={collection.id})
+    assert [(s.start, s.end) for s in segments] == [(0, 1), (4, 5)]
+    assert [s.char_start for s in segments] == [0, 300 + 1800]
+    assert segments[0].score == pytest.approx(0.72 * 300 / 480)
+
+
+def test_a_document_re_chunked_since_the_search_gives_no_segment_rather_than_other_text():
+    collection, document, ranked = _two_hits_around_a_gap(100)
+    old = list(Chunk.objects.filter(document=document).order_by("chunk_index"))
+    Chunk.objects.filter(document=document).delete()
+    Chunk.objects.bulk_create([Chunk(document=document, chunk_index=c.chunk_index, text=c.text.upper(), start=c.start,
+                                     end=c.end) for c in old])
+    assert extract_segments([ranked], preset=LENIENT, eligible_collections={collection.id}) == []
