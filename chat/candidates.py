@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection
@@ -66,6 +67,7 @@ _MODE_SIDES = {
 _HYBRID_HALVES = (_Sides(vector=True, keyword=None, vector_bm25=True), _Sides(vector=False, keyword="bm25"))
 
 
+@cache
 def _statement(sides: _Sides) -> str:
     ctes = []
     if sides.vector:
