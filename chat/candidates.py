@@ -3,6 +3,8 @@
 Each mode is one SELECT with the sides as CTEs, sent with its SET LOCALs (one round trip); the rows
 come back with each side's rank, the cosine similarity and the BM25 score, so fusion and
 relevance calibration (pure Python, chat/fusion.py and chat/relevance.py) need no further query.
+The rows carry no text: of a hundred-odd candidates a search returns ten or so, and their text is
+read with the segments' (chat.segments.fetch_texts); reading it here cost ~7% of this stage.
 Outside a transaction a hybrid search is split in two halves run at the same time on two
 connections (chat/side_connection.py): the search then waits for the slower side, not both.
 """
@@ -29,7 +31,7 @@ class Candidate:
     document_id: int
     collection_id: int
     chunk_index: int
-    text: str
+    text: str | None  # not fetched with the candidates: chat.segments.fetch_texts fills the returned ones
     start: int
     end: int
     page: int | None
@@ -102,7 +104,7 @@ def _statement(sides: _Sides) -> str:
         joins.append("LEFT JOIN kw_scored ks ON ks.id = c.id")
     return (
         "WITH " + ",".join(ctes) + "\n"
-        "SELECT c.id, c.document_id, d.collection_id, c.chunk_index, c.text, c.start, c.\"end\", c.page, "
+        "SELECT c.id, c.document_id, d.collection_id, c.chunk_index, c.start, c.\"end\", c.page, "
         "d.title, d.source, " + vector_rank + ", " + keyword_rank + ", " + keyword_cols + ", "
         + similarity + ", " + scan + " "
         "FROM ids JOIN corpus_chunk c ON c.id = ids.id JOIN corpus_document d ON d.id = c.document_id "
@@ -117,12 +119,12 @@ def _run(sides: _Sides, params: dict) -> CandidateSet:
     result = []
     idf_sum = None
     scan = None
-    for (chunk_id, document_id, collection_id, chunk_index, text, start, end, page, title, source,
+    for (chunk_id, document_id, collection_id, chunk_index, start, end, page, title, source,
          vector_rank, keyword_rank, bm25, keyword_score, idf_total, similarity, row_scan) in rows:
         idf_sum, scan = idf_total, row_scan
         result.append(Candidate(
             chunk_id=chunk_id, document_id=document_id, collection_id=collection_id, chunk_index=chunk_index,
-            text=text, start=start, end=end, page=page, title=title, source=source,
+            text=None, start=start, end=end, page=page, title=title, source=source,
             vector_rank=vector_rank, keyword_rank=keyword_rank,
             similarity=None if similarity is None else float(similarity),
             bm25=None if bm25 is None else float(bm25),

@@ -47,7 +47,7 @@ def rerank(query: str, ranked: RankedQuery, scores: dict[int, float], *, scorer:
     head, tail = ranked.candidates[:limit], ranked.candidates[limit:]
     if not head:
         return ranked, scores
-    probabilities = scorer(query, [c.text for c in head])
+    probabilities = scorer(query, [c.text or "" for c in head])  # None: deleted since the search
     if len(probabilities) != len(head):
         raise ValueError("the reranker returned a different number of scores")
     order = sorted(range(len(head)), key=lambda i: (-probabilities[i], i))

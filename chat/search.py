@@ -17,7 +17,7 @@ from chat.candidates import MODES, Candidate, fetch_candidates
 from chat.fusion import fuse, round_robin
 from chat.relevance import Calibration, blended_relevance, similarity_relevance
 from chat.rse import PRESETS
-from chat.segments import RankedQuery, extract_segments
+from chat.segments import RankedQuery, extract_segments, fetch_texts
 from corpus.embedding import prefer_idle_threads
 from corpus.models import Collection
 
@@ -179,25 +179,32 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
 
     if rerank_stage.enabled():
         t = time.perf_counter()
+        fetch_texts([c for r in ranked for c in r.candidates[:settings.SEARCH_RERANK_CANDIDATES]])
         for i, q in enumerate(queries):
             ranked[i], scores[i] = rerank_stage.rerank(q, ranked[i], scores[i])
         timings["rerank"] = _ms(t)
 
-    result.chunks = _top_chunks(ranked, scores, k)
-
+    top = _top_candidates(ranked, scores, k)
+    returned = [c for c, _, _ in top]
     if rse is not None and eligible:
         t = time.perf_counter()
-        segments = extract_segments(ranked, preset=PRESETS[rse], eligible_collections=eligible)
+        segments = extract_segments(ranked, preset=PRESETS[rse], eligible_collections=eligible, texts_for=returned)
         result.segments = [
             Segment(document=DocumentRef(s.document_id, s.title, s.source), start=s.start, end=s.end,
                     char_start=s.char_start, char_end=s.char_end, text=s.text, score=s.score, page=s.page)
             for s in segments]
-        timings["rse"] = _ms(t)
+        timings["rse"] = _ms(t)  # with the text of the returned chunks: the same query
+    else:
+        t = time.perf_counter()
+        fetch_texts(returned)
+        timings["text"] = _ms(t)
+    result.chunks = [_hit(c, score, relevance) for c, score, relevance in top if c.text is not None]
     timings["total"] = _ms(t0)
     return result
 
 
-def _top_chunks(ranked: list[RankedQuery], scores: list[dict], k: int) -> list[ChunkHit]:
+def _top_candidates(ranked: list[RankedQuery], scores: list[dict], k: int) -> list[tuple[Candidate, float, float]]:
+    """The k best candidates with their score and relevance (best over the queries)."""
     by_id: dict[int, Candidate] = {}
     relevance: dict[int, float] = {}
     for r in ranked:
@@ -209,14 +216,13 @@ def _top_chunks(ranked: list[RankedQuery], scores: list[dict], k: int) -> list[C
     else:  # several queries take turns
         order = round_robin([[c.chunk_id for c in r.candidates] for r in ranked], k=settings.SEARCH_RRF_K,
                             tie_break=relevance)
-    hits = []
-    for chunk_id, score in order[:k]:
-        c = by_id[chunk_id]
-        hits.append(ChunkHit(chunk_id=c.chunk_id, document=DocumentRef(c.document_id, c.title, c.source),
-                             chunk_index=c.chunk_index, text=c.text, start=c.start, end=c.end, score=float(score),
-                             relevance=relevance[chunk_id],
-                             ranks={"vector": c.vector_rank, "keyword": c.keyword_rank}))
-    return hits
+    return [(by_id[chunk_id], float(score), relevance[chunk_id]) for chunk_id, score in order[:k]]
+
+
+def _hit(c: Candidate, score: float, relevance: float) -> ChunkHit:
+    return ChunkHit(chunk_id=c.chunk_id, document=DocumentRef(c.document_id, c.title, c.source),
+                    chunk_index=c.chunk_index, text=c.text, start=c.start, end=c.end, score=score,
+                    relevance=relevance, ranks={"vector": c.vector_rank, "keyword": c.keyword_rank})
 
 
 def _ms(since: float) -> float:

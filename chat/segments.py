@@ -1,5 +1,6 @@
 """RSE against the database: value the chunks of the stretches a segment can come from, pick
-segments with chat/rse.py, then fetch the chosen segments' text (one query).
+segments with chat/rse.py, then fetch the chosen segments' text, and the text of the chunks the
+search returns, in one query.
 
 A segment starts and ends on a retrieved chunk (every other chunk's value is negative) and spans
 at most `max_length` chunks, so only the chunks between two hits of one document that are less
@@ -107,20 +108,45 @@ class _Chunk:
     page: int | None
 
 
-def _fetch_chunks(ranges: list[tuple[int, int, int]]) -> list[list[_Chunk]]:
-    """The chunks of each (document_id, first index, end index exclusive) range, in one query."""
+def _fetch_chunks(ranges: list[tuple[int, int, int]], ids: list[int]) -> tuple[list[list[_Chunk]], dict[int, str]]:
+    """The chunks of each (document_id, first index, end index exclusive) range, and the text of
+    the chunks `ids`, in one query."""
     with connection.cursor() as cursor:
         cursor.execute(
             """SELECT r.n, c.id, c.chunk_index, c.start, c."end", c.text, c.page
                FROM unnest(%s::int[], %s::bigint[], %s::int[], %s::int[]) AS r(n, doc, lo, hi)
                JOIN corpus_chunk c ON c.document_id = r.doc AND c.chunk_index >= r.lo AND c.chunk_index < r.hi
-               ORDER BY r.n, c.chunk_index""",
-            [list(range(len(ranges))), [r[0] for r in ranges], [r[1] for r in ranges], [r[2] for r in ranges]])
+               UNION ALL
+               SELECT -1, c.id, c.chunk_index, c.start, c."end", c.text, c.page
+               FROM corpus_chunk c WHERE c.id = ANY(%s::bigint[])
+               ORDER BY 1, 3""",
+            [list(range(len(ranges))), [r[0] for r in ranges], [r[1] for r in ranges], [r[2] for r in ranges],
+             ids])
         rows = cursor.fetchall()
     chunks: list[list[_Chunk]] = [[] for _ in ranges]
+    texts: dict[int, str] = {}
     for n, chunk_id, index, start, end, text, page in rows:
-        chunks[n].append(_Chunk(chunk_id, index, start, end, text, page))
-    return chunks
+        if n < 0:
+            texts[chunk_id] = text
+        else:
+            chunks[n].append(_Chunk(chunk_id, index, start, end, text, page))
+    return chunks, texts
+
+
+def fetch_texts(candidates: Sequence[Candidate]) -> None:
+    """Fill in the text of candidates that have none, in one query. A chunk deleted since the
+    search (its document re-ingested) keeps None."""
+    _fill(candidates, _fetch_chunks([], _missing(candidates))[1])
+
+
+def _missing(candidates: Sequence[Candidate]) -> list[int]:
+    return list({c.chunk_id for c in candidates if c.text is None})
+
+
+def _fill(candidates: Sequence[Candidate], texts: dict[int, str]) -> None:
+    for c in candidates:
+        if c.text is None:
+            c.text = texts.get(c.chunk_id)
 
 
 def _trust_rank(position: int, candidate: Candidate) -> int:
@@ -132,22 +158,25 @@ def _trust_rank(position: int, candidate: Candidate) -> int:
 
 
 def extract_segments(queries: Sequence[RankedQuery], *, preset: RsePreset, eligible_collections: set[int],
-                     order_by_rank: bool = True) -> list[SegmentText]:
+                     order_by_rank: bool = True, texts_for: Sequence[Candidate] = ()) -> list[SegmentText]:
     """Segments for the ranked queries. RSE picks them by value; they are returned in the order of
     the best-ranked chunk each holds, so the answer to a factoid comes first even when a longer
-    cluster elsewhere is worth more (a context cut to a budget keeps what matters most)."""
+    cluster elsewhere is worth more (a context cut to a budget keeps what matters most).
+    The text of `texts_for` (the chunks a search returns) is read in the same query (fetch_texts)."""
     windows = _windows(queries, eligible_collections, preset.max_length)
-    if not windows:
-        return []
     choices = best_segments(_values(queries, windows, preset), max_length=preset.max_length,
-                            overall_max_length=preset.overall_max_length, minimum_value=preset.minimum_value)
-    if not choices:
+                            overall_max_length=preset.overall_max_length,
+                            minimum_value=preset.minimum_value) if windows else []
+    missing = _missing(texts_for)
+    if not choices and not missing:
         return []
     ranges = [(windows[c.document].document_id, windows[c.document].first + c.start,
                windows[c.document].first + c.end) for c in choices]
+    fetched, texts = _fetch_chunks(ranges, missing)
+    _fill(texts_for, texts)
     hits = {(c.document_id, c.chunk_index): c for ranked in queries for c in ranked.candidates}
     segments = []
-    for choice, (document_id, first, end), chunks in zip(choices, ranges, _fetch_chunks(ranges), strict=True):
+    for choice, (document_id, first, end), chunks in zip(choices, ranges, fetched, strict=True):
         # A segment begins and ends on a hit. Other chunks there now (the document was re-chunked
         # since the search), or a hole: there is no text of the chunks that were valued to give.
         if ([c.index for c in chunks] != list(range(first, end))

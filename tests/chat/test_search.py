@@ -4,7 +4,7 @@ from chat import rerank
 from chat.candidates import fetch_candidates
 from chat.search import SearchError, search
 from corpus.embedding import embed_texts
-from corpus.models import Collection
+from corpus.models import Chunk, Collection
 from tests.chat.factories import make_collection, make_document, random_unit_vectors
 
 pytestmark = pytest.mark.django_db
@@ -48,6 +48,37 @@ def test_hybrid_search_finds_the_answer_first_with_ranks_and_timings(corpus):
     data = result.as_dict()
     assert data["chunks"][0]["document"] == {"id": guide.id, "title": "guide.md", "source": "guide.md"}
     assert data["chunks"][0]["ranks"] == top.ranks
+
+
+@pytest.mark.parametrize("rse", ["balanced", None])
+def test_returned_chunks_carry_their_text(corpus, rse):
+    # Candidates come without text; the returned ones get theirs after fusion (with RSE: in the
+    # segments' query).
+    result = search(query="How long should I knead bread dough?", collections=Collection.objects.all(), k=4, rse=rse)
+    stored = dict(Chunk.objects.filter(id__in=[c.chunk_id for c in result.chunks]).values_list("id", "text"))
+    assert len(result.chunks) == 4
+    assert [c.text for c in result.chunks] == [stored[c.chunk_id] for c in result.chunks]
+    assert result.chunks[0].text == GUIDE[1]
+    assert ("rse" if rse else "text") in result.timings_ms
+
+
+def test_a_chunk_deleted_since_the_candidates_were_found_is_left_out(corpus, monkeypatch):
+    from chat import search as search_module
+
+    col, guide, _ = corpus
+    answer = Chunk.objects.get(document=guide, chunk_index=1)
+
+    def candidates_then_reingest(**kwargs):
+        found = fetch_candidates(**kwargs)
+        answer.delete()  # as a re-ingest would, between the candidates and the text
+        return found
+
+    monkeypatch.setattr(search_module, "fetch_candidates", candidates_then_reingest)
+    result = search(query="How long should I knead bread dough?", collections=Collection.objects.all(), k=3)
+    assert answer.id not in {c.chunk_id for c in result.chunks}
+    assert len(result.chunks) == 2 and all(c.text for c in result.chunks)
+    # No segment holds text that is no longer the document's.
+    assert all("Knead" not in s.text for s in result.segments)
 
 
 def test_rse_returns_contiguous_segment_text_from_the_document(corpus):
