@@ -134,13 +134,17 @@ def _fetch_chunks(ranges: list[tuple[int, int, int]], ids: list[int]) -> tuple[l
 
 
 def fetch_texts(candidates: Sequence[Candidate]) -> None:
-    """Fill in the text of candidates that have none, in one query. A chunk deleted since the
-    search (its document re-ingested) keeps None."""
-    _fill(candidates, _fetch_chunks([], _missing(candidates))[1])
+    """Fill in the text of candidates that have none, in one query (none when all have it). A
+    chunk deleted since the search (its document re-ingested) keeps None."""
+    missing = _missing(candidates, [])
+    if missing:
+        _fill(candidates, _fetch_chunks([], missing)[1])
 
 
-def _missing(candidates: Sequence[Candidate]) -> list[int]:
-    return list({c.chunk_id for c in candidates if c.text is None})
+def _missing(candidates: Sequence[Candidate], ranges: list[tuple[int, int, int]]) -> list[int]:
+    """Ids of the candidates without text that lie in none of the ranges (those come with them)."""
+    return list({c.chunk_id for c in candidates if c.text is None
+                 and not any(d == c.document_id and lo <= c.chunk_index < hi for d, lo, hi in ranges)})
 
 
 def _fill(candidates: Sequence[Candidate], texts: dict[int, str]) -> None:
@@ -167,13 +171,13 @@ def extract_segments(queries: Sequence[RankedQuery], *, preset: RsePreset, eligi
     choices = best_segments(_values(queries, windows, preset), max_length=preset.max_length,
                             overall_max_length=preset.overall_max_length,
                             minimum_value=preset.minimum_value) if windows else []
-    missing = _missing(texts_for)
-    if not choices and not missing:
-        return []
     ranges = [(windows[c.document].document_id, windows[c.document].first + c.start,
                windows[c.document].first + c.end) for c in choices]
+    missing = _missing(texts_for, ranges)
+    if not ranges and not missing:
+        return []
     fetched, texts = _fetch_chunks(ranges, missing)
-    _fill(texts_for, texts)
+    _fill(texts_for, texts | {chunk.id: chunk.text for chunks in fetched for chunk in chunks})
     hits = {(c.document_id, c.chunk_index): c for ranked in queries for c in ranked.candidates}
     segments = []
     for choice, (document_id, first, end), chunks in zip(choices, ranges, fetched, strict=True):
