@@ -112,9 +112,13 @@ def _statement(sides: _Sides) -> str:
     )
 
 
+# The values that change from one search to the next; the others are fixed by settings and k.
+_PER_SEARCH = {"query": "text", "vector": "vector", "collections": "bigint[]"}
+
+
 def _run(sides: _Sides, params: dict) -> CandidateSet:
     with connection.cursor() as cursor:
-        execute_with_session_settings(cursor, _statement(sides), params)
+        execute_with_session_settings(cursor, _statement(sides), params, parameter_types=_PER_SEARCH)
         rows = cursor.fetchall()
     result = []
     idf_sum = None

@@ -11,9 +11,11 @@ hnsw.max_scan_tuples), the exact scan runs as a fallback inside the same stateme
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from django.conf import settings
+
+from chat import prepared
 
 # CTEs defining vec (id, distance, rank) for the %(candidates)s nearest chunks of the collections.
 # Parameters: vector (text form, cast to vector), collections, candidates, exact_max.
@@ -64,14 +66,21 @@ def session_settings_sql() -> str:
             f"SET LOCAL hnsw.max_scan_tuples = {max_tuples}; SET LOCAL max_parallel_workers_per_gather = 0")
 
 
-def execute_with_session_settings(cursor, sql: str, params) -> None:
+def execute_with_session_settings(cursor, sql: str, params, *, parameter_types: Mapping[str, str] | None = None) -> None:
     """Run `sql` under the HNSW settings in one round trip, leaving its rows to fetch.
 
     The SET LOCALs and the statement travel as one query string. Outside a transaction Postgres
     runs such a string as one implicit transaction, so the settings hold for the statement and
     end with it; inside the caller's transaction they last until it ends, as any SET LOCAL does.
     A BEGIN, a SET and a COMMIT of their own would be three more round trips per search.
+
+    With `parameter_types` (the per-search parameters and their SQL types; `params` a mapping) the
+    statement is prepared once per connection and executed with a generic plan
+    (chat/prepared.py), unless SEARCH_PREPARED_STATEMENTS is off.
     """
+    if parameter_types is not None and settings.SEARCH_PREPARED_STATEMENTS:
+        prepared.execute(cursor, sql, params, parameter_types, preamble=session_settings_sql())
+        return
     cursor.execute(session_settings_sql() + ";\n" + sql, params)
     while cursor.description is None and cursor.nextset():
         pass  # skip the SETs' empty results

@@ -1,0 +1,102 @@
+import pytest
+from django.db import connection, transaction
+
+from chat import prepared
+from chat.candidates import fetch_candidates
+from corpus.embedding import embed_texts
+from tests.chat.factories import make_collection, make_document
+
+pytestmark = pytest.mark.django_db
+
+
+
+@pytest.fixture(autouse=True)
+def no_prepared_statements():
+    """A connection keeps its prepared statements from test to test: start and end with none."""
+    def clear():
+        with connection.cursor() as cursor:
+            cursor.execute("DEALLOCATE ALL")
+        prepared._prepared.pop(connection.connection, None)
+
+    clear()
+    yield
+    clear()
+
+
+SUM = "SELECT %(a)s::int + %(b)s * 10, current_setting('plan_cache_mode')"
+
+
+def _prepared_names():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name, statement FROM pg_prepared_statements WHERE starts_with(name, %s)",
+                       [prepared.PREFIX])
+        return dict(cursor.fetchall())
+
+
+def _run(sql, params, types):
+    with connection.cursor() as cursor:
+        prepared.execute(cursor, sql, params, types)
+        return cursor.fetchall()
+
+
+def test_prepared_once_per_connection_with_the_constants_in_its_text(django_assert_num_queries):
+    assert _run(SUM, {"a": 1, "b": 7}, {"a": "int"}) == [(71, "force_generic_plan")]
+    names = _prepared_names()
+    (name, text), = names.items()
+    assert "$1::int + 7 * 10" in text  # b written in, a a parameter
+    with django_assert_num_queries(1) as captured:
+        assert _run(SUM, {"a": 2, "b": 7}, {"a": "int"}) == [(72, "force_generic_plan")]
+    assert "PREPARE" not in captured.captured_queries[0]["sql"]
+    assert f"EXECUTE {name}(2)" in captured.captured_queries[0]["sql"]
+    assert _prepared_names() == names
+
+
+def test_a_changed_constant_is_another_statement():
+    _run(SUM, {"a": 1, "b": 7}, {"a": "int"})
+    assert _run(SUM, {"a": 1, "b": 8}, {"a": "int"})[0][0] == 81
+    assert len(_prepared_names()) == 2
+
+
+def test_values_with_percent_signs_and_quotes_reach_the_statement_intact():
+    sql = "SELECT %(q)s::text || %(suffix)s, %(q)s::text LIKE '%%' || 'x'"
+    assert _run(sql, {"q": "50% 'off'", "suffix": " 100%"}, {"q": "text"}) == [("50% 'off' 100%", False)]
+
+
+def test_after_a_failure_the_connection_knows_what_it_holds():
+    # The PREPARE took effect though the EXECUTE in the same string failed: preparing it again
+    # would fail with "already exists".
+    with pytest.raises(Exception, match="division by zero"), transaction.atomic():
+        _run("SELECT 1 / %(d)s::int", {"d": 0}, {"d": "int"})
+    assert len(_prepared_names()) == 1
+    assert _run("SELECT 1 / %(d)s::int", {"d": 1}, {"d": "int"}) == [(1,)]
+
+
+def test_a_placeholder_without_a_value_is_refused():
+    with pytest.raises(KeyError):
+        _run("SELECT %(a)s::int + %(missing)s", {"a": 1}, {"a": "int", "missing": "int"})
+
+
+@pytest.mark.parametrize("exact_max", [0, 5000], ids=["hnsw", "exact"])
+@pytest.mark.parametrize("mode", ["hybrid", "vector", "keyword", "ts_rank_cd"])
+def test_candidates_are_the_same_prepared_or_not(settings, mode, exact_max):
+    settings.SEARCH_EXACT_MAX_CHUNKS = exact_max
+    col = make_collection("guides")
+    parts = ["Bread needs flour, water, salt and yeast. ", "Knead the dough for ten minutes. ",
+             "Bake the loaf at 230 degrees. ", "A flat tyre is fixed by patching the inner tube. "]
+    make_document(col, "guide.md", parts, embeddings=embed_texts(parts))
+    query = "how long do I knead bread dough?"
+    vector = embed_texts([query])[0]
+
+    def rows():
+        found = fetch_candidates(query=query, vector=vector, collection_ids=[col.id], mode=mode, candidates=3)
+        return found.vector_scan, found.idf_sum, sorted(
+            (c.chunk_id, c.vector_rank, c.keyword_rank, c.similarity, c.bm25, c.keyword_score) for c in found.candidates)
+
+    settings.SEARCH_PREPARED_STATEMENTS = False
+    plain = rows()
+    assert _prepared_names() == {}
+    settings.SEARCH_PREPARED_STATEMENTS = True
+    first, again = rows(), rows()
+    assert len(_prepared_names()) == 1
+    assert first == again == plain
+    assert plain[2] and plain[0] == (None if mode in ("keyword", "ts_rank_cd") else "hnsw" if exact_max == 0 else "exact")
