@@ -70,7 +70,8 @@ def execute(cursor, sql: str, params: Mapping[str, object], parameter_types: Map
 
 
 @lru_cache(maxsize=256)
-def prepare(sql: str, constants: tuple[tuple[str, str], ...], parameters: tuple[tuple[str, str], ...]) -> PreparedStatement:
+def prepare(sql: str, constants: tuple[tuple[str, str], ...],
+            parameters: tuple[tuple[str, str], ...]) -> PreparedStatement:
     """The statement for `sql` with `constants` (name, SQL literal) written in and `parameters`
     (name, SQL type) numbered $1, $2, ... in the given order. Its name is a digest of its text."""
     text = sql

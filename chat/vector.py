@@ -66,7 +66,8 @@ def session_settings_sql() -> str:
             f"SET LOCAL hnsw.max_scan_tuples = {max_tuples}; SET LOCAL max_parallel_workers_per_gather = 0")
 
 
-def execute_with_session_settings(cursor, sql: str, params, *, parameter_types: Mapping[str, str] | None = None) -> None:
+def execute_with_session_settings(cursor, sql: str, params, *,
+                                  parameter_types: Mapping[str, str] | None = None) -> None:
     """Run `sql` under the HNSW settings in one round trip, leaving its rows to fetch.
 
     The SET LOCALs and the statement travel as one query string. Outside a transaction Postgres

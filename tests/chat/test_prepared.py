@@ -89,8 +89,9 @@ def test_candidates_are_the_same_prepared_or_not(settings, mode, exact_max):
 
     def rows():
         found = fetch_candidates(query=query, vector=vector, collection_ids=[col.id], mode=mode, candidates=3)
-        return found.vector_scan, found.idf_sum, sorted(
-            (c.chunk_id, c.vector_rank, c.keyword_rank, c.similarity, c.bm25, c.keyword_score) for c in found.candidates)
+        rows = sorted((c.chunk_id, c.vector_rank, c.keyword_rank, c.similarity, c.bm25, c.keyword_score)
+                      for c in found.candidates)
+        return found.vector_scan, found.idf_sum, rows
 
     settings.SEARCH_PREPARED_STATEMENTS = False
     plain = rows()
@@ -99,4 +100,5 @@ def test_candidates_are_the_same_prepared_or_not(settings, mode, exact_max):
     first, again = rows(), rows()
     assert len(_prepared_names()) == 1
     assert first == again == plain
-    assert plain[2] and plain[0] == (None if mode in ("keyword", "ts_rank_cd") else "hnsw" if exact_max == 0 else "exact")
+    expected_scan = None if mode in ("keyword", "ts_rank_cd") else "hnsw" if exact_max == 0 else "exact"
+    assert plain[2] and plain[0] == expected_scan
