@@ -27,6 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
+from django.conf import settings
+
 PREFIX = "ragweb_"
 
 _lock = threading.Lock()
@@ -48,7 +50,11 @@ def execute(cursor, sql: str, params: Mapping[str, object], parameter_types: Map
 
     `parameter_types` names the per-search parameters and their SQL types; every other parameter
     is written into the statement's text as the literal psycopg would send. `preamble` (SET LOCAL
-    statements, say) runs first in the same query string. The rows are left to fetch."""
+    statements, say) runs first in the same query string. The rows are left to fetch. With
+    SEARCH_PREPARED_STATEMENTS off, `preamble` and `sql` are sent as they are."""
+    if not settings.SEARCH_PREPARED_STATEMENTS:
+        _send(cursor, [preamble, sql], params)
+        return
     used = {name: sql_type for name, sql_type in parameter_types.items() if f"%({name})s" in sql}
     constants = tuple(sorted((name, _literal(cursor, value)) for name, value in params.items() if name not in used))
     statement = prepare(sql, constants, tuple(used.items()))
@@ -58,15 +64,19 @@ def execute(cursor, sql: str, params: Mapping[str, object], parameter_types: Map
     parts += [preamble, "SET LOCAL plan_cache_mode = force_generic_plan",
               f"EXECUTE {statement.name}({', '.join(f'%({name})s' for name in statement.arguments)})"]
     try:
-        cursor.execute(";\n".join(part for part in parts if part), {name: params[name] for name in statement.arguments})
+        _send(cursor, parts, {name: params[name] for name in statement.arguments})
     except Exception:
         if statement.name not in known:
             with _lock:
                 _prepared[connection] = None
         raise
     known.add(statement.name)
+
+
+def _send(cursor, statements: list[str], params) -> None:
+    cursor.execute(";\n".join(statement for statement in statements if statement), params)
     while cursor.description is None and cursor.nextset():
-        pass  # skip the PREPARE's and SETs' empty results
+        pass  # skip the empty results of the PREPARE and the SETs
 
 
 @lru_cache(maxsize=256)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from django.db import connection
 
+from chat import prepared
 from chat.candidates import Candidate
 from chat.rse import RsePreset, adjust_for_length, best_segments, chunk_value
 
@@ -108,20 +109,24 @@ class _Chunk:
     page: int | None
 
 
+_CHUNKS_IN_RANGES = """
+    SELECT r.n, c.id, c.chunk_index, c.start, c."end", c.text, c.page
+    FROM unnest(%(n)s::int[], %(documents)s::bigint[], %(first)s::int[], %(end)s::int[]) AS r(n, doc, lo, hi)
+    JOIN corpus_chunk c ON c.document_id = r.doc AND c.chunk_index >= r.lo AND c.chunk_index < r.hi
+    UNION ALL
+    SELECT -1, c.id, c.chunk_index, c.start, c."end", c.text, c.page
+    FROM corpus_chunk c WHERE c.id = ANY(%(ids)s::bigint[])
+    ORDER BY 1, 3"""
+_CHUNKS_IN_RANGES_TYPES = {"n": "int[]", "documents": "bigint[]", "first": "int[]", "end": "int[]", "ids": "bigint[]"}
+
+
 def _fetch_chunks(ranges: list[tuple[int, int, int]], ids: list[int]) -> tuple[list[list[_Chunk]], dict[int, str]]:
     """The chunks of each (document_id, first index, end index exclusive) range, and the text of
     the chunks `ids`, in one query."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            """SELECT r.n, c.id, c.chunk_index, c.start, c."end", c.text, c.page
-               FROM unnest(%s::int[], %s::bigint[], %s::int[], %s::int[]) AS r(n, doc, lo, hi)
-               JOIN corpus_chunk c ON c.document_id = r.doc AND c.chunk_index >= r.lo AND c.chunk_index < r.hi
-               UNION ALL
-               SELECT -1, c.id, c.chunk_index, c.start, c."end", c.text, c.page
-               FROM corpus_chunk c WHERE c.id = ANY(%s::bigint[])
-               ORDER BY 1, 3""",
-            [list(range(len(ranges))), [r[0] for r in ranges], [r[1] for r in ranges], [r[2] for r in ranges],
-             ids])
+        prepared.execute(cursor, _CHUNKS_IN_RANGES, {
+            "n": list(range(len(ranges))), "documents": [r[0] for r in ranges], "first": [r[1] for r in ranges],
+            "end": [r[2] for r in ranges], "ids": ids}, _CHUNKS_IN_RANGES_TYPES)
         rows = cursor.fetchall()
     chunks: list[list[_Chunk]] = [[] for _ in ranges]
     texts: dict[int, str] = {}

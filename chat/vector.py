@@ -76,10 +76,9 @@ def execute_with_session_settings(cursor, sql: str, params, *,
     A BEGIN, a SET and a COMMIT of their own would be three more round trips per search.
 
     With `parameter_types` (the per-search parameters and their SQL types; `params` a mapping) the
-    statement is prepared once per connection and executed with a generic plan
-    (chat/prepared.py), unless SEARCH_PREPARED_STATEMENTS is off.
+    statement is prepared once per connection and executed with a generic plan (chat/prepared.py).
     """
-    if parameter_types is not None and settings.SEARCH_PREPARED_STATEMENTS:
+    if parameter_types is not None:
         prepared.execute(cursor, sql, params, parameter_types, preamble=session_settings_sql())
         return
     cursor.execute(session_settings_sql() + ";\n" + sql, params)

@@ -102,3 +102,25 @@ def test_candidates_are_the_same_prepared_or_not(settings, mode, exact_max):
     assert first == again == plain
     expected_scan = None if mode in ("keyword", "ts_rank_cd") else "hnsw" if exact_max == 0 else "exact"
     assert plain[2] and plain[0] == expected_scan
+
+
+def test_search_with_segments_is_the_same_prepared_or_not(settings):
+    from chat.search import search
+    from corpus.models import Collection
+
+    col = make_collection("guides")
+    parts = ["# Bread\n\nBread needs flour, water, salt and yeast. ", "Knead the dough for ten minutes. ",
+             "Let it rise for an hour. ", "Bake the loaf at 230 degrees. ", "# Bikes\n\nPatch the inner tube. "]
+    make_document(col, "guide.md", parts, embeddings=embed_texts(parts))
+
+    def result():
+        found = search(query="how do I make bread dough?", collections=Collection.objects.filter(pk=col.pk), k=3)
+        return [(c.chunk_id, c.text) for c in found.chunks], [(s.start, s.end, s.text) for s in found.segments]
+
+    settings.SEARCH_PREPARED_STATEMENTS = False
+    plain = result()
+    assert _prepared_names() == {}
+    settings.SEARCH_PREPARED_STATEMENTS = True
+    assert result() == result() == plain
+    assert len(_prepared_names()) == 2  # the candidates, and the segments with the returned chunks' text
+    assert plain[1] and all(text for _, text in plain[0])
