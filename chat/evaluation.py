@@ -9,6 +9,7 @@ non-alphanumerics one space, stripped) and counts whole-word phrase matches, exa
 from __future__ import annotations
 
 import json
+import random
 import re
 import statistics
 from collections.abc import Iterable, Sequence
@@ -87,3 +88,21 @@ def percentile(values: Sequence[float], q: float) -> float:
 def mean(values: Iterable[float]) -> float:
     values = list(values)
     return statistics.fmean(values) if values else float("nan")
+
+
+def bootstrap_interval(values: Sequence[float], *, level: float = 0.95, resamples: int = 2000,
+                       seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of per-question `values` (questions drawn with
+    replacement; a fixed seed, so a report is reproducible). Passed the differences between two
+    runs on the same questions, it is the paired interval of their difference."""
+    if not values:
+        return float("nan"), float("nan")
+    rng = random.Random(seed)
+    n = len(values)
+    means = sorted(statistics.fmean(rng.choices(values, k=n)) for _ in range(resamples))
+    tail = (1 - level) / 2
+    return means[int(tail * (resamples - 1))], means[int((1 - tail) * (resamples - 1) + 0.5)]
+
+
+def reciprocal_ranks(ranks: Iterable[int | None]) -> list[float]:
+    return [1.0 / r if r else 0.0 for r in ranks]

@@ -2,7 +2,17 @@ import json
 
 import pytest
 
-from chat.evaluation import EvalFormatError, coverage, first_source_rank, joined, load_items, normalise, percentile
+from chat.evaluation import (
+    EvalFormatError,
+    bootstrap_interval,
+    coverage,
+    first_source_rank,
+    joined,
+    load_items,
+    normalise,
+    percentile,
+)
+from chat.management.commands.evaluate import compare_mrr
 
 
 def test_normalise_lowercases_and_collapses_punctuation():
@@ -44,3 +54,26 @@ def test_load_items_reads_and_validates(tmp_path):
     path.write_text("{not json")
     with pytest.raises(EvalFormatError, match=":1:"):
         load_items(path)
+
+
+def test_bootstrap_interval_brackets_the_mean_and_narrows_with_more_questions():
+    values = [1.0, 0.5, 0.0, 1.0, 1.0, 0.33, 1.0, 0.0, 1.0, 0.5]
+    low, high = bootstrap_interval(values)
+    assert low < sum(values) / len(values) < high
+    assert 0.0 <= low and high <= 1.0
+    wide = high - low
+    low, high = bootstrap_interval(values * 10)
+    assert high - low < wide / 2  # ~1/sqrt(10) as wide
+    assert bootstrap_interval(values) == bootstrap_interval(values)  # fixed seed: reproducible
+    assert bootstrap_interval([0.25] * 5) == (0.25, 0.25)
+
+
+def test_paired_difference_of_identical_runs_is_zero_and_of_a_better_run_positive():
+    ranks = [1, 2, None, 1, 3, 1, 1, 5, 1, 2] * 3
+    rows = {"hybrid": [{"rank": r} for r in ranks], "vector": [{"rank": r} for r in ranks],
+            "bm25": [{"rank": None if r == 1 else r} for r in ranks]}
+    compared = compare_mrr(rows)
+    assert compared["hybrid - vector"] == {"difference": 0.0, "interval": (0.0, 0.0)}
+    better = compared["hybrid - bm25"]
+    assert better["difference"] == pytest.approx(0.5)  # hybrid's rank-1 answers, which bm25 misses: 15 of 30
+    assert 0.0 < better["interval"][0] < 0.5 < better["interval"][1]

@@ -17,12 +17,14 @@ from chat.evaluation import (
     KINDS,
     EvalFormatError,
     Item,
+    bootstrap_interval,
     coverage,
     first_source_rank,
     joined,
     load_items,
     mean,
     percentile,
+    reciprocal_ranks,
 )
 from chat.search import search
 from corpus.models import Collection
@@ -67,7 +69,8 @@ def summarise(rows: list[dict]) -> dict:
         "recall@1": mean(1.0 if r is not None and r <= 1 else 0.0 for r in ranks),
         "recall@5": mean(1.0 if r is not None and r <= 5 else 0.0 for r in ranks),
         "recall@10": mean(1.0 if r is not None else 0.0 for r in ranks),
-        "mrr@10": mean(1.0 / r if r else 0.0 for r in ranks),
+        "mrr@10": mean(reciprocal_ranks(ranks)),
+        "mrr@10_interval": bootstrap_interval(reciprocal_ranks(ranks)),
     }
     for kind in KINDS:
         subset = [r for r in rows if r["kind"] == kind]
@@ -84,6 +87,32 @@ def summarise(rows: list[dict]) -> dict:
     summary["stage_p50_ms"] = {s: percentile([r["timings_ms"][s] for r in rows if s in r["timings_ms"]], 50)
                                for s in stages}
     return summary
+
+
+def compare_mrr(rows: dict[str, list[dict]], base: str = "hybrid",
+                others: tuple[str, ...] = ("vector", "bm25")) -> dict[str, dict]:
+    """MRR@10 of `base` minus each of `others`, on the same questions, with the paired bootstrap
+    interval of the difference: whether a gap is more than which questions happened to be asked."""
+    if base not in rows:
+        return {}
+    base_rr = reciprocal_ranks(r["rank"] for r in rows[base])
+    result = {}
+    for other in others:
+        if other in rows:
+            differences = [a - b for a, b in zip(base_rr, reciprocal_ranks(r["rank"] for r in rows[other]),
+                                                 strict=True)]
+            result[f"{base} - {other}"] = {"difference": mean(differences),
+                                           "interval": bootstrap_interval(differences)}
+    return result
+
+
+def format_intervals(summaries: dict[str, dict], comparisons: dict[str, dict]) -> str:
+    n = next(iter(summaries.values()))["n"] if summaries else 0
+    parts = [f"{name} {_f(s['mrr@10'])} [{_f(s['mrr@10_interval'][0])}, {_f(s['mrr@10_interval'][1])}]"
+             for name, s in summaries.items() if "+" not in name]
+    parts += [f"{name} {c['difference']:+.3f} [{c['interval'][0]:+.3f}, {c['interval'][1]:+.3f}]"
+              for name, c in comparisons.items()]
+    return f"MRR@10 with 95% bootstrap intervals over the {n} questions (paired for differences): " + "; ".join(parts)
 
 
 def _f(value, digits=3) -> str:
@@ -187,12 +216,14 @@ class Command(BaseCommand):
             rows[name] = [evaluate_item(item, collections, mode, rse, k) for item in items]
             self.stderr.write(f"{name}: done ({time.perf_counter() - started:.0f}s)")
         summaries = {name: summarise(r) for name, r in rows.items()}
+        comparisons = compare_mrr(rows)
         self.stdout.write(format_table(summaries))
+        self.stdout.write(format_intervals(summaries, comparisons))
 
         report.mkdir(parents=True, exist_ok=True)
         config = {name: getattr(settings, name) for name in dir(settings) if name.startswith("SEARCH_")}
         payload = {"eval_file": str(eval_file), "collection": collection, "questions": len(items), "k": k,
-                   "settings": config, "summary": summaries, "items": rows}
+                   "settings": config, "summary": summaries, "mrr_comparisons": comparisons, "items": rows}
         (report / "report.json").write_text(json.dumps(payload, indent=1))
         write_chart(summaries, report / "report.png")
         self.stdout.write(f"report: {report / 'report.json'}, chart: {report / 'report.png'}")
