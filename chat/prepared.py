@@ -55,8 +55,9 @@ def execute(cursor, sql: str, params: Mapping[str, object], parameter_types: Map
     if not settings.SEARCH_PREPARED_STATEMENTS:
         _send(cursor, [preamble, sql], params)
         return
-    used = {name: sql_type for name, sql_type in parameter_types.items() if f"%({name})s" in sql}
-    constants = tuple(sorted((name, _literal(cursor, value)) for name, value in params.items() if name not in used))
+    in_sql = {name for name in params if f"%({name})s" in sql}
+    used = {name: sql_type for name, sql_type in parameter_types.items() if name in in_sql}
+    constants = tuple(sorted((name, _literal(cursor, params[name])) for name in in_sql - used.keys()))
     statement = prepare(sql, constants, tuple(used.items()))
     connection = cursor.connection
     known = _known(cursor, connection)

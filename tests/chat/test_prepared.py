@@ -72,7 +72,7 @@ def test_after_a_failure_the_connection_knows_what_it_holds():
 
 
 def test_a_placeholder_without_a_value_is_refused():
-    with pytest.raises(KeyError):
+    with pytest.raises(ValueError, match="placeholder without a value"):
         _run("SELECT %(a)s::int + %(missing)s", {"a": 1}, {"a": "int", "missing": "int"})
 
 
@@ -124,3 +124,11 @@ def test_search_with_segments_is_the_same_prepared_or_not(settings):
     assert result() == result() == plain
     assert len(_prepared_names()) == 2  # the candidates, and the segments with the returned chunks' text
     assert plain[1] and all(text for _, text in plain[0])
+
+
+def test_values_the_statement_does_not_use_are_neither_parameters_nor_part_of_its_name():
+    sql = "SELECT %(a)s::int * %(b)s"
+    _run(sql, {"a": 2, "b": 3, "query": "first question"}, {"a": "int", "query": "text"})
+    assert _run(sql, {"a": 2, "b": 3, "query": "second question"}, {"a": "int", "query": "text"}) == [(6,)]
+    (text,) = _prepared_names().values()
+    assert "PREPARE" in text and "(int) AS SELECT $1::int * 3" in text
