@@ -106,3 +106,17 @@ def bootstrap_interval(values: Sequence[float], *, level: float = 0.95, resample
 
 def reciprocal_ranks(ranks: Iterable[int | None]) -> list[float]:
     return [1.0 / r if r else 0.0 for r in ranks]
+
+
+def paired_mrr_difference(ranks: Sequence[int | None], other_ranks: Sequence[int | None]) -> dict:
+    """MRR@10 of `ranks` minus that of `other_ranks` (the same questions, in the same order), with
+    the paired bootstrap interval of the difference."""
+    differences = [a - b for a, b in zip(reciprocal_ranks(ranks), reciprocal_ranks(other_ranks), strict=True)]
+    return {"difference": mean(differences), "interval": bootstrap_interval(differences)}
+
+
+def moved_questions(before: Sequence[dict], after: Sequence[dict]) -> list[tuple[str, int | None, int | None]]:
+    """(id, rank before, rank after) of the questions of both lists whose source rank changed."""
+    old = {row["id"]: row["rank"] for row in before}
+    return [(row["id"], old[row["id"]], row["rank"]) for row in after
+            if row["id"] in old and old[row["id"]] != row["rank"]]

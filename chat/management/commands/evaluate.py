@@ -23,6 +23,8 @@ from chat.evaluation import (
     joined,
     load_items,
     mean,
+    moved_questions,
+    paired_mrr_difference,
     percentile,
     reciprocal_ranks,
 )
@@ -91,19 +93,38 @@ def summarise(rows: list[dict]) -> dict:
 
 def compare_mrr(rows: dict[str, list[dict]], base: str = "hybrid",
                 others: tuple[str, ...] = ("vector", "bm25")) -> dict[str, dict]:
-    """MRR@10 of `base` minus each of `others`, on the same questions, with the paired bootstrap
+    """MRR@10 of `base` minus each of `others` on the same questions, with the paired bootstrap
     interval of the difference: whether a gap is more than which questions happened to be asked."""
     if base not in rows:
         return {}
-    base_rr = reciprocal_ranks(r["rank"] for r in rows[base])
+    return {f"{base} - {other}": paired_mrr_difference([r["rank"] for r in rows[base]],
+                                                       [r["rank"] for r in rows[other]])
+            for other in others if other in rows}
+
+
+def compare_with_baseline(rows: dict[str, list[dict]], baseline: dict) -> dict[str, dict]:
+    """Per run found in both: this report's MRR@10 minus the baseline report's on the questions both
+    asked (paired interval), and the questions whose source rank moved."""
     result = {}
-    for other in others:
-        if other in rows:
-            differences = [a - b for a, b in zip(base_rr, reciprocal_ranks(r["rank"] for r in rows[other]),
-                                                 strict=True)]
-            result[f"{base} - {other}"] = {"difference": mean(differences),
-                                           "interval": bootstrap_interval(differences)}
+    for name, current in rows.items():
+        before = {row["id"]: row for row in baseline.get("items", {}).get(name, [])}
+        shared = [row for row in current if row["id"] in before]
+        if shared:
+            result[name] = paired_mrr_difference([r["rank"] for r in shared], [before[r["id"]]["rank"] for r in shared])
+            result[name]["moved"] = moved_questions([before[r["id"]] for r in shared], shared)
     return result
+
+
+def format_baseline(comparison: dict[str, dict], path: Path) -> str:
+    lines = [f"against {path} (MRR@10 difference on the same questions, 95% paired interval; questions moved):"]
+    for name, c in comparison.items():
+        moved = ", ".join(f"{qid} {_rank(a)}->{_rank(b)}" for qid, a, b in c["moved"]) or "none"
+        lines.append(f"  {name:22} {c['difference']:+.3f} [{c['interval'][0]:+.3f}, {c['interval'][1]:+.3f}]  {moved}")
+    return "\n".join(lines)
+
+
+def _rank(rank: int | None) -> str:
+    return "-" if rank is None else str(rank)
 
 
 def format_intervals(summaries: dict[str, dict], comparisons: dict[str, dict]) -> str:
@@ -191,15 +212,25 @@ class Command(BaseCommand):
         parser.add_argument("--k", type=int, default=40, help="Chunks retrieved per question (context pool).")
         parser.add_argument("--runs", nargs="+", choices=list(RUNS), default=list(RUNS))
         parser.add_argument("--limit", type=int, help="Only the first N questions.")
+        parser.add_argument("--baseline", type=Path,
+                            help="An earlier report.json: print what moved since, per run and question.")
 
     def handle(self, *args, eval_file: Path, collection: str, docs: Path | None, report: Path, k: int,
-               runs: list[str], limit: int | None, **options):
+               runs: list[str], limit: int | None, baseline: Path | None, **options):
         try:
             items = load_items(eval_file)
         except (OSError, EvalFormatError) as exc:
             raise CommandError(str(exc)) from exc
         if limit:
             items = items[:limit]
+        previous = None
+        if baseline is not None:
+            try:
+                previous = json.loads(baseline.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise CommandError(f"Cannot read the baseline report {baseline}: {exc}") from exc
+            if not isinstance(previous, dict) or not isinstance(previous.get("items"), dict):
+                raise CommandError(f"{baseline} is not a report written by evaluate.")
         collections = Collection.objects.filter(slug=collection)
         if not collections.exists():
             raise CommandError(f"There is no collection {collection!r}; ingest the corpus first.")
@@ -219,11 +250,16 @@ class Command(BaseCommand):
         comparisons = compare_mrr(rows)
         self.stdout.write(format_table(summaries))
         self.stdout.write(format_intervals(summaries, comparisons))
+        against = None
+        if previous is not None:
+            against = compare_with_baseline(rows, previous)
+            self.stdout.write(format_baseline(against, baseline))
 
         report.mkdir(parents=True, exist_ok=True)
         config = {name: getattr(settings, name) for name in dir(settings) if name.startswith("SEARCH_")}
         payload = {"eval_file": str(eval_file), "collection": collection, "questions": len(items), "k": k,
-                   "settings": config, "summary": summaries, "mrr_comparisons": comparisons, "items": rows}
+                   "settings": config, "summary": summaries, "mrr_comparisons": comparisons,
+                   "baseline": None if baseline is None else {"report": str(baseline), "runs": against}, "items": rows}
         (report / "report.json").write_text(json.dumps(payload, indent=1))
         write_chart(summaries, report / "report.png")
         self.stdout.write(f"report: {report / 'report.json'}, chart: {report / 'report.png'}")

@@ -1,0 +1,80 @@
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from corpus.embedding import embed_texts
+from tests.chat.factories import make_collection, make_document
+
+pytestmark = pytest.mark.django_db
+
+BREAD = ["# Bread\n\nBread needs flour, water, salt and yeast. ", "Knead the dough for ten minutes. ",
+         "Let the dough rise for an hour until doubled. ", "Bake the loaf at 230 degrees for 35 minutes. "]
+BIKES = ["# Bikes\n\nA flat tyre is fixed by patching the inner tube. ",
+         "Adjust the brakes so the pads touch the rim. "]
+ITEMS = [
+    {"id": "q1", "question": "How long should bread dough rise?", "kind": "factoid", "source": "bread.md",
+     "evidence": ["rise for an hour"]},
+    {"id": "q2", "question": "How do I fix a flat tyre on my bike?", "kind": "factoid", "source": "bikes.md",
+     "evidence": ["patching the inner tube"]},
+    {"id": "q3", "question": "What are the steps of baking bread?", "kind": "section", "source": "bread.md",
+     "evidence": ["Knead the dough", "Bake the loaf at 230 degrees"]},
+]
+RUNS = ["bm25", "vector", "hybrid", "hybrid+rse:balanced"]
+
+
+@pytest.fixture
+def eval_file(tmp_path):
+    col = make_collection("kitchen")
+    for source, parts in (("bread.md", BREAD), ("bikes.md", BIKES)):
+        make_document(col, source, parts, embeddings=embed_texts(parts))
+    path = tmp_path / "eval.jsonl"
+    path.write_text("".join(json.dumps(item) + "\n" for item in ITEMS))
+    return path
+
+
+def _evaluate(eval_file, report, *extra):
+    out = StringIO()
+    call_command("evaluate", str(eval_file), "--collection", "kitchen", "--report", str(report), "--runs", *RUNS,
+                 *extra, stdout=out, stderr=StringIO())
+    return out.getvalue(), json.loads((report / "report.json").read_text())
+
+
+def test_writes_the_table_report_and_chart(eval_file, tmp_path):
+    out, report = _evaluate(eval_file, tmp_path / "first")
+    assert out.splitlines()[0].split()[:5] == ["run", "R@1", "R@5", "R@10", "MRR10"]
+    assert "MRR@10 with 95% bootstrap intervals over the 3 questions" in out
+    assert set(report["summary"]) == set(report["items"]) == set(RUNS)
+    hybrid = report["summary"]["hybrid"]
+    assert hybrid["n"] == 3 and hybrid["mrr@10"] == 1.0 and tuple(hybrid["mrr@10_interval"]) == (1.0, 1.0)
+    assert [row["rank"] for row in report["items"]["hybrid"]] == [1, 1, 1]
+    assert report["items"]["hybrid+rse:balanced"][2]["coverage_own"] == 1.0  # both steps in the segment
+    assert report["mrr_comparisons"]["hybrid - vector"]["difference"] == pytest.approx(
+        hybrid["mrr@10"] - report["summary"]["vector"]["mrr@10"])
+    assert (tmp_path / "first" / "report.png").read_bytes().startswith(b"\x89PNG")
+    assert report["baseline"] is None
+
+
+def test_baseline_shows_what_moved(eval_file, tmp_path):
+    _, first = _evaluate(eval_file, tmp_path / "first")
+    # A doctored baseline: q2 was found at rank 3 by the hybrid run then.
+    first["items"]["hybrid"][1]["rank"] = 3
+    (tmp_path / "first" / "report.json").write_text(json.dumps(first))
+    out, second = _evaluate(eval_file, tmp_path / "second", "--baseline", str(tmp_path / "first" / "report.json"))
+    assert "q2 3->1" in out
+    moved = second["baseline"]["runs"]
+    assert moved["hybrid"]["moved"] == [["q2", 3, 1]]
+    assert moved["hybrid"]["difference"] == pytest.approx((1 - 1 / 3) / 3)
+    assert moved["vector"]["moved"] == [] and moved["vector"]["difference"] == 0.0
+
+
+def test_bad_baseline_and_bad_eval_file_are_command_errors(eval_file, tmp_path):
+    (tmp_path / "not-a-report.json").write_text("[1, 2]")
+    with pytest.raises(CommandError, match="is not a report written by evaluate"):
+        _evaluate(eval_file, tmp_path / "r", "--baseline", str(tmp_path / "not-a-report.json"))
+    with pytest.raises(CommandError, match="Cannot read the baseline report"):
+        _evaluate(eval_file, tmp_path / "r", "--baseline", str(tmp_path / "missing.json"))
+    eval_file.write_text('{"id": "x"}\n')
+    with pytest.raises(CommandError, match="not an evaluation item"):
+        _evaluate(eval_file, tmp_path / "r")
