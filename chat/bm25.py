@@ -54,8 +54,11 @@ kw_idf_sum AS (SELECT NULL::float8 AS total)"""
 # 1. Each query lexeme's postings are read from the impact index, best first, at most
 #    %(term_postings)s per lexeme (all of a rarer lexeme's); a common lexeme adds little IDF and
 #    contributes only through its highest-impact chunks. Searching several collections, each
-#    reads a share in proportion to the lexeme's document frequency there, so the cost does not
-#    grow with the number of collections searched. The first-pass score,
+#    reads the lexeme's best postings in it, as many as it would searched alone, so a small
+#    collection is not crowded out by a large one (its best chunks for the lexeme are read even
+#    when the large one holds thousands with a higher impact); beyond FULL_BUDGET_COLLECTIONS
+#    collections holding the lexeme, that many budgets are shared evenly, which bounds the cost.
+#    The first-pass score,
 #    sum of IDF x stored impact (the BM25 tf factor under fixed k1, b and average length, so no
 #    arithmetic per posting), picks a pool of %(pool)s chunks. Aggregating the postings is the
 #    cost of the keyword side; on the development set 500 postings per lexeme give the same
@@ -63,6 +66,7 @@ kw_idf_sum AS (SELECT NULL::float8 AS total)"""
 # 2. The pool, and the vector side's chunks in hybrid mode, are scored exactly from their own
 #    postings (primary key lookups), and the pool is ranked by that score.
 # An unknown query lexeme has no statistics row, so it costs nothing.
+FULL_BUDGET_COLLECTIONS = 4
 BM25_STATS_CTES = """
 kw_stats AS (
     SELECT sum(chunk_count)::float8 AS n,
@@ -71,11 +75,15 @@ kw_stats AS (
 ),
 kw_term_df AS (
     SELECT t.collection_id, t.lexeme, t.df,
-           ceil(%(term_postings)s * t.df::float8 / sum(t.df) OVER (PARTITION BY t.lexeme))::int AS quota
+           -- term_postings x min(m, FULL_BUDGET_COLLECTIONS) / m, rounded up (m: collections holding
+           -- the lexeme), in integers: a float or numeric product can land a hair above a whole number.
+           ((%(term_postings)s * least(count(*) OVER lexeme, {full_budget_collections}) + count(*) OVER lexeme - 1)
+            / count(*) OVER lexeme)::int AS quota
     FROM bm25_term_stats t
     WHERE t.collection_id = ANY(%(collections)s::bigint[])
       AND t.lexeme = ANY(tsvector_to_array(to_tsvector('{config}', %(query)s)))
       AND t.df > 0
+    WINDOW lexeme AS (PARTITION BY t.lexeme)
 ),
 kw_idf AS (
     SELECT k.lexeme, ln(1 + (s.n - sum(k.df) + 0.5) / (sum(k.df) + 0.5)) AS idf
@@ -134,7 +142,7 @@ def keyword_ctes(scoring: str, *, with_vector: bool) -> str:
     kw_idf_sum. Parameters: query, collections, k1, b, candidates, term_postings, pool."""
     if scoring == "bm25":
         scored_ids = "SELECT chunk_id FROM kw_pool" + (" UNION SELECT id FROM vec" if with_vector else "")
-        return ",".join([BM25_STATS_CTES.format(config=SEARCH_CONFIG), BM25_POOL_CTES,
+        return ",".join([_stats_ctes(), BM25_POOL_CTES,
                          BM25_SCORED_CTE.format(tf_factor=TF_FACTOR, scored_ids=scored_ids),
                          BM25_RANKED_CTE, RANKED_CTE])
     if scoring == "ts_rank_cd":
@@ -145,8 +153,12 @@ def keyword_ctes(scoring: str, *, with_vector: bool) -> str:
 def vector_bm25_ctes() -> str:
     """CTEs defining kw_scored (the BM25 score of the vec CTE's chunks) and kw_idf_sum, without
     searching: the vector half of a hybrid search split over two connections."""
-    return ",".join([BM25_STATS_CTES.format(config=SEARCH_CONFIG),
+    return ",".join([_stats_ctes(),
                      BM25_SCORED_CTE.format(tf_factor=TF_FACTOR, scored_ids="SELECT id FROM vec")])
+
+
+def _stats_ctes() -> str:
+    return BM25_STATS_CTES.format(config=SEARCH_CONFIG, full_budget_collections=FULL_BUDGET_COLLECTIONS)
 
 
 @dataclass(frozen=True)

@@ -170,8 +170,9 @@ SEARCH_VECTOR_WEIGHT = env_float("SEARCH_VECTOR_WEIGHT", 1.0, minimum=0.0)
 SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 1.0, minimum=0.0)
 SEARCH_BM25_K1 = env_float("SEARCH_BM25_K1", 1.2, minimum=0.0)
 SEARCH_BM25_B = env_float("SEARCH_BM25_B", 0.75, minimum=0.0)
-# BM25 reads at most this many postings per query term (best first; all of a rarer term's), picks a
-# pool of the best-scoring chunks from them and scores the pool exactly (chat/bm25.py).
+# BM25 reads at most this many postings per query term in each collection searched (best first; all
+# of a rarer term's; beyond four collections holding the term, four budgets shared), picks a pool of
+# the best-scoring chunks from them and scores the pool exactly (chat/bm25.py).
 SEARCH_BM25_TERM_POSTINGS = env_int("SEARCH_BM25_TERM_POSTINGS", 500, minimum=1)
 SEARCH_BM25_POOL = env_int("SEARCH_BM25_POOL", 200, minimum=1)
 SEARCH_HNSW_EF = env_int("SEARCH_HNSW_EF", 100, minimum=1, maximum=1000)

@@ -229,21 +229,32 @@ def test_postings_cut_per_term_still_score_exactly(settings):
     assert _keyword_scores([col], query)[0] == pytest.approx(reference, rel=1e-9)
 
 
-def test_posting_budget_per_lexeme_is_shared_by_the_collections_searched(settings):
-    # Four "apple" chunks in each collection; a budget of 4 postings per lexeme reads the best 2
-    # of each (shares follow document frequency), not 4 of each.
+def test_each_collection_searched_reads_its_own_best_postings(settings):
+    # A large collection whose "apple" chunks all outrank the small one's (short chunks have the
+    # higher BM25 term factor) must not crowd the small one out of the first pass: each reads its
+    # own best 4, as it would searched alone.
     settings.SEARCH_BM25_TERM_POSTINGS = 4
-    one, two = make_collection("one"), make_collection("two")
-    make_document(one, "a.txt", ["apple pie. ", "apple tart recipe. ", "an apple a day keeps doctors away. ",
-                                 "apple. "])
-    make_document(two, "b.txt", ["apple juice. ", "apple orchards in spring bloom white. ", "apple cider. ",
-                                 "green apple tree leaves. "])
-    scores, _ = _keyword_scores([one, two], "apple")
+    large, small = make_collection("large"), make_collection("small")
+    make_document(large, "a.txt", [f"apple {i}. " for i in range(30)])
+    make_document(small, "b.txt", ["apple orchards bloom white in spring. ", "green apple tree leaves fall. ",
+                                   "cider pressed from an apple harvest. ", "an apple a day keeps doctors away. "])
+    scores, _ = _keyword_scores([large, small], "apple")
     found = Chunk.objects.filter(id__in=scores)
-    assert len(scores) == 4
-    assert sorted(found.values_list("document__collection__slug", flat=True)) == ["one", "one", "two", "two"]
-    # The shortest chunks have the highest BM25 term factor: those are read first.
-    assert set(found.values_list("text", flat=True)) == {"apple pie. ", "apple. ", "apple juice. ", "apple cider. "}
+    assert sorted(found.values_list("document__collection__slug", flat=True)) == ["large"] * 4 + ["small"] * 4
+    assert _keyword_scores([small], "apple")[0].keys() <= scores.keys()  # what it finds searched alone
+
+
+def test_beyond_four_collections_the_posting_budget_is_shared_evenly(settings):
+    # Six collections hold "apple": four budgets of 3 postings, shared, is 2 per collection.
+    settings.SEARCH_BM25_TERM_POSTINGS = 3
+    collections = [make_collection(f"c{n}") for n in range(6)]
+    for n, col in enumerate(collections):
+        make_document(col, f"{n}.txt", ["apple pie. ", "apple tart recipe. ", "an apple a day keeps doctors away. "])
+    scores, _ = _keyword_scores(collections, "apple")
+    per_collection = Chunk.objects.filter(id__in=scores).values_list("document__collection__slug", flat=True)
+    assert sorted(per_collection) == sorted([col.slug for col in collections] * 2)
+    # The two read in each are its best: the two shortest.
+    assert set(Chunk.objects.filter(id__in=scores).values_list("text", flat=True)) == {"apple pie. ",
+                                                                                     "apple tart recipe. "}
     settings.SEARCH_BM25_TERM_POSTINGS = 100
-    scores, _ = _keyword_scores([one, two], "apple")
-    assert len(scores) == 8
+    assert len(_keyword_scores(collections, "apple")[0]) == 18

@@ -22,7 +22,7 @@ from django.db import connection, transaction
 from django.test.utils import override_settings
 
 from chat.candidates import fetch_candidates
-from chat.evaluation import load_items, percentile
+from chat.evaluation import first_source_rank, load_items, mean, percentile, reciprocal_ranks
 from chat.search import search
 from chat.vector import execute_with_session_settings, vector_literal
 from corpus.embedding import embed_texts
@@ -122,7 +122,8 @@ class Command(BaseCommand):
         real = Collection.objects.filter(slug=recall_collection).first()
         if real is None:
             raise CommandError(f"There is no collection {recall_collection!r}.")
-        questions = [item.question for item in load_items(Path(queries))]
+        items = load_items(Path(queries))
+        questions = [item.question for item in items]
         vectors = embed_texts(questions)
 
         scratch = Collection.objects.filter(slug=SCRATCH_SLUG).first()
@@ -139,14 +140,16 @@ class Command(BaseCommand):
             cursor.execute("SELECT count(*) FROM corpus_chunk")
             total_chunks = cursor.fetchone()[0]
         try:
-            self._latency(scratch, real, questions, vectors, k, repeat, total_chunks)
+            self._latency(scratch, real, items, vectors, k, repeat, total_chunks)
             self._recall(real, vectors, k)
         finally:
             if not keep:
                 Collection.objects.filter(pk=scratch.pk).delete()
                 self.stdout.write("scratch collection deleted")
 
-    def _latency(self, scratch, real, questions, vectors, k, repeat, total_chunks):
+    def _latency(self, scratch, real, items, vectors, k, repeat, total_chunks):
+        questions = [item.question for item in items]
+        source_ranks: dict[int, int | None] = {}
         both = Collection.objects.filter(pk__in=[scratch.pk, real.pk])
         stages: dict[str, list[float]] = {}
         bare: dict[str, list[float]] = {"prepared": [], "plain": []}
@@ -161,6 +164,8 @@ class Command(BaseCommand):
             if (n // 2) % 2:
                 self._bare(vectors[i], k, n, bare)
             result = search(query=questions[i], collections=both, k=k, rse="balanced")
+            # Quality beside the synthetic chunks: the real documents must still come first.
+            source_ranks[i] = first_source_rank([c.document.source for c in result.chunks], items[i].source)
             for stage, ms in result.timings_ms.items():
                 stages.setdefault(stage, []).append(ms)
             stages.setdefault("total-embed", []).append(result.timings_ms["total"] - result.timings_ms["embed"])
@@ -197,6 +202,9 @@ class Command(BaseCommand):
         plain_ratio = percentile(stages["total-embed"], 50) / percentile(bare["plain"], 50)
         self.stdout.write(f"total without embedding / bare HNSW at p50: {ratio:.1f}x ({plain_ratio:.1f}x against the "
                           "plain statement)")
+        mrr = mean(reciprocal_ranks(source_ranks.values()))
+        self.stdout.write(f"hybrid MRR@{k} of the {len(source_ranks)} questions searching both collections "
+                          f"(their source among {total_chunks} chunks): {mrr:.3f}")
 
     @staticmethod
     def _bare(vector, k, n, bare):
