@@ -11,8 +11,9 @@ rollback, so which ones a connection holds is remembered per psycopg connection.
 
 They run with a generic plan (`plan_cache_mode = force_generic_plan`, for the statement only):
 the values a custom plan would see add nothing the one-time filters in the statements do not
-decide at run time, and left to itself Postgres plans five custom plans first. Side by side on the
-100k-chunk benchmark: vector half 0.68x, keyword half 0.81x (docs/evaluation.md).
+decide at run time, and left to itself Postgres plans five custom plans first. On the 100k-chunk
+benchmark, each half alone and warm, alternating: vector half 0.68x, keyword half 0.81x; inside
+the search, candidates about 0.9x (docs/evaluation.md).
 
 A prepared search statement holds about 0.3 MB of the server session's memory (its query trees
 and generic plan): a connection that runs every mode holds four or five. Behind a pooler that
@@ -55,7 +56,7 @@ def execute(cursor, sql: str, params: Mapping[str, object], parameter_types: Map
     statements, say) runs first in the same query string. The rows are left to fetch. With
     SEARCH_PREPARED_STATEMENTS off, `preamble` and `sql` are sent as they are."""
     if not settings.SEARCH_PREPARED_STATEMENTS:
-        _send(cursor, [preamble, sql], params)
+        send(cursor, [preamble, sql], params)
         return
     in_sql = {name for name in params if f"%({name})s" in sql}
     used = {name: sql_type for name, sql_type in parameter_types.items() if name in in_sql}
@@ -67,7 +68,7 @@ def execute(cursor, sql: str, params: Mapping[str, object], parameter_types: Map
     parts += [preamble, "SET LOCAL plan_cache_mode = force_generic_plan",
               f"EXECUTE {statement.name}({', '.join(f'%({name})s' for name in statement.arguments)})"]
     try:
-        _send(cursor, parts, {name: params[name] for name in statement.arguments})
+        send(cursor, parts, {name: params[name] for name in statement.arguments})
     except Exception:
         if statement.name not in known:
             with _lock:
@@ -76,7 +77,8 @@ def execute(cursor, sql: str, params: Mapping[str, object], parameter_types: Map
     known.add(statement.name)
 
 
-def _send(cursor, statements: list[str], params) -> None:
+def send(cursor, statements: list[str], params) -> None:
+    """Send `statements` as one query string (one round trip), leaving the last one's rows to fetch."""
     cursor.execute(";\n".join(statement for statement in statements if statement), params)
     while cursor.description is None and cursor.nextset():
         pass  # skip the empty results of the PREPARE and the SETs

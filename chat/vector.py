@@ -81,6 +81,4 @@ def execute_with_session_settings(cursor, sql: str, params, *,
     if parameter_types is not None:
         prepared.execute(cursor, sql, params, parameter_types, preamble=session_settings_sql())
         return
-    cursor.execute(session_settings_sql() + ";\n" + sql, params)
-    while cursor.description is None and cursor.nextset():
-        pass  # skip the SETs' empty results
+    prepared.send(cursor, [session_settings_sql(), sql], params)
