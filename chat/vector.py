@@ -33,12 +33,17 @@ vec_hnsw AS MATERIALIZED (
     LIMIT %(candidates)s
 ),
 vec_exact AS MATERIALIZED (
-    -- "+ 0" keeps the planner off the index: this branch is the exact scan.
+    -- "+ 0" keeps the planner off the HNSW index: this branch is the exact scan. It reads the
+    -- chunks of the collections' documents through the document key (OFFSET 0 keeps the lateral
+    -- subquery a parameterised scan): a generic plan, not knowing how few documents the
+    -- collections hold, would otherwise scan every chunk of every collection.
     SELECT c.id, c.embedding <=> %(vector)s::vector AS distance
-    FROM corpus_chunk c
+    FROM corpus_document d
+    CROSS JOIN LATERAL (
+        SELECT id, embedding FROM corpus_chunk WHERE document_id = d.id AND embedding IS NOT NULL OFFSET 0
+    ) AS c
     WHERE ((SELECT yes FROM vec_small) OR (SELECT count(*) FROM vec_hnsw) < %(candidates)s)
-      AND c.embedding IS NOT NULL
-      AND c.document_id IN (SELECT id FROM corpus_document WHERE collection_id = ANY(%(collections)s::bigint[]))
+      AND d.collection_id = ANY(%(collections)s::bigint[])
     ORDER BY (c.embedding <=> %(vector)s::vector) + 0
     LIMIT %(candidates)s
 ),

@@ -31,6 +31,24 @@ def _close_side_connections(django_db_setup):
 
 
 @pytest.fixture
+def fresh_search_plans(db):
+    """No prepared search statements on the test's connection, before and after: a statement
+    prepared by an earlier test keeps the generic plan made from that test's table statistics."""
+    from django.db import connection
+
+    from chat import prepared
+
+    def deallocate():
+        with connection.cursor() as cursor:
+            cursor.execute("DEALLOCATE ALL")
+        prepared._prepared.pop(connection.connection, None)
+
+    deallocate()
+    yield
+    deallocate()
+
+
+@pytest.fixture
 def user(django_user_model):
     return django_user_model.objects.create_user(username="alice", password="alice-password-1")
 

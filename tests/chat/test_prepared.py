@@ -11,16 +11,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def no_prepared_statements():
+def no_prepared_statements(fresh_search_plans):
     """A connection keeps its prepared statements from test to test: start and end with none."""
-    def clear():
-        with connection.cursor() as cursor:
-            cursor.execute("DEALLOCATE ALL")
-        prepared._prepared.pop(connection.connection, None)
-
-    clear()
-    yield
-    clear()
 
 
 SUM = "SELECT %(a)s::int + %(b)s * 10, current_setting('plan_cache_mode')"
@@ -132,3 +124,32 @@ def test_values_the_statement_does_not_use_are_neither_parameters_nor_part_of_it
     assert _run(sql, {"a": 2, "b": 3, "query": "second question"}, {"a": "int", "query": "text"}) == [(6,)]
     (text,) = _prepared_names().values()
     assert "PREPARE" in text and "(int) AS SELECT $1::int * 3" in text
+
+
+def test_a_small_collection_beside_a_large_one_is_searched_through_its_own_documents(settings):
+    # A generic plan does not know how few documents the searched collections hold: the exact
+    # vector scan must still read their chunks by document, not every chunk in the table.
+    from chat.vector import vector_literal
+    from tests.chat.factories import random_unit_vectors
+
+    settings.SEARCH_EXACT_MAX_CHUNKS = 100
+    large = make_collection("large")
+    for n in range(20):
+        make_document(large, f"{n}.txt", [f"filler text {n} {i}. " for i in range(50)],
+                      embeddings=random_unit_vectors(50, seed=n))
+    small = make_collection("small")
+    parts = ["Knead the dough for ten minutes. ", "Bake the loaf at 230 degrees. "]
+    make_document(small, "bread.md", parts, embeddings=embed_texts(parts))
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE corpus_chunk; ANALYZE corpus_document")
+    vector = embed_texts(["how long do I knead dough?"])[0]
+    found = fetch_candidates(query="knead", vector=vector, collection_ids=[small.id], mode="vector", candidates=5)
+    assert found.vector_scan == "exact" and len(found.candidates) == 2
+    (name,) = _prepared_names()
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        cursor.execute(f"EXPLAIN (ANALYZE, COSTS OFF) EXECUTE {name}(%s, %s)", [vector_literal(vector), [small.id]])
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    exact_scan = plan[plan.index("CTE vec_exact"):plan.index("CTE vec\n")]
+    assert "Seq Scan on corpus_chunk" not in exact_scan
+    assert "corpus_chunk_document_id" in exact_scan or "chunk_unique_index" in exact_scan
