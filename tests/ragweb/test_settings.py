@@ -10,7 +10,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PRINT = ("import django, json; from django.conf import settings; django.setup(); "
          "d = settings.DATABASES['default']; "
          "print(json.dumps({'db': [d['HOST'], d['PORT'], d['NAME']], 'broker': settings.CELERY_BROKER_URL, "
-         "'debug': settings.DEBUG, 'hosts': settings.ALLOWED_HOSTS, 'llm': settings.LLM_MODEL}))")
+         "'debug': settings.DEBUG, 'hosts': settings.ALLOWED_HOSTS, 'llm': settings.LLM_MODEL, "
+         "'conn': [d['CONN_MAX_AGE'], d['CONN_HEALTH_CHECKS']]}))")
 
 _PASSTHROUGH = ("PATH", "HOME", "LANG", "RAGWEB_VAR_DIR")
 
@@ -32,6 +33,15 @@ def test_defaults_point_at_embedded_services(tmp_path):
     assert values["db"] == ["127.0.0.1", 54329, "ragweb"]
     assert values["broker"] == "redis://127.0.0.1:63799/0"
     assert values["debug"] is False
+    assert values["conn"] == [0, False]  # runserver starts a thread per request: no persistent connections
+
+
+def test_persistent_connections_come_with_health_checks(tmp_path):
+    import json
+
+    out = load(tmp_path, DB_CONN_MAX_AGE="600")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["conn"] == [600, True]
 
 
 def test_environment_overrides_are_used(tmp_path):
