@@ -91,8 +91,8 @@ def _statement(sides: _Sides) -> str:
         keyword_cols = "coalesce(ks.score, 0), ks.score, (SELECT total FROM kw_idf_sum)"
     else:
         keyword_cols = "NULL::float8, NULL::float8, NULL::float8"
-    # The vector side's chunks have their distance already; reading an embedding again means a
-    # TOAST fetch (at 384 dimensions it does not fit in the row). COALESCE evaluates lazily.
+    # The vector side's chunks have their distance already: only the others' is computed here
+    # (COALESCE evaluates lazily).
     similarity = ("1 - coalesce(v.distance, c.embedding <=> %(vector)s::vector)" if sides.vector
                   else "1 - (c.embedding <=> %(vector)s::vector)")
     joins = []

@@ -66,13 +66,14 @@ def evaluate_item(item: Item, collections, mode: str, rse: str | None, k: int) -
 
 def summarise(rows: list[dict]) -> dict:
     ranks = [r["rank"] for r in rows]
+    reciprocal = reciprocal_ranks(ranks)
     summary = {
         "n": len(rows),
         "recall@1": mean(1.0 if r is not None and r <= 1 else 0.0 for r in ranks),
         "recall@5": mean(1.0 if r is not None and r <= 5 else 0.0 for r in ranks),
         "recall@10": mean(1.0 if r is not None else 0.0 for r in ranks),
-        "mrr@10": mean(reciprocal_ranks(ranks)),
-        "mrr@10_interval": bootstrap_interval(reciprocal_ranks(ranks)),
+        "mrr@10": mean(reciprocal),
+        "mrr@10_interval": bootstrap_interval(reciprocal),
     }
     for kind in KINDS:
         subset = [r for r in rows if r["kind"] == kind]
