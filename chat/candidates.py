@@ -5,13 +5,19 @@ come back with each side's rank, the cosine similarity and the BM25 score, so fu
 relevance calibration (pure Python, chat/fusion.py and chat/relevance.py) need no further query.
 The rows carry no text: of a hundred-odd candidates a search returns ten or so, and their text is
 read with the segments' (chat.segments.fetch_texts); reading it here cost ~7% of this stage.
-Outside a transaction a hybrid search is split in two halves run at the same time on two
-connections (chat/side_connection.py): the search then waits for the slower side, not both.
+
+The keyword side of a hybrid search needs only the query's words, not its vector. Outside a
+transaction, a search starts it on a second connection (chat/side_connection.py) before it embeds
+the query (start_keyword_halves), and once the vector is known runs the vector side with the
+keyword side's chunks added, for their similarity: the keyword side's database work then happens
+while the embedding model runs, and off the search's critical path.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from functools import cache
 
@@ -49,6 +55,7 @@ class CandidateSet:
     candidates: list[Candidate]
     idf_sum: float | None  # sum of the query lexemes' IDFs, the BM25 normaliser
     vector_scan: str | None = None  # "hnsw" or "exact": how the vector side was searched
+    elapsed_ms: float | None = None  # a keyword half's time on its side connection
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,8 @@ class _Sides:
     vector: bool  # search the vector side
     keyword: str | None  # search the keyword side, scored "bm25" or "ts_rank_cd"
     vector_bm25: bool = False  # BM25 scores for the vector side's chunks, without a keyword search
+    similarity: bool = True  # the rows' cosine similarity (needs the query's vector)
+    extra: bool = False  # rows for the chunks listed in %(extra)s too (their similarity, with vector)
 
 
 _MODE_SIDES = {
@@ -64,9 +73,11 @@ _MODE_SIDES = {
     "keyword": _Sides(vector=False, keyword="bm25"),
     "ts_rank_cd": _Sides(vector=False, keyword="ts_rank_cd"),
 }
-# A hybrid search split over two connections: each half returns what the other would have
-# added (the BM25 of the vector side's chunks, the similarity of the keyword side's).
-_HYBRID_HALVES = (_Sides(vector=True, keyword=None, vector_bm25=True), _Sides(vector=False, keyword="bm25"))
+# A hybrid search split in two: the keyword half, run before the query's vector exists, and the
+# vector half, which adds what the one statement would have: the BM25 of its own chunks and the
+# similarity of the keyword half's (passed as %(extra)s).
+_KEYWORD_HALF = _Sides(vector=False, keyword="bm25", similarity=False)
+_VECTOR_HALF = _Sides(vector=True, keyword=None, vector_bm25=True, extra=True)
 
 
 @cache
@@ -79,6 +90,8 @@ def _statement(sides: _Sides) -> str:
     elif sides.vector_bm25:
         ctes.append(vector_bm25_ctes())
     searched = (["SELECT id FROM vec"] if sides.vector else []) + (["SELECT id FROM kw"] if sides.keyword else [])
+    if sides.extra:
+        searched.append("SELECT unnest(%(extra)s::bigint[])")
     ctes.append("ids AS (" + " UNION ".join(searched) + ")")
     vector_rank = "v.rank" if sides.vector else "NULL::bigint"
     scan = ("(SELECT CASE WHEN EXISTS (SELECT 1 FROM vec_exact) THEN 'exact' ELSE 'hnsw' END)" if sides.vector
@@ -93,8 +106,12 @@ def _statement(sides: _Sides) -> str:
         keyword_cols = "NULL::float8, NULL::float8, NULL::float8"
     # The vector side's chunks have their distance already: only the others' is computed here
     # (COALESCE evaluates lazily).
-    similarity = ("1 - coalesce(v.distance, c.embedding <=> %(vector)s::vector)" if sides.vector
-                  else "1 - (c.embedding <=> %(vector)s::vector)")
+    if not sides.similarity:
+        similarity = "NULL::float8"
+    elif sides.vector:
+        similarity = "1 - coalesce(v.distance, c.embedding <=> %(vector)s::vector)"
+    else:
+        similarity = "1 - (c.embedding <=> %(vector)s::vector)"
     joins = []
     if sides.vector:
         joins.append("LEFT JOIN vec v ON v.id = c.id")
@@ -113,7 +130,7 @@ def _statement(sides: _Sides) -> str:
 
 
 # The values that change from one search to the next; the others are fixed by settings and k.
-_PER_SEARCH = {"query": "text", "vector": "vector", "collections": "bigint[]"}
+_PER_SEARCH = {"query": "text", "vector": "vector", "collections": "bigint[]", "extra": "bigint[]"}
 
 
 def _run(sides: _Sides, params: dict) -> CandidateSet:
@@ -137,34 +154,9 @@ def _run(sides: _Sides, params: dict) -> CandidateSet:
     return CandidateSet(result, None if idf_sum is None else float(idf_sum), scan)
 
 
-def _run_hybrid_in_parallel(params: dict) -> CandidateSet:
-    """The keyword half on a side connection while this thread runs the vector half, merged into
-    what the one-statement hybrid returns (the same chunks, ranks and scores)."""
-    vector_half, keyword_half = _HYBRID_HALVES
-    pending = side_connection.try_submit(lambda: _run(keyword_half, params))
-    if pending is None:  # every side connection is busy
-        return _run(_MODE_SIDES["hybrid"], params)
-    by_vector = _run(vector_half, params)
-    try:
-        by_keyword = pending.result()
-    except (OperationalError, InterfaceError):
-        by_keyword = _run(keyword_half, params)  # the side connection failed: run it here
-    merged = {c.chunk_id: c for c in by_keyword.candidates}
-    for c in by_vector.candidates:
-        found = merged.get(c.chunk_id)
-        merged[c.chunk_id] = c if found is None else replace(found, vector_rank=c.vector_rank)
-    idf_sum = by_keyword.idf_sum if by_keyword.idf_sum is not None else by_vector.idf_sum
-    return CandidateSet(list(merged.values()), idf_sum, by_vector.vector_scan)
-
-
-def fetch_candidates(*, query: str, vector: Sequence[float], collection_ids: list[int], mode: str,
-                     candidates: int) -> CandidateSet:
-    """Up to `candidates` chunks per side (both sides for hybrid), unordered."""
-    if mode not in MODES:
-        raise ValueError(f"unknown mode {mode!r}")
+def _parameters(query: str, vector: Sequence[float] | None, collection_ids: list[int], candidates: int) -> dict:
     params = {
         "query": query,
-        "vector": vector_literal(vector),
         "collections": list(collection_ids),
         "candidates": int(candidates),
         "exact_max": int(settings.SEARCH_EXACT_MAX_CHUNKS),
@@ -173,6 +165,69 @@ def fetch_candidates(*, query: str, vector: Sequence[float], collection_ids: lis
         "term_postings": int(settings.SEARCH_BM25_TERM_POSTINGS),
         "pool": max(int(settings.SEARCH_BM25_POOL), int(candidates)),
     }
-    if mode == "hybrid" and side_connection.available():
-        return _run_hybrid_in_parallel(params)
+    if vector is not None:
+        params["vector"] = vector_literal(vector)
+    return params
+
+
+def start_keyword_halves(*, queries: list[str], collection_ids: list[int],
+                         candidates: int) -> list[Future[CandidateSet]] | None:
+    """Start the keyword halves of a hybrid search for `queries` on a side connection, one after
+    the other, and return a future per query (for fetch_candidates' `keyword_half`). None when no
+    side connection may be used: inside a transaction (it could not see the caller's rows), when
+    disabled, or when every side connection is busy (under load, waiting for one would be slower
+    than one statement on the caller's own connection)."""
+    if not side_connection.available():
+        return None
+    futures: list[Future[CandidateSet]] = [Future() for _ in queries]
+
+    def run() -> None:
+        for i, query in enumerate(queries):
+            futures[i].set_running_or_notify_cancel()
+            started = time.perf_counter()
+            try:
+                found = _run(_KEYWORD_HALF, _parameters(query, None, collection_ids, candidates))
+            except BaseException as exc:
+                for pending in futures[i:]:
+                    if not pending.done():
+                        pending.set_exception(exc)
+                raise  # the side connection closes its connection on a database error
+            futures[i].set_result(replace(found, elapsed_ms=(time.perf_counter() - started) * 1000))
+
+    if side_connection.try_submit(run) is None:
+        return None
+    return futures
+
+
+def _with_keyword_half(by_keyword: CandidateSet, params: dict) -> CandidateSet:
+    """The vector half, given the keyword half's result, merged into what the one-statement
+    hybrid returns (the same chunks, ranks and scores)."""
+    by_vector = _run(_VECTOR_HALF, {**params, "extra": [c.chunk_id for c in by_keyword.candidates]})
+    merged = {c.chunk_id: c for c in by_keyword.candidates}
+    for c in by_vector.candidates:
+        found = merged.get(c.chunk_id)
+        if found is None:
+            merged[c.chunk_id] = c
+        else:  # its BM25 and keyword rank are the keyword half's (set in place: replace() cost 0.25 ms)
+            found.vector_rank, found.similarity = c.vector_rank, c.similarity
+    idf_sum = by_keyword.idf_sum if by_keyword.idf_sum is not None else by_vector.idf_sum
+    return CandidateSet(list(merged.values()), idf_sum, by_vector.vector_scan, by_keyword.elapsed_ms)
+
+
+def fetch_candidates(*, query: str, vector: Sequence[float], collection_ids: list[int], mode: str,
+                     candidates: int, keyword_half: Future[CandidateSet] | None = None) -> CandidateSet:
+    """Up to `candidates` chunks per side (both sides for hybrid), unordered. `keyword_half`: this
+    query's future from start_keyword_halves (hybrid only)."""
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}")
+    params = _parameters(query, vector, collection_ids, candidates)
+    if mode == "hybrid" and keyword_half is not None:
+        try:
+            # Embedding the query takes longer than the keyword half (docs/evaluation.md), so
+            # it is normally done by now; if not, the wait is the rest of it.
+            by_keyword = keyword_half.result()
+        except (OperationalError, InterfaceError):
+            by_keyword = None  # the side connection failed: one statement here instead
+        if by_keyword is not None:
+            return _with_keyword_half(by_keyword, params)
     return _run(_MODE_SIDES[mode], params)

@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db.models import QuerySet
 
 from chat import rerank as rerank_stage
-from chat.candidates import MODES, Candidate, fetch_candidates
+from chat.candidates import MODES, Candidate, fetch_candidates, start_keyword_halves
 from chat.fusion import fuse, round_robin
 from chat.relevance import Calibration, blended_relevance, similarity_relevance
 from chat.rse import PRESETS
@@ -156,17 +156,25 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
         timings["total"] = _ms(t0)
         return result
 
-    from corpus.embedding import embed_texts  # loads the model on first use only
+    from corpus.embedding import embed_queries  # loads the model on first use only
+
+    n_candidates = max(k, settings.SEARCH_CANDIDATES)
+    # The keyword side needs no vector: it runs on the database while the model embeds the queries.
+    keyword_halves = (start_keyword_halves(queries=queries, collection_ids=collection_ids, candidates=n_candidates)
+                      if mode == "hybrid" else None)
 
     t = time.perf_counter()
-    vectors = embed_texts(queries)
+    vectors = embed_queries(queries)
     timings["embed"] = _ms(t)
 
     t = time.perf_counter()
     per_query = [fetch_candidates(query=q, vector=v, collection_ids=collection_ids, mode=mode,
-                                  candidates=max(k, settings.SEARCH_CANDIDATES))
-                 for q, v in zip(queries, vectors, strict=True)]
+                                  candidates=n_candidates, keyword_half=keyword_halves[i] if keyword_halves else None)
+                 for i, (q, v) in enumerate(zip(queries, vectors, strict=True))]
     timings["candidates"] = _ms(t)
+    beside_embedding = [c.elapsed_ms for c in per_query if c.elapsed_ms is not None]
+    if beside_embedding:  # the keyword side's own time, spent during "embed"
+        timings["keyword"] = round(sum(beside_embedding), 2)
 
     t = time.perf_counter()
     ranked: list[RankedQuery] = []

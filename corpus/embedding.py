@@ -50,10 +50,12 @@ def prefer_idle_threads() -> None:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
-def _set_threads() -> None:
+def _use_threads(configured: int) -> None:
+    """Run torch's next operations on `configured` threads (0: one per available CPU). The count is
+    the process's, so each embedding call sets its own: a process may embed queries and batches."""
     import torch
 
-    threads = settings.EMBEDDING_THREADS or len(os.sched_getaffinity(0))
+    threads = configured or len(os.sched_getaffinity(0))
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
 
@@ -69,7 +71,7 @@ def get_model():
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 from sentence_transformers import SentenceTransformer
 
-                _set_threads()
+                _use_threads(settings.EMBEDDING_THREADS)
                 path = model_path()
                 model = SentenceTransformer(path, device="cpu", local_files_only=True)
                 model.eval()
@@ -84,8 +86,9 @@ def get_model():
     return _model
 
 
-def embed_texts(texts: list[str]) -> np.ndarray:
-    """(len(texts), dims) float32, L2-normalised, encoded in batches of EMBEDDING_BATCH_SIZE.
+def embed_texts(texts: list[str], *, threads: int | None = None) -> np.ndarray:
+    """(len(texts), dims) float32, L2-normalised, encoded in batches of EMBEDDING_BATCH_SIZE on
+    `threads` torch threads (default EMBEDDING_THREADS).
 
     One encode() call: it sorts by length and batches itself. (Planning smaller, tighter batches
     per document was tried and measured: on CPU the extra forward passes cost more than the
@@ -94,13 +97,25 @@ def embed_texts(texts: list[str]) -> np.ndarray:
     texts = list(texts)
     if not texts:
         return np.zeros((0, settings.EMBEDDING_DIMENSIONS), dtype=np.float32)
-    vectors = get_model().encode(texts, batch_size=settings.EMBEDDING_BATCH_SIZE, normalize_embeddings=True,
+    model = get_model()
+    _use_threads(settings.EMBEDDING_THREADS if threads is None else threads)
+    vectors = model.encode(texts, batch_size=settings.EMBEDDING_BATCH_SIZE, normalize_embeddings=True,
                                  convert_to_numpy=True, show_progress_bar=False)
     return np.asarray(vectors, dtype=np.float32)
 
 
+def embed_queries(queries: list[str]) -> np.ndarray:
+    """Search queries, on QUERY_EMBEDDING_THREADS torch threads (default one).
+
+    A query is a few dozen tokens: a second thread saves little of its embedding, and a search
+    runs its keyword side on the database meanwhile (chat.candidates.start_keyword_halves), which
+    needs a core. With both threads taken, the embedding's parallel regions wait for the thread
+    the database pre-empted: on 2 cores, 31 ms instead of 22 (docs/evaluation.md)."""
+    return embed_texts(queries, threads=settings.QUERY_EMBEDDING_THREADS)
+
+
 def embed_query(text: str) -> np.ndarray:
-    return embed_texts([text])[0]
+    return embed_queries([text])[0]
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:
@@ -169,6 +184,7 @@ def late_chunk_embeddings(text: str, spans: list[tuple[int, int]], *, prefix: st
     token_vectors = np.zeros((len(ids), dims), dtype=np.float32)
     best_margin = np.full(len(ids), -1, dtype=np.int64)
     transformer = model[0]
+    _use_threads(settings.EMBEDDING_THREADS)
     with torch.inference_mode():
         for w_start, w_end in _windows(len(ids), width):
             window_ids = [tokenizer.cls_token_id, *prefix_ids, *ids[w_start:w_end], tokenizer.sep_token_id]

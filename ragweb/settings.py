@@ -157,6 +157,8 @@ EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 32, minimum=1)
 EMBEDDING_NEIGHBOUR_WEIGHT = env_float("EMBEDDING_NEIGHBOUR_WEIGHT", 0.35, minimum=0.0)
 # Torch threads per process; 0 = one per available CPU (divide by worker concurrency when raising it).
 EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0, minimum=0)
+# Torch threads for embedding a search's queries (corpus.embedding.embed_queries); 0 = one per CPU.
+QUERY_EMBEDDING_THREADS = env_int("QUERY_EMBEDDING_THREADS", 1, minimum=0)
 RERANKER_MODEL = env_str("RERANKER_MODEL", "")  # a CrossEncoder path; empty = no reranker
 
 # LLM (optional). Without LLM_BASE_URL/LLM_MODEL answers are extractive.

@@ -2,7 +2,7 @@ import pytest
 from django.db import connection
 
 from chat import rerank
-from chat.candidates import fetch_candidates
+from chat.candidates import fetch_candidates, start_keyword_halves
 from chat.search import SearchError, search
 from corpus.embedding import embed_texts
 from corpus.models import Chunk, Collection
@@ -232,33 +232,58 @@ def _as_rows(found):
                   for c in found.candidates)
 
 
+def _rows_of(result):
+    return ([(c.chunk_id, c.score, c.relevance, c.ranks) for c in result.chunks],
+            [(s.document.id, s.start, s.end, s.score, s.text) for s in result.segments])
+
+
 @pytest.mark.django_db(transaction=True)  # a side connection sees committed rows only
-def test_hybrid_on_two_connections_returns_what_one_statement_returns(settings, monkeypatch):
+def test_hybrid_with_its_keyword_half_run_early_returns_what_one_statement_returns(settings, monkeypatch):
+    import threading
+
     from chat import side_connection
 
     col = make_collection("guides")
     _doc(col, "guide.md", GUIDE)
     _doc(col, "money.md", OTHER)
-    submitted = []
+    threads = []
     real_submit = side_connection.try_submit
-    monkeypatch.setattr(side_connection, "try_submit", lambda fn: submitted.append(fn) or real_submit(fn))
+    monkeypatch.setattr(side_connection, "try_submit",
+                        lambda fn: real_submit(lambda: threads.append(threading.current_thread()) or fn()))
     query = "How long should the dough rise before baking?"
-    vector = embed_texts([query])[0]
+    halves = start_keyword_halves(queries=[query], collection_ids=[col.id], candidates=3)
+    assert halves is not None and len(halves) == 1
+    vector = embed_texts([query])[0]  # after the keyword half started: it needs no vector
 
-    def fetch():
-        return fetch_candidates(query=query, vector=vector, mode="hybrid", collection_ids=[col.id], candidates=3)
+    def fetch(keyword_half=None):
+        return fetch_candidates(query=query, vector=vector, mode="hybrid", collection_ids=[col.id], candidates=3,
+                                keyword_half=keyword_half)
 
-    parallel = fetch()
-    assert len(submitted) == 1  # the keyword half went to the side connection
-    settings.SEARCH_SIDE_CONNECTIONS = 0
+    early = fetch(halves[0])
+    assert threads and threads[0] is not threading.current_thread()  # it ran on a side connection
     single = fetch()
-    assert len(submitted) == 1
-    assert _as_rows(parallel) == _as_rows(single)
-    assert parallel.idf_sum == pytest.approx(single.idf_sum) and parallel.idf_sum > 0
-    assert parallel.vector_scan == single.vector_scan == "exact"
+    assert _as_rows(early) == _as_rows(single)
+    assert early.idf_sum == pytest.approx(single.idf_sum) and early.idf_sum > 0
+    assert early.vector_scan == single.vector_scan == "exact"
+    assert early.elapsed_ms > 0 and single.elapsed_ms is None
     # Found by one side only, yet scored by both: the merge lost nothing.
-    assert any(c.vector_rank and not c.keyword_rank and c.bm25 is not None for c in parallel.candidates)
-    assert any(c.keyword_rank and not c.vector_rank and c.similarity is not None for c in parallel.candidates)
+    assert any(c.vector_rank and not c.keyword_rank and c.bm25 is not None for c in early.candidates)
+    assert any(c.keyword_rank and not c.vector_rank and c.similarity is not None for c in early.candidates)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_search_runs_each_querys_keyword_half_while_embedding_and_returns_the_same(settings):
+    col = make_collection("guides")
+    _doc(col, "guide.md", GUIDE)
+    _doc(col, "money.md", OTHER)
+    queries = ["How long should the dough rise?", "mortgage interest rates"]
+    early = search(query=queries, collections=Collection.objects.all(), k=4)
+    settings.SEARCH_SIDE_CONNECTIONS = 0
+    single = search(query=queries, collections=Collection.objects.all(), k=4)
+    assert early.timings_ms["keyword"] > 0 and "keyword" not in single.timings_ms
+    assert _rows_of(early) == _rows_of(single)
+    assert {c.document.source for c in early.chunks} == {"guide.md", "money.md"}
+    assert early.segments
 
 
 def test_inside_a_transaction_hybrid_stays_on_one_connection(corpus, monkeypatch):
@@ -267,9 +292,10 @@ def test_inside_a_transaction_hybrid_stays_on_one_connection(corpus, monkeypatch
 
     monkeypatch.setattr(side_connection, "try_submit", lambda fn: pytest.fail("used a side connection"))
     col, guide, _ = corpus
-    found = fetch_candidates(query="knead the dough", vector=embed_texts(["knead the dough"])[0], mode="hybrid",
-                             collection_ids=[col.id], candidates=3)
-    assert (guide.id, 1) in {(c.document_id, c.chunk_index) for c in found.candidates if c.keyword_rank == 1}
+    assert start_keyword_halves(queries=["knead the dough"], collection_ids=[col.id], candidates=3) is None
+    result = search(query="knead the dough", collections=Collection.objects.all(), k=3)
+    assert (result.chunks[0].document.id, result.chunks[0].chunk_index) == (guide.id, 1)
+    assert "keyword" not in result.timings_ms
 
 
 @pytest.mark.django_db(transaction=True)
@@ -279,37 +305,41 @@ def test_hybrid_runs_as_one_statement_when_the_side_connections_are_busy(monkeyp
     col = make_collection("guides")
     guide = _doc(col, "guide.md", GUIDE)
     monkeypatch.setattr(side_connection, "try_submit", lambda fn: None)
-    found = fetch_candidates(query="knead the dough", vector=embed_texts(["knead the dough"])[0], mode="hybrid",
-                             collection_ids=[col.id], candidates=3)
-    assert (guide.id, 1) in {(c.document_id, c.chunk_index) for c in found.candidates if c.keyword_rank == 1}
-    assert {c.vector_rank for c in found.candidates} >= {1, 2, 3}
+    assert start_keyword_halves(queries=["knead the dough"], collection_ids=[col.id], candidates=3) is None
+    result = search(query="knead the dough", collections=Collection.objects.all(), k=3)
+    assert (result.chunks[0].document.id, result.chunks[0].chunk_index) == (guide.id, 1)
+    assert {c.ranks["vector"] for c in result.chunks} >= {1, 2} and "keyword" not in result.timings_ms
 
 
 @pytest.mark.django_db(transaction=True)
-def test_hybrid_runs_the_keyword_half_itself_when_the_side_connection_fails(monkeypatch):
-    from concurrent.futures import Future
-
+def test_when_the_side_connection_fails_every_query_runs_as_one_statement(monkeypatch):
     from django.db import OperationalError
 
-    from chat import side_connection
+    from chat import candidates
 
     col = make_collection("guides")
     _doc(col, "guide.md", GUIDE)
     _doc(col, "money.md", OTHER)
-    vector = embed_texts(["knead the dough"])[0]
+    queries = ["knead the dough", "tax receipts"]
+    vectors = embed_texts(queries)
 
-    def fetch():
-        return fetch_candidates(query="knead the dough", vector=vector, mode="hybrid", collection_ids=[col.id],
-                                candidates=3)
+    def fetch(query, vector, keyword_half=None):
+        return fetch_candidates(query=query, vector=vector, mode="hybrid", collection_ids=[col.id], candidates=3,
+                                keyword_half=keyword_half)
 
-    expected = _as_rows(fetch())
+    expected = [_as_rows(fetch(q, v)) for q, v in zip(queries, vectors, strict=True)]
+    real_run = candidates._run
 
-    def broken(fn):
-        failed = Future()
-        failed.set_exception(OperationalError("server closed the connection unexpectedly"))
-        return failed
+    def run(sides, params):
+        if sides == candidates._KEYWORD_HALF:
+            raise OperationalError("server closed the connection unexpectedly")
+        return real_run(sides, params)
 
-    monkeypatch.setattr(side_connection, "try_submit", broken)
-    found = fetch()
-    assert _as_rows(found) == expected
-    assert any(c.keyword_rank for c in found.candidates)
+    monkeypatch.setattr(candidates, "_run", run)
+    halves = start_keyword_halves(queries=queries, collection_ids=[col.id], candidates=3)
+    for half in halves:  # the first query's failure ends the second's too
+        with pytest.raises(OperationalError):
+            half.result(timeout=10)
+    found = [_as_rows(fetch(q, v, half)) for q, v, half in zip(queries, vectors, halves, strict=True)]
+    assert found == expected
+    assert all(any(row[2] for row in rows) for rows in found)  # keyword ranks: the keyword side ran

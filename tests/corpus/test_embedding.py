@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -91,3 +93,22 @@ def test_the_web_process_sets_the_policy_before_torch_loads():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=settings.BASE_DIR, env={**os.environ, "DJANGO_SETTINGS_MODULE": "ragweb.settings"})
     assert out.stdout.split() == ["PASSIVE", "False"]
+
+
+def test_queries_and_batches_embed_on_their_own_thread_counts(settings):
+    import torch
+
+    settings.EMBEDDING_THREADS = 2
+    settings.QUERY_EMBEDDING_THREADS = 1
+    texts = ["How do I add a field to a model?", "Migrations record changes to models."]
+    batch = embedding.embed_texts(texts)
+    assert torch.get_num_threads() == 2
+    queries = embedding.embed_queries(texts)
+    assert torch.get_num_threads() == 1
+    assert np.allclose(queries, batch, atol=1e-5)
+    assert np.allclose(embedding.embed_query(texts[0]), batch[0], atol=1e-5)
+    embedding.late_chunk_embeddings("A field is a column. A model is a table.", [(0, 19), (20, 40)])
+    assert torch.get_num_threads() == 2  # late chunking is batch work
+    settings.QUERY_EMBEDDING_THREADS = 0  # one per available CPU
+    embedding.embed_queries(texts[:1])
+    assert torch.get_num_threads() == len(os.sched_getaffinity(0))
