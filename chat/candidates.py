@@ -6,11 +6,10 @@ relevance calibration (pure Python, chat/fusion.py and chat/relevance.py) need n
 The rows carry no text: of a hundred-odd candidates a search returns ten or so, and their text is
 read with the segments' (chat.segments.fetch_texts); reading it here cost ~7% of this stage.
 
-The keyword side of a hybrid search needs only the query's words, not its vector. Outside a
-transaction, a search starts it on a second connection (chat/side_connection.py) before it embeds
-the query (start_keyword_halves), and once the vector is known runs the vector side with the
-keyword side's chunks added, for their similarity: the keyword side's database work then happens
-while the embedding model runs, and off the search's critical path.
+The keyword side of a hybrid search needs only the query's words, not its vector: a search
+starts it on a second connection before it embeds the query (run_keyword_half, chat/early.py),
+and once the vector is known runs the vector side with the keyword side's chunks added, for their
+similarity. Without that, a hybrid search is one statement.
 """
 
 from __future__ import annotations
@@ -18,13 +17,12 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection
 
-from chat import side_connection
 from chat.bm25 import keyword_ctes, vector_bm25_ctes
 from chat.vector import VECTOR_CTES, execute_with_session_settings, vector_literal
 
@@ -170,33 +168,13 @@ def _parameters(query: str, vector: Sequence[float] | None, collection_ids: list
     return params
 
 
-def start_keyword_halves(*, queries: list[str], collection_ids: list[int],
-                         candidates: int) -> list[Future[CandidateSet]] | None:
-    """Start the keyword halves of a hybrid search for `queries` on a side connection, one after
-    the other, and return a future per query (for fetch_candidates' `keyword_half`). None when no
-    side connection may be used: inside a transaction (it could not see the caller's rows), when
-    disabled, or when every side connection is busy (under load, waiting for one would be slower
-    than one statement on the caller's own connection)."""
-    if not side_connection.available():
-        return None
-    futures: list[Future[CandidateSet]] = [Future() for _ in queries]
-
-    def run() -> None:
-        for i, query in enumerate(queries):
-            futures[i].set_running_or_notify_cancel()
-            started = time.perf_counter()
-            try:
-                found = _run(_KEYWORD_HALF, _parameters(query, None, collection_ids, candidates))
-            except BaseException as exc:
-                for pending in futures[i:]:
-                    if not pending.done():
-                        pending.set_exception(exc)
-                raise  # the side connection closes its connection on a database error
-            futures[i].set_result(replace(found, elapsed_ms=(time.perf_counter() - started) * 1000))
-
-    if side_connection.try_submit(run) is None:
-        return None
-    return futures
+def run_keyword_half(*, query: str, collection_ids: list[int], candidates: int) -> CandidateSet:
+    """The keyword half of a hybrid search, which needs no vector: its chunks without their
+    similarity, which fetch_candidates adds (`keyword_half`) once the vector is known."""
+    started = time.perf_counter()
+    found = _run(_KEYWORD_HALF, _parameters(query, None, collection_ids, candidates))
+    found.elapsed_ms = (time.perf_counter() - started) * 1000
+    return found
 
 
 def _with_keyword_half(by_keyword: CandidateSet, params: dict) -> CandidateSet:
@@ -216,8 +194,8 @@ def _with_keyword_half(by_keyword: CandidateSet, params: dict) -> CandidateSet:
 
 def fetch_candidates(*, query: str, vector: Sequence[float], collection_ids: list[int], mode: str,
                      candidates: int, keyword_half: Future[CandidateSet] | None = None) -> CandidateSet:
-    """Up to `candidates` chunks per side (both sides for hybrid), unordered. `keyword_half`: this
-    query's future from start_keyword_halves (hybrid only)."""
+    """Up to `candidates` chunks per side (both sides for hybrid), unordered. `keyword_half`: the
+    future of this query's run_keyword_half, started earlier on another connection (hybrid only)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}")
     params = _parameters(query, vector, collection_ids, candidates)

@@ -30,9 +30,15 @@ def test_benchmark_prints_every_figure_and_removes_its_scratch_collection(tmp_pa
                  "--repeat", "1", stdout=out)
     text = out.getvalue()
     assert "latency over 3 queries, 255 chunks in the table" in text
-    for stage in ("embed", "candidates", "fusion", "rse", "total", "total-embed", "bare HNSW top-k", "  plain"):
+    for way in ("overlapped", "one connection"):
+        for stage in ("embed", "candidates", "fusion", "rse", "total", "total-embed"):
+            assert any(line.startswith(f"{stage} ({way})") and len(line.split()) >= 4
+                       for line in text.splitlines()), (stage, way)
+        assert f"total without embedding / bare HNSW at p50, {way}: " in text
+    for stage in ("keyword (overlapped)", "bare HNSW top-k", "  plain"):
         assert any(line.startswith(stage) and len(line.split()) >= 3 for line in text.splitlines()), stage
-    assert "total without embedding / bare HNSW at p50:" in text
+    assert "keyword (one connection)" not in text  # that way has no keyword half of its own
+    assert "total overlapped / on one connection at p50: " in text
     mrr = float(text.split("searching both collections (their source among 255 chunks): ")[1].split()[0])
     assert 0.0 < mrr <= 1.0
     recall = text.split("filtered to orchard: ")[1]

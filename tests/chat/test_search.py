@@ -1,8 +1,8 @@
 import pytest
 from django.db import connection
 
-from chat import rerank
-from chat.candidates import fetch_candidates, start_keyword_halves
+from chat import early, rerank
+from chat.candidates import fetch_candidates
 from chat.search import SearchError, search
 from corpus.embedding import embed_texts
 from corpus.models import Chunk, Collection
@@ -251,24 +251,25 @@ def test_hybrid_with_its_keyword_half_run_early_returns_what_one_statement_retur
     monkeypatch.setattr(side_connection, "try_submit",
                         lambda fn: real_submit(lambda: threads.append(threading.current_thread()) or fn()))
     query = "How long should the dough rise before baking?"
-    halves = start_keyword_halves(queries=[query], collection_ids=[col.id], candidates=3)
-    assert halves is not None and len(halves) == 1
+    work = early.start(queries=[query], collections=Collection.objects.filter(pk=col.pk), hybrid=True, candidates=3)
+    assert work is not None and len(work.keyword_halves) == 1
     vector = embed_texts([query])[0]  # after the keyword half started: it needs no vector
+    assert work.collection_rows() == [(col.id, col.chunker)]
 
     def fetch(keyword_half=None):
         return fetch_candidates(query=query, vector=vector, mode="hybrid", collection_ids=[col.id], candidates=3,
                                 keyword_half=keyword_half)
 
-    early = fetch(halves[0])
+    merged = fetch(work.keyword_half(0))
     assert threads and threads[0] is not threading.current_thread()  # it ran on a side connection
     single = fetch()
-    assert _as_rows(early) == _as_rows(single)
-    assert early.idf_sum == pytest.approx(single.idf_sum) and early.idf_sum > 0
-    assert early.vector_scan == single.vector_scan == "exact"
-    assert early.elapsed_ms > 0 and single.elapsed_ms is None
+    assert _as_rows(merged) == _as_rows(single)
+    assert merged.idf_sum == pytest.approx(single.idf_sum) and merged.idf_sum > 0
+    assert merged.vector_scan == single.vector_scan == "exact"
+    assert merged.elapsed_ms > 0 and single.elapsed_ms is None
     # Found by one side only, yet scored by both: the merge lost nothing.
-    assert any(c.vector_rank and not c.keyword_rank and c.bm25 is not None for c in early.candidates)
-    assert any(c.keyword_rank and not c.vector_rank and c.similarity is not None for c in early.candidates)
+    assert any(c.vector_rank and not c.keyword_rank and c.bm25 is not None for c in merged.candidates)
+    assert any(c.keyword_rank and not c.vector_rank and c.similarity is not None for c in merged.candidates)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -277,13 +278,13 @@ def test_search_runs_each_querys_keyword_half_while_embedding_and_returns_the_sa
     _doc(col, "guide.md", GUIDE)
     _doc(col, "money.md", OTHER)
     queries = ["How long should the dough rise?", "mortgage interest rates"]
-    early = search(query=queries, collections=Collection.objects.all(), k=4)
+    overlapped = search(query=queries, collections=Collection.objects.all(), k=4)
     settings.SEARCH_SIDE_CONNECTIONS = 0
     single = search(query=queries, collections=Collection.objects.all(), k=4)
-    assert early.timings_ms["keyword"] > 0 and "keyword" not in single.timings_ms
-    assert _rows_of(early) == _rows_of(single)
-    assert {c.document.source for c in early.chunks} == {"guide.md", "money.md"}
-    assert early.segments
+    assert overlapped.timings_ms["keyword"] > 0 and "keyword" not in single.timings_ms
+    assert _rows_of(overlapped) == _rows_of(single)
+    assert {c.document.source for c in overlapped.chunks} == {"guide.md", "money.md"}
+    assert overlapped.segments
 
 
 def test_inside_a_transaction_hybrid_stays_on_one_connection(corpus, monkeypatch):
@@ -292,7 +293,8 @@ def test_inside_a_transaction_hybrid_stays_on_one_connection(corpus, monkeypatch
 
     monkeypatch.setattr(side_connection, "try_submit", lambda fn: pytest.fail("used a side connection"))
     col, guide, _ = corpus
-    assert start_keyword_halves(queries=["knead the dough"], collection_ids=[col.id], candidates=3) is None
+    assert early.start(queries=["knead the dough"], collections=Collection.objects.all(), hybrid=True,
+                       candidates=3) is None
     result = search(query="knead the dough", collections=Collection.objects.all(), k=3)
     assert (result.chunks[0].document.id, result.chunks[0].chunk_index) == (guide.id, 1)
     assert "keyword" not in result.timings_ms
@@ -305,7 +307,8 @@ def test_hybrid_runs_as_one_statement_when_the_side_connections_are_busy(monkeyp
     col = make_collection("guides")
     guide = _doc(col, "guide.md", GUIDE)
     monkeypatch.setattr(side_connection, "try_submit", lambda fn: None)
-    assert start_keyword_halves(queries=["knead the dough"], collection_ids=[col.id], candidates=3) is None
+    assert early.start(queries=["knead the dough"], collections=Collection.objects.all(), hybrid=True,
+                       candidates=3) is None
     result = search(query="knead the dough", collections=Collection.objects.all(), k=3)
     assert (result.chunks[0].document.id, result.chunks[0].chunk_index) == (guide.id, 1)
     assert {c.ranks["vector"] for c in result.chunks} >= {1, 2} and "keyword" not in result.timings_ms
@@ -336,10 +339,43 @@ def test_when_the_side_connection_fails_every_query_runs_as_one_statement(monkey
         return real_run(sides, params)
 
     monkeypatch.setattr(candidates, "_run", run)
-    halves = start_keyword_halves(queries=queries, collection_ids=[col.id], candidates=3)
-    for half in halves:  # the first query's failure ends the second's too
+    work = early.start(queries=queries, collections=Collection.objects.all(), hybrid=True, candidates=3)
+    assert work.collection_rows() == [(col.id, col.chunker)]
+    for half in work.keyword_halves:  # the first query's failure ends the second's too
         with pytest.raises(OperationalError):
             half.result(timeout=10)
-    found = [_as_rows(fetch(q, v, half)) for q, v, half in zip(queries, vectors, halves, strict=True)]
+    found = [_as_rows(fetch(q, v, work.keyword_half(i))) for i, (q, v) in enumerate(zip(queries, vectors, strict=True))]
     assert found == expected
     assert all(any(row[2] for row in rows) for rows in found)  # keyword ranks: the keyword side ran
+
+
+@pytest.mark.django_db(transaction=True)
+def test_collections_read_early_honour_the_callers_queryset_and_survive_a_failed_side_connection(monkeypatch):
+    from concurrent.futures import Future
+
+    from django.db import OperationalError
+
+    from chat import side_connection
+
+    mine, other = make_collection("mine"), make_collection("other")
+    _doc(mine, "guide.md", GUIDE)
+    _doc(other, "money.md", OTHER)
+    readable = Collection.objects.filter(slug="mine")
+    assert {c.document.source for c in search(query="mortgage interest", collections=readable, k=5).chunks} == {
+        "guide.md"}
+
+    def broken(fn):
+        failed = Future()
+        failed.set_exception(OperationalError("server closed the connection unexpectedly"))
+        return failed
+
+    work = early.start(queries=["dough"], collections=readable, hybrid=True, candidates=3)
+    assert work.collection_rows() == [(mine.id, mine.chunker)]
+    monkeypatch.setattr(side_connection, "try_submit", broken)  # the work fails before it starts
+    failed = early.start(queries=["dough"], collections=readable, hybrid=True, candidates=3)
+    assert failed.collection_rows() is None
+    with pytest.raises(OperationalError):
+        failed.keyword_half(0).result(timeout=10)
+    result = search(query="mortgage interest", collections=readable, k=5)
+    assert {c.document.source for c in result.chunks} == {"guide.md"} and "keyword" not in result.timings_ms
+    assert search(query="dough", collections=Collection.objects.none(), k=5).chunks == []
