@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db.models import QuerySet
 
-from chat import early as early_work
 from chat import rerank as rerank_stage
 from chat.candidates import MODES, Candidate, fetch_candidates
+from chat.early import start_keyword_halves
 from chat.fusion import fuse, round_robin
 from chat.relevance import Calibration, blended_relevance, similarity_relevance
 from chat.rse import PRESETS
@@ -150,15 +150,17 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
     timings: dict[str, float] = {}
     result = SearchResult(query=query if isinstance(query, str) else queries, mode=mode, timings_ms=timings)
 
-    n_candidates = max(k, settings.SEARCH_CANDIDATES)
-    # What needs no vector starts now, beside the embedding (chat/early.py). Without a side
-    # connection the collections are read first, so a caller who may read none costs no embedding.
-    early = early_work.start(queries=queries, collections=collections, hybrid=mode == "hybrid",
-                             candidates=n_candidates)
-    collection_rows = None if early else _collection_rows(collections)
-    if collection_rows == []:
+    collection_rows = list(collections.values_list("id", "chunker"))
+    collection_ids = [cid for cid, _ in collection_rows]
+    eligible = {cid for cid, chunker in collection_rows if chunker != Collection.Chunker.SLIDING}
+    if not collection_ids:
         timings["total"] = _ms(t0)
         return result
+
+    n_candidates = max(k, settings.SEARCH_CANDIDATES)
+    # The keyword side needs no vector: it runs on the database while the model embeds the queries.
+    keyword_halves = (start_keyword_halves(queries=queries, collection_ids=collection_ids, candidates=n_candidates)
+                      if mode == "hybrid" else None)
 
     from corpus.embedding import embed_queries  # loads the model on first use only
 
@@ -166,19 +168,9 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
     vectors = embed_queries(queries)
     timings["embed"] = _ms(t)
 
-    if collection_rows is None:
-        collection_rows = early.collection_rows()
-    if collection_rows is None:  # the side connection failed
-        collection_rows = _collection_rows(collections)
-    collection_ids = [cid for cid, _ in collection_rows]
-    eligible = {cid for cid, chunker in collection_rows if chunker != Collection.Chunker.SLIDING}
-    if not collection_ids:
-        timings["total"] = _ms(t0)
-        return result
-
     t = time.perf_counter()
     per_query = [fetch_candidates(query=q, vector=v, collection_ids=collection_ids, mode=mode,
-                                  candidates=n_candidates, keyword_half=early.keyword_half(i) if early else None)
+                                  candidates=n_candidates, keyword_half=keyword_halves[i] if keyword_halves else None)
                  for i, (q, v) in enumerate(zip(queries, vectors, strict=True))]
     timings["candidates"] = _ms(t)
     beside_embedding = [c.elapsed_ms for c in per_query if c.elapsed_ms is not None]
@@ -218,10 +210,6 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
     result.chunks = [_hit(c, score, relevance) for c, score, relevance in top if c.text is not None]
     timings["total"] = _ms(t0)
     return result
-
-
-def _collection_rows(collections: QuerySet[Collection]) -> list[tuple[int, str]]:
-    return list(collections.values_list("id", "chunker"))
 
 
 def _top_candidates(ranked: list[RankedQuery], scores: list[dict], k: int) -> list[tuple[Candidate, float, float]]:
