@@ -1,8 +1,7 @@
-"""Database work run beside the caller's, on a second connection, so two statements overlap.
+"""Database work run beside the caller's, on a second connection, so it overlaps the caller's.
 
-A hybrid search's keyword side and vector side are independent; run as one statement, Postgres
-executes them one after the other on one backend. Sent over two connections they run on two
-backends at once, and the search waits only for the slower side.
+A hybrid search's keyword half needs no query vector: sent over a second connection, it runs on
+its own backend while the search embeds the query (chat/early.py), instead of after it.
 
 The second connections belong to a few long-lived worker threads (Django gives each thread its
 own connection), opened on first use and kept: opening one costs more than the statement. They

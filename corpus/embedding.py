@@ -107,10 +107,10 @@ def embed_texts(texts: list[str], *, threads: int | None = None) -> np.ndarray:
 def embed_queries(queries: list[str]) -> np.ndarray:
     """Search queries, on QUERY_EMBEDDING_THREADS torch threads (default one).
 
-    A query is a few dozen tokens: a second thread saves little of its embedding, and a search
-    runs its keyword side on the database meanwhile (chat.candidates.start_keyword_halves), which
-    needs a core. With both threads taken, the embedding's parallel regions wait for the thread
-    the database pre-empted: on 2 cores, 31 ms instead of 22 (docs/evaluation.md)."""
+    A query is a few dozen tokens: a second thread saves little of its embedding (~1.5 ms here),
+    and a search runs its keyword half on the database meanwhile (chat/early.py), which needs a
+    core. With two threads on two cores, the embedding's parallel regions waited for the thread
+    the database pre-empted: 31 ms instead of 19 (docs/evaluation.md)."""
     return embed_texts(queries, threads=settings.QUERY_EMBEDDING_THREADS)
 
 

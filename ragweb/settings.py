@@ -190,8 +190,8 @@ SEARCH_HNSW_MAX_SCAN_TUPLES = env_int("SEARCH_HNSW_MAX_SCAN_TUPLES", 20000, mini
 SEARCH_EXACT_MAX_CHUNKS = env_int("SEARCH_EXACT_MAX_CHUNKS", 5000, minimum=0)
 # Candidates fetched per side (vector, keyword) before fusion; RSE sees their relevance.
 SEARCH_CANDIDATES = env_int("SEARCH_CANDIDATES", 60, minimum=1, maximum=1000)
-# A hybrid search runs its keyword side on a second connection, beside the vector side
-# (chat/side_connection.py); at most this many such connections per process (0: one statement).
+# A hybrid search runs its keyword side on a second connection while it embeds the query
+# (chat/early.py); at most this many such connections per process (0: one statement, after it).
 SEARCH_SIDE_CONNECTIONS = env_int("SEARCH_SIDE_CONNECTIONS", 4, minimum=0, maximum=64)
 # Search statements are prepared once per database session and run with a generic plan
 # (chat/prepared.py); off behind a pooler that does not keep sessions (pgbouncer transaction mode).
