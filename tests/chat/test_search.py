@@ -29,7 +29,7 @@ def _doc(collection, source, pieces):
 
 
 @pytest.fixture
-def corpus():
+def corpus():  # committed rows in tests marked transaction=True (which side connections need)
     col = make_collection("guides")
     guide = _doc(col, "guide.md", GUIDE)
     money = _doc(col, "money.md", OTHER)
@@ -238,14 +238,12 @@ def _rows_of(result):
 
 
 @pytest.mark.django_db(transaction=True)  # a side connection sees committed rows only
-def test_hybrid_with_its_keyword_half_run_early_returns_what_one_statement_returns(settings, monkeypatch):
+def test_hybrid_with_its_keyword_half_run_early_returns_what_one_statement_returns(corpus, settings, monkeypatch):
     import threading
 
     from chat import side_connection
 
-    col = make_collection("guides")
-    _doc(col, "guide.md", GUIDE)
-    _doc(col, "money.md", OTHER)
+    col, _, _ = corpus
     threads = []
     real_submit = side_connection.try_submit
     monkeypatch.setattr(side_connection, "try_submit",
@@ -272,10 +270,8 @@ def test_hybrid_with_its_keyword_half_run_early_returns_what_one_statement_retur
 
 
 @pytest.mark.django_db(transaction=True)
-def test_search_runs_each_querys_keyword_half_while_embedding_and_returns_the_same(settings):
-    col = make_collection("guides")
-    _doc(col, "guide.md", GUIDE)
-    _doc(col, "money.md", OTHER)
+def test_search_runs_each_querys_keyword_half_while_embedding_and_returns_the_same(corpus, settings):
+    col, _, _ = corpus
     queries = ["How long should the dough rise?", "mortgage interest rates"]
     overlapped = search(query=queries, collections=Collection.objects.all(), k=4)
     settings.SEARCH_SIDE_CONNECTIONS = 0
@@ -299,11 +295,10 @@ def test_inside_a_transaction_hybrid_stays_on_one_connection(corpus, monkeypatch
 
 
 @pytest.mark.django_db(transaction=True)
-def test_hybrid_runs_as_one_statement_when_the_side_connections_are_busy(monkeypatch):
+def test_hybrid_runs_as_one_statement_when_the_side_connections_are_busy(corpus, monkeypatch):
     from chat import side_connection
 
-    col = make_collection("guides")
-    guide = _doc(col, "guide.md", GUIDE)
+    col, guide, _ = corpus
     monkeypatch.setattr(side_connection, "try_submit", lambda fn: None)
     assert early.start_keyword_halves(queries=["knead the dough"], collection_ids=[col.id], candidates=3) is None
     result = search(query="knead the dough", collections=Collection.objects.all(), k=3)
@@ -312,14 +307,12 @@ def test_hybrid_runs_as_one_statement_when_the_side_connections_are_busy(monkeyp
 
 
 @pytest.mark.django_db(transaction=True)
-def test_when_the_side_connection_fails_every_query_runs_as_one_statement(monkeypatch):
+def test_when_the_side_connection_fails_every_query_runs_as_one_statement(corpus, monkeypatch):
     from django.db import OperationalError
 
     from chat import candidates
 
-    col = make_collection("guides")
-    _doc(col, "guide.md", GUIDE)
-    _doc(col, "money.md", OTHER)
+    col, _, _ = corpus
     queries = ["knead the dough", "tax receipts"]
     vectors = embed_texts(queries)
 
@@ -346,15 +339,14 @@ def test_when_the_side_connection_fails_every_query_runs_as_one_statement(monkey
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_side_connection_that_fails_before_the_work_starts_leaves_no_search_waiting(monkeypatch):
+def test_a_side_connection_that_fails_before_the_work_starts_leaves_no_search_waiting(corpus, monkeypatch):
     from concurrent.futures import Future
 
     from django.db import OperationalError
 
     from chat import side_connection
 
-    col = make_collection("guides")
-    guide = _doc(col, "guide.md", GUIDE)
+    col, guide, _ = corpus
 
     def broken(fn):  # as when the side connection cannot be set up: `fn` never runs
         failed = Future()

@@ -1,7 +1,8 @@
 """`manage.py bench_search [--chunks 100000] [--queries EVAL.jsonl] [--recall-collection SLUG] [--keep]`
 
 Latency of the search stages at scale, beside a bare pgvector HNSW top-k query in the same run,
-and HNSW recall@10 against exact search on real embeddings.
+and HNSW recall@10 against exact search on real embeddings. Each query is searched as configured
+(the keyword half beside the query's embedding, chat/early.py) and on one connection, side by side.
 
 Builds a scratch collection of synthetic chunks (text drawn from a Zipf distribution over the
 words of the real corpus, so keyword queries match as they would on real text; random unit
