@@ -51,8 +51,9 @@ def prefer_idle_threads() -> None:
 
 
 def _use_threads(configured: int) -> None:
-    """Run torch's next operations on `configured` threads (0: one per available CPU). The count is
-    the process's, so each embedding call sets its own: a process may embed queries and batches."""
+    """Run torch's next operations in this thread on `configured` threads (0: one per available
+    CPU). With OpenMP the count belongs to the calling thread, and one thread may embed queries
+    and batches, so each embedding call sets its own."""
     import torch
 
     threads = configured or len(os.sched_getaffinity(0))
