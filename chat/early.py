@@ -3,10 +3,10 @@
 Embedding a query keeps the model busy for 20-30 ms on this kind of machine, and the keyword half
 of a hybrid search needs the query's words, not its vector (chat.candidates.run_keyword_half). It
 runs meanwhile on a side connection (chat/side_connection.py), on the other core, so after the
-embedding only the vector half, fusion and RSE are left: 0.86x the total time of the same search
-on one connection (`manage.py bench_search`, docs/evaluation.md). This pays only with the query
-embedded on one torch thread (corpus.embedding.embed_queries): on two, the database took one of
-them and the embedding nearly doubled.
+embedding only the vector half, fusion and RSE are left: 0.86-0.92x the total time of the same
+search on one connection (`manage.py bench_search`, docs/evaluation.md). This pays only with the
+query embedded on one torch thread (corpus.embedding.embed_queries): with two threads on two cores,
+the embedding beside the keyword half nearly doubled.
 """
 
 from __future__ import annotations

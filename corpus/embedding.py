@@ -72,7 +72,6 @@ def get_model():
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 from sentence_transformers import SentenceTransformer
 
-                _use_threads(settings.EMBEDDING_THREADS)
                 path = model_path()
                 model = SentenceTransformer(path, device="cpu", local_files_only=True)
                 model.eval()
@@ -101,7 +100,7 @@ def embed_texts(texts: list[str], *, threads: int | None = None) -> np.ndarray:
     model = get_model()
     _use_threads(settings.EMBEDDING_THREADS if threads is None else threads)
     vectors = model.encode(texts, batch_size=settings.EMBEDDING_BATCH_SIZE, normalize_embeddings=True,
-                                 convert_to_numpy=True, show_progress_bar=False)
+                           convert_to_numpy=True, show_progress_bar=False)
     return np.asarray(vectors, dtype=np.float32)
 
 
@@ -110,8 +109,8 @@ def embed_queries(queries: list[str]) -> np.ndarray:
 
     A query is a few dozen tokens: a second thread saves little of its embedding (~1.5 ms here),
     and a search runs its keyword half on the database meanwhile (chat/early.py), which needs a
-    core. With two threads on two cores, the embedding's parallel regions waited for the thread
-    the database pre-empted: 31 ms instead of 19 (docs/evaluation.md)."""
+    core. With two threads on two cores, embedding beside it took 31 ms instead of 19
+    (docs/evaluation.md)."""
     return embed_texts(queries, threads=settings.QUERY_EMBEDDING_THREADS)
 
 
