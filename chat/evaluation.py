@@ -38,10 +38,11 @@ def normalise(text: str) -> str:
     return _NON_ALNUM.sub(" ", text.lower()).strip()
 
 
-def coverage(evidence: Sequence[str], context: str) -> float:
-    """Fraction of the evidence phrases found, as whole words, in the context."""
+def coverage(evidence: Sequence[str], context: str) -> float | None:
+    """Fraction of the evidence phrases found, as whole words, in the context; None for a question
+    without evidence (an eval set may give sources only), which is left out of the averages."""
     if not evidence:
-        return 0.0
+        return None
     padded = f" {normalise(context)} "
     return sum(f" {normalise(p)} " in padded for p in evidence) / len(evidence)
 

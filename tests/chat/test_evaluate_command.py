@@ -78,3 +78,18 @@ def test_bad_baseline_and_bad_eval_file_are_command_errors(eval_file, tmp_path):
     eval_file.write_text('{"id": "x"}\n')
     with pytest.raises(CommandError, match="not an evaluation item"):
         _evaluate(eval_file, tmp_path / "r")
+
+
+def test_questions_without_evidence_count_for_ranks_but_not_coverage(eval_file, tmp_path):
+    # q2 loses its evidence and q3 (the only section question) goes: sources-only eval sets are valid.
+    items = [ITEMS[0], {**ITEMS[1], "evidence": []}]
+    eval_file.write_text("".join(json.dumps(item) + "\n" for item in items))
+    out, report = _evaluate(eval_file, tmp_path / "r")
+    hybrid = report["summary"]["hybrid"]
+    assert hybrid["n"] == 2 and hybrid["mrr@10"] == 1.0
+    assert report["items"]["hybrid"][1]["coverage_8000"] is None
+    assert hybrid["factoid_coverage_8000"] == 1.0  # q1 alone, not (1 + 0) / 2
+    assert hybrid["section_coverage_8000"] is None  # no section questions: null, not NaN
+    assert "NaN" not in (tmp_path / "r" / "report.json").read_text()
+    hybrid_line = next(line for line in out.splitlines() if line.startswith("hybrid "))
+    assert hybrid_line.split()[6:8] == ["1.00", "-"]  # F@8k over q1, S@8k unknown

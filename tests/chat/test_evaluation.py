@@ -24,7 +24,7 @@ def test_coverage_counts_whole_word_phrases_only():
     assert coverage(evidence, "It MATCHES any non-empty\nstring, excluding the path-separator.") == 1.0
     assert coverage(evidence, "rematches any non-empty string") == 0.0  # not on a word boundary
     assert coverage(evidence, "excluding the path separator") == 0.5
-    assert coverage([], "anything") == 0.0
+    assert coverage([], "anything") is None  # nothing to cover: left out of the averages
 
 
 def test_first_source_rank_within_cutoff():

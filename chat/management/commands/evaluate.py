@@ -78,10 +78,10 @@ def summarise(rows: list[dict]) -> dict:
     for kind in KINDS:
         subset = [r for r in rows if r["kind"] == kind]
         for budget in BUDGETS:
-            summary[f"{kind}_coverage_{budget}"] = mean(r[f"coverage_{budget}"] for r in subset)
+            summary[f"{kind}_coverage_{budget}"] = _mean_known(r[f"coverage_{budget}"] for r in subset)
         if subset and "coverage_own" in subset[0]:
-            summary[f"{kind}_coverage_own"] = mean(r["coverage_own"] for r in subset)
-            summary[f"{kind}_topk_coverage_own"] = mean(r["topk_coverage_own"] for r in subset)
+            summary[f"{kind}_coverage_own"] = _mean_known(r["coverage_own"] for r in subset)
+            summary[f"{kind}_topk_coverage_own"] = _mean_known(r["topk_coverage_own"] for r in subset)
             summary[f"{kind}_chars"] = mean(r["chars"] for r in subset)
     totals = [r["timings_ms"]["total"] for r in rows]
     summary["latency_p50_ms"] = percentile(totals, 50)
@@ -90,6 +90,11 @@ def summarise(rows: list[dict]) -> dict:
     summary["stage_p50_ms"] = {s: percentile([r["timings_ms"][s] for r in rows if s in r["timings_ms"]], 50)
                                for s in stages}
     return summary
+
+
+def _mean_known(values) -> float:
+    """Mean over the questions that have a value (coverage is None without evidence); NaN if none."""
+    return mean(v for v in values if v is not None)
 
 
 def compare_mrr(rows: dict[str, list[dict]], base: str = "hybrid",
@@ -202,6 +207,17 @@ def write_chart(summaries: dict[str, dict], path: Path) -> None:
     plt.close(fig)
 
 
+def _without_nan(value):
+    """NaN (a mean over no questions) as null: NaN is not JSON, and other tools reject it."""
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, dict):
+        return {k: _without_nan(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_without_nan(v) for v in value]
+    return value
+
+
 class Command(BaseCommand):
     help = "Evaluate retrieval on an evaluation JSONL (../shared/eval format) against one collection."
 
@@ -261,6 +277,6 @@ class Command(BaseCommand):
         payload = {"eval_file": str(eval_file), "collection": collection, "questions": len(items), "k": k,
                    "settings": config, "summary": summaries, "mrr_comparisons": comparisons,
                    "baseline": None if baseline is None else {"report": str(baseline), "runs": against}, "items": rows}
-        (report / "report.json").write_text(json.dumps(payload, indent=1))
+        (report / "report.json").write_text(json.dumps(_without_nan(payload), indent=1, allow_nan=False))
         write_chart(summaries, report / "report.png")
         self.stdout.write(f"report: {report / 'report.json'}, chart: {report / 'report.png'}")
