@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
 PORT ?= 8000
 
-.PHONY: run test install services-start services-stop chromium lint eval bench-ingest bench-latency clean
+.PHONY: run test install services-start services-stop chromium lint eval eval-packages bench-ingest bench-latency clean
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,13 @@ lint: install
 
 eval: install services-start
 	$(PY) manage.py evaluate ../shared/eval/django_dev.jsonl --collection django-docs
+
+# A held-out check: the installed packages' READMEs, each package's summary as its question.
+eval-packages: install services-start
+	$(PY) manage.py make_package_eval var/package-eval
+	CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py ingest var/package-eval/docs --collection package-docs --wait --quiet
+	$(PY) manage.py evaluate var/package-eval/questions.jsonl --collection package-docs \
+	    --docs var/package-eval/docs --runs bm25 vector hybrid --report var/package-eval/report
 
 bench-latency: install services-start
 	$(PY) manage.py bench_search --queries ../shared/eval/django_dev.jsonl $(BENCH_ARGS)
