@@ -48,20 +48,46 @@ def coverage(evidence: Sequence[str], context: str) -> float | None:
 
 
 def load_items(path: Path) -> list[Item]:
-    items = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise EvalFormatError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    items: list[Item] = []
+    seen: set[str] = set()
+    for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
+        where = f"{path}:{lineno}"
         try:
             raw = json.loads(line)
-            item = Item(id=str(raw["id"]), question=raw["question"], kind=raw["kind"], source=raw["source"],
-                        evidence=tuple(raw["evidence"]))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise EvalFormatError(f"{path}:{lineno}: not an evaluation item ({exc})") from exc
-        if item.kind not in KINDS or not item.question.strip():
-            raise EvalFormatError(f"{path}:{lineno}: kind must be factoid or section and question non-empty")
+        except ValueError as exc:
+            raise EvalFormatError(f"{where}: not JSON ({exc})") from exc
+        item = _item(raw, where)
+        if item.id in seen:  # reports and --baseline match questions by id
+            raise EvalFormatError(f"{where}: id {item.id!r} is used twice")
+        seen.add(item.id)
         items.append(item)
     return items
+
+
+def _item(raw, where: str) -> Item:
+    if not isinstance(raw, dict):
+        raise EvalFormatError(f"{where}: not an evaluation item (a JSON object is needed)")
+    missing = [key for key in ("id", "question", "kind", "source", "evidence") if key not in raw]
+    if missing:
+        raise EvalFormatError(f"{where}: not an evaluation item (missing {', '.join(missing)})")
+    if not isinstance(raw["id"], str | int) or isinstance(raw["id"], bool):
+        raise EvalFormatError(f"{where}: id must be a string or a number")
+    for key in ("question", "source"):
+        if not isinstance(raw[key], str) or not raw[key].strip():
+            raise EvalFormatError(f"{where}: {key} must be a non-empty string")
+    if raw["kind"] not in KINDS:
+        raise EvalFormatError(f"{where}: kind must be factoid or section, not {raw['kind']!r}")
+    evidence = raw["evidence"]
+    if not isinstance(evidence, list) or not all(isinstance(p, str) and p.strip() for p in evidence):
+        raise EvalFormatError(f"{where}: evidence must be a list of non-empty strings (may be empty)")
+    return Item(id=str(raw["id"]), question=raw["question"], kind=raw["kind"], source=raw["source"],
+                evidence=tuple(evidence))
 
 
 def first_source_rank(sources: Sequence[str], source: str, *, within: int = 10) -> int | None:

@@ -2,7 +2,7 @@ import json
 from io import StringIO
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from corpus.embedding import embed_texts
 from corpus.models import Chunk, Collection
@@ -45,3 +45,15 @@ def test_benchmark_prints_every_figure_and_removes_its_scratch_collection(tmp_pa
     assert 0.0 <= float(recall.split(";")[0]) <= 1.0
     assert not Collection.objects.filter(slug="bench-scratch").exists()
     assert Chunk.objects.count() == len(PARTS)
+
+
+@pytest.mark.django_db
+def test_a_missing_or_malformed_queries_file_is_a_command_error(tmp_path):
+    make_collection("orchard")
+    with pytest.raises(CommandError, match="No such file"):
+        call_command("bench_search", "--queries", str(tmp_path / "missing.jsonl"), "--recall-collection", "orchard")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "q1", "question": "x", "kind": "factoid", "source": "a", "evidence": "x"}\n')
+    with pytest.raises(CommandError, match="evidence must be a list"):
+        call_command("bench_search", "--queries", str(bad), "--recall-collection", "orchard")
+    assert not Collection.objects.filter(slug="bench-scratch").exists()

@@ -1,4 +1,5 @@
 import json
+import re
 
 import pytest
 
@@ -54,6 +55,38 @@ def test_load_items_reads_and_validates(tmp_path):
     path.write_text("{not json")
     with pytest.raises(EvalFormatError, match=":1:"):
         load_items(path)
+
+
+GOOD = {"id": "x", "question": "q?", "kind": "factoid", "source": "a.txt", "evidence": ["p"]}
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("[1, 2]", "a JSON object is needed"),
+    (json.dumps({"id": "x", "question": "q?"}), "missing kind, source, evidence"),
+    (json.dumps({**GOOD, "question": 42}), "question must be a non-empty string"),
+    (json.dumps({**GOOD, "question": "   "}), "question must be a non-empty string"),
+    (json.dumps({**GOOD, "source": None}), "source must be a non-empty string"),
+    (json.dumps({**GOOD, "id": [1]}), "id must be a string or a number"),
+    (json.dumps({**GOOD, "id": True}), "id must be a string or a number"),
+    # A string is iterable: without the check it became one "phrase" per character.
+    (json.dumps({**GOOD, "evidence": "a phrase"}), "evidence must be a list"),
+    (json.dumps({**GOOD, "evidence": ["ok", 3]}), "evidence must be a list"),
+    (json.dumps(GOOD) + "\n" + json.dumps({**GOOD, "question": "other?"}), ":2: id 'x' is used twice"),
+])
+def test_load_items_rejects_wrong_types_with_the_line(tmp_path, line, message):
+    path = tmp_path / "eval.jsonl"
+    path.write_text(line + "\n")
+    with pytest.raises(EvalFormatError, match=re.escape(message)):
+        load_items(path)
+
+
+def test_load_items_rejects_a_binary_file(tmp_path):
+    path = tmp_path / "eval.jsonl"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")
+    with pytest.raises(EvalFormatError, match="not UTF-8 text"):
+        load_items(path)
+    path.write_text(json.dumps({**GOOD, "id": 7, "evidence": []}))
+    assert load_items(path)[0].id == "7"
 
 
 def test_bootstrap_interval_brackets_the_mean_and_narrows_with_more_questions():

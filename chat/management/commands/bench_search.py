@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 import re
 import time
+from pathlib import Path
 
 import numpy as np
 from django.conf import settings
@@ -22,7 +23,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 from django.test.utils import override_settings
 
-from chat.evaluation import first_source_rank, load_items, mean, percentile, reciprocal_ranks
+from chat.evaluation import EvalFormatError, first_source_rank, load_items, mean, percentile, reciprocal_ranks
 from chat.search import search
 from chat.vector import execute_with_session_settings, vector_literal
 from corpus.embedding import embed_texts
@@ -117,12 +118,13 @@ class Command(BaseCommand):
 
     def handle(self, *args, chunks: int, queries: str, recall_collection: str, k: int, repeat: int, keep: bool,
                build_only: bool, **options):
-        from pathlib import Path
-
         real = Collection.objects.filter(slug=recall_collection).first()
         if real is None:
             raise CommandError(f"There is no collection {recall_collection!r}.")
-        items = load_items(Path(queries))
+        try:
+            items = load_items(Path(queries))
+        except (OSError, EvalFormatError) as exc:
+            raise CommandError(str(exc)) from exc
         questions = [item.question for item in items]
         vectors = embed_texts(questions)
 
