@@ -93,3 +93,30 @@ def test_questions_without_evidence_count_for_ranks_but_not_coverage(eval_file, 
     assert "NaN" not in (tmp_path / "r" / "report.json").read_text()
     hybrid_line = next(line for line in out.splitlines() if line.startswith("hybrid "))
     assert hybrid_line.split()[6:8] == ["1.00", "-"]  # F@8k over q1, S@8k unknown
+
+
+def test_exact_searches_vectors_without_the_hnsw_graph(eval_file, tmp_path, settings, monkeypatch):
+    from chat import candidates
+
+    # The kitchen is tiny: it is scanned exactly unless no collection counts as small and the HNSW
+    # scan finds the candidates asked for (3 of its 6 chunks).
+    settings.SEARCH_EXACT_MAX_CHUNKS = 0
+    settings.SEARCH_CANDIDATES = 3
+    scans = []
+    real_run = candidates._run
+
+    def recording_run(sides, params):
+        found = real_run(sides, params)
+        if found.vector_scan:
+            scans.append(found.vector_scan)
+        return found
+
+    monkeypatch.setattr(candidates, "_run", recording_run)
+    _, report = _evaluate(eval_file, tmp_path / "hnsw", "--k", "3")
+    assert scans and set(scans) == {"hnsw"}
+    scans.clear()
+    _, exact = _evaluate(eval_file, tmp_path / "exact", "--k", "3", "--exact")
+    assert scans and set(scans) == {"exact"}
+    assert exact["settings"]["SEARCH_EXACT_MAX_CHUNKS"] == 2**31 - 1
+    assert report["settings"]["SEARCH_EXACT_MAX_CHUNKS"] == 0
+    assert [r["rank"] for r in exact["items"]["hybrid"]] == [r["rank"] for r in report["items"]["hybrid"]]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.test.utils import override_settings
 
 from chat.evaluation import (
     KINDS,
@@ -42,6 +43,7 @@ RUNS = {
     "hybrid+rse:find_all": ("hybrid", "find_all"),
 }
 BUDGETS = (8000, 16000)
+EXACT_EVERYWHERE = 2**31 - 1  # SEARCH_EXACT_MAX_CHUNKS under --exact
 
 
 def evaluate_item(item: Item, collections, mode: str, rse: str | None, k: int) -> dict:
@@ -231,9 +233,19 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, help="Only the first N questions.")
         parser.add_argument("--baseline", type=Path,
                             help="An earlier report.json: print what moved since, per run and question.")
+        parser.add_argument("--exact", action="store_true",
+                            help="Exact vector search instead of HNSW: runs then differ by their settings only, "
+                                 "not by the approximate graph (which moves as chunks are added and deleted).")
 
-    def handle(self, *args, eval_file: Path, collection: str, docs: Path | None, report: Path, k: int,
-               runs: list[str], limit: int | None, baseline: Path | None, **options):
+    def handle(self, *args, exact: bool, **options):
+        if not exact:
+            return self._evaluate(**options)
+        # Every collection counts as small enough for the exact scan.
+        with override_settings(SEARCH_EXACT_MAX_CHUNKS=EXACT_EVERYWHERE):
+            return self._evaluate(**options)
+
+    def _evaluate(self, *, eval_file: Path, collection: str, docs: Path | None, report: Path, k: int,
+                  runs: list[str], limit: int | None, baseline: Path | None, **options):
         try:
             items = load_items(eval_file)
         except (OSError, EvalFormatError) as exc:
