@@ -39,8 +39,11 @@ def test_keeps_packages_with_a_summary_and_a_long_description_without_the_summar
 
 
 def test_writes_a_set_that_evaluate_reads(tmp_path):
-    out = StringIO()
-    call_command("make_package_eval", str(tmp_path), "--min-chars", "2000", stdout=out)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "left-over.md").write_text("from an earlier run")
+    out, err = StringIO(), StringIO()
+    call_command("make_package_eval", str(tmp_path), "--min-chars", "2000", stdout=out, stderr=err)
+    assert "1 other files" in err.getvalue() and "left-over.md" in err.getvalue()
     items = load_items(tmp_path / "questions.jsonl")
     assert len(items) >= 10  # Django, DRF, Celery, torch... all describe themselves at length
     assert f"{len(items)} packages" in out.getvalue()

@@ -62,3 +62,9 @@ class Command(BaseCommand):
                                      "source": filename, "evidence": []}))
         (out / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
         self.stdout.write(f"{len(documents)} packages: {docs}/ and {out / 'questions.jsonl'}")
+        # Not deleted (the folder is the caller's), but an ingest of it would take them in as distractors.
+        written = {filename for filename, _, _ in documents}
+        others = sorted(f.name for f in docs.iterdir() if f.name not in written)
+        if others:
+            self.stderr.write(f"{len(others)} other files in {docs} (an earlier run's?) will be ingested with it: "
+                              f"{', '.join(others[:5])}")
