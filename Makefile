@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
 PORT ?= 8000
 
-.PHONY: run test install services-start services-stop chromium lint eval eval-packages bench-ingest bench-latency clean
+.PHONY: run test install services-start services-stop migrate chromium lint eval eval-packages bench-ingest bench-latency clean
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,10 @@ run: install
 services-start: install
 	$(PY) scripts/services.py start
 
+# The commands below need the schema; `make run` migrates on its own.
+migrate: services-start
+	$(PY) manage.py migrate --noinput -v 0
+
 services-stop:
 	$(PY) scripts/services.py stop
 
@@ -37,20 +41,22 @@ test: install chromium services-start
 lint: install
 	$(VENV)/bin/ruff check .
 
-eval: install services-start
-	$(PY) manage.py evaluate ../shared/eval/django_dev.jsonl --collection django-docs
+# Ingests the development corpus first (unchanged files are skipped: a few seconds after the first time).
+eval: install migrate
+	CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py ingest ../shared/eval/django-docs --collection django-docs --wait --quiet
+	$(PY) manage.py evaluate ../shared/eval/django_dev.jsonl --collection django-docs --docs ../shared/eval/django-docs
 
 # A held-out check: the installed packages' READMEs, each package's summary as its question.
-eval-packages: install services-start
+eval-packages: install migrate
 	$(PY) manage.py make_package_eval var/package-eval
 	CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py ingest var/package-eval/docs --collection package-docs --wait --quiet
 	$(PY) manage.py evaluate var/package-eval/questions.jsonl --collection package-docs \
 	    --docs var/package-eval/docs --runs bm25 vector hybrid --report var/package-eval/report
 
-bench-latency: install services-start
+bench-latency: install migrate
 	$(PY) manage.py bench_search --queries ../shared/eval/django_dev.jsonl $(BENCH_ARGS)
 
-bench-ingest: install services-start
+bench-ingest: install migrate
 	$(PY) manage.py bench_ingest $(BENCH_ARGS)
 
 clean:
