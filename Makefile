@@ -4,6 +4,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
 PORT ?= 8000
+# The development evaluation set (corpus + questions), beside the checkout.
+EVAL_DIR ?= ../shared/eval
 
 .PHONY: run test install services-start services-stop migrate chromium lint eval eval-packages bench-ingest bench-latency clean
 
@@ -43,8 +45,8 @@ lint: install
 
 # Ingests the development corpus first (unchanged files are skipped: a few seconds after the first time).
 eval: install migrate
-	CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py ingest ../shared/eval/django-docs --collection django-docs --wait --quiet
-	$(PY) manage.py evaluate ../shared/eval/django_dev.jsonl --collection django-docs --docs ../shared/eval/django-docs
+	CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py ingest $(EVAL_DIR)/django-docs --collection django-docs --wait --quiet
+	$(PY) manage.py evaluate $(EVAL_DIR)/django_dev.jsonl --collection django-docs --docs $(EVAL_DIR)/django-docs
 
 # A held-out check: the installed packages' READMEs, each package's summary as its question.
 eval-packages: install migrate
@@ -54,7 +56,7 @@ eval-packages: install migrate
 	    --docs var/package-eval/docs --runs bm25 vector hybrid --report var/package-eval/report
 
 bench-latency: install migrate
-	$(PY) manage.py bench_search --queries ../shared/eval/django_dev.jsonl $(BENCH_ARGS)
+	$(PY) manage.py bench_search --queries $(EVAL_DIR)/django_dev.jsonl $(BENCH_ARGS)
 
 bench-ingest: install migrate
 	$(PY) manage.py bench_ingest $(BENCH_ARGS)
