@@ -7,7 +7,7 @@ PORT ?= 8000
 # The development evaluation set (corpus + questions), beside the checkout.
 EVAL_DIR ?= ../shared/eval
 
-.PHONY: run test install services-start services-stop migrate chromium lint eval eval-packages bench-ingest bench-latency clean
+.PHONY: run test install services-start services-stop migrate chromium lint eval eval-packages eval-manpages bench-ingest bench-latency clean
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -53,7 +53,13 @@ eval-packages: install migrate
 	$(PY) manage.py make_package_eval var/package-eval
 	CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py ingest var/package-eval/docs --collection package-docs --wait --quiet
 	$(PY) manage.py evaluate var/package-eval/questions.jsonl --collection package-docs \
-	    --docs var/package-eval/docs --runs bm25 vector hybrid --report var/package-eval/report
+	    --docs var/package-eval/docs --runs bm25 vector hybrid hybrid:rrf --report var/package-eval/report
+
+eval-manpages: install migrate
+	$(PY) manage.py make_manpage_eval var/manpage-eval
+	CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py ingest var/manpage-eval/docs --collection manpage-docs --wait --quiet
+	$(PY) manage.py evaluate var/manpage-eval/questions.jsonl --collection manpage-docs \
+	    --docs var/manpage-eval/docs --runs bm25 vector hybrid hybrid:rrf --report var/manpage-eval/report
 
 bench-latency: install migrate
 	$(PY) manage.py bench_search --queries $(EVAL_DIR)/django_dev.jsonl $(BENCH_ARGS)

@@ -1,6 +1,7 @@
 """Calibrated 0-1 relevance for RSE. Pure.
 
-RRF scores only say which chunk is better, not how good any chunk is, yet RSE needs an absolute
+Fused scores only say which chunk is better, not how good any chunk is (RRF's are ranks, and the
+convex combination normalises each query's scores to 0-1 from worst to best), yet RSE needs an absolute
 relevance (a chunk worth 0.8 keeps a segment going, one worth 0.1 ends it). Without a reranker
 we read it off the two scores that do carry absolute meaning:
 

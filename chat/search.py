@@ -1,4 +1,4 @@
-"""Search entry point: query -> embed -> candidates (vector + BM25) -> RRF -> [rerank] -> RSE.
+"""Search entry point: query -> embed -> candidates (vector + BM25) -> fusion -> [rerank] -> RSE.
 
 Permission-free: callers pass the collections the user may read
 (corpus.permissions.readable_collections). See DESIGN.md "Retrieval".
@@ -15,7 +15,7 @@ from django.db.models import QuerySet
 from chat import rerank as rerank_stage
 from chat.candidates import MODES, Candidate, fetch_candidates
 from chat.early import start_keyword_halves
-from chat.fusion import fuse, round_robin
+from chat.fusion import fuse_convex, fuse_rrf, round_robin
 from chat.relevance import Calibration, blended_relevance, similarity_relevance
 from chat.rse import PRESETS
 from chat.segments import RankedQuery, extract_segments, fetch_texts
@@ -27,6 +27,7 @@ prefer_idle_threads()  # before anything loads torch: search embeds single queri
 MAX_K = 100
 MAX_QUERY_CHARS = 2000
 MAX_QUERIES = 8
+FUSIONS = ("convex", "rrf")
 
 
 class SearchError(ValueError):
@@ -105,7 +106,8 @@ def _queries(query: str | list[str]) -> list[str]:
     return cleaned
 
 
-def _rank_one(candidates: list[Candidate], mode: str, idf_sum: float | None) -> tuple[list[Candidate], dict, dict]:
+def _rank_one(candidates: list[Candidate], mode: str, idf_sum: float | None,
+              fusion: str) -> tuple[list[Candidate], dict, dict]:
     """Order one query's candidates for `mode`; return them with their scores and relevance."""
     calibration = Calibration(similarity_center=settings.SEARCH_SIMILARITY_CENTER,
                               similarity_width=settings.SEARCH_SIMILARITY_WIDTH,
@@ -120,11 +122,19 @@ def _rank_one(candidates: list[Candidate], mode: str, idf_sum: float | None) -> 
         else:
             relevance[c.chunk_id] = blended_relevance(c.similarity, c.bm25, idf_sum, calibration, best)
     if mode == "hybrid":
-        by_vector = sorted((c for c in candidates if c.vector_rank), key=lambda c: c.vector_rank)
-        by_keyword = sorted((c for c in candidates if c.keyword_rank), key=lambda c: c.keyword_rank)
-        fused = fuse([[c.chunk_id for c in by_vector], [c.chunk_id for c in by_keyword]],
-                     weights=[settings.SEARCH_VECTOR_WEIGHT, settings.SEARCH_KEYWORD_WEIGHT],
-                     k=settings.SEARCH_RRF_K, tie_break=relevance)
+        if fusion == "convex":
+            # Every candidate has both scores: the statement computes the similarity of the keyword
+            # side's chunks and the BM25 of the vector side's (0 without a query term).
+            share = settings.SEARCH_CONVEX_KEYWORD_SHARE
+            fused = fuse_convex([{c.chunk_id: c.similarity for c in candidates if c.similarity is not None},
+                                 {c.chunk_id: c.bm25 for c in candidates if c.bm25 is not None}],
+                                weights=[1.0 - share, share], tie_break=relevance)
+        else:
+            by_vector = sorted((c for c in candidates if c.vector_rank), key=lambda c: c.vector_rank)
+            by_keyword = sorted((c for c in candidates if c.keyword_rank), key=lambda c: c.keyword_rank)
+            fused = fuse_rrf([[c.chunk_id for c in by_vector], [c.chunk_id for c in by_keyword]],
+                             weights=[settings.SEARCH_VECTOR_WEIGHT, settings.SEARCH_KEYWORD_WEIGHT],
+                             k=settings.SEARCH_RRF_K, tie_break=relevance)
         by_id = {c.chunk_id: c for c in candidates}
         return [by_id[i] for i, _ in fused], dict(fused), relevance
     if mode == "vector":
@@ -135,10 +145,11 @@ def _rank_one(candidates: list[Candidate], mode: str, idf_sum: float | None) -> 
 
 
 def search(*, query: str | list[str], collections: QuerySet[Collection], mode: str = "hybrid", k: int = 10,
-           rse: str | None = "balanced") -> SearchResult:
-    """Search `collections`. `chunks` are the k best chunks (best first; with several queries,
-    RRF over the queries' lists); `segments` come from RSE with preset `rse` (None: no RSE; also
-    none for overlapping "sliding" collections). Raises SearchError on bad input."""
+           rse: str | None = "balanced", fusion: str | None = None) -> SearchResult:
+    """Search `collections`. `chunks` are the k best chunks (best first; with several queries, the
+    queries' lists take turns); `segments` come from RSE with preset `rse` (None: no RSE; also
+    none for overlapping "sliding" collections). `fusion` (hybrid): "convex" or "rrf", None for
+    SEARCH_FUSION. Raises SearchError on bad input."""
     t0 = time.perf_counter()
     queries = _queries(query)
     if mode not in MODES:
@@ -147,6 +158,9 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
         raise SearchError(f"k must be an integer from 1 to {MAX_K}.")
     if rse is not None and rse not in PRESETS:
         raise SearchError(f"Unknown rse preset {rse!r}; use one of {', '.join(PRESETS)} or null.")
+    fusion = settings.SEARCH_FUSION if fusion is None else fusion
+    if fusion not in FUSIONS:
+        raise SearchError(f"Unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}.")
     timings: dict[str, float] = {}
     result = SearchResult(query=query if isinstance(query, str) else queries, mode=mode, timings_ms=timings)
 
@@ -181,7 +195,7 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
     ranked: list[RankedQuery] = []
     scores: list[dict] = []
     for cset in per_query:
-        ordered, score, relevance = _rank_one(cset.candidates, mode, cset.idf_sum)
+        ordered, score, relevance = _rank_one(cset.candidates, mode, cset.idf_sum, fusion)
         ranked.append(RankedQuery(ordered, relevance))
         scores.append(score)
     timings["fusion"] = _ms(t)

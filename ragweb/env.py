@@ -16,6 +16,14 @@ def env_str(name: str, default: str, *, environ: Mapping[str, str] = os.environ)
     return environ.get(name, default)
 
 
+def env_choice(name: str, default: str, choices: tuple[str, ...], *, environ: Mapping[str, str] = os.environ) -> str:
+    raw = environ.get(name, default)
+    value = raw.strip().lower()
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, got {raw!r}")
+    return value
+
+
 def env_bool(name: str, default: bool, *, environ: Mapping[str, str] = os.environ) -> bool:
     if name not in environ:
         return default
@@ -43,7 +51,7 @@ def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int
     return value
 
 
-def env_float(name: str, default: float, *, minimum: float | None = None,
+def env_float(name: str, default: float, *, minimum: float | None = None, maximum: float | None = None,
               environ: Mapping[str, str] = os.environ) -> float:
     raw = environ.get(name)
     if raw is None:
@@ -54,6 +62,8 @@ def env_float(name: str, default: float, *, minimum: float | None = None,
         raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from None
     if minimum is not None and value < minimum:
         raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ImproperlyConfigured(f"{name} must be at most {maximum}, got {value}")
     return value
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from ragweb.env import env_bool, env_float, env_int, env_list, env_str, env_url
+from ragweb.env import env_bool, env_choice, env_float, env_int, env_list, env_str, env_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("RAGWEB_VAR_DIR", str(BASE_DIR / "var")))
@@ -173,6 +173,11 @@ if LLM_BASE_URL and not LLM_MODEL:
     raise ImproperlyConfigured("LLM_MODEL must be set when LLM_BASE_URL is set")
 
 # Retrieval.
+# How a hybrid search merges its sides (chat/fusion.py): "convex", a weighted average of the
+# min-max normalised similarity and BM25 with the keyword side's share SEARCH_CONVEX_KEYWORD_SHARE,
+# or "rrf", reciprocal rank fusion with SEARCH_RRF_K and the two weights.
+SEARCH_FUSION = env_choice("SEARCH_FUSION", "convex", ("convex", "rrf"))
+SEARCH_CONVEX_KEYWORD_SHARE = env_float("SEARCH_CONVEX_KEYWORD_SHARE", 1 / 3, minimum=0.0, maximum=1.0)
 SEARCH_RRF_K = env_int("SEARCH_RRF_K", 60, minimum=1)
 SEARCH_VECTOR_WEIGHT = env_float("SEARCH_VECTOR_WEIGHT", 1.0, minimum=0.0)
 SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 1.0, minimum=0.0)

@@ -51,6 +51,47 @@ def test_hybrid_search_finds_the_answer_first_with_ranks_and_timings(corpus):
     assert data["chunks"][0]["ranks"] == top.ranks
 
 
+def _candidates_of(query, collection):
+    vector = embed_texts([query])[0]
+    found = fetch_candidates(query=query, vector=vector, collection_ids=[collection.id], mode="hybrid", candidates=60)
+    return {c.chunk_id: c for c in found.candidates}
+
+
+def test_convex_fusion_scores_are_the_weighted_min_max_normalised_similarity_and_bm25(corpus, settings):
+    col, _, _ = corpus
+    settings.SEARCH_CONVEX_KEYWORD_SHARE = 0.25
+    query = "How long should the dough rise before baking?"
+    result = search(query=query, collections=Collection.objects.all(), k=8, rse=None, fusion="convex")
+    candidates = _candidates_of(query, col)
+    sims = [c.similarity for c in candidates.values()]
+    bm25s = [c.bm25 for c in candidates.values()]
+    assert max(bm25s) > min(bm25s) == 0.0  # some chunks have none of the query's words
+
+    def expected(c):
+        return (0.75 * (c.similarity - min(sims)) / (max(sims) - min(sims))
+                + 0.25 * (c.bm25 - min(bm25s)) / (max(bm25s) - min(bm25s)))
+
+    assert len(result.chunks) == len(candidates) == 8
+    for hit in result.chunks:
+        assert hit.score == pytest.approx(expected(candidates[hit.chunk_id]))
+    assert [h.score for h in result.chunks] == sorted((h.score for h in result.chunks), reverse=True)
+    assert result.chunks[0].score == pytest.approx(max(expected(c) for c in candidates.values()))
+
+
+def test_rrf_fusion_scores_are_weighted_reciprocal_ranks(corpus, settings):
+    col, _, _ = corpus
+    settings.SEARCH_KEYWORD_WEIGHT = 2.0
+    query = "How long should the dough rise before baking?"
+    result = search(query=query, collections=Collection.objects.all(), k=8, rse=None, fusion="rrf")
+    candidates = _candidates_of(query, col)
+    for hit in result.chunks:
+        c = candidates[hit.chunk_id]
+        want = (1 / (60 + c.vector_rank) if c.vector_rank else 0) + (2 / (60 + c.keyword_rank) if c.keyword_rank else 0)
+        assert hit.score == pytest.approx(want)
+        assert hit.ranks == {"vector": c.vector_rank, "keyword": c.keyword_rank}
+    assert [h.score for h in result.chunks] == sorted((h.score for h in result.chunks), reverse=True)
+
+
 @pytest.mark.parametrize("rse", ["balanced", None])
 def test_returned_chunks_carry_their_text(corpus, rse):
     # Candidates come without text; the returned ones get theirs after fusion (with RSE: in the
@@ -188,6 +229,7 @@ def test_small_collections_are_searched_exactly(corpus):
     ({"query": "x", "k": 101}, "k must be"),
     ({"query": "x", "k": True}, "k must be"),
     ({"query": "x", "rse": "most"}, "Unknown rse"),
+    ({"query": "x", "fusion": "sum"}, "Unknown fusion"),
 ])
 def test_bad_input_raises_search_error(kwargs, message):
     with pytest.raises(SearchError, match=message):

@@ -32,22 +32,23 @@ from chat.evaluation import (
 from chat.search import search
 from corpus.models import Collection
 
-# run name -> (search mode, RSE preset or None)
+# run name -> (search mode, RSE preset or None, fusion or None for SEARCH_FUSION)
 RUNS = {
-    "bm25": ("keyword", None),
-    "ts_rank_cd": ("ts_rank_cd", None),
-    "vector": ("vector", None),
-    "hybrid": ("hybrid", None),
-    "hybrid+rse:balanced": ("hybrid", "balanced"),
-    "hybrid+rse:precision": ("hybrid", "precision"),
-    "hybrid+rse:find_all": ("hybrid", "find_all"),
+    "bm25": ("keyword", None, None),
+    "ts_rank_cd": ("ts_rank_cd", None, None),
+    "vector": ("vector", None, None),
+    "hybrid": ("hybrid", None, None),
+    "hybrid:rrf": ("hybrid", None, "rrf"),  # reciprocal rank fusion, beside the configured fusion
+    "hybrid+rse:balanced": ("hybrid", "balanced", None),
+    "hybrid+rse:precision": ("hybrid", "precision", None),
+    "hybrid+rse:find_all": ("hybrid", "find_all", None),
 }
 BUDGETS = (8000, 16000)
 EXACT_EVERYWHERE = 2**31 - 1  # SEARCH_EXACT_MAX_CHUNKS under --exact
 
 
-def evaluate_item(item: Item, collections, mode: str, rse: str | None, k: int) -> dict:
-    result = search(query=item.question, collections=collections, mode=mode, k=k, rse=rse)
+def evaluate_item(item: Item, collections, mode: str, rse: str | None, k: int, fusion: str | None = None) -> dict:
+    result = search(query=item.question, collections=collections, mode=mode, k=k, rse=rse, fusion=fusion)
     sources = [c.document.source for c in result.chunks]
     chunk_texts = [c.text for c in result.chunks]
     row = {"id": item.id, "kind": item.kind, "rank": first_source_rank(sources, item.source),
@@ -100,7 +101,7 @@ def _mean_known(values) -> float:
 
 
 def compare_mrr(rows: dict[str, list[dict]], base: str = "hybrid",
-                others: tuple[str, ...] = ("vector", "bm25")) -> dict[str, dict]:
+                others: tuple[str, ...] = ("vector", "bm25", "hybrid:rrf")) -> dict[str, dict]:
     """MRR@10 of `base` minus each of `others` on the same questions, with the paired bootstrap
     interval of the difference: whether a gap is more than which questions happened to be asked."""
     if base not in rows:
@@ -272,8 +273,8 @@ class Command(BaseCommand):
         rows: dict[str, list[dict]] = {}
         started = time.perf_counter()
         for name in runs:
-            mode, rse = RUNS[name]
-            rows[name] = [evaluate_item(item, collections, mode, rse, k) for item in items]
+            mode, rse, fusion = RUNS[name]
+            rows[name] = [evaluate_item(item, collections, mode, rse, k, fusion) for item in items]
             self.stderr.write(f"{name}: done ({time.perf_counter() - started:.0f}s)")
         summaries = {name: summarise(r) for name, r in rows.items()}
         comparisons = compare_mrr(rows)

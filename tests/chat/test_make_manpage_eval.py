@@ -1,0 +1,79 @@
+import json
+from io import StringIO
+
+from django.core.management import call_command
+
+from chat.evaluation import load_items
+from chat.management.commands.make_manpage_eval import (
+    manpage_documents,
+    parse_apropos,
+    plain_text,
+    without_description,
+)
+
+PAGE = """GIT-CLEAN(1)                      Git Manual                      GIT-CLEAN(1)
+
+NAME
+       git-clean - Remove untracked files from the working tree
+
+SYNOPSIS
+       git clean [-d] [-f] [-i] [-n] [-q] [-e <pattern>] [-x | -X] [--] [<pathspec>...]
+
+DESCRIPTION
+       Cleans the working tree by recursively removing files that are not
+       under version control, starting from the current directory.
+""" + "       Options follow. " * 20
+
+
+def test_parse_apropos_keeps_pages_with_a_real_unique_description():
+    lines = [
+        "git-clean (1)        - Remove untracked files from the working tree.",
+        "ls (1)               - list information about the files",
+        "vi (1)               - Vi IMproved, a programmer's text editor",
+        "vim (1)              - Vi IMproved, a programmer's text editor",
+        "gcloud_x (1)         - (unknown subject)",
+        "short (8)            - too short",
+        "not an apropos line",
+    ]
+    assert parse_apropos(lines) == [
+        ("git-clean", "1", "Remove untracked files from the working tree"),
+        ("ls", "1", "list information about the files"),
+    ]
+
+
+def test_plain_text_drops_overstrike_and_colour():
+    assert plain_text("N\x08NA\x08AM\x08ME\x08E \x1b[1mbold\x1b[0m _\x08u") == "NAME bold u"
+
+
+def test_the_description_is_taken_out_of_the_page():
+    body = without_description(PAGE, "Remove untracked files from the working tree")
+    assert "untracked files from the working tree" not in body.lower()
+    assert "Cleans the working tree" in body and "git clean [-d]" in body
+    # Still there elsewhere: the page would answer its question by string search, so it is left out.
+    repeated = PAGE + "\n  Remove untracked\n  files from the working tree\n"
+    assert without_description(repeated, "Remove untracked files from the working tree") is None
+
+
+def test_manpage_documents_takes_a_stable_sample_of_long_distinct_pages():
+    entries = [("git-clean", "1", "Remove untracked files from the working tree"),
+               ("git-clean-alias", "1", "An alias page that renders the same text"),
+               ("tiny", "1", "A page far too short to keep")]
+    pages = {"git-clean": PAGE, "git-clean-alias": PAGE, "tiny": "tiny(1)\n\nNAME\n  tiny - short\n"}
+    docs = manpage_documents(entries, lambda name, section: pages[name], count=10, min_chars=300)
+    assert len(docs) == 1  # the alias repeats git-clean's text; tiny is too short
+    assert docs[0][0] in {"git-clean.1.txt", "git-clean-alias.1.txt"}
+    again = manpage_documents(list(reversed(entries)), lambda name, section: pages[name], count=10, min_chars=300)
+    assert again == docs  # the order is fixed by the names, not by the listing
+    assert manpage_documents(entries, lambda name, section: pages[name], count=0, min_chars=300) == []
+
+
+def test_command_writes_an_evaluation_set_of_this_machines_pages(tmp_path):
+    out = StringIO()
+    call_command("make_manpage_eval", str(tmp_path), "--count", "5", stdout=out)
+    items = load_items(tmp_path / "questions.jsonl")
+    assert len(items) == 5 and "5 manual pages" in out.getvalue()
+    for item in items:
+        text = (tmp_path / "docs" / item.source).read_text(encoding="utf-8")
+        assert len(text) >= 3000 and item.question.lower() not in text.lower()
+    lines = [json.loads(line) for line in (tmp_path / "questions.jsonl").read_text().splitlines()]
+    assert [line["id"] for line in lines] == ["man-001", "man-002", "man-003", "man-004", "man-005"]
