@@ -51,18 +51,18 @@ def test_hybrid_search_finds_the_answer_first_with_ranks_and_timings(corpus):
     assert data["chunks"][0]["ranks"] == top.ranks
 
 
-def _candidates_of(query, collection):
+def _fused(collection, fusion):
+    """A hybrid search's top 8 with `fusion`, and its candidates fetched on their own, by id."""
+    query = "How long should the dough rise before baking?"
+    result = search(query=query, collections=Collection.objects.all(), k=8, rse=None, fusion=fusion)
     vector = embed_texts([query])[0]
     found = fetch_candidates(query=query, vector=vector, collection_ids=[collection.id], mode="hybrid", candidates=60)
-    return {c.chunk_id: c for c in found.candidates}
+    return result, {c.chunk_id: c for c in found.candidates}
 
 
 def test_convex_fusion_scores_are_the_weighted_min_max_normalised_similarity_and_bm25(corpus, settings):
-    col, _, _ = corpus
     settings.SEARCH_CONVEX_KEYWORD_SHARE = 0.25
-    query = "How long should the dough rise before baking?"
-    result = search(query=query, collections=Collection.objects.all(), k=8, rse=None, fusion="convex")
-    candidates = _candidates_of(query, col)
+    result, candidates = _fused(corpus[0], "convex")
     sims = [c.similarity for c in candidates.values()]
     bm25s = [c.bm25 for c in candidates.values()]
     assert max(bm25s) > min(bm25s) == 0.0  # some chunks have none of the query's words
@@ -79,11 +79,8 @@ def test_convex_fusion_scores_are_the_weighted_min_max_normalised_similarity_and
 
 
 def test_rrf_fusion_scores_are_weighted_reciprocal_ranks(corpus, settings):
-    col, _, _ = corpus
     settings.SEARCH_KEYWORD_WEIGHT = 2.0
-    query = "How long should the dough rise before baking?"
-    result = search(query=query, collections=Collection.objects.all(), k=8, rse=None, fusion="rrf")
-    candidates = _candidates_of(query, col)
+    result, candidates = _fused(corpus[0], "rrf")
     for hit in result.chunks:
         c = candidates[hit.chunk_id]
         want = (1 / (60 + c.vector_rank) if c.vector_rank else 0) + (2 / (60 + c.keyword_rank) if c.keyword_rank else 0)

@@ -13,7 +13,6 @@ it on one machine, side by side.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -24,7 +23,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from chat.evaluation import normalise
+from chat.evaluation import normalise, write_sources_only_set
 
 # `apropos -l` lines: "git-clean (1)        - Remove untracked files from the working tree"
 _APROPOS_LINE = re.compile(r"^(\S+) \((\w+)\)\s+- (.+)$")
@@ -110,17 +109,8 @@ class Command(BaseCommand):
         if not documents:
             raise CommandError(f"No manual page with a description and {min_chars}+ characters was found "
                                "(is the man-db index built? mandb).")
-        docs = out / "docs"
-        docs.mkdir(parents=True, exist_ok=True)
-        lines = []
-        for number, (filename, body, description) in enumerate(documents, start=1):
-            (docs / filename).write_text(body, encoding="utf-8")
-            lines.append(json.dumps({"id": f"man-{number:03d}", "question": description, "kind": "factoid",
-                                     "source": filename, "evidence": []}))
-        (out / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        self.stdout.write(f"{len(documents)} manual pages: {docs}/ and {out / 'questions.jsonl'}")
-        written = {filename for filename, _, _ in documents}
-        others = sorted(f.name for f in docs.iterdir() if f.name not in written)
+        others = write_sources_only_set(out, documents, id_prefix="man")
+        self.stdout.write(f"{len(documents)} manual pages: {out / 'docs'}/ and {out / 'questions.jsonl'}")
         if others:
-            self.stderr.write(f"{len(others)} other files in {docs} (an earlier run's?) will be ingested with it: "
-                              f"{', '.join(others[:5])}")
+            self.stderr.write(f"{len(others)} other files in {out / 'docs'} (an earlier run's?) will be ingested "
+                              f"with it: {', '.join(others[:5])}")

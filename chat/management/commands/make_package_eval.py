@@ -10,12 +10,13 @@ text is taken out of the document), so compare settings with it, not with the de
 
 from __future__ import annotations
 
-import json
 import re
 from importlib import metadata
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+
+from chat.evaluation import write_sources_only_set
 
 _NOT_A_NAME = re.compile(r"[^a-z0-9]+")
 
@@ -53,18 +54,8 @@ class Command(BaseCommand):
         documents = package_documents(metadata.distributions(), min_chars=min_chars)
         if not documents:
             raise CommandError(f"No installed package has a summary and a description of {min_chars}+ characters.")
-        docs = out / "docs"
-        docs.mkdir(parents=True, exist_ok=True)
-        lines = []
-        for number, (filename, body, summary) in enumerate(documents, start=1):
-            (docs / filename).write_text(body, encoding="utf-8")
-            lines.append(json.dumps({"id": f"pkg-{number:03d}", "question": summary, "kind": "factoid",
-                                     "source": filename, "evidence": []}))
-        (out / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        self.stdout.write(f"{len(documents)} packages: {docs}/ and {out / 'questions.jsonl'}")
-        # Not deleted (the folder is the caller's), but an ingest of it would take them in as distractors.
-        written = {filename for filename, _, _ in documents}
-        others = sorted(f.name for f in docs.iterdir() if f.name not in written)
+        others = write_sources_only_set(out, documents, id_prefix="pkg")
+        self.stdout.write(f"{len(documents)} packages: {out / 'docs'}/ and {out / 'questions.jsonl'}")
         if others:
-            self.stderr.write(f"{len(others)} other files in {docs} (an earlier run's?) will be ingested with it: "
-                              f"{', '.join(others[:5])}")
+            self.stderr.write(f"{len(others)} other files in {out / 'docs'} (an earlier run's?) will be ingested "
+                              f"with it: {', '.join(others[:5])}")
