@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 from io import StringIO
@@ -53,6 +54,21 @@ def test_ingests_a_folder_with_relative_sources_and_waits(folder):
 
     again, _ = run(str(folder), "--collection", "garden", "--quiet")
     assert "3 queued" not in again and "0 queued, 3 unchanged" in again
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("eager_media")
+def test_quiet_silences_the_progress_logged_while_documents_are_processed_in_process(folder, caplog):
+    caplog.set_level(logging.INFO)
+    run(str(folder / "readme.txt"), "--collection", "loud")
+    assert any("ready: 1 chunks" in r.getMessage() for r in caplog.records)
+    caplog.clear()
+
+    run(str(folder / "guides"), "--collection", "quiet", "--wait", "--quiet")
+    assert Document.objects.filter(collection__slug="quiet", status=Status.READY).count() == 2
+    assert [r.getMessage() for r in caplog.records if r.levelno <= logging.INFO] == []
+    logging.getLogger("corpus").info("after the command")  # logging is back to normal
+    assert [r.getMessage() for r in caplog.records] == ["after the command"]
 
 
 @pytest.mark.django_db(transaction=True)

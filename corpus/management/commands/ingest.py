@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
@@ -50,8 +51,19 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=float, default=None, help="Give up waiting after this many seconds.")
         parser.add_argument("--quiet", action="store_true", help="Print only errors and the summary.")
 
-    def handle(self, *args, paths: list[Path], collection: str, public: bool, wait: bool, timeout: float | None,
-               quiet: bool, **options):
+    def handle(self, *args, quiet: bool, **options):
+        if not quiet:
+            return self._ingest(quiet=quiet, **options)
+        # Processed in this process (CELERY_TASK_ALWAYS_EAGER, as `make eval` does), every document
+        # would log its progress; errors and warnings still show.
+        logging.disable(logging.INFO)
+        try:
+            return self._ingest(quiet=quiet, **options)
+        finally:
+            logging.disable(logging.NOTSET)
+
+    def _ingest(self, *, paths: list[Path], collection: str, public: bool, wait: bool, timeout: float | None,
+                quiet: bool, **options):
         files: list[tuple[Path, str]] = []
         for path in paths:
             if not path.exists():
