@@ -50,6 +50,15 @@ def test_writes_the_table_report_and_chart(eval_file, tmp_path):
     assert hybrid["n"] == 3 and hybrid["mrr@10"] == 1.0 and tuple(hybrid["mrr@10_interval"]) == (1.0, 1.0)
     assert [row["rank"] for row in report["items"]["hybrid"]] == [1, 1, 1]
     assert report["items"]["hybrid+rse:balanced"][2]["coverage_own"] == 1.0  # both steps in the segment
+    rse_rows = report["items"]["hybrid+rse:balanced"]
+    assert [row["segment_rank"] for row in rse_rows] == [
+        next(i for i, seg in enumerate(row["segments"], start=1) if seg[0] == item["source"])
+        for row, item in zip(rse_rows, ITEMS, strict=True)]
+    assert report["summary"]["hybrid+rse:balanced"]["segment_mrr@10"] == pytest.approx(
+        sum(1 / row["segment_rank"] for row in rse_rows) / 3)
+    assert "segment_mrr@10" not in hybrid
+    rse_line = next(line for line in out.splitlines() if line.startswith("hybrid+rse:balanced"))
+    assert rse_line.split("|")[2].split()[-1] == f"{report['summary']['hybrid+rse:balanced']['segment_mrr@10']:.3f}"
     assert report["mrr_comparisons"]["hybrid - vector"]["difference"] == pytest.approx(
         hybrid["mrr@10"] - report["summary"]["vector"]["mrr@10"])
     assert (tmp_path / "first" / "report.png").read_bytes().startswith(b"\x89PNG")

@@ -60,6 +60,9 @@ def evaluate_item(item: Item, collections, mode: str, rse: str | None, k: int, f
         own = joined(context)
         row["chars"] = len(own)
         row["segments"] = [[s.document.source, s.start, s.end] for s in result.segments]
+        # Where the first segment from the source comes in RSE's order: what RSE gets right on an
+        # eval set that gives sources only, with no evidence phrases to cover.
+        row["segment_rank"] = first_source_rank([s.document.source for s in result.segments], item.source)
         row["coverage_own"] = coverage(item.evidence, own)
         row["topk_coverage_own"] = coverage(item.evidence, joined(chunk_texts, len(own)))
     for budget in BUDGETS:
@@ -86,6 +89,8 @@ def summarise(rows: list[dict]) -> dict:
             summary[f"{kind}_coverage_own"] = _mean_known(r["coverage_own"] for r in subset)
             summary[f"{kind}_topk_coverage_own"] = _mean_known(r["topk_coverage_own"] for r in subset)
             summary[f"{kind}_chars"] = mean(r["chars"] for r in subset)
+    if rows and "segment_rank" in rows[0]:
+        summary["segment_mrr@10"] = mean(reciprocal_ranks(r["segment_rank"] for r in rows))
     totals = [r["timings_ms"]["total"] for r in rows]
     summary["latency_p50_ms"] = percentile(totals, 50)
     summary["latency_p95_ms"] = percentile(totals, 95)
@@ -152,7 +157,7 @@ def _f(value, digits=3) -> str:
 def format_table(summaries: dict[str, dict]) -> str:
     header = (f"{'run':22} {'R@1':>5} {'R@5':>5} {'R@10':>5} {'MRR10':>5} | {'F@8k':>5} {'S@8k':>5} "
               f"{'F@16k':>5} {'S@16k':>5} | {'F@own':>5} {'S@own':>5} {'kF@own':>6} {'kS@own':>6} "
-              f"{'chars':>6} | {'p50ms':>6} {'p95ms':>6}")
+              f"{'chars':>6} {'segMRR':>6} | {'p50ms':>6} {'p95ms':>6}")
     lines = [header, "-" * len(header)]
     for name, s in summaries.items():
         chars = mean([s.get("factoid_chars", float("nan")), s.get("section_chars", float("nan"))])
@@ -162,12 +167,12 @@ def format_table(summaries: dict[str, dict]) -> str:
             f"{_f(s['factoid_coverage_16000'], 2):>5} {_f(s['section_coverage_16000'], 2):>5} | "
             f"{_f(s.get('factoid_coverage_own'), 2):>5} {_f(s.get('section_coverage_own'), 2):>5} "
             f"{_f(s.get('factoid_topk_coverage_own'), 2):>6} {_f(s.get('section_topk_coverage_own'), 2):>6} "
-            f"{_f(chars, 0) if 'factoid_chars' in s else '-':>6} | "
+            f"{_f(chars, 0) if 'factoid_chars' in s else '-':>6} {_f(s.get('segment_mrr@10')):>6} | "
             f"{_f(s['latency_p50_ms'], 1):>6} {_f(s['latency_p95_ms'], 1):>6}")
     lines.append("R@k = source recall@k, MRR10 = MRR@10 of chunks; F/S = evidence coverage of factoid/section "
                  "questions: context cut to 8k/16k chars, and (RSE runs) at RSE's own length 'own' vs. the top-k "
-                 "chunks cut to that same length (kF/kS); chars = mean RSE context length; latency = total incl. "
-                 "query embedding.")
+                 "chunks cut to that same length (kF/kS); chars = mean RSE context length; segMRR = MRR@10 of "
+                 "RSE's segments (the first from the source); latency = total incl. query embedding.")
     return "\n".join(lines)
 
 
