@@ -60,6 +60,8 @@ eval-manpages: install migrate
 	CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py ingest var/manpage-eval/docs --collection manpage-docs --wait --quiet
 	$(PY) manage.py evaluate var/manpage-eval/questions.jsonl --collection manpage-docs \
 	    --docs var/manpage-eval/docs --runs bm25 vector hybrid hybrid:rrf --report var/manpage-eval/report
+	$(PY) manage.py evaluate var/manpage-eval/options.jsonl --collection manpage-docs --docs var/manpage-eval/docs \
+	    --runs bm25 vector hybrid hybrid:rrf hybrid+rse:balanced hybrid+rse:find_all --report var/manpage-eval/options-report
 
 bench-latency: install migrate
 	$(PY) manage.py bench_search --queries $(EVAL_DIR)/django_dev.jsonl $(BENCH_ARGS)

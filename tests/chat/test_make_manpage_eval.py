@@ -3,9 +3,11 @@ from io import StringIO
 
 from django.core.management import call_command
 
-from chat.evaluation import load_items
+from chat.evaluation import load_items, normalise
 from chat.management.commands.make_manpage_eval import (
     manpage_documents,
+    option_questions,
+    page_options,
     parse_apropos,
     plain_text,
     without_description,
@@ -22,6 +24,29 @@ SYNOPSIS
 DESCRIPTION
        Cleans the working tree by recursively removing files that are not
        under version control, starting from the current directory.
+
+OPTIONS
+       -d
+           Normally, when no <pathspec> is specified, git clean will not
+           recurse into untracked directories. More follows.
+
+       -f, --force
+           If the Git configuration variable clean.requireForce is not set to
+           false, git clean will refuse to delete files.
+
+       -n, --dry-run
+           Don't actually remove anything, just show what would be done.
+
+       -q, --quiet
+           Be quiet.
+
+       -e <pattern>, --exclude=<pattern>
+           Use the given exclude pattern in addition to the standard ignore
+           rules.
+
+SEE ALSO
+       -f, --force
+           Described a second time here, so which paragraph answers is unclear.
 """ + "       Options follow. " * 20
 
 
@@ -77,3 +102,25 @@ def test_command_writes_an_evaluation_set_of_this_machines_pages(tmp_path):
         assert len(text) >= 3000 and item.question.lower() not in text.lower()
     lines = [json.loads(line) for line in (tmp_path / "questions.jsonl").read_text().splitlines()]
     assert [line["id"] for line in lines] == ["man-001", "man-002", "man-003", "man-004", "man-005"]
+    for option in load_items(tmp_path / "options.jsonl"):  # each evidence phrase is in its page
+        text = (tmp_path / "docs" / option.source).read_text(encoding="utf-8")
+        assert normalise(option.evidence[0]) in normalise(text)
+
+
+def test_page_options_reads_each_option_and_the_first_words_of_its_description():
+    assert page_options(PAGE) == [
+        ("-d", "Normally, when no <pathspec> is specified, git clean will not recurse into"),  # 12 words
+        ("--dry-run", "Don't actually remove anything, just show what would be done"),
+        ("--exclude", "Use the given exclude pattern in addition to the standard ignore rules"),
+    ]  # --quiet: too short a description; --force: described twice
+
+
+def test_option_questions_ask_about_one_option_per_page_with_its_description_as_evidence():
+    docs = [("git-clean.1.txt", PAGE, "Remove untracked files"), ("tiny.1.txt", "no options here", "Tiny page")]
+    items = option_questions(docs)
+    assert len(items) == 1 and items[0]["id"] == "opt-001" and items[0]["source"] == "git-clean.1.txt"
+    option, evidence = next((o, e) for o, e in page_options(PAGE) if f" {o} " in items[0]["question"])
+    assert items[0]["question"] == f"What does the {option} option of git-clean do?"
+    assert items[0]["evidence"] == [evidence]
+    assert option_questions(docs) == items  # the same choice every time
+    assert option_questions(docs, min_options=4) == []

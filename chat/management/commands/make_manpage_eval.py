@@ -8,11 +8,18 @@ out of the page first, or the question would be a string search; the command's n
 the question does not contain it. Sources only, like make_package_eval: it measures ranking, not
 coverage. Which pages a machine has depends on what is installed there, so compare settings with
 it on one machine, side by side.
+
+OUT/options.jsonl asks about the same pages the other way round, the way people search reference
+pages: one option per page ("What does the --dry-run option of git-clean do?"), with the first
+words of the option's description as the evidence to find. Its questions name the page, so their
+sources are easy; what it measures is evidence coverage (whether the context holds the option's
+own paragraph among the page's dozens), of questions made of identifiers.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -84,6 +91,55 @@ def manpage_documents(entries: list[tuple[str, str, str]], render: Callable[[str
     return chosen
 
 
+# An option item as man renders it at 80 columns: seven spaces, then the option(s); its description
+# follows, indented further, up to a blank line.
+_OPTION_ITEM = re.compile(r"^ {7}(-{1,2}[A-Za-z0-9][\w-]*)")
+_LONG_OPTION = re.compile(r"--[A-Za-z0-9][\w-]*")
+EVIDENCE_WORDS = 12
+MIN_EVIDENCE_WORDS = 6
+
+
+def page_options(text: str) -> list[tuple[str, str]]:
+    """(option, the first words of its description's first sentence) for each option item of a
+    rendered page whose description's first sentence has at least six words, named by its longest
+    long form; an option described twice (in two sections, say) is left out: which paragraph
+    answers would be ambiguous."""
+    lines = text.splitlines()
+    found = []
+    for i, line in enumerate(lines):
+        match = _OPTION_ITEM.match(line)
+        if match is None:
+            continue
+        description = []
+        for following in lines[i + 1:]:
+            if not following.strip() or len(following) - len(following.lstrip()) <= 7:
+                break
+            description.append(following.strip())
+        words = re.split(r"(?<=[.!?])\s", " ".join(description))[0].split()
+        if len(words) < MIN_EVIDENCE_WORDS:
+            continue
+        long_forms = _LONG_OPTION.findall(line)
+        option = max(long_forms, key=len) if long_forms else match.group(1)
+        found.append((option, " ".join(words[:EVIDENCE_WORDS]).rstrip(".,;:")))
+    times = Counter(option for option, _ in found)
+    return [(option, evidence) for option, evidence in found if times[option] == 1]
+
+
+def option_questions(documents: list[tuple[str, str, str]], *, min_options: int = 3) -> list[dict]:
+    """One question per page with at least `min_options` usable options, about one of them chosen
+    by a digest of the page's file name (a fixed choice, not the first option every time)."""
+    items = []
+    for filename, text, _ in documents:
+        options = page_options(text)
+        if len(options) < min_options:
+            continue
+        option, evidence = options[int(hashlib.sha1(filename.encode()).hexdigest(), 16) % len(options)]
+        page = filename.rsplit(".", 2)[0]
+        items.append({"id": f"opt-{len(items) + 1:03d}", "question": f"What does the {option} option of {page} do?",
+                      "kind": "factoid", "source": filename, "evidence": [evidence]})
+    return items
+
+
 def _render(name: str, section: str) -> str:
     result = subprocess.run(["man", "-P", "cat", section, name], capture_output=True, text=True, timeout=60,
                             env={**os.environ, "MANWIDTH": "80", "MAN_KEEP_FORMATTING": ""}, errors="replace")
@@ -110,7 +166,10 @@ class Command(BaseCommand):
             raise CommandError(f"No manual page with a description and {min_chars}+ characters was found "
                                "(is the man-db index built? mandb).")
         others = write_sources_only_set(out, documents, id_prefix="man")
-        self.stdout.write(f"{len(documents)} manual pages: {out / 'docs'}/ and {out / 'questions.jsonl'}")
+        options = option_questions(documents)
+        (out / "options.jsonl").write_text("".join(json.dumps(item) + "\n" for item in options), encoding="utf-8")
+        self.stdout.write(f"{len(documents)} manual pages: {out / 'docs'}/ and {out / 'questions.jsonl'}; "
+                          f"{len(options)} questions about their options: {out / 'options.jsonl'}")
         if others:
             self.stderr.write(f"{len(others)} other files in {out / 'docs'} (an earlier run's?) will be ingested "
                               f"with it: {', '.join(others[:5])}")
