@@ -102,6 +102,11 @@ def test_questions_without_evidence_count_for_ranks_but_not_coverage(eval_file, 
     assert "NaN" not in (tmp_path / "r" / "report.json").read_text()
     hybrid_line = next(line for line in out.splitlines() if line.startswith("hybrid "))
     assert hybrid_line.split()[6:8] == ["1.00", "-"]  # F@8k over q1, S@8k unknown
+    rse = report["summary"]["hybrid+rse:balanced"]
+    rse_chars = [row["chars"] for row in report["items"]["hybrid+rse:balanced"]]
+    assert rse["chars"] == pytest.approx(sum(rse_chars) / 2)  # over every question, sections or not
+    rse_line = next(line for line in out.splitlines() if line.startswith("hybrid+rse:balanced"))
+    assert rse_line.split("|")[2].split()[-2] == f"{rse['chars']:.0f}"
 
 
 def test_exact_searches_vectors_without_the_hnsw_graph(eval_file, tmp_path, settings, monkeypatch):

@@ -91,6 +91,7 @@ def summarise(rows: list[dict]) -> dict:
             summary[f"{kind}_chars"] = mean(r["chars"] for r in subset)
     if rows and "segment_rank" in rows[0]:
         summary["segment_mrr@10"] = mean(reciprocal_ranks(r["segment_rank"] for r in rows))
+        summary["chars"] = mean(r["chars"] for r in rows)
     totals = [r["timings_ms"]["total"] for r in rows]
     summary["latency_p50_ms"] = percentile(totals, 50)
     summary["latency_p95_ms"] = percentile(totals, 95)
@@ -160,14 +161,13 @@ def format_table(summaries: dict[str, dict]) -> str:
               f"{'chars':>6} {'segMRR':>6} | {'p50ms':>6} {'p95ms':>6}")
     lines = [header, "-" * len(header)]
     for name, s in summaries.items():
-        chars = mean([s.get("factoid_chars", float("nan")), s.get("section_chars", float("nan"))])
         lines.append(
             f"{name:22} {_f(s['recall@1'], 2):>5} {_f(s['recall@5'], 2):>5} {_f(s['recall@10'], 2):>5} "
             f"{_f(s['mrr@10']):>5} | {_f(s['factoid_coverage_8000'], 2):>5} {_f(s['section_coverage_8000'], 2):>5} "
             f"{_f(s['factoid_coverage_16000'], 2):>5} {_f(s['section_coverage_16000'], 2):>5} | "
             f"{_f(s.get('factoid_coverage_own'), 2):>5} {_f(s.get('section_coverage_own'), 2):>5} "
             f"{_f(s.get('factoid_topk_coverage_own'), 2):>6} {_f(s.get('section_topk_coverage_own'), 2):>6} "
-            f"{_f(chars, 0) if 'factoid_chars' in s else '-':>6} {_f(s.get('segment_mrr@10')):>6} | "
+            f"{_f(s.get('chars'), 0):>6} {_f(s.get('segment_mrr@10')):>6} | "
             f"{_f(s['latency_p50_ms'], 1):>6} {_f(s['latency_p95_ms'], 1):>6}")
     lines.append("R@k = source recall@k, MRR10 = MRR@10 of chunks; F/S = evidence coverage of factoid/section "
                  "questions: context cut to 8k/16k chars, and (RSE runs) at RSE's own length 'own' vs. the top-k "
