@@ -149,6 +149,11 @@ def moved_questions(before: Sequence[dict], after: Sequence[dict]) -> list[tuple
             if row["id"] in old and old[row["id"]] != row["rank"]]
 
 
+def write_items(path: Path, items: Iterable[dict]) -> None:
+    """An evaluation file: one JSON object per line, in the format load_items reads."""
+    path.write_text("".join(json.dumps(item) + "\n" for item in items), encoding="utf-8")
+
+
 def write_sources_only_set(out: Path, documents: Sequence[tuple[str, str, str]], *, id_prefix: str) -> list[str]:
     """Write a known-item evaluation set: each (file name, text, question) as OUT/docs/<file name>,
     and OUT/questions.jsonl with one factoid question per document, whose source it is (no evidence
@@ -156,11 +161,11 @@ def write_sources_only_set(out: Path, documents: Sequence[tuple[str, str, str]],
     would take in too (not deleted: the folder is the caller's)."""
     docs = out / "docs"
     docs.mkdir(parents=True, exist_ok=True)
-    lines = []
+    items = []
     for number, (filename, text, question) in enumerate(documents, start=1):
         (docs / filename).write_text(text, encoding="utf-8")
-        lines.append(json.dumps({"id": f"{id_prefix}-{number:03d}", "question": question, "kind": "factoid",
-                                 "source": filename, "evidence": []}))
-    (out / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        items.append({"id": f"{id_prefix}-{number:03d}", "question": question, "kind": "factoid",
+                      "source": filename, "evidence": []})
+    write_items(out / "questions.jsonl", items)
     written = {filename for filename, _, _ in documents}
     return sorted(f.name for f in docs.iterdir() if f.name not in written)

@@ -19,7 +19,6 @@ own paragraph among the page's dozens), of questions made of identifiers.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -30,7 +29,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from chat.evaluation import normalise, write_sources_only_set
+from chat.evaluation import normalise, write_items, write_sources_only_set
 
 # `apropos -l` lines: "git-clean (1)        - Remove untracked files from the working tree"
 _APROPOS_LINE = re.compile(r"^(\S+) \((\w+)\)\s+- (.+)$")
@@ -147,8 +146,9 @@ def _render(name: str, section: str) -> str:
 
 
 class Command(BaseCommand):
-    help = ("Write a sources-only evaluation set from this machine's manual pages (OUT/docs, OUT/questions.jsonl): "
-            "each page's one-line description, taken out of the page, is the question.")
+    help = ("Write evaluation sets from this machine's manual pages (OUT/docs): OUT/questions.jsonl asks each "
+            "page's one-line description, taken out of the page; OUT/options.jsonl asks what one of its options "
+            "does, with the option's description as the evidence.")
 
     def add_arguments(self, parser):
         parser.add_argument("out", type=Path)
@@ -167,7 +167,7 @@ class Command(BaseCommand):
                                "(is the man-db index built? mandb).")
         others = write_sources_only_set(out, documents, id_prefix="man")
         options = option_questions(documents)
-        (out / "options.jsonl").write_text("".join(json.dumps(item) + "\n" for item in options), encoding="utf-8")
+        write_items(out / "options.jsonl", options)
         self.stdout.write(f"{len(documents)} manual pages: {out / 'docs'}/ and {out / 'questions.jsonl'}; "
                           f"{len(options)} questions about their options: {out / 'options.jsonl'}")
         if others:
