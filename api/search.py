@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from chat.rse import PRESETS
-from chat.search import MAX_K, MAX_QUERY_CHARS, SearchError, search
+from chat.search import MAX_K, MAX_MAX_CHARS, MAX_QUERY_CHARS, MIN_MAX_CHARS, SearchError, search
 from corpus.permissions import readable_collections
 
 API_MODES = ["hybrid", "vector", "keyword"]
@@ -50,6 +50,13 @@ class SearchInput(serializers.Serializer):
         "max_value": f"k must be from 1 to {MAX_K}."})
     rse = serializers.ChoiceField(choices=list(PRESETS), default="balanced", allow_null=True, error_messages={
         "invalid_choice": f"rse must be one of {', '.join(PRESETS)} or null."})
+    max_chars = StrictIntegerField(
+        required=False, allow_null=True, default=None, min_value=MIN_MAX_CHARS, max_value=MAX_MAX_CHARS,
+        error_messages={"invalid": "max_chars must be an integer or null.",
+                        "min_value": f"max_chars must be from {MIN_MAX_CHARS} to {MAX_MAX_CHARS}.",
+                        "max_value": f"max_chars must be from {MIN_MAX_CHARS} to {MAX_MAX_CHARS}."},
+        help_text="Your context budget in characters: the RSE segments are trimmed to fit it, each around its "
+                  "most relevant chunks, rather than leaving you to cut after a long first segment.")
 
     def validate(self, attrs):
         unknown = set(self.initial_data) - set(self.fields) if isinstance(self.initial_data, dict) else set()
@@ -122,7 +129,7 @@ class SearchView(APIView):
                 raise NotFound(f"There is no collection {data['collection']!r} that you may read.")
         try:
             result = search(query=data["query"], collections=collections, mode=data["mode"], k=data["k"],
-                            rse=data["rse"])
+                            rse=data["rse"], max_chars=data["max_chars"])
         except SearchError as exc:
             raise ApiValidationError({"detail": str(exc)}) from exc
         return Response(result.as_dict())

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from chat.citations import build_citations, relevance_map
+from chat.citations import CONTEXT_CHARS, build_citations, relevance_map
 from chat.extractive import extractive_answer
 from chat.prompts import answer_messages
 from chat.rewrite import rewrite_query
@@ -84,7 +84,10 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
     from chat.search import SearchError, search  # imported here: keeps this module light to import
 
     try:
-        result = search(query=query, collections=collections, mode="hybrid", k=SEARCH_K, rse=rse)
+        # RSE is told the budget the sources are cut to, so a long first segment is trimmed
+        # around its best chunks instead of crowding the other segments out.
+        result = search(query=query, collections=collections, mode="hybrid", k=SEARCH_K, rse=rse,
+                        max_chars=CONTEXT_CHARS)
     except SearchError as exc:
         raise AnswerError(str(exc)) from exc
     citations = build_citations(result)

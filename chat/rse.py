@@ -130,3 +130,45 @@ def best_segments(values: Sequence[Sequence[Sequence[float]]], *, max_length: in
                 cache.pop((q, best.document), None)
         query = (query + 1) % len(values)
     return chosen
+
+
+def fit_to_budget(values: Sequence[Sequence[float]], lengths: Sequence[Sequence[float]],
+                  budget: float) -> list[tuple[int, int]]:
+    """Trim chosen segments to fit `budget` characters in all. values[s][i] and lengths[s][i] are
+    chunk i of segment s; returns each segment's kept (start, end), end exclusive (start == end:
+    dropped).
+
+    A segment's ends go first, the least valuable per character first, because a context cut at a
+    budget would otherwise lose whole segments after a long first one, and the chunk that made
+    a segment worth picking sits in its middle as often as at its start. Ends left on an
+    irrelevant (negative) chunk are trimmed too: they only cost characters."""
+    if len(values) != len(lengths) or any(len(v) != len(n) for v, n in zip(values, lengths, strict=True)):
+        raise ValueError("values and lengths must have the same shape")
+    if budget < 0:
+        raise ValueError("budget must not be negative")
+    spans = [[0, len(v)] for v in values]
+    total = sum(sum(n) for n in lengths)
+
+    def density(s: int, i: int) -> float:
+        return values[s][i] / max(lengths[s][i], 1.0)
+
+    while total > budget:
+        ends = []
+        for s, (start, end) in enumerate(spans):
+            if start < end:
+                # Ties go to the later segment and to the tail: the earlier text is the better ranked.
+                ends.append((density(s, end - 1), -s, 0, s))
+                ends.append((density(s, start), -s, 1, s))
+        _, _, head, s = min(ends)
+        if head:
+            total -= lengths[s][spans[s][0]]
+            spans[s][0] += 1
+        else:
+            spans[s][1] -= 1
+            total -= lengths[s][spans[s][1]]
+    for s, span in enumerate(spans):
+        while span[0] < span[1] and values[s][span[1] - 1] <= 0:
+            span[1] -= 1
+        while span[0] < span[1] and values[s][span[0]] <= 0:
+            span[0] += 1
+    return [(start, end) for start, end in spans]

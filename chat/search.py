@@ -27,6 +27,9 @@ prefer_idle_threads()  # before anything loads torch: search embeds single queri
 MAX_K = 100
 MAX_QUERY_CHARS = 2000
 MAX_QUERIES = 8
+# Bounds of a caller's RSE budget (characters): below a chunk's length nothing would fit.
+MIN_MAX_CHARS = 500
+MAX_MAX_CHARS = 1_000_000
 FUSIONS = ("convex", "rrf")
 
 
@@ -145,10 +148,11 @@ def _rank_one(candidates: list[Candidate], mode: str, idf_sum: float | None,
 
 
 def search(*, query: str | list[str], collections: QuerySet[Collection], mode: str = "hybrid", k: int = 10,
-           rse: str | None = "balanced", fusion: str | None = None) -> SearchResult:
+           rse: str | None = "balanced", fusion: str | None = None, max_chars: int | None = None) -> SearchResult:
     """Search `collections`. `chunks` are the k best chunks (best first; with several queries, the
     queries' lists take turns); `segments` come from RSE with preset `rse` (None: no RSE; also
-    none for overlapping "sliding" collections). `fusion` (hybrid): "convex" or "rrf", None for
+    none for overlapping "sliding" collections), trimmed to at most `max_chars` characters in all
+    when given (the caller's context budget). `fusion` (hybrid): "convex" or "rrf", None for
     SEARCH_FUSION. Raises SearchError on bad input."""
     t0 = time.perf_counter()
     queries = _queries(query)
@@ -158,6 +162,9 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
         raise SearchError(f"k must be an integer from 1 to {MAX_K}.")
     if rse is not None and rse not in PRESETS:
         raise SearchError(f"Unknown rse preset {rse!r}; use one of {', '.join(PRESETS)} or null.")
+    if max_chars is not None and (isinstance(max_chars, bool) or not isinstance(max_chars, int)
+                                  or not MIN_MAX_CHARS <= max_chars <= MAX_MAX_CHARS):
+        raise SearchError(f"max_chars must be an integer from {MIN_MAX_CHARS} to {MAX_MAX_CHARS}, or null.")
     fusion = settings.SEARCH_FUSION if fusion is None else fusion
     if fusion not in FUSIONS:
         raise SearchError(f"Unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}.")
@@ -211,7 +218,8 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
     returned = [c for c, _, _ in top]
     if rse is not None and eligible:
         t = time.perf_counter()
-        segments = extract_segments(ranked, preset=PRESETS[rse], eligible_collections=eligible, texts_for=returned)
+        segments = extract_segments(ranked, preset=PRESETS[rse], eligible_collections=eligible, texts_for=returned,
+                                    max_chars=max_chars)
         result.segments = [
             Segment(document=DocumentRef(s.document_id, s.title, s.source), start=s.start, end=s.end,
                     char_start=s.char_start, char_end=s.char_end, text=s.text, score=s.score, page=s.page)

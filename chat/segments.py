@@ -20,7 +20,7 @@ from django.db import connection
 
 from chat import prepared
 from chat.candidates import Candidate
-from chat.rse import RsePreset, adjust_for_length, best_segments, chunk_value
+from chat.rse import RsePreset, SegmentChoice, adjust_for_length, best_segments, chunk_value, fit_to_budget
 
 
 @dataclass
@@ -167,15 +167,19 @@ def _trust_rank(position: int, candidate: Candidate) -> int:
 
 
 def extract_segments(queries: Sequence[RankedQuery], *, preset: RsePreset, eligible_collections: set[int],
-                     order_by_rank: bool = True, texts_for: Sequence[Candidate] = ()) -> list[SegmentText]:
+                     order_by_rank: bool = True, texts_for: Sequence[Candidate] = (),
+                     max_chars: int | None = None) -> list[SegmentText]:
     """Segments for the ranked queries. RSE picks them by value; they are returned in the order of
     the best-ranked chunk each holds, so the answer to a factoid comes first even when a longer
     cluster elsewhere is worth more (a context cut to a budget keeps what matters most).
+    `max_chars`: trim the segments to at most that many characters in all (chat.rse.fit_to_budget).
     The text of `texts_for` (the chunks a search returns) is read in the same query (fetch_texts)."""
     windows = _windows(queries, eligible_collections, preset.max_length)
-    choices = best_segments(_values(queries, windows, preset), max_length=preset.max_length,
-                            overall_max_length=preset.overall_max_length,
+    values = _values(queries, windows, preset) if windows else []
+    choices = best_segments(values, max_length=preset.max_length, overall_max_length=preset.overall_max_length,
                             minimum_value=preset.minimum_value) if windows else []
+    if max_chars is not None:
+        choices = _fit(choices, values, windows, max_chars)
     ranges = [(windows[c.document].document_id, windows[c.document].first + c.start,
                windows[c.document].first + c.end) for c in choices]
     missing = _missing(texts_for, ranges)
@@ -201,6 +205,25 @@ def extract_segments(queries: Sequence[RankedQuery], *, preset: RsePreset, eligi
     if order_by_rank:
         segments.sort(key=lambda segment: _best_rank(queries, segment))
     return segments
+
+
+def _fit(choices: list[SegmentChoice], values: list[list[list[float]]], windows: list[_Window],
+         max_chars: int) -> list[SegmentChoice]:
+    """The choices trimmed to `max_chars`, a chunk valued by the query that values it most. Gap
+    chunks count at their gap's mean length, but a trimmed segment still begins and ends on a hit,
+    so it holds a gap whole or not at all and its text fits the budget exactly."""
+    chunk_values = [[max(per_query[c.document][i] for per_query in values) for i in range(c.start, c.end)]
+                    for c in choices]
+    lengths = [windows[c.document].lengths[c.start:c.end] for c in choices]
+    fitted = []
+    for choice, kept, chunk_value_list in zip(choices, fit_to_budget(chunk_values, lengths, max_chars), chunk_values,
+                                              strict=True):
+        start, end = kept
+        if start < end:
+            fitted.append(SegmentChoice(document=choice.document, start=choice.start + start,
+                                        end=choice.start + end, score=sum(chunk_value_list[start:end]),
+                                        query=choice.query))
+    return fitted
 
 
 def _best_rank(queries: Sequence[RankedQuery], segment: SegmentText) -> int:

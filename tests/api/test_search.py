@@ -5,6 +5,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from corpus.embedding import embed_texts
+from corpus.models import Collection
 from tests.chat.factories import make_collection, make_document
 
 pytestmark = pytest.mark.django_db
@@ -89,12 +90,24 @@ def test_named_readable_collection_is_searched(setup):
     ({"query": "x", "mode": "ts_rank"}, "mode", "mode must be one of"),
     ({"query": "x", "rse": "most"}, "rse", "rse must be one of"),
     ({"query": "x", "colection": "mine"}, "non_field_errors", "Unknown field"),
+    ({"query": "x", "max_chars": 100}, "max_chars", "from 500 to"),
+    ({"query": "x", "max_chars": "8000"}, "max_chars", "integer"),
 ])
 def test_bad_input_is_400_with_a_message(setup, body, field, message):
     response = setup.post("/api/search/", body, format="json")
     assert response.status_code == 400
     errors = response.json()
     assert message in " ".join(errors[field])
+
+
+def test_max_chars_trims_the_segments(setup, user):
+    tips = [f"Bread tip {i}: knead the dough well, let it rise, then bake the loaf. " for i in range(20)]
+    make_document(Collection.objects.get(slug="mine"), "tips.txt", tips, embeddings=embed_texts(tips))
+    body = {"query": "How do I knead the dough, let it rise and bake the loaf?", "rse": "find_all"}
+    whole = setup.post("/api/search/", body, format="json").json()["segments"]
+    fitted = setup.post("/api/search/", body | {"max_chars": 500}, format="json").json()["segments"]
+    assert sum(len(s["text"]) for s in whole) > 500
+    assert fitted and sum(len(s["text"]) for s in fitted) <= 500
 
 
 def test_non_object_body_is_400(setup):

@@ -63,6 +63,15 @@ def test_writes_the_table_report_and_chart(eval_file, tmp_path):
         hybrid["mrr@10"] - report["summary"]["vector"]["mrr@10"])
     assert (tmp_path / "first" / "report.png").read_bytes().startswith(b"\x89PNG")
     assert report["baseline"] is None
+    # The whole corpus fits either budget, so RSE told the budget returns the same context.
+    for row in rse_rows:
+        assert row["fitted_coverage_8000"] == row["coverage_8000"] == row["coverage_own"]
+        assert row["fitted_chars_8000"] == row["fitted_chars_16000"] == row["chars"]
+    fitted_line = [line for line in out.splitlines() if line.startswith("hybrid+rse:balanced")][1]
+    summary = report["summary"]["hybrid+rse:balanced"]
+    assert fitted_line.split()[1:4] == [f"{summary['factoid_fitted_coverage_8000']:.2f}",
+                                        f"{summary['section_fitted_coverage_8000']:.2f}",
+                                        f"{summary['fitted_chars_8000']:.0f}"]
 
 
 def test_baseline_shows_what_moved(eval_file, tmp_path):

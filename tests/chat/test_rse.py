@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chat.rse import PRESETS, adjust_for_length, best_segments, chunk_value
+from chat.rse import PRESETS, adjust_for_length, best_segments, chunk_value, fit_to_budget
 
 
 def test_seed_example_gives_segment_two_to_three():
@@ -112,3 +112,54 @@ def test_best_segments_matches_the_uncached_greedy_pick(values, max_length, over
     values = [list(map(list, per_query)) for per_query in values]
     kwargs = {"max_length": max_length, "overall_max_length": overall_max_length, "minimum_value": minimum_value}
     assert best_segments(values, **kwargs) == _reference_best_segments(values, **kwargs)
+
+
+def test_a_context_within_budget_is_left_whole():
+    assert fit_to_budget([[0.5, -0.1, 0.4], [0.9]], [[100, 100, 100], [100]], 400) == [(0, 3), (0, 1)]
+
+
+def test_segments_lose_their_least_valuable_ends_first():
+    # 500 characters for 300: the 0.1 head goes, then the 0.2 tail of the second segment (the
+    # 0.5 tail of the first is worth more); the first segment keeps its best chunk, 0.8.
+    values = [[0.1, 0.8, 0.5], [0.9, 0.2]]
+    lengths = [[100, 100, 100], [100, 100]]
+    assert fit_to_budget(values, lengths, 300) == [(1, 3), (0, 1)]
+
+
+def test_an_end_left_on_an_irrelevant_chunk_is_trimmed_too():
+    # Trimming the 0.3 head leaves the segment starting on a -0.2 gap chunk: that goes as well.
+    assert fit_to_budget([[0.3, -0.2, 0.9]], [[100, 100, 100]], 250) == [(2, 3)]
+
+
+def test_a_segment_can_be_dropped_whole():
+    first, second = fit_to_budget([[0.9], [0.1]], [[100], [100]], 150)
+    assert first == (0, 1)
+    assert second[0] == second[1]
+
+
+def test_value_is_weighed_per_character():
+    # 0.4 over 400 characters is worth less per character than 0.3 over 100.
+    first, second = fit_to_budget([[0.4], [0.3]], [[400], [100]], 450)
+    assert first[0] == first[1]
+    assert second == (0, 1)
+
+
+def test_fit_to_budget_rejects_mismatched_shapes_and_a_negative_budget():
+    with pytest.raises(ValueError, match="same shape"):
+        fit_to_budget([[0.1, 0.2]], [[100]], 100)
+    with pytest.raises(ValueError, match="negative"):
+        fit_to_budget([[0.1]], [[100]], -1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.floats(-1, 1), st.integers(1, 500)), min_size=1, max_size=8), max_size=5),
+       st.integers(0, 3000))
+def test_fitted_segments_fit_and_stay_inside_their_segment(segments, budget):
+    values = [[v for v, _ in seg] for seg in segments]
+    lengths = [[n for _, n in seg] for seg in segments]
+    spans = fit_to_budget(values, lengths, budget)
+    assert len(spans) == len(segments)
+    assert sum(sum(n[a:b]) for n, (a, b) in zip(lengths, spans, strict=True)) <= max(budget, 0)
+    for v, (a, b) in zip(values, spans, strict=True):
+        assert 0 <= a <= b <= len(v)
+        assert a == b or (v[a] > 0 and v[b - 1] > 0)

@@ -135,6 +135,26 @@ def test_rse_returns_contiguous_segment_text_from_the_document(corpus):
         assert a[0] != b[0] or a[2] <= b[1]
 
 
+BREAD_TIPS = [f"Bread tip {i}: knead the dough well, let it rise, then bake the loaf until golden. "
+              for i in range(20)]
+
+
+def test_max_chars_trims_the_segments_to_fit():
+    collection = make_collection("tips")
+    tips = _doc(collection, "tips.md", BREAD_TIPS)
+    query = "How do I knead the dough, let it rise and bake the loaf?"
+    whole = search(query=query, collections=Collection.objects.all(), rse="find_all")
+    assert sum(len(s.text) for s in whole.segments) > 1000  # else the budget below would trim nothing
+    fitted = search(query=query, collections=Collection.objects.all(), rse="find_all", max_chars=500)
+    assert fitted.segments
+    assert sum(len(s.text) for s in fitted.segments) <= 500
+    # Each trimmed segment is a piece of one of the whole ones, its text still the document's.
+    for seg in fitted.segments:
+        assert any(w.document.id == seg.document.id and w.start <= seg.start < seg.end <= w.end for w in whole.segments)
+        assert seg.text == tips.text[seg.char_start:seg.char_end]
+    assert [c.chunk_id for c in fitted.chunks] == [c.chunk_id for c in whole.chunks]  # the budget is RSE's only
+
+
 def test_keyword_and_vector_modes_rank_one_side_only(corpus):
     _, guide, money = corpus
     kw = search(query="mortgage interest rates", collections=Collection.objects.all(), mode="keyword", rse=None)
@@ -227,6 +247,9 @@ def test_small_collections_are_searched_exactly(corpus):
     ({"query": "x", "k": True}, "k must be"),
     ({"query": "x", "rse": "most"}, "Unknown rse"),
     ({"query": "x", "fusion": "sum"}, "Unknown fusion"),
+    ({"query": "x", "max_chars": 499}, "max_chars must be"),
+    ({"query": "x", "max_chars": "8000"}, "max_chars must be"),
+    ({"query": "x", "max_chars": True}, "max_chars must be"),
 ])
 def test_bad_input_raises_search_error(kwargs, message):
     with pytest.raises(SearchError, match=message):

@@ -97,3 +97,45 @@ def test_a_document_re_chunked_since_the_search_gives_no_segment_rather_than_oth
     Chunk.objects.bulk_create([Chunk(document=document, chunk_index=c.chunk_index, text=c.text.upper(), start=c.start,
                                      end=c.end) for c in old])
     assert extract_segments([ranked], preset=LENIENT, eligible_collections={collection.id}) == []
+
+
+def _cluster(guide, *, far_hit_rank=None):
+    """Hits 10-20 around the best chunk 15, relevance falling 0.05 a chunk away from it and ranked
+    by that distance; with `far_hit_rank`, chunk 50 (relevance 0.9) too, at that place."""
+    collection, document = guide
+    chunks = {c.chunk_index: c for c in Chunk.objects.filter(document=document)}
+    order = sorted(range(10, 21), key=lambda i: (abs(i - 15), i))
+    if far_hit_rank is not None:
+        order.insert(far_hit_rank, 50)
+    candidates = [_candidate(chunks[i], vector_rank=rank) for rank, i in enumerate(order, start=1)]
+    relevance = {c.chunk_id: 0.9 if c.chunk_index == 50 else 0.9 - 0.05 * abs(c.chunk_index - 15)
+                 for c in candidates}
+    return collection, RankedQuery(candidates, relevance)
+
+
+def test_a_budget_trims_a_segment_around_its_best_chunk(guide):
+    collection, ranked = _cluster(guide)
+    balanced = PRESETS["balanced"]
+    [whole] = extract_segments([ranked], preset=balanced, eligible_collections={collection.id})
+    assert (whole.start, whole.end) == (10, 21)
+    piece = len(PIECES[0])
+    [fitted] = extract_segments([ranked], preset=balanced, eligible_collections={collection.id}, max_chars=3 * piece)
+    assert (fitted.start, fitted.end) == (14, 17)
+    assert fitted.text == "".join(PIECES[14:17])
+    # Its score is what is left of the segment's value: the three chunks' values.
+    assert fitted.score == pytest.approx(sum((0.9 - 0.05 * abs(i - 15)) * math.exp(-rank / 30) - 0.18
+                                             for i, rank in ((15, 0), (14, 1), (16, 2))))
+
+
+def test_a_budget_keeps_a_later_segment_a_long_first_one_would_crowd_out(guide):
+    collection, ranked = _cluster(guide, far_hit_rank=1)
+    balanced = PRESETS["balanced"]
+    piece = len(PIECES[0])
+    whole = extract_segments([ranked], preset=balanced, eligible_collections={collection.id})
+    assert [(s.start, s.end) for s in whole] == [(10, 21), (50, 51)]
+    # Cut at five chunks, the whole context would be the first segment's first five chunks. Told
+    # the budget, RSE keeps the far hit and the four best chunks of the cluster (chunk 17, ranked
+    # after 13, goes before it).
+    fitted = extract_segments([ranked], preset=balanced, eligible_collections={collection.id}, max_chars=5 * piece)
+    assert [(s.start, s.end) for s in fitted] == [(13, 17), (50, 51)]
+    assert sum(len(s.text) for s in fitted) == 5 * piece

@@ -65,6 +65,14 @@ def evaluate_item(item: Item, collections, mode: str, rse: str | None, k: int, f
         row["segment_rank"] = first_source_rank([s.document.source for s in result.segments], item.source)
         row["coverage_own"] = coverage(item.evidence, own)
         row["topk_coverage_own"] = coverage(item.evidence, joined(chunk_texts, len(own)))
+        for budget in BUDGETS:
+            # RSE told the budget (as the answer path tells it its own): segments trimmed around
+            # their best chunks instead of a cut that drops whatever comes after a long segment.
+            fitted = search(query=item.question, collections=collections, mode=mode, k=k, rse=rse, fusion=fusion,
+                            max_chars=budget)
+            fitted_context = [s.text for s in fitted.segments]
+            row[f"fitted_coverage_{budget}"] = coverage(item.evidence, joined(fitted_context, budget))
+            row[f"fitted_chars_{budget}"] = len(joined(fitted_context))
     for budget in BUDGETS:
         row[f"coverage_{budget}"] = coverage(item.evidence, joined(context, budget))
     return row
@@ -89,9 +97,14 @@ def summarise(rows: list[dict]) -> dict:
             summary[f"{kind}_coverage_own"] = _mean_known(r["coverage_own"] for r in subset)
             summary[f"{kind}_topk_coverage_own"] = _mean_known(r["topk_coverage_own"] for r in subset)
             summary[f"{kind}_chars"] = mean(r["chars"] for r in subset)
+            for budget in BUDGETS:
+                summary[f"{kind}_fitted_coverage_{budget}"] = _mean_known(r[f"fitted_coverage_{budget}"]
+                                                                          for r in subset)
     if rows and "segment_rank" in rows[0]:
         summary["segment_mrr@10"] = mean(reciprocal_ranks(r["segment_rank"] for r in rows))
         summary["chars"] = mean(r["chars"] for r in rows)
+        for budget in BUDGETS:
+            summary[f"fitted_chars_{budget}"] = mean(r[f"fitted_chars_{budget}"] for r in rows)
     totals = [r["timings_ms"]["total"] for r in rows]
     summary["latency_p50_ms"] = percentile(totals, 50)
     summary["latency_p95_ms"] = percentile(totals, 95)
@@ -173,6 +186,18 @@ def format_table(summaries: dict[str, dict]) -> str:
                  "questions: context cut to 8k/16k chars, and (RSE runs) at RSE's own length 'own' vs. the top-k "
                  "chunks cut to that same length (kF/kS); chars = mean RSE context length; segMRR = MRR@10 of "
                  "RSE's segments (the first from the source); latency = total incl. query embedding.")
+    fitted = [(name, s) for name, s in summaries.items() if "fitted_chars_8000" in s]
+    if fitted:
+        header = f"{'RSE given the budget':22}" + "".join(
+            f" {'F@' + label:>5} {'S@' + label:>5} {'chars':>6} |" for label in ("8k", "16k")).rstrip(" |")
+        lines += ["", header, "-" * len(header)]
+        for name, s in fitted:
+            lines.append(f"{name:22}" + " |".join(
+                f" {_f(s.get(f'factoid_fitted_coverage_{budget}'), 2):>5} "
+                f"{_f(s.get(f'section_fitted_coverage_{budget}'), 2):>5} {_f(s[f'fitted_chars_{budget}'], 0):>6}"
+                for budget in BUDGETS))
+        lines.append("Coverage of RSE's segments when the search is given the budget (max_chars, as the answer path "
+                     "gives its own): segments trimmed from their least valuable ends, then cut; chars = mean length.")
     return "\n".join(lines)
 
 

@@ -1,4 +1,4 @@
-"""`manage.py search QUERY [--mode] [--k] [--collection SLUG] [--rse PRESET|none] [--json]`."""
+"""`manage.py search QUERY [--mode] [--k] [--collection SLUG] [--rse PRESET|none] [--max-chars N] [--json]`."""
 
 from __future__ import annotations
 
@@ -21,9 +21,11 @@ class Command(BaseCommand):
         parser.add_argument("--k", type=int, default=10)
         parser.add_argument("--collection", help="Collection slug (default: every collection).")
         parser.add_argument("--rse", choices=[*PRESETS, "none"], default="balanced")
+        parser.add_argument("--max-chars", type=int, metavar="N",
+                            help="Trim the RSE segments to at most N characters in all (a context budget).")
         parser.add_argument("--json", action="store_true", help="Print the /api/search/ JSON response.")
 
-    def handle(self, *args, query, mode, k, collection, rse, json: bool, **options):
+    def handle(self, *args, query, mode, k, collection, rse, max_chars, json: bool, **options):
         collections = Collection.objects.all()
         if collection:
             collections = collections.filter(slug=collection)
@@ -31,7 +33,7 @@ class Command(BaseCommand):
                 raise CommandError(f"There is no collection {collection!r}.")
         try:
             result = search(query=" ".join(query), collections=collections, mode=mode, k=k,
-                            rse=None if rse == "none" else rse)
+                            rse=None if rse == "none" else rse, max_chars=max_chars)
         except SearchError as exc:
             raise CommandError(str(exc)) from exc
         if json:
