@@ -67,6 +67,7 @@ def test_writes_the_table_report_and_chart(eval_file, tmp_path):
     for row in rse_rows:
         assert row["fitted_coverage_8000"] == row["coverage_8000"] == row["coverage_own"]
         assert row["fitted_chars_8000"] == row["fitted_chars_16000"] == row["chars"]
+        assert row["answer_coverage"] == row["coverage_own"]  # the answer's sources: the same segments
     fitted_line = [line for line in out.splitlines() if line.startswith("hybrid+rse:balanced")][1]
     summary = report["summary"]["hybrid+rse:balanced"]
     assert fitted_line.split()[1:4] == [f"{summary['factoid_fitted_coverage_8000']:.2f}",

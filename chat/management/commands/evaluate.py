@@ -14,6 +14,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.test.utils import override_settings
 
+from chat.citations import CONTEXT_CHARS, build_citations
 from chat.evaluation import (
     KINDS,
     EvalFormatError,
@@ -73,6 +74,14 @@ def evaluate_item(item: Item, collections, mode: str, rse: str | None, k: int, f
             fitted_context = [s.text for s in fitted.segments]
             row[f"fitted_coverage_{budget}"] = coverage(item.evidence, joined(fitted_context, budget))
             row[f"fitted_chars_{budget}"] = len(joined(fitted_context))
+        # What an answer's numbered sources hold: the search given the chat's budget, made into
+        # sources by the code that gives them to the LLM (chat.citations; at most 8 sources, so k
+        # beyond that changes nothing).
+        sources = [c["text"] for c in build_citations(search(
+            query=item.question, collections=collections, mode=mode, k=k, rse=rse, fusion=fusion,
+            max_chars=CONTEXT_CHARS))]
+        row["answer_coverage"] = coverage(item.evidence, joined(sources))
+        row["answer_chars"] = len(joined(sources))
     for budget in BUDGETS:
         row[f"coverage_{budget}"] = coverage(item.evidence, joined(context, budget))
     return row
@@ -100,11 +109,13 @@ def summarise(rows: list[dict]) -> dict:
             for budget in BUDGETS:
                 summary[f"{kind}_fitted_coverage_{budget}"] = _mean_known(r[f"fitted_coverage_{budget}"]
                                                                           for r in subset)
+            summary[f"{kind}_answer_coverage"] = _mean_known(r["answer_coverage"] for r in subset)
     if rows and "segment_rank" in rows[0]:
         summary["segment_mrr@10"] = mean(reciprocal_ranks(r["segment_rank"] for r in rows))
         summary["chars"] = mean(r["chars"] for r in rows)
         for budget in BUDGETS:
             summary[f"fitted_chars_{budget}"] = mean(r[f"fitted_chars_{budget}"] for r in rows)
+        summary["answer_chars"] = mean(r["answer_chars"] for r in rows)
     totals = [r["timings_ms"]["total"] for r in rows]
     summary["latency_p50_ms"] = percentile(totals, 50)
     summary["latency_p95_ms"] = percentile(totals, 95)
@@ -188,16 +199,18 @@ def format_table(summaries: dict[str, dict]) -> str:
                  "RSE's segments (the first from the source); latency = total incl. query embedding.")
     fitted = [(name, s) for name, s in summaries.items() if "fitted_chars_8000" in s]
     if fitted:
-        header = f"{'RSE given the budget':22}" + "".join(
-            f" {'F@' + label:>5} {'S@' + label:>5} {'chars':>6} |" for label in ("8k", "16k")).rstrip(" |")
+        columns = [(f"{budget // 1000}k", f"fitted_coverage_{budget}", f"fitted_chars_{budget}") for budget in BUDGETS]
+        columns.append(("ans", "answer_coverage", "answer_chars"))
+        header = f"{'RSE given the budget':22}" + " |".join(
+            f" {'F@' + label:>5} {'S@' + label:>5} {'chars':>6}" for label, _, _ in columns)
         lines += ["", header, "-" * len(header)]
         for name, s in fitted:
             lines.append(f"{name:22}" + " |".join(
-                f" {_f(s.get(f'factoid_fitted_coverage_{budget}'), 2):>5} "
-                f"{_f(s.get(f'section_fitted_coverage_{budget}'), 2):>5} {_f(s[f'fitted_chars_{budget}'], 0):>6}"
-                for budget in BUDGETS))
+                f" {_f(s.get(f'factoid_{key}'), 2):>5} {_f(s.get(f'section_{key}'), 2):>5} {_f(s[chars], 0):>6}"
+                for _, key, chars in columns))
         lines.append("Coverage of RSE's segments when the search is given the budget (max_chars, as the answer path "
-                     "gives its own): segments trimmed from their least valuable ends, then cut; chars = mean length.")
+                     "gives its own): segments trimmed from their least valuable ends, then cut; chars = mean length. "
+                     f"ans = the sources an answer gets ({CONTEXT_CHARS:,} characters, chat.citations).")
     return "\n".join(lines)
 
 
