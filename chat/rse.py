@@ -140,8 +140,9 @@ def fit_to_budget(values: Sequence[Sequence[float]], lengths: Sequence[Sequence[
 
     A segment's ends go first, the least valuable per character first, because a context cut at a
     budget would otherwise lose whole segments after a long first one, and the chunk that made
-    a segment worth picking sits in its middle as often as at its start. Ends left on an
-    irrelevant (negative) chunk are trimmed too: they only cost characters."""
+    a segment worth picking sits in its middle as often as at its start. An end left on a chunk
+    worth nothing (value <= 0: irrelevant, or not retrieved) is trimmed too: it only costs
+    characters, and so every kept segment still begins and ends on a retrieved chunk."""
     if len(values) != len(lengths) or any(len(v) != len(n) for v, n in zip(values, lengths, strict=True)):
         raise ValueError("values and lengths must have the same shape")
     if budget < 0:
