@@ -26,6 +26,11 @@ from django.db import connection, transaction
 
 from corpus.models import SEARCH_CONFIG
 
+# The query's lexemes, made as the chunks' `search` column makes them (corpus/migrations/
+# 0009_search_identifiers.py): the configuration's words plus each underscore identifier whole.
+QUERY_TSVECTOR = (f"(to_tsvector('{SEARCH_CONFIG}', %(query)s) "
+                  "|| to_tsvector('simple', ragweb_identifiers('', %(query)s)))")
+
 # A lexeme quoted for tsquery input (embedded quotes and backslashes doubled), so nothing in a
 # user's query is read as tsquery syntax.
 _QUOTED = r"'''' || replace(replace(lexeme, '\', '\\'), '''', '''''') || ''''"
@@ -35,7 +40,7 @@ _QUOTED = r"'''' || replace(replace(lexeme, '\', '\\'), '''', '''''') || ''''"
 TS_RANK_CD_CTES = f"""
 kw_query AS (
     SELECT string_agg({_QUOTED}, ' | ')::tsquery AS tsq
-    FROM unnest(to_tsvector('{SEARCH_CONFIG}', %(query)s))
+    FROM unnest({QUERY_TSVECTOR})
 ),
 kw_match AS (
     SELECT c.id, c.search
@@ -81,7 +86,7 @@ kw_term_df AS (
             / count(*) OVER lexeme)::int AS quota
     FROM bm25_term_stats t
     WHERE t.collection_id = ANY(%(collections)s::bigint[])
-      AND t.lexeme = ANY(tsvector_to_array(to_tsvector('{config}', %(query)s)))
+      AND t.lexeme = ANY(tsvector_to_array({query_tsvector}))
       AND t.df > 0
     WINDOW lexeme AS (PARTITION BY t.lexeme)
 ),
@@ -158,7 +163,7 @@ def vector_bm25_ctes() -> str:
 
 
 def _stats_ctes() -> str:
-    return BM25_STATS_CTES.format(config=SEARCH_CONFIG, full_budget_collections=FULL_BUDGET_COLLECTIONS)
+    return BM25_STATS_CTES.format(query_tsvector=QUERY_TSVECTOR, full_budget_collections=FULL_BUDGET_COLLECTIONS)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,15 @@ from corpus.querysets import ChunkQuerySet, CollectionQuerySet, DocumentQuerySet
 SEARCH_CONFIG = "english"
 
 
+class Identifiers(models.Func):
+    """The underscore identifiers of a chunk's context and text, underscores taken out
+    (DJANGO_SETTINGS_MODULE -> DJANGOSETTINGSMODULE): the SQL function of migration 0009, so that
+    an identifier is one lexeme besides the words the parser splits it into."""
+
+    function = "ragweb_identifiers"
+    output_field = models.TextField()
+
+
 class Collection(models.Model):
     """A named set of documents with its own ingestion settings and readers/editors."""
 
@@ -157,7 +166,8 @@ class Chunk(models.Model):
     token_count = models.PositiveIntegerField(default=0, help_text="Model tokens in text.")
     embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS, null=True, blank=True)
     search = models.GeneratedField(
-        expression=SearchVector("context", "text", config=SEARCH_CONFIG),
+        expression=(SearchVector("context", "text", config=SEARCH_CONFIG)
+                    + SearchVector(Identifiers("context", "text"), config="simple")),
         output_field=SearchVectorField(),
         db_persist=True,
     )

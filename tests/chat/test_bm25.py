@@ -1,4 +1,5 @@
 import math
+import re
 
 import pytest
 from django.db import connection, transaction
@@ -28,9 +29,12 @@ def _lexemes(chunk_id: int) -> dict[str, int]:
 
 
 def _query_lexemes(query: str) -> list[str]:
+    """The english configuration's lexemes, and each underscore identifier whole, lower-cased and
+    without its underscores (as the chunks' tsvector has them)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT lexeme FROM unnest(to_tsvector('english', %s))", [query])
-        return [r[0] for r in cursor.fetchall()]
+        words = [r[0] for r in cursor.fetchall()]
+    return words + [m.replace("_", "").lower() for m in re.findall(r"[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+", query)]
 
 
 def _reference_bm25(collections: list[Collection], query: str, k1: float, b: float) -> dict[int, float]:
@@ -258,3 +262,33 @@ def test_beyond_four_collections_the_posting_budget_is_shared_evenly(settings):
                                                                                      "apple tart recipe. "}
     settings.SEARCH_BM25_TERM_POSTINGS = 100
     assert len(_keyword_scores(collections, "apple")[0]) == 18
+
+
+IDENTIFIER_DOCS = [
+    "Django settings: every Django project has a settings module, and the Django settings module "
+    "is where Django reads its settings. ",
+    "Set DJANGO_SETTINGS_MODULE before running a script. ",
+    "Use get_object_or_404() in views; it raises Http404. ",
+]
+
+
+def test_underscore_identifiers_are_also_one_lexeme():
+    col = make_collection("ids")
+    make_document(col, "ids.txt", IDENTIFIER_DOCS)
+    chunk = Chunk.objects.get(document__collection=col, chunk_index=1)
+    lexemes = _lexemes(chunk.id)
+    assert "djangosettingsmodule" in lexemes
+    assert {"django", "set", "modul"} <= set(lexemes)  # the parser's words stay
+    assert "getobjector404" in _lexemes(Chunk.objects.get(document__collection=col, chunk_index=2).id)
+
+
+def test_a_query_naming_an_identifier_finds_the_chunk_that_holds_it():
+    col = make_collection("ids")
+    make_document(col, "ids.txt", IDENTIFIER_DOCS)
+    query = "What is DJANGO_SETTINGS_MODULE?"
+    scores, _ = _keyword_scores([col], query)
+    by_text = {Chunk.objects.get(pk=cid).text: score for cid, score in scores.items()}
+    # Without the identifier as one lexeme, the chunk repeating "Django", "settings" and "module"
+    # would score higher than the one naming the variable.
+    assert by_text[IDENTIFIER_DOCS[1]] > by_text[IDENTIFIER_DOCS[0]]
+    assert scores == pytest.approx(_reference_bm25([col], query, 1.2, 0.75), rel=1e-9)

@@ -1,0 +1,51 @@
+"""corpus 0009 changes the keyword index's tsvector in place, which fires no row trigger: the
+migration must rebuild the BM25 postings and statistics itself, both ways."""
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+from corpus.models import Chunk
+from tests.chat.factories import make_collection, make_document
+from tests.chat.test_bm25 import (
+    IDENTIFIER_DOCS,
+    _expected_postings,
+    _expected_stats,
+    _lexemes,
+    _stored_postings,
+    _stored_stats,
+)
+
+BEFORE = ("corpus", "0008_bm25_posting_covering_key")
+AFTER = ("corpus", "0009_search_identifiers")
+
+
+def _migrate(target):
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate([target])
+
+
+def _assert_index_consistent():
+    assert _stored_postings() == _expected_postings()
+    assert _stored_stats() == _expected_stats()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_rebuilds_postings_and_statistics_both_ways():
+    col = make_collection("ids")
+    make_document(col, "ids.txt", IDENTIFIER_DOCS)
+    chunk_id = Chunk.objects.get(document__collection=col, chunk_index=1).id
+    assert "djangosettingsmodule" in _lexemes(chunk_id)
+    try:
+        _migrate(BEFORE)
+        assert "djangosettingsmodule" not in _lexemes(chunk_id)
+        _assert_index_consistent()
+    finally:
+        _migrate(AFTER)
+    assert "djangosettingsmodule" in _lexemes(chunk_id)
+    _assert_index_consistent()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT df FROM bm25_term_stats WHERE collection_id = %s AND lexeme = 'djangosettingsmodule'",
+                       [col.id])
+        assert cursor.fetchone() == (1,)
