@@ -28,8 +28,8 @@ from corpus.models import SEARCH_CONFIG
 
 # The query's lexemes, made as the chunks' `search` column makes them (corpus/migrations/
 # 0009_search_identifiers.py): the configuration's words plus each underscore identifier whole.
-QUERY_TSVECTOR = (f"(to_tsvector('{SEARCH_CONFIG}', %(query)s) "
-                  "|| to_tsvector('simple', ragweb_identifiers('', %(query)s)))")
+QUERY_IDENTIFIERS = "to_tsvector('simple', ragweb_identifiers('', %(query)s))"
+QUERY_TSVECTOR = f"(to_tsvector('{SEARCH_CONFIG}', %(query)s) || {QUERY_IDENTIFIERS})"
 
 # A lexeme quoted for tsquery input (embedded quotes and backslashes doubled), so nothing in a
 # user's query is read as tsquery syntax.
@@ -53,7 +53,7 @@ kw_scored AS (
     FROM kw_match m
 ),
 kw_ranked AS (SELECT id, score FROM kw_scored),
-kw_idf_sum AS (SELECT NULL::float8 AS total)"""
+kw_idf_sum AS (SELECT NULL::float8 AS total, NULL::bigint AS identifiers)"""
 
 # BM25 from the postings table (corpus/migrations/0004_bm25_postings.py), in two passes.
 # 1. Each query lexeme's postings are read from the impact index, best first, at most
@@ -94,7 +94,12 @@ kw_idf AS (
     SELECT k.lexeme, ln(1 + (s.n - sum(k.df) + 0.5) / (sum(k.df) + 0.5)) AS idf
     FROM kw_term_df k CROSS JOIN kw_stats s GROUP BY k.lexeme, s.n
 ),
-kw_idf_sum AS (SELECT coalesce(sum(idf), 0) AS total FROM kw_idf)"""
+kw_idf_sum AS (
+    -- identifiers: how many of the query's underscore identifiers the collections hold
+    SELECT coalesce(sum(idf), 0) AS total,
+           count(*) FILTER (WHERE lexeme = ANY(tsvector_to_array({query_identifiers}))) AS identifiers
+    FROM kw_idf
+)"""
 
 BM25_POOL_CTES = """
 kw_first_pass AS (
@@ -163,7 +168,8 @@ def vector_bm25_ctes() -> str:
 
 
 def _stats_ctes() -> str:
-    return BM25_STATS_CTES.format(query_tsvector=QUERY_TSVECTOR, full_budget_collections=FULL_BUDGET_COLLECTIONS)
+    return BM25_STATS_CTES.format(query_tsvector=QUERY_TSVECTOR, query_identifiers=QUERY_IDENTIFIERS,
+                                  full_budget_collections=FULL_BUDGET_COLLECTIONS)
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,7 @@ class Candidate:
 class CandidateSet:
     candidates: list[Candidate]
     idf_sum: float | None  # sum of the query lexemes' IDFs, the BM25 normaliser
+    identifiers: int | None = None  # the query's underscore identifiers that the collections hold
     vector_scan: str | None = None  # "hnsw" or "exact": how the vector side was searched
     elapsed_ms: float | None = None  # a keyword half's time on its side connection
 
@@ -96,12 +97,13 @@ def _statement(sides: _Sides) -> str:
             else "NULL::text")
     keyword_rank = "k.rank" if sides.keyword else "NULL::bigint"
     if sides.keyword == "ts_rank_cd":
-        keyword_cols = "NULL::float8, ks.score, NULL::float8"
+        keyword_cols = "NULL::float8, ks.score, NULL::float8, NULL::bigint"
     elif sides.keyword or sides.vector_bm25:
         # Not among the scored chunks: no query term, BM25 taken as 0.
-        keyword_cols = "coalesce(ks.score, 0), ks.score, (SELECT total FROM kw_idf_sum)"
+        keyword_cols = ("coalesce(ks.score, 0), ks.score, (SELECT total FROM kw_idf_sum), "
+                        "(SELECT identifiers FROM kw_idf_sum)")
     else:
-        keyword_cols = "NULL::float8, NULL::float8, NULL::float8"
+        keyword_cols = "NULL::float8, NULL::float8, NULL::float8, NULL::bigint"
     # The vector side's chunks have their distance already: only the others' is computed here
     # (COALESCE evaluates lazily).
     if not sides.similarity:
@@ -136,11 +138,10 @@ def _run(sides: _Sides, params: dict) -> CandidateSet:
         execute_with_session_settings(cursor, _statement(sides), params, parameter_types=_PER_SEARCH)
         rows = cursor.fetchall()
     result = []
-    idf_sum = None
-    scan = None
+    idf_sum = identifiers = scan = None
     for (chunk_id, document_id, collection_id, chunk_index, start, end, page, title, source,
-         vector_rank, keyword_rank, bm25, keyword_score, idf_total, similarity, row_scan) in rows:
-        idf_sum, scan = idf_total, row_scan
+         vector_rank, keyword_rank, bm25, keyword_score, idf_total, row_identifiers, similarity, row_scan) in rows:
+        idf_sum, identifiers, scan = idf_total, row_identifiers, row_scan
         result.append(Candidate(
             chunk_id=chunk_id, document_id=document_id, collection_id=collection_id, chunk_index=chunk_index,
             text=None, start=start, end=end, page=page, title=title, source=source,
@@ -149,7 +150,7 @@ def _run(sides: _Sides, params: dict) -> CandidateSet:
             bm25=None if bm25 is None else float(bm25),
             keyword_score=None if keyword_score is None else float(keyword_score),
         ))
-    return CandidateSet(result, None if idf_sum is None else float(idf_sum), scan)
+    return CandidateSet(result, None if idf_sum is None else float(idf_sum), identifiers, scan)
 
 
 def _parameters(query: str, vector: Sequence[float] | None, collection_ids: list[int], candidates: int) -> dict:
@@ -189,7 +190,8 @@ def _with_keyword_half(by_keyword: CandidateSet, params: dict) -> CandidateSet:
         else:  # its BM25 and keyword rank are the keyword half's (set in place: replace() cost 0.25 ms)
             found.vector_rank, found.similarity = c.vector_rank, c.similarity
     idf_sum = by_keyword.idf_sum if by_keyword.idf_sum is not None else by_vector.idf_sum
-    return CandidateSet(list(merged.values()), idf_sum, by_vector.vector_scan, by_keyword.elapsed_ms)
+    identifiers = by_keyword.identifiers if by_keyword.identifiers is not None else by_vector.identifiers
+    return CandidateSet(list(merged.values()), idf_sum, identifiers, by_vector.vector_scan, by_keyword.elapsed_ms)
 
 
 def fetch_candidates(*, query: str, vector: Sequence[float], collection_ids: list[int], mode: str,

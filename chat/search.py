@@ -110,8 +110,9 @@ def _queries(query: str | list[str]) -> list[str]:
 
 
 def _rank_one(candidates: list[Candidate], mode: str, idf_sum: float | None,
-              fusion: str) -> tuple[list[Candidate], dict, dict]:
-    """Order one query's candidates for `mode`; return them with their scores and relevance."""
+              fusion: str, names_identifier: bool = False) -> tuple[list[Candidate], dict, dict]:
+    """Order one query's candidates for `mode`; return them with their scores and relevance.
+    `names_identifier`: the query names an underscore identifier the collections hold."""
     calibration = Calibration(similarity_center=settings.SEARCH_SIMILARITY_CENTER,
                               similarity_width=settings.SEARCH_SIMILARITY_WIDTH,
                               keyword_weight=settings.SEARCH_RELEVANCE_KEYWORD_WEIGHT,
@@ -128,7 +129,10 @@ def _rank_one(candidates: list[Candidate], mode: str, idf_sum: float | None,
         if fusion == "convex":
             # Every candidate has both scores: the statement computes the similarity of the keyword
             # side's chunks and the BM25 of the vector side's (0 without a query term).
-            share = settings.SEARCH_CONVEX_KEYWORD_SHARE
+            # An embedding cannot spell: a query naming an identifier (DJANGO_SETTINGS_MODULE) is
+            # answered by the chunks that contain it, which only the keyword side matches exactly.
+            share = (settings.SEARCH_CONVEX_IDENTIFIER_SHARE if names_identifier
+                     else settings.SEARCH_CONVEX_KEYWORD_SHARE)
             fused = fuse_convex([{c.chunk_id: c.similarity for c in candidates if c.similarity is not None},
                                  {c.chunk_id: c.bm25 for c in candidates if c.bm25 is not None}],
                                 weights=[1.0 - share, share], tie_break=relevance)
@@ -202,7 +206,7 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
     ranked: list[RankedQuery] = []
     scores: list[dict] = []
     for cset in per_query:
-        ordered, score, relevance = _rank_one(cset.candidates, mode, cset.idf_sum, fusion)
+        ordered, score, relevance = _rank_one(cset.candidates, mode, cset.idf_sum, fusion, bool(cset.identifiers))
         ranked.append(RankedQuery(ordered, relevance))
         scores.append(score)
     timings["fusion"] = _ms(t)

@@ -178,6 +178,9 @@ if LLM_BASE_URL and not LLM_MODEL:
 # or "rrf", reciprocal rank fusion with SEARCH_RRF_K and the two weights.
 SEARCH_FUSION = env_choice("SEARCH_FUSION", "convex", ("convex", "rrf"))
 SEARCH_CONVEX_KEYWORD_SHARE = env_float("SEARCH_CONVEX_KEYWORD_SHARE", 1 / 3, minimum=0.0, maximum=1.0)
+# The keyword side's share when the query names an underscore identifier the collections hold
+# (DJANGO_SETTINGS_MODULE): the embedding cannot tell it from its words, the keyword index can.
+SEARCH_CONVEX_IDENTIFIER_SHARE = env_float("SEARCH_CONVEX_IDENTIFIER_SHARE", 0.6, minimum=0.0, maximum=1.0)
 SEARCH_RRF_K = env_int("SEARCH_RRF_K", 60, minimum=1)
 SEARCH_VECTOR_WEIGHT = env_float("SEARCH_VECTOR_WEIGHT", 1.0, minimum=0.0)
 SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 1.0, minimum=0.0)

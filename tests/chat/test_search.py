@@ -155,6 +155,40 @@ def test_max_chars_trims_the_segments_to_fit():
     assert [c.chunk_id for c in fitted.chunks] == [c.chunk_id for c in whole.chunks]  # the budget is RSE's only
 
 
+SETTINGS_DOCS = [
+    "Django reads its settings from a settings module: the module's settings configure every Django project. ",
+    "Scripts fail on start when DJANGO_SETTINGS_MODULE is unset. ",
+    "Bread needs flour, water and salt. ",
+]
+
+
+def test_a_query_naming_an_identifier_the_collection_holds_gives_the_keyword_side_its_identifier_share(settings):
+    collection = make_collection("settings")
+    _doc(collection, "settings.md", SETTINGS_DOCS)
+    vector = embed_texts(["What is DJANGO_SETTINGS_MODULE?"])[0]
+    held = fetch_candidates(query="What is DJANGO_SETTINGS_MODULE?", vector=vector, collection_ids=[collection.id],
+                            mode="hybrid", candidates=10)
+    assert held.identifiers == 1
+    misspelt = "What is DJANGO_SETTING_MODULE?"
+    typo = fetch_candidates(query=misspelt, vector=embed_texts([misspelt])[0], collection_ids=[collection.id],
+                            mode="hybrid", candidates=10)
+    assert typo.identifiers == 0  # not in the collection: the keyword side has only its words
+
+    settings.SEARCH_CONVEX_KEYWORD_SHARE, settings.SEARCH_CONVEX_IDENTIFIER_SHARE = 0.2, 0.7
+    scope = Collection.objects.filter(pk=collection.pk)
+    for query, found, share in (("What is DJANGO_SETTINGS_MODULE?", held, 0.7),
+                                (misspelt, typo, 0.2)):
+        sims = [c.similarity for c in found.candidates]
+        bm25s = [c.bm25 for c in found.candidates]
+        by_id = {c.chunk_id: c for c in found.candidates}
+        result = search(query=query, collections=scope, rse=None)
+        assert {h.chunk_id for h in result.chunks} == set(by_id)
+        for hit in result.chunks:
+            c = by_id[hit.chunk_id]
+            assert hit.score == pytest.approx((1 - share) * (c.similarity - min(sims)) / (max(sims) - min(sims))
+                                              + share * (c.bm25 - min(bm25s)) / (max(bm25s) - min(bm25s)))
+
+
 def test_keyword_and_vector_modes_rank_one_side_only(corpus):
     _, guide, money = corpus
     kw = search(query="mortgage interest rates", collections=Collection.objects.all(), mode="keyword", rse=None)

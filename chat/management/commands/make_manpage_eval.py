@@ -9,6 +9,10 @@ the question does not contain it. Sources only, like make_package_eval: it measu
 coverage. Which pages a machine has depends on what is installed there, so compare settings with
 it on one machine, side by side.
 
+OUT/identifiers.jsonl asks, for each page that names an identifier with underscores no other page
+names (an environment variable, a setting, a function), what it does ("What does DPKG_COLORS do?"),
+without naming the page: the lookups people make in reference documentation. Sources only.
+
 OUT/options.jsonl asks about the same pages the other way round, the way people search reference
 pages: one option per page ("What does the --dry-run option of git-clean do?"), with the first
 words of the option's description as the evidence to find. Its questions name the page, so their
@@ -139,6 +143,29 @@ def option_questions(documents: list[tuple[str, str, str]], *, min_options: int 
     return items
 
 
+# An identifier written with underscores (DPKG_COLORS, copy_extensions): two or more parts of two or
+# more characters, the first a letter.
+_IDENTIFIER = re.compile(r"\b[A-Za-z][A-Za-z0-9]+(?:_[A-Za-z0-9]{2,})+\b")
+
+
+def identifier_questions(documents: list[tuple[str, str, str]]) -> list[dict]:
+    """One question per page that names an identifier no other page names ("What does DPKG_COLORS
+    do?"), chosen by a digest of the page's file name; the page is its source. The question does
+    not name the page, and the page's own name is not asked about."""
+    found = {filename: set(_IDENTIFIER.findall(text)) for filename, text, _ in documents}
+    pages_naming = Counter(identifier for identifiers in found.values() for identifier in identifiers)
+    items = []
+    for filename, identifiers in found.items():
+        page = filename.rsplit(".", 2)[0]
+        unique = sorted(i for i in identifiers if pages_naming[i] == 1 and i.lower() != page.lower())
+        if not unique:
+            continue
+        identifier = unique[int(hashlib.sha1(filename.encode()).hexdigest(), 16) % len(unique)]
+        items.append({"id": f"ident-{len(items) + 1:03d}", "question": f"What does {identifier} do?",
+                      "kind": "factoid", "source": filename, "evidence": []})
+    return items
+
+
 def _render(name: str, section: str) -> str:
     result = subprocess.run(["man", "-P", "cat", section, name], capture_output=True, text=True, timeout=60,
                             env={**os.environ, "MANWIDTH": "80", "MAN_KEEP_FORMATTING": ""}, errors="replace")
@@ -148,7 +175,8 @@ def _render(name: str, section: str) -> str:
 class Command(BaseCommand):
     help = ("Write evaluation sets from this machine's manual pages (OUT/docs): OUT/questions.jsonl asks each "
             "page's one-line description, taken out of the page; OUT/options.jsonl asks what one of its options "
-            "does, with the option's description as the evidence.")
+            "does, with the option's description as the evidence; OUT/identifiers.jsonl asks what an identifier "
+            "only that page names does.")
 
     def add_arguments(self, parser):
         parser.add_argument("out", type=Path)
@@ -168,8 +196,11 @@ class Command(BaseCommand):
         others = write_sources_only_set(out, documents, id_prefix="man")
         options = option_questions(documents)
         write_items(out / "options.jsonl", options)
+        identifiers = identifier_questions(documents)
+        write_items(out / "identifiers.jsonl", identifiers)
         self.stdout.write(f"{len(documents)} manual pages: {out / 'docs'}/ and {out / 'questions.jsonl'}; "
-                          f"{len(options)} questions about their options: {out / 'options.jsonl'}")
+                          f"{len(options)} questions about their options: {out / 'options.jsonl'}; "
+                          f"{len(identifiers)} about identifiers they name: {out / 'identifiers.jsonl'}")
         if others:
             self.stderr.write(f"{len(others)} other files in {out / 'docs'} (an earlier run's?) will be ingested "
                               f"with it: {', '.join(others[:5])}")
