@@ -62,6 +62,8 @@ eval-manpages: install migrate
 	    --docs var/manpage-eval/docs --runs bm25 vector hybrid hybrid:rrf --report var/manpage-eval/report
 	$(PY) manage.py evaluate var/manpage-eval/options.jsonl --collection manpage-docs --docs var/manpage-eval/docs \
 	    --runs bm25 vector hybrid hybrid:rrf hybrid+rse:balanced hybrid+rse:find_all --report var/manpage-eval/options-report
+	$(PY) manage.py evaluate var/manpage-eval/identifiers.jsonl --collection manpage-docs \
+	    --docs var/manpage-eval/docs --runs bm25 vector hybrid hybrid:rrf --report var/manpage-eval/identifiers-report
 
 bench-latency: install migrate
 	$(PY) manage.py bench_search --queries $(EVAL_DIR)/django_dev.jsonl $(BENCH_ARGS)

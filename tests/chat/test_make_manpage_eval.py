@@ -1,10 +1,12 @@
 import json
+import re
 from io import StringIO
 
 from django.core.management import call_command
 
 from chat.evaluation import load_items, normalise
 from chat.management.commands.make_manpage_eval import (
+    identifier_questions,
     manpage_documents,
     option_questions,
     page_options,
@@ -105,6 +107,11 @@ def test_command_writes_an_evaluation_set_of_this_machines_pages(tmp_path):
     for option in load_items(tmp_path / "options.jsonl"):  # each evidence phrase is in its page
         text = (tmp_path / "docs" / option.source).read_text(encoding="utf-8")
         assert normalise(option.evidence[0]) in normalise(text)
+    for question in load_items(tmp_path / "identifiers.jsonl"):  # named by its source and no other page
+        identifier = question.question.removeprefix("What does ").removesuffix(" do?")
+        naming = [p.name for p in (tmp_path / "docs").iterdir()
+                  if re.search(rf"\b{re.escape(identifier)}\b", p.read_text(encoding="utf-8"))]
+        assert naming == [question.source]
 
 
 def test_page_options_reads_each_option_and_the_first_words_of_its_description():
@@ -124,3 +131,20 @@ def test_option_questions_ask_about_one_option_per_page_with_its_description_as_
     assert items[0]["evidence"] == [evidence]
     assert option_questions(docs) == items  # the same choice every time
     assert option_questions(docs, min_options=4) == []
+
+
+def test_identifier_questions_ask_about_an_identifier_only_one_page_names():
+    docs = [
+        ("dpkg.1.txt", "Set DPKG_COLORS to always. DPKG_ADMINDIR and SHARED_VAR are read too. ", "Package manager"),
+        ("apt.8.txt", "APT reads SHARED_VAR and APT_CONFIG; apt_get is the command. ", "APT"),
+        ("pg_dump.1.txt", "pg_dump writes a dump; pg_dump is the page's own name. ", "Dump"),
+        ("x.1.txt", "A_B is too short an identifier to ask about. ", "X"),
+    ]
+    items = identifier_questions(docs)
+    assert [item["source"] for item in items] == ["dpkg.1.txt", "apt.8.txt"]
+    assert items[0]["question"] in ("What does DPKG_COLORS do?", "What does DPKG_ADMINDIR do?")
+    assert items[1]["question"] in ("What does APT_CONFIG do?", "What does apt_get do?")
+    assert all("SHARED_VAR" not in item["question"] for item in items)  # named by two pages
+    assert all(item["kind"] == "factoid" and item["evidence"] == [] for item in items)
+    assert [item["id"] for item in items] == ["ident-001", "ident-002"]
+    assert identifier_questions(docs) == items  # the same choice every time
