@@ -9,9 +9,9 @@ underscore identifiers with the underscores taken out (`djangosettingsmodule`), 
 `simple` configuration (no stemming, no stop words) and added to the `english` tsvector. Queries
 are turned into lexemes the same way (chat/bm25.py, QUERY_TSVECTOR).
 
-The column's expression changes in place (PostgreSQL 17+), which rewrites the table without
-firing its row triggers, so the BM25 statistics and postings are rebuilt here from the new
-tsvectors.
+The column's expression changes in place on PostgreSQL 17+ (`SET EXPRESSION`); on 16 the column is
+dropped and added again with its GIN index. Either way the table is rewritten without firing its
+row triggers, so the BM25 statistics and postings are rebuilt here from the new tsvectors.
 """
 
 import django.contrib.postgres.search
@@ -44,10 +44,27 @@ INSERT INTO bm25_term_stats (collection_id, lexeme, df)
 ANALYZE bm25_posting;
 """
 
-FORWARD = (IDENTIFIERS_FUNCTION + f"ALTER TABLE corpus_chunk ALTER COLUMN search SET EXPRESSION AS {WITH_IDENTIFIERS};"
-           + REBUILD)
-BACKWARD = f"ALTER TABLE corpus_chunk ALTER COLUMN search SET EXPRESSION AS ({ENGLISH});" + REBUILD + \
-    "DROP FUNCTION IF EXISTS ragweb_identifiers(text, text);"
+
+def _set_expression(schema_editor, expression: str) -> None:
+    if schema_editor.connection.pg_version >= 170000:
+        schema_editor.execute(f"ALTER TABLE corpus_chunk ALTER COLUMN search SET EXPRESSION AS {expression}")
+        return
+    schema_editor.execute("ALTER TABLE corpus_chunk DROP COLUMN search")  # its GIN index goes with it
+    schema_editor.execute(
+        f"ALTER TABLE corpus_chunk ADD COLUMN search tsvector GENERATED ALWAYS AS {expression} STORED")
+    schema_editor.execute("CREATE INDEX chunk_search_gin ON corpus_chunk USING gin (search)")
+
+
+def forward(apps, schema_editor):
+    schema_editor.execute(IDENTIFIERS_FUNCTION)
+    _set_expression(schema_editor, WITH_IDENTIFIERS)
+    schema_editor.execute(REBUILD)
+
+
+def backward(apps, schema_editor):
+    _set_expression(schema_editor, f"({ENGLISH})")
+    schema_editor.execute(REBUILD)
+    schema_editor.execute("DROP FUNCTION IF EXISTS ragweb_identifiers(text, text)")
 
 
 class Migration(migrations.Migration):
@@ -55,7 +72,7 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.SeparateDatabaseAndState(
-            database_operations=[migrations.RunSQL(FORWARD, BACKWARD)],
+            database_operations=[migrations.RunPython(forward, backward)],
             state_operations=[
                 migrations.AlterField(
                     model_name="chunk",
