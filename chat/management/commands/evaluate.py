@@ -49,7 +49,11 @@ EXACT_EVERYWHERE = 2**31 - 1  # SEARCH_EXACT_MAX_CHUNKS under --exact
 
 
 def evaluate_item(item: Item, collections, mode: str, rse: str | None, k: int, fusion: str | None = None) -> dict:
-    result = search(query=item.question, collections=collections, mode=mode, k=k, rse=rse, fusion=fusion)
+    def run(max_chars: int | None = None):
+        return search(query=item.question, collections=collections, mode=mode, k=k, rse=rse, fusion=fusion,
+                      max_chars=max_chars)
+
+    result = run()
     sources = [c.document.source for c in result.chunks]
     chunk_texts = [c.text for c in result.chunks]
     row = {"id": item.id, "kind": item.kind, "rank": first_source_rank(sources, item.source),
@@ -69,19 +73,15 @@ def evaluate_item(item: Item, collections, mode: str, rse: str | None, k: int, f
         for budget in BUDGETS:
             # RSE told the budget (as the answer path tells it its own): segments trimmed around
             # their best chunks instead of a cut that drops whatever comes after a long segment.
-            fitted = search(query=item.question, collections=collections, mode=mode, k=k, rse=rse, fusion=fusion,
-                            max_chars=budget)
-            fitted_context = [s.text for s in fitted.segments]
+            fitted_context = [s.text for s in run(max_chars=budget).segments]
             row[f"fitted_coverage_{budget}"] = coverage(item.evidence, joined(fitted_context, budget))
             row[f"fitted_chars_{budget}"] = len(joined(fitted_context))
         # What an answer's numbered sources hold: the search given the chat's budget, made into
         # sources by the code that gives them to the LLM (chat.citations; at most 8 sources, so k
         # beyond that changes nothing).
-        sources = [c["text"] for c in build_citations(search(
-            query=item.question, collections=collections, mode=mode, k=k, rse=rse, fusion=fusion,
-            max_chars=CONTEXT_CHARS))]
-        row["answer_coverage"] = coverage(item.evidence, joined(sources))
-        row["answer_chars"] = len(joined(sources))
+        answer_sources = [c["text"] for c in build_citations(run(max_chars=CONTEXT_CHARS))]
+        row["answer_coverage"] = coverage(item.evidence, joined(answer_sources))
+        row["answer_chars"] = len(joined(answer_sources))
     for budget in BUDGETS:
         row[f"coverage_{budget}"] = coverage(item.evidence, joined(context, budget))
     return row
