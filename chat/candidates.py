@@ -7,9 +7,12 @@ The rows carry no text: of a hundred-odd candidates a search returns ten or so, 
 read with the segments' (chat.segments.fetch_texts); reading it here cost ~7% of this stage.
 
 The keyword side of a hybrid search needs only the query's words, not its vector: a search
-starts it on a second connection before it embeds the query (run_keyword_half, chat/early.py),
-and once the vector is known runs the vector side with the keyword side's chunks added, for their
-similarity. Without that, a hybrid search is one statement.
+starts it on a second connection before it embeds the query (run_keyword_half, chat/early.py).
+That half also brings back what the vector half will need from it: the query's terms with their
+IDFs (QueryTerms), so the vector half scores its chunks' BM25 without reading statistics, and its
+chunks' embeddings, so their similarity to the query is a matrix product here rather than a
+second scan in the vector half. Once the vector is known, only the vector half runs: the nearest
+chunks, their place and their BM25. Without a side connection, a hybrid search is one statement.
 """
 
 from __future__ import annotations
@@ -17,13 +20,14 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
+import numpy as np
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection
 
-from chat.bm25 import keyword_ctes, vector_bm25_ctes
+from chat.bm25 import TERMS_COLUMNS, given_terms_scored_cte, keyword_ctes
 from chat.vector import VECTOR_CTES, execute_with_session_settings, vector_literal
 
 MODES = ("hybrid", "vector", "keyword", "ts_rank_cd")
@@ -48,6 +52,16 @@ class Candidate:
     keyword_score: float | None  # the keyword side's ranking score (BM25 or ts_rank_cd)
 
 
+@dataclass(frozen=True)
+class QueryTerms:
+    """The query's lexemes held by the searched collections, their IDFs, and the collections'
+    average chunk length: all BM25 needs besides a chunk's postings."""
+
+    lexemes: list[str]
+    idfs: list[float]
+    avglen: float | None
+
+
 @dataclass
 class CandidateSet:
     candidates: list[Candidate]
@@ -55,15 +69,17 @@ class CandidateSet:
     identifiers: int | None = None  # the query's underscore identifiers that the collections hold
     vector_scan: str | None = None  # "hnsw" or "exact": how the vector side was searched
     elapsed_ms: float | None = None  # a keyword half's time on its side connection
+    # A keyword half's extras for its vector half: the terms, and each chunk's embedding.
+    terms: QueryTerms | None = None
+    embeddings: dict[int, np.ndarray] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class _Sides:
     vector: bool  # search the vector side
     keyword: str | None  # search the keyword side, scored "bm25" or "ts_rank_cd"
-    vector_bm25: bool = False  # BM25 scores for the vector side's chunks, without a keyword search
     similarity: bool = True  # the rows' cosine similarity (needs the query's vector)
-    extra: bool = False  # rows for the chunks listed in %(extra)s too (their similarity, with vector)
+    for_vector_half: bool = False  # also the terms and the chunks' embeddings (a keyword half)
 
 
 _MODE_SIDES = {
@@ -73,10 +89,8 @@ _MODE_SIDES = {
     "ts_rank_cd": _Sides(vector=False, keyword="ts_rank_cd"),
 }
 # A hybrid search split in two: the keyword half, run before the query's vector exists, and the
-# vector half, which adds what the one statement would have: the BM25 of its own chunks and the
-# similarity of the keyword half's (passed as %(extra)s).
-_KEYWORD_HALF = _Sides(vector=False, keyword="bm25", similarity=False)
-_VECTOR_HALF = _Sides(vector=True, keyword=None, vector_bm25=True, extra=True)
+# vector half (_VECTOR_HALF), which adds what the one statement would have.
+_KEYWORD_HALF = _Sides(vector=False, keyword="bm25", similarity=False, for_vector_half=True)
 
 
 @cache
@@ -86,11 +100,7 @@ def _statement(sides: _Sides) -> str:
         ctes.append(VECTOR_CTES)
     if sides.keyword:
         ctes.append(keyword_ctes(sides.keyword, with_vector=sides.vector))
-    elif sides.vector_bm25:
-        ctes.append(vector_bm25_ctes())
     searched = (["SELECT id FROM vec"] if sides.vector else []) + (["SELECT id FROM kw"] if sides.keyword else [])
-    if sides.extra:
-        searched.append("SELECT unnest(%(extra)s::bigint[])")
     ctes.append("ids AS (" + " UNION ".join(searched) + ")")
     vector_rank = "v.rank" if sides.vector else "NULL::bigint"
     scan = ("(SELECT CASE WHEN EXISTS (SELECT 1 FROM vec_exact) THEN 'exact' ELSE 'hnsw' END)" if sides.vector
@@ -98,7 +108,7 @@ def _statement(sides: _Sides) -> str:
     keyword_rank = "k.rank" if sides.keyword else "NULL::bigint"
     if sides.keyword == "ts_rank_cd":
         keyword_cols = "NULL::float8, ks.score, NULL::float8, NULL::bigint"
-    elif sides.keyword or sides.vector_bm25:
+    elif sides.keyword:
         # Not among the scored chunks: no query term, BM25 taken as 0.
         keyword_cols = ("coalesce(ks.score, 0), ks.score, (SELECT total FROM kw_idf_sum), "
                         "(SELECT identifiers FROM kw_idf_sum)")
@@ -117,40 +127,68 @@ def _statement(sides: _Sides) -> str:
         joins.append("LEFT JOIN vec v ON v.id = c.id")
     if sides.keyword:
         joins.append("LEFT JOIN kw k ON k.id = c.id")
-    if sides.keyword or sides.vector_bm25:
+    if sides.keyword:
         joins.append("LEFT JOIN kw_scored ks ON ks.id = c.id")
+    # pgvector's binary form of the embedding (a 4-byte header, then big-endian float4s): a tenth
+    # of the text form's parsing.
+    extras = ", vector_send(c.embedding), " + TERMS_COLUMNS if sides.for_vector_half else ""
     return (
         "WITH " + ",".join(ctes) + "\n"
         "SELECT c.id, c.document_id, d.collection_id, c.chunk_index, c.start, c.\"end\", c.page, "
         "d.title, d.source, " + vector_rank + ", " + keyword_rank + ", " + keyword_cols + ", "
-        + similarity + ", " + scan + " "
+        + similarity + ", " + scan + extras + " "
         "FROM ids JOIN corpus_chunk c ON c.id = ids.id JOIN corpus_document d ON d.id = c.document_id "
         + " ".join(joins)
     )
 
 
+# The vector half: the nearest chunks, each with its place (read by the vector CTEs), its
+# document, and its BM25 from the keyword half's terms.
+_VECTOR_HALF = (
+    "WITH " + VECTOR_CTES + "," + given_terms_scored_cte("SELECT id FROM vec") + "\n"
+    "SELECT v.id, v.document_id, d.collection_id, v.chunk_index, v.start, v.\"end\", v.page, d.title, d.source, "
+    "v.rank, coalesce(ks.score, 0), ks.score, 1 - v.distance, "
+    "(SELECT CASE WHEN EXISTS (SELECT 1 FROM vec_exact) THEN 'exact' ELSE 'hnsw' END) "
+    "FROM vec v JOIN corpus_document d ON d.id = v.document_id LEFT JOIN kw_scored ks ON ks.id = v.id"
+)
+
 # The values that change from one search to the next; the others are fixed by settings and k.
-_PER_SEARCH = {"query": "text", "vector": "vector", "collections": "bigint[]", "extra": "bigint[]"}
+_PER_SEARCH = {"query": "text", "vector": "vector", "collections": "bigint[]",
+               "lexemes": "text[]", "idfs": "float8[]", "avglen": "float8"}
+
+
+def _float(value) -> float | None:
+    return None if value is None else float(value)
+
+
+def _candidate(row: Sequence, vector_rank, keyword_rank, bm25, keyword_score, similarity) -> Candidate:
+    chunk_id, document_id, collection_id, chunk_index, start, end, page, title, source = row[:9]
+    return Candidate(chunk_id=chunk_id, document_id=document_id, collection_id=collection_id,
+                     chunk_index=chunk_index, text=None, start=start, end=end, page=page, title=title, source=source,
+                     vector_rank=vector_rank, keyword_rank=keyword_rank, similarity=_float(similarity),
+                     bm25=_float(bm25), keyword_score=_float(keyword_score))
+
+
+def _fetch(sql: str, params: dict) -> list[tuple]:
+    with connection.cursor() as cursor:
+        execute_with_session_settings(cursor, sql, params, parameter_types=_PER_SEARCH)
+        return cursor.fetchall()
 
 
 def _run(sides: _Sides, params: dict) -> CandidateSet:
-    with connection.cursor() as cursor:
-        execute_with_session_settings(cursor, _statement(sides), params, parameter_types=_PER_SEARCH)
-        rows = cursor.fetchall()
     result = []
-    idf_sum = identifiers = scan = None
-    for (chunk_id, document_id, collection_id, chunk_index, start, end, page, title, source,
-         vector_rank, keyword_rank, bm25, keyword_score, idf_total, row_identifiers, similarity, row_scan) in rows:
+    idf_sum = identifiers = scan = terms = None
+    embeddings = {}
+    for row in _fetch(_statement(sides), params):
+        vector_rank, keyword_rank, bm25, keyword_score, idf_total, row_identifiers, similarity, row_scan = row[9:17]
         idf_sum, identifiers, scan = idf_total, row_identifiers, row_scan
-        result.append(Candidate(
-            chunk_id=chunk_id, document_id=document_id, collection_id=collection_id, chunk_index=chunk_index,
-            text=None, start=start, end=end, page=page, title=title, source=source,
-            vector_rank=vector_rank, keyword_rank=keyword_rank,
-            similarity=None if similarity is None else float(similarity),
-            bm25=None if bm25 is None else float(bm25),
-            keyword_score=None if keyword_score is None else float(keyword_score),
-        ))
-    return CandidateSet(result, None if idf_sum is None else float(idf_sum), identifiers, scan)
+        result.append(_candidate(row, vector_rank, keyword_rank, bm25, keyword_score, similarity))
+        if sides.for_vector_half:
+            embedding, lexemes, idfs, avglen = row[17:]
+            if embedding is not None:
+                embeddings[row[0]] = np.frombuffer(embedding, dtype=">f4", offset=4)
+            terms = QueryTerms(lexemes or [], [float(idf) for idf in idfs or []], _float(avglen))
+    return CandidateSet(result, _float(idf_sum), identifiers, scan, terms=terms, embeddings=embeddings)
 
 
 def _parameters(query: str, vector: Sequence[float] | None, collection_ids: list[int], candidates: int) -> dict:
@@ -178,20 +216,39 @@ def run_keyword_half(*, query: str, collection_ids: list[int], candidates: int) 
     return found
 
 
-def _with_keyword_half(by_keyword: CandidateSet, params: dict) -> CandidateSet:
+def _with_keyword_half(by_keyword: CandidateSet, vector: Sequence[float], params: dict) -> CandidateSet:
     """The vector half, given the keyword half's result, merged into what the one-statement
-    hybrid returns (the same chunks, ranks and scores)."""
-    by_vector = _run(_VECTOR_HALF, {**params, "extra": [c.chunk_id for c in by_keyword.candidates]})
+    hybrid returns: the same chunks, ranks and scores (the keyword side's similarities computed
+    here in double precision, where pgvector sums in single: they agree to about 1e-6)."""
+    terms = by_keyword.terms or QueryTerms([], [], None)  # no keyword rows: no term the collections hold
+    rows = _fetch(_VECTOR_HALF, {**params, "lexemes": terms.lexemes, "idfs": terms.idfs, "avglen": terms.avglen})
     merged = {c.chunk_id: c for c in by_keyword.candidates}
-    for c in by_vector.candidates:
-        found = merged.get(c.chunk_id)
+    scan = None
+    for row in rows:
+        vector_rank, bm25, keyword_score, similarity, scan = row[9:]
+        found = merged.get(row[0])
         if found is None:
-            merged[c.chunk_id] = c
+            merged[row[0]] = _candidate(row, vector_rank, None, bm25, keyword_score, similarity)
         else:  # its BM25 and keyword rank are the keyword half's (set in place: replace() cost 0.25 ms)
-            found.vector_rank, found.similarity = c.vector_rank, c.similarity
-    idf_sum = by_keyword.idf_sum if by_keyword.idf_sum is not None else by_vector.idf_sum
-    identifiers = by_keyword.identifiers if by_keyword.identifiers is not None else by_vector.identifiers
-    return CandidateSet(list(merged.values()), idf_sum, identifiers, by_vector.vector_scan, by_keyword.elapsed_ms)
+            found.vector_rank, found.similarity = vector_rank, float(similarity)
+    _set_similarities([c for c in by_keyword.candidates if c.vector_rank is None], by_keyword.embeddings, vector)
+    idf_sum = by_keyword.idf_sum if by_keyword.idf_sum is not None else 0.0
+    identifiers = by_keyword.identifiers if by_keyword.identifiers is not None else 0
+    return CandidateSet(list(merged.values()), idf_sum, identifiers, scan, by_keyword.elapsed_ms)
+
+
+def _set_similarities(candidates: list[Candidate], embeddings: dict[int, np.ndarray], vector: Sequence[float]) -> None:
+    """Each candidate's cosine similarity to `vector`, from its embedding (None without one)."""
+    with_embedding = [c for c in candidates if c.chunk_id in embeddings]
+    if not with_embedding:
+        return
+    matrix = np.stack([embeddings[c.chunk_id] for c in with_embedding]).astype(np.float64)
+    query = np.asarray(vector, dtype=np.float32).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        similarities = matrix @ query / np.sqrt((matrix * matrix).sum(axis=1) * (query @ query))
+    for c, similarity in zip(with_embedding, similarities.tolist(), strict=True):
+        # pgvector clamps rounding overshoot to [-1, 1]; a zero vector has no direction.
+        c.similarity = min(max(similarity, -1.0), 1.0) if np.isfinite(similarity) else None
 
 
 def fetch_candidates(*, query: str, vector: Sequence[float], collection_ids: list[int], mode: str,
@@ -209,5 +266,5 @@ def fetch_candidates(*, query: str, vector: Sequence[float], collection_ids: lis
         except (OperationalError, InterfaceError):
             by_keyword = None  # the side connection failed: one statement here instead
         if by_keyword is not None:
-            return _with_keyword_half(by_keyword, params)
+            return _with_keyword_half(by_keyword, vector, params)
     return _run(_MODE_SIDES[mode], params)

@@ -10,11 +10,12 @@ import time
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 from django.db.models import QuerySet
 
 from chat import rerank as rerank_stage
 from chat.candidates import MODES, Candidate, fetch_candidates
-from chat.early import start_keyword_halves
+from chat.early import searched_collections, start_keyword_halves
 from chat.fusion import fuse_convex, fuse_rrf, round_robin
 from chat.relevance import Calibration, blended_relevance, similarity_relevance
 from chat.rse import PRESETS
@@ -175,23 +176,33 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
     timings: dict[str, float] = {}
     result = SearchResult(query=query if isinstance(query, str) else queries, mode=mode, timings_ms=timings)
 
-    collection_rows = list(collections.values_list("id", "chunker"))
-    collection_ids = [cid for cid, _ in collection_rows]
-    eligible = {cid for cid, chunker in collection_rows if chunker != Collection.Chunker.SLIDING}
-    if not collection_ids:
+    n_candidates = max(k, settings.SEARCH_CANDIDATES)
+    # The keyword side needs no vector: it runs on the database while the model embeds the
+    # queries, after reading which collections are searched.
+    early = (start_keyword_halves(queries=queries, collections=collections, candidates=n_candidates)
+             if mode == "hybrid" else None)
+    collection_rows = None if early else searched_collections(collections)
+    if collection_rows == []:
         timings["total"] = _ms(t0)
         return result
-
-    n_candidates = max(k, settings.SEARCH_CANDIDATES)
-    # The keyword side needs no vector: it runs on the database while the model embeds the queries.
-    keyword_halves = (start_keyword_halves(queries=queries, collection_ids=collection_ids, candidates=n_candidates)
-                      if mode == "hybrid" else None)
 
     from corpus.embedding import embed_queries  # loads the model on first use only
 
     t = time.perf_counter()
     vectors = embed_queries(queries)
     timings["embed"] = _ms(t)
+
+    if early:
+        try:
+            collection_rows = early.collections.result()
+        except (OperationalError, InterfaceError):  # the side connection failed: read them here
+            collection_rows = searched_collections(collections)
+    collection_ids = [cid for cid, _ in collection_rows]
+    eligible = {cid for cid, chunker in collection_rows if chunker != Collection.Chunker.SLIDING}
+    if not collection_ids:
+        timings["total"] = _ms(t0)
+        return result
+    keyword_halves = early.halves if early else None
 
     t = time.perf_counter()
     per_query = [fetch_candidates(query=q, vector=v, collection_ids=collection_ids, mode=mode,

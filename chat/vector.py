@@ -17,15 +17,17 @@ from django.conf import settings
 
 from chat import prepared
 
-# CTEs defining vec (id, distance, rank) for the %(candidates)s nearest chunks of the collections.
-# Parameters: vector (text form, cast to vector), collections, candidates, exact_max.
+# CTEs defining vec (id, distance, rank, and the chunk's place: document_id, chunk_index, start,
+# "end", page) for the %(candidates)s nearest chunks of the collections. The place is read with
+# the distance, from the row the scan visits anyway. Parameters: vector (text form, cast to
+# vector), collections, candidates, exact_max.
 VECTOR_CTES = """
 vec_small AS (
     SELECT coalesce(sum(chunk_count), 0) <= %(exact_max)s AS yes
     FROM bm25_collection_stats WHERE collection_id = ANY(%(collections)s::bigint[])
 ),
 vec_hnsw AS MATERIALIZED (
-    SELECT c.id, c.embedding <=> %(vector)s::vector AS distance
+    SELECT c.id, c.embedding <=> %(vector)s::vector AS distance, c.document_id, c.chunk_index, c.start, c."end", c.page
     FROM corpus_chunk c
     WHERE NOT (SELECT yes FROM vec_small)
       AND c.document_id IN (SELECT id FROM corpus_document WHERE collection_id = ANY(%(collections)s::bigint[]))
@@ -37,10 +39,11 @@ vec_exact AS MATERIALIZED (
     -- chunks of the collections' documents through the document key (OFFSET 0 keeps the lateral
     -- subquery a parameterised scan): a generic plan, not knowing how few documents the
     -- collections hold, would otherwise scan every chunk of every collection.
-    SELECT c.id, c.embedding <=> %(vector)s::vector AS distance
+    SELECT c.id, c.embedding <=> %(vector)s::vector AS distance, c.document_id, c.chunk_index, c.start, c."end", c.page
     FROM corpus_document d
     CROSS JOIN LATERAL (
-        SELECT id, embedding FROM corpus_chunk WHERE document_id = d.id AND embedding IS NOT NULL OFFSET 0
+        SELECT id, embedding, document_id, chunk_index, start, "end", page
+        FROM corpus_chunk WHERE document_id = d.id AND embedding IS NOT NULL OFFSET 0
     ) AS c
     WHERE ((SELECT yes FROM vec_small) OR (SELECT count(*) FROM vec_hnsw) < %(candidates)s)
       AND d.collection_id = ANY(%(collections)s::bigint[])
@@ -48,10 +51,10 @@ vec_exact AS MATERIALIZED (
     LIMIT %(candidates)s
 ),
 vec AS (
-    SELECT id, distance, row_number() OVER (ORDER BY distance, id) AS rank
-    FROM (SELECT id, distance FROM vec_exact
+    SELECT v.*, row_number() OVER (ORDER BY distance, id) AS rank
+    FROM (SELECT * FROM vec_exact
           UNION ALL
-          SELECT id, distance FROM vec_hnsw WHERE NOT EXISTS (SELECT 1 FROM vec_exact)) AS v
+          SELECT * FROM vec_hnsw WHERE NOT EXISTS (SELECT 1 FROM vec_exact)) AS v
 )"""
 
 
