@@ -34,8 +34,9 @@ def test_benchmark_prints_every_figure_and_removes_its_scratch_collection(tmp_pa
         for stage in ("embed", "candidates", "fusion", "rse", "total", "total-embed"):
             assert any(line.startswith(f"{stage} ({way})") and len(line.split()) >= 4
                        for line in text.splitlines()), (stage, way)
-        assert f"total without embedding / bare HNSW at p50, {way}: " in text
-    for stage in ("keyword (overlapped)", "bare HNSW top-k", "  plain"):
+        ratios = text.split(f"total without embedding / bare HNSW at p50, {way}: ")[1].splitlines()[0]
+        assert "against the plain statement" in ratios and "against the bare query after embedding" in ratios
+    for stage in ("keyword (overlapped)", "bare HNSW top-k", "  plain", "  after embedding its query"):
         assert any(line.startswith(stage) and len(line.split()) >= 3 for line in text.splitlines()), stage
     assert "keyword (one connection)" not in text  # that way has no keyword half of its own
     assert "total overlapped / on one connection at p50: " in text

@@ -384,6 +384,34 @@ def test_hybrid_with_its_keyword_half_run_early_returns_what_one_statement_retur
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("query", ["zyxwvut qwertyuiop", "sourdough starter feeding schedule"])
+def test_the_split_hybrid_matches_one_statement_without_terms_or_embeddings(corpus, query):
+    # The first query has no word any chunk holds: the keyword half finds nothing, so it brings
+    # back no terms, and the vector half scores BM25 0. The second matches a document whose chunks
+    # are not embedded yet: their similarity is None either way.
+    col, _, _ = corpus
+    make_document(col, "draft.md", ["A sourdough starter needs feeding every day. ", "Keep the schedule. "])
+    vector = embed_texts([query])[0]
+    started = early.start_keyword_halves(queries=[query], collections=Collection.objects.filter(pk=col.id),
+                                         candidates=5)
+
+    def fetch(keyword_half=None):
+        return fetch_candidates(query=query, vector=vector, mode="hybrid", collection_ids=[col.id], candidates=5,
+                                keyword_half=keyword_half)
+
+    merged, single = fetch(started.halves[0]), fetch()
+    _assert_same_rows(_as_rows(merged), _as_rows(single))
+    assert (merged.idf_sum, merged.identifiers) == (single.idf_sum, single.identifiers)
+    keyword_found = [c for c in merged.candidates if c.keyword_rank]
+    if query.startswith("zyx"):
+        assert not keyword_found and merged.idf_sum == 0
+        assert {c.bm25 for c in merged.candidates} == {0.0} and len(merged.candidates) == 5
+    else:
+        drafts = [c for c in keyword_found if c.source == "draft.md"]
+        assert drafts and all(c.similarity is None and c.vector_rank is None for c in drafts)
+
+
+@pytest.mark.django_db(transaction=True)
 def test_search_runs_each_querys_keyword_half_while_embedding_and_returns_the_same(corpus, settings):
     col, _, _ = corpus
     queries = ["How long should the dough rise?", "mortgage interest rates"]
