@@ -157,7 +157,8 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
     """Search `collections`. `chunks` are the k best chunks (best first; with several queries, the
     queries' lists take turns); `segments` come from RSE with preset `rse` (None: no RSE; also
     none for overlapping "sliding" collections), trimmed to at most `max_chars` characters in all
-    when given (the caller's context budget). `fusion` (hybrid): "convex" or "rrf", None for
+    when given (the caller's context budget), and what they leave of it filled with the returned
+    chunks they do not hold. `fusion` (hybrid): "convex" or "rrf", None for
     SEARCH_FUSION. Raises SearchError on bad input."""
     t0 = time.perf_counter()
     queries = _queries(query)
@@ -234,7 +235,7 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
     if rse is not None and eligible:
         t = time.perf_counter()
         segments = extract_segments(ranked, preset=PRESETS[rse], eligible_collections=eligible, texts_for=returned,
-                                    max_chars=max_chars)
+                                    max_chars=max_chars, fill_with=returned)
         result.segments = [
             Segment(document=DocumentRef(s.document_id, s.title, s.source), start=s.start, end=s.end,
                     char_start=s.char_start, char_end=s.char_end, text=s.text, score=s.score, page=s.page)

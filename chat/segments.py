@@ -168,11 +168,12 @@ def _trust_rank(position: int, candidate: Candidate) -> int:
 
 def extract_segments(queries: Sequence[RankedQuery], *, preset: RsePreset, eligible_collections: set[int],
                      order_by_rank: bool = True, texts_for: Sequence[Candidate] = (),
-                     max_chars: int | None = None) -> list[SegmentText]:
+                     max_chars: int | None = None, fill_with: Sequence[Candidate] = ()) -> list[SegmentText]:
     """Segments for the ranked queries. RSE picks them by value; they are returned in the order of
     the best-ranked chunk each holds, so the answer to a factoid comes first even when a longer
     cluster elsewhere is worth more (a context cut to a budget keeps what matters most).
-    `max_chars`: trim the segments to at most that many characters in all (chat.rse.fit_to_budget).
+    `max_chars`: trim the segments to at most that many characters in all (chat.rse.fit_to_budget),
+    then spend what they leave on the chunks of `fill_with` (best first) that no segment holds.
     The text of `texts_for` (the chunks a search returns) is read in the same query (fetch_texts)."""
     windows = _windows(queries, eligible_collections, preset.max_length)
     values = _values(queries, windows, preset) if windows else []
@@ -180,6 +181,7 @@ def extract_segments(queries: Sequence[RankedQuery], *, preset: RsePreset, eligi
                             minimum_value=preset.minimum_value) if windows else []
     if max_chars is not None:
         choices = _fit(choices, values, windows, max_chars)
+        choices = _fill_budget(choices, values, windows, fill_with, max_chars)
     ranges = [(windows[c.document].document_id, windows[c.document].first + c.start,
                windows[c.document].first + c.end) for c in choices]
     missing = _missing(texts_for, ranges)
@@ -224,6 +226,38 @@ def _fit(choices: list[SegmentChoice], values: list[list[list[float]]], windows:
                                         end=choice.start + end, score=sum(chunk_value_list[start:end]),
                                         query=choice.query))
     return fitted
+
+
+def _fill_budget(choices: list[SegmentChoice], values: list[list[list[float]]], windows: list[_Window],
+                 hits: Sequence[Candidate], max_chars: int) -> list[SegmentChoice]:
+    """The choices, with each of `hits` (best first) that none holds added while it fits in what
+    they leave of `max_chars`: onto a segment it adjoins, or as a segment of its own.
+
+    RSE keeps a chunk only inside a segment worth `minimum_value`, so a lone hit (the one chunk of
+    a page that states the fact) rarely makes it, and a search whose segments are short leaves
+    most of its caller's budget unused. The search's top hits are what a plain top-k context
+    would have held; they fill the room before a chunk RSE valued less than them would."""
+    place = {(w.document_id, w.first + i): (n, i) for n, w in enumerate(windows) for i in range(len(w.lengths))}
+    used = sum(sum(windows[c.document].lengths[c.start:c.end]) for c in choices)
+    spans = [[c.document, c.start, c.end, c.score, c.query] for c in choices]
+    for hit in hits:
+        found = place.get((hit.document_id, hit.chunk_index))
+        if found is None:
+            continue  # a collection RSE does not segment
+        window, i = found
+        length = windows[window].lengths[i]
+        if used + length > max_chars or any(s[0] == window and s[1] <= i < s[2] for s in spans):
+            continue
+        value = max(per_query[window][i] for per_query in values)
+        adjoining = next((s for s in spans if s[0] == window and (s[2] == i or s[1] == i + 1)), None)
+        if adjoining is None:
+            spans.append([window, i, i + 1, value, 0])
+        else:
+            adjoining[1], adjoining[2] = min(adjoining[1], i), max(adjoining[2], i + 1)
+            adjoining[3] += value
+        used += length
+    return [SegmentChoice(document=w, start=start, end=end, score=score, query=query)
+            for w, start, end, score, query in spans]
 
 
 def _best_rank(queries: Sequence[RankedQuery], segment: SegmentText) -> int:

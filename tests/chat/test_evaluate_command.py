@@ -63,11 +63,13 @@ def test_writes_the_table_report_and_chart(eval_file, tmp_path):
         hybrid["mrr@10"] - report["summary"]["vector"]["mrr@10"])
     assert (tmp_path / "first" / "report.png").read_bytes().startswith(b"\x89PNG")
     assert report["baseline"] is None
-    # The whole corpus fits either budget, so RSE told the budget returns the same context.
+    # The whole corpus fits either budget: RSE told the budget trims nothing, and fills the room
+    # with the returned chunks its segments lack, the same at both budgets.
     for row in rse_rows:
-        assert row["fitted_coverage_8000"] == row["coverage_8000"] == row["coverage_own"]
-        assert row["fitted_chars_8000"] == row["fitted_chars_16000"] == row["chars"]
-        assert row["answer_coverage"] == row["coverage_own"]  # the answer's sources: the same segments
+        assert row["fitted_coverage_8000"] == row["fitted_coverage_16000"] >= row["coverage_own"]
+        assert row["fitted_chars_8000"] == row["fitted_chars_16000"] >= row["chars"]
+        assert row["answer_coverage"] == row["fitted_coverage_8000"]  # the answer's sources: the same
+    assert any(row["fitted_chars_8000"] > row["chars"] for row in rse_rows)
     fitted_line = [line for line in out.splitlines() if line.startswith("hybrid+rse:balanced")][1]
     summary = report["summary"]["hybrid+rse:balanced"]
     assert fitted_line.split()[1:4] == [f"{summary['factoid_fitted_coverage_8000']:.2f}",

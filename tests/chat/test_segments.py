@@ -139,3 +139,39 @@ def test_a_budget_keeps_a_later_segment_a_long_first_one_would_crowd_out(guide):
     fitted = extract_segments([ranked], preset=balanced, eligible_collections={collection.id}, max_chars=5 * piece)
     assert [(s.start, s.end) for s in fitted] == [(13, 17), (50, 51)]
     assert sum(len(s.text) for s in fitted) == 5 * piece
+
+
+def test_a_budget_rse_leaves_room_in_is_filled_with_the_top_hits_it_left_out(guide):
+    # Chunk 45 is worth a segment; chunks 30, 46 and 5, ranked 2-4 but of low relevance, are not.
+    collection, document = guide
+    chunks = {c.chunk_index: c for c in Chunk.objects.filter(document=document)}
+    candidates = [_candidate(chunks[i], vector_rank=rank) for rank, i in enumerate((45, 30, 46, 5), start=1)]
+    relevance = {c.chunk_id: 0.9 if c.chunk_index == 45 else 0.1 for c in candidates}
+    ranked = RankedQuery(candidates, relevance)
+    balanced, piece = PRESETS["balanced"], len(PIECES[0])
+    plain = extract_segments([ranked], preset=balanced, eligible_collections={collection.id})
+    assert [(s.start, s.end) for s in plain] == [(45, 46)]
+    # Given room for three chunks: the best two left out, best first. Chunk 46 adjoins the
+    # segment and joins it; chunk 5 does not fit.
+    filled = extract_segments([ranked], preset=balanced, eligible_collections={collection.id}, max_chars=3 * piece,
+                              fill_with=candidates)
+    assert [(s.start, s.end) for s in filled] == [(45, 47), (30, 31)]
+    assert [s.text for s in filled] == [PIECES[45] + PIECES[46], PIECES[30]]
+    assert filled[0].score == pytest.approx(plain[0].score + 0.1 * math.exp(-2 / 30) - 0.18)
+    # Nothing to fill with, or no room: as before.
+    assert extract_segments([ranked], preset=balanced, eligible_collections={collection.id},
+                            max_chars=3 * piece) == plain
+    assert extract_segments([ranked], preset=balanced, eligible_collections={collection.id}, max_chars=piece,
+                            fill_with=candidates) == plain
+
+
+def test_filling_a_budget_skips_collections_rse_does_not_segment(guide):
+    collection, document = guide
+    other = make_collection("sliding-notes")
+    note = make_document(other, "note.md", ["A note in a collection of overlapping chunks. "])
+    chunks = {c.chunk_index: c for c in Chunk.objects.filter(document=document)}
+    candidates = [_candidate(chunks[45], vector_rank=1), _candidate(Chunk.objects.get(document=note), vector_rank=2)]
+    ranked = RankedQuery(candidates, {candidates[0].chunk_id: 0.9, candidates[1].chunk_id: 0.9})
+    filled = extract_segments([ranked], preset=PRESETS["balanced"], eligible_collections={collection.id},
+                              max_chars=10_000, fill_with=candidates)
+    assert [(s.document_id, s.start, s.end) for s in filled] == [(document.id, 45, 46)]
