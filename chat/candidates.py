@@ -142,14 +142,14 @@ def _statement(sides: _Sides) -> str:
     )
 
 
-# The vector half: the nearest chunks, each with its place (read by the vector CTEs), its
-# document, and its BM25 from the keyword half's terms.
+# The vector half: the nearest chunks, each with its place and document (read by the vector
+# CTEs), and its BM25 from the keyword half's terms.
 _VECTOR_HALF = (
     "WITH " + VECTOR_CTES + "," + given_terms_scored_cte("SELECT id FROM vec") + "\n"
-    "SELECT v.id, v.document_id, d.collection_id, v.chunk_index, v.start, v.\"end\", v.page, d.title, d.source, "
+    "SELECT v.id, v.document_id, v.collection_id, v.chunk_index, v.start, v.\"end\", v.page, v.title, v.source, "
     "v.rank, coalesce(ks.score, 0), ks.score, 1 - v.distance, "
     "(SELECT CASE WHEN EXISTS (SELECT 1 FROM vec_exact) THEN 'exact' ELSE 'hnsw' END) "
-    "FROM vec v JOIN corpus_document d ON d.id = v.document_id LEFT JOIN kw_scored ks ON ks.id = v.id"
+    "FROM vec v LEFT JOIN kw_scored ks ON ks.id = v.id"
 )
 
 # The values that change from one search to the next; the others are fixed by settings and k.

@@ -18,19 +18,21 @@ from django.conf import settings
 from chat import prepared
 
 # CTEs defining vec (id, distance, rank, and the chunk's place: document_id, chunk_index, start,
-# "end", page) for the %(candidates)s nearest chunks of the collections. The place is read with
-# the distance, from the row the scan visits anyway. Parameters: vector (text form, cast to
-# vector), collections, candidates, exact_max.
+# "end", page, collection_id, title, source) for the %(candidates)s nearest chunks of the
+# collections. The place is read with the distance, from the chunk row and the document row the
+# scan visits anyway (the document for the collection filter). Parameters: vector (text form,
+# cast to vector), collections, candidates, exact_max.
 VECTOR_CTES = """
 vec_small AS (
     SELECT coalesce(sum(chunk_count), 0) <= %(exact_max)s AS yes
     FROM bm25_collection_stats WHERE collection_id = ANY(%(collections)s::bigint[])
 ),
 vec_hnsw AS MATERIALIZED (
-    SELECT c.id, c.embedding <=> %(vector)s::vector AS distance, c.document_id, c.chunk_index, c.start, c."end", c.page
-    FROM corpus_chunk c
+    SELECT c.id, c.embedding <=> %(vector)s::vector AS distance, c.document_id, c.chunk_index, c.start, c."end", c.page,
+           d.collection_id, d.title, d.source
+    FROM corpus_chunk c JOIN corpus_document d ON d.id = c.document_id
     WHERE NOT (SELECT yes FROM vec_small)
-      AND c.document_id IN (SELECT id FROM corpus_document WHERE collection_id = ANY(%(collections)s::bigint[]))
+      AND d.collection_id = ANY(%(collections)s::bigint[])
     ORDER BY c.embedding <=> %(vector)s::vector
     LIMIT %(candidates)s
 ),
@@ -39,7 +41,8 @@ vec_exact AS MATERIALIZED (
     -- chunks of the collections' documents through the document key (OFFSET 0 keeps the lateral
     -- subquery a parameterised scan): a generic plan, not knowing how few documents the
     -- collections hold, would otherwise scan every chunk of every collection.
-    SELECT c.id, c.embedding <=> %(vector)s::vector AS distance, c.document_id, c.chunk_index, c.start, c."end", c.page
+    SELECT c.id, c.embedding <=> %(vector)s::vector AS distance, c.document_id, c.chunk_index, c.start, c."end", c.page,
+           d.collection_id, d.title, d.source
     FROM corpus_document d
     CROSS JOIN LATERAL (
         SELECT id, embedding, document_id, chunk_index, start, "end", page
