@@ -182,7 +182,8 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
     # queries, after reading which collections are searched.
     early = (start_keyword_halves(queries=queries, collections=collections, candidates=n_candidates)
              if mode == "hybrid" else None)
-    collection_rows = None if early else searched_collections(collections)
+    # Otherwise they are read here, first: with none to search there is nothing to embed.
+    collection_rows = None if early is not None else searched_collections(collections)
     if collection_rows == []:
         timings["total"] = _ms(t0)
         return result
@@ -193,7 +194,7 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
     vectors = embed_queries(queries)
     timings["embed"] = _ms(t)
 
-    if early:
+    if early is not None:
         try:
             collection_rows = early.collections.result()
         except (OperationalError, InterfaceError):  # the side connection failed: read them here
@@ -203,7 +204,7 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
     if not collection_ids:
         timings["total"] = _ms(t0)
         return result
-    keyword_halves = early.halves if early else None
+    keyword_halves = early.halves if early is not None else None
 
     t = time.perf_counter()
     per_query = [fetch_candidates(query=q, vector=v, collection_ids=collection_ids, mode=mode,
