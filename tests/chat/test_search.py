@@ -412,6 +412,20 @@ def test_the_split_hybrid_matches_one_statement_without_terms_or_embeddings(corp
 
 
 @pytest.mark.django_db(transaction=True)
+def test_with_the_collections_read_on_the_side_connection_none_to_search_finds_nothing(corpus, monkeypatch):
+    from chat import side_connection
+
+    submitted = []
+    real_submit = side_connection.try_submit
+    monkeypatch.setattr(side_connection, "try_submit", lambda fn: submitted.append(fn) or real_submit(fn))
+    empty = search(query="knead the dough", collections=Collection.objects.none())
+    assert submitted  # the collections were read beside the embedding
+    assert empty.chunks == [] and empty.segments == [] and "candidates" not in empty.timings_ms
+    scoped = search(query="knead the dough", collections=Collection.objects.filter(slug="guides"), k=2)
+    assert len(submitted) == 2 and [c.document.source for c in scoped.chunks] == ["guide.md", "guide.md"]
+
+
+@pytest.mark.django_db(transaction=True)
 def test_search_runs_each_querys_keyword_half_while_embedding_and_returns_the_same(corpus, settings):
     col, _, _ = corpus
     queries = ["How long should the dough rise?", "mortgage interest rates"]
