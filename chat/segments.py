@@ -172,16 +172,15 @@ def extract_segments(queries: Sequence[RankedQuery], *, preset: RsePreset, eligi
     """Segments for the ranked queries. RSE picks them by value; they are returned in the order of
     the best-ranked chunk each holds, so the answer to a factoid comes first even when a longer
     cluster elsewhere is worth more (a context cut to a budget keeps what matters most).
-    `max_chars`: trim the segments to at most that many characters in all (chat.rse.fit_to_budget),
-    then spend what they leave on the chunks of `fill_with` (best first) that no segment holds.
+    `max_chars`: fit the segments to at most that many characters in all (_budgeted), the chunks of
+    `fill_with` (the search's top hits, best first) that no segment holds taking part.
     The text of `texts_for` (the chunks a search returns) is read in the same query (fetch_texts)."""
     windows = _windows(queries, eligible_collections, preset.max_length)
     values = _values(queries, windows, preset) if windows else []
     choices = best_segments(values, max_length=preset.max_length, overall_max_length=preset.overall_max_length,
                             minimum_value=preset.minimum_value) if windows else []
     if max_chars is not None:
-        choices = _fit(choices, values, windows, max_chars)
-        choices = _fill_budget(choices, values, windows, fill_with, max_chars)
+        choices = _budgeted(choices, values, windows, fill_with, max_chars)
     ranges = [(windows[c.document].document_id, windows[c.document].first + c.start,
                windows[c.document].first + c.end) for c in choices]
     missing = _missing(texts_for, ranges)
@@ -228,36 +227,66 @@ def _fit(choices: list[SegmentChoice], values: list[list[list[float]]], windows:
     return fitted
 
 
-def _fill_budget(choices: list[SegmentChoice], values: list[list[list[float]]], windows: list[_Window],
-                 hits: Sequence[Candidate], max_chars: int) -> list[SegmentChoice]:
-    """The choices, with each of `hits` (best first) that none holds added while it fits in what
-    they leave of `max_chars`: onto a segment it adjoins, or as a segment of its own.
+def _budgeted(choices: list[SegmentChoice], values: list[list[list[float]]], windows: list[_Window],
+              top_hits: Sequence[Candidate], max_chars: int) -> list[SegmentChoice]:
+    """RSE's choices fitted to `max_chars` characters, with the top hits they leave out.
 
     RSE keeps a chunk only inside a segment worth `minimum_value`, so a lone hit (the one chunk of
-    a page that states the fact) rarely makes it, and a search whose segments are short leaves
-    most of its caller's budget unused. The search's top hits are what a plain top-k context
-    would have held; they fill the room before a chunk RSE valued less than them would."""
+    a page that states the fact) rarely makes it, and what it leaves out is what a plain top-k
+    context would have held. Such a hit worth something (value > 0) competes for the budget as a
+    segment of one chunk, against the segments' ends, by value per character (_fit); then the room
+    left goes to the top hits none of the fitted segments holds, best first, while each fits.
+    Segments left adjoining are joined."""
+    lone = [_one_chunk(values, place) for place in _outside(choices, windows, top_hits)
+            if _best_value(values, place)[0] > 0]
+    fitted = _fit(choices + lone, values, windows, max_chars)
+    room = max_chars - sum(sum(windows[c.document].lengths[c.start:c.end]) for c in fitted)
+    for place in _outside(fitted, windows, top_hits):  # a hit trimmed off a segment's end too
+        length = windows[place[0]].lengths[place[1]]
+        if length <= room:
+            fitted.append(_one_chunk(values, place))
+            room -= length
+    return _join_adjoining(fitted)
+
+
+def _outside(choices: list[SegmentChoice], windows: list[_Window],
+             hits: Sequence[Candidate]) -> list[tuple[int, int]]:
+    """(window, offset) of each of `hits`, in order, that no choice holds; hits of collections RSE
+    does not segment have no window and are left out."""
     place = {(w.document_id, w.first + i): (n, i) for n, w in enumerate(windows) for i in range(len(w.lengths))}
-    used = sum(sum(windows[c.document].lengths[c.start:c.end]) for c in choices)
-    spans = [[c.document, c.start, c.end, c.score, c.query] for c in choices]
+    taken = {(c.document, i) for c in choices for i in range(c.start, c.end)}
+    found = []
     for hit in hits:
-        found = place.get((hit.document_id, hit.chunk_index))
-        if found is None:
-            continue  # a collection RSE does not segment
-        window, i = found
-        length = windows[window].lengths[i]
-        if used + length > max_chars or any(s[0] == window and s[1] <= i < s[2] for s in spans):
-            continue
-        value = max(per_query[window][i] for per_query in values)
-        adjoining = next((s for s in spans if s[0] == window and (s[2] == i or s[1] == i + 1)), None)
-        if adjoining is None:
-            spans.append([window, i, i + 1, value, 0])
+        where = place.get((hit.document_id, hit.chunk_index))
+        if where is not None and where not in taken:
+            found.append(where)
+            taken.add(where)
+    return found
+
+
+def _best_value(values: list[list[list[float]]], place: tuple[int, int]) -> tuple[float, int]:
+    """The chunk's value for the query that values it most, and that query."""
+    window, i = place
+    return max((per_query[window][i], query) for query, per_query in enumerate(values))
+
+
+def _one_chunk(values: list[list[list[float]]], place: tuple[int, int]) -> SegmentChoice:
+    value, query = _best_value(values, place)
+    return SegmentChoice(document=place[0], start=place[1], end=place[1] + 1, score=value, query=query)
+
+
+def _join_adjoining(choices: list[SegmentChoice]) -> list[SegmentChoice]:
+    """Choices of one window that meet (one ends where the next starts) as one. The order does not
+    matter: extract_segments orders the segments by rank."""
+    joined: list[SegmentChoice] = []
+    for choice in sorted(choices, key=lambda c: (c.document, c.start)):
+        last = joined[-1] if joined else None
+        if last is not None and last.document == choice.document and last.end == choice.start:
+            joined[-1] = SegmentChoice(document=last.document, start=last.start, end=choice.end,
+                                       score=last.score + choice.score, query=last.query)
         else:
-            adjoining[1], adjoining[2] = min(adjoining[1], i), max(adjoining[2], i + 1)
-            adjoining[3] += value
-        used += length
-    return [SegmentChoice(document=w, start=start, end=end, score=score, query=query)
-            for w, start, end, score, query in spans]
+            joined.append(choice)
+    return joined
 
 
 def _best_rank(queries: Sequence[RankedQuery], segment: SegmentText) -> int:

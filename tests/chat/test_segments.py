@@ -175,3 +175,24 @@ def test_filling_a_budget_skips_collections_rse_does_not_segment(guide):
     filled = extract_segments([ranked], preset=PRESETS["balanced"], eligible_collections={collection.id},
                               max_chars=10_000, fill_with=candidates)
     assert [(s.document_id, s.start, s.end) for s in filled] == [(document.id, 45, 46)]
+
+
+def test_a_top_hit_rse_left_out_competes_with_the_segments_ends_for_the_budget(guide):
+    # Chunks 10-14 make a segment (relevance 0.6, fused places 0-4, chunk 12 first); chunk 40
+    # (relevance 0.68, place 5) is worth 0.68 x exp(-5 / 30) - 0.18 = 0.396: something, but less
+    # than a segment's minimum of 0.5, so RSE leaves it out.
+    collection, document = guide
+    chunks = {c.chunk_index: c for c in Chunk.objects.filter(document=document)}
+    order = (12, 11, 13, 10, 14, 40)
+    candidates = [_candidate(chunks[i], vector_rank=rank) for rank, i in enumerate(order, start=1)]
+    relevance = {c.chunk_id: 0.68 if c.chunk_index == 40 else 0.6 for c in candidates}
+    ranked = RankedQuery(candidates, relevance)
+    balanced, piece = PRESETS["balanced"], len(PIECES[0])
+    assert [(s.start, s.end) for s in extract_segments([ranked], preset=balanced,
+                                                       eligible_collections={collection.id})] == [(10, 15)]
+    # Room for five chunks: chunk 14 (worth 0.6 x exp(-4 / 30) - 0.18 = 0.345) gives way to chunk 40.
+    fitted = extract_segments([ranked], preset=balanced, eligible_collections={collection.id}, max_chars=5 * piece,
+                              fill_with=candidates)
+    assert [(s.start, s.end) for s in fitted] == [(10, 14), (40, 41)]
+    assert fitted[1].score == pytest.approx(0.68 * math.exp(-5 / 30) - 0.18)
+    assert sum(len(s.text) for s in fitted) == 5 * piece
