@@ -56,8 +56,8 @@ class SearchInput(serializers.Serializer):
                         "min_value": f"max_chars must be from {MIN_MAX_CHARS} to {MAX_MAX_CHARS}.",
                         "max_value": f"max_chars must be from {MIN_MAX_CHARS} to {MAX_MAX_CHARS}."},
         help_text="Your context budget in characters: the RSE segments are trimmed to fit it, each around its "
-                  "most relevant chunks, rather than leaving you to cut after a long first segment; room they "
-                  "leave goes to the returned chunks they lack.")
+                  "most relevant chunks, rather than leaving you to cut after a long first segment; the returned "
+                  "chunks they lack take part.")
 
     def validate(self, attrs):
         unknown = set(self.initial_data) - set(self.fields) if isinstance(self.initial_data, dict) else set()

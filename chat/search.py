@@ -157,8 +157,7 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
     """Search `collections`. `chunks` are the k best chunks (best first; with several queries, the
     queries' lists take turns); `segments` come from RSE with preset `rse` (None: no RSE; also
     none for overlapping "sliding" collections), trimmed to at most `max_chars` characters in all
-    when given (the caller's context budget), and what they leave of it filled with the returned
-    chunks they do not hold. `fusion` (hybrid): "convex" or "rrf", None for
+    when given (the caller's context budget), the returned chunks they do not hold taking part. `fusion` (hybrid): "convex" or "rrf", None for
     SEARCH_FUSION. Raises SearchError on bad input."""
     t0 = time.perf_counter()
     queries = _queries(query)

@@ -22,8 +22,8 @@ class Command(BaseCommand):
         parser.add_argument("--collection", help="Collection slug (default: every collection).")
         parser.add_argument("--rse", choices=[*PRESETS, "none"], default="balanced")
         parser.add_argument("--max-chars", type=int, metavar="N",
-                            help="A context budget: the RSE segments trimmed to at most N characters in all, "
-                                 "the room they leave filled with the top chunks they lack.")
+                            help="A context budget: the RSE segments fitted to at most N characters in all, "
+                                 "the top chunks they lack taking part.")
         parser.add_argument("--json", action="store_true", help="Print the /api/search/ JSON response.")
 
     def handle(self, *args, query, mode, k, collection, rse, max_chars, json: bool, **options):
