@@ -156,9 +156,9 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
            rse: str | None = "balanced", fusion: str | None = None, max_chars: int | None = None) -> SearchResult:
     """Search `collections`. `chunks` are the k best chunks (best first; with several queries, the
     queries' lists take turns); `segments` come from RSE with preset `rse` (None: no RSE; also
-    none for overlapping "sliding" collections), trimmed to at most `max_chars` characters in all
-    when given (the caller's context budget), the returned chunks they do not hold taking part. `fusion` (hybrid): "convex" or "rrf", None for
-    SEARCH_FUSION. Raises SearchError on bad input."""
+    none for overlapping "sliding" collections), fitted to at most `max_chars` characters in all
+    when given (the caller's context budget), the returned chunks they do not hold taking part.
+    `fusion` (hybrid): "convex" or "rrf", None for SEARCH_FUSION. Raises SearchError on bad input."""
     t0 = time.perf_counter()
     queries = _queries(query)
     if mode not in MODES:
