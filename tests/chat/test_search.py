@@ -349,11 +349,14 @@ def _assert_same_result(found, expected):
 
 
 @pytest.mark.django_db(transaction=True)  # a side connection sees committed rows only
-def test_hybrid_with_its_keyword_half_run_early_returns_what_one_statement_returns(corpus, settings, monkeypatch):
+@pytest.mark.parametrize("prepared", [True, False], ids=["prepared", "sent as text"])
+def test_hybrid_with_its_keyword_half_run_early_returns_what_one_statement_returns(corpus, settings, monkeypatch,
+                                                                                  prepared):
     import threading
 
     from chat import side_connection
 
+    settings.SEARCH_PREPARED_STATEMENTS = prepared  # e.g. behind pgbouncer: the terms' arrays as literals
     col, _, _ = corpus
     threads = []
     real_submit = side_connection.try_submit
