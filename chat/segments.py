@@ -167,7 +167,7 @@ def _trust_rank(position: int, candidate: Candidate) -> int:
 
 
 def extract_segments(queries: Sequence[RankedQuery], *, preset: RsePreset, eligible_collections: set[int],
-                     order_by_rank: bool = True, texts_for: Sequence[Candidate] = (),
+                     texts_for: Sequence[Candidate] = (),
                      max_chars: int | None = None, fill_with: Sequence[Candidate] = ()) -> list[SegmentText]:
     """Segments for the ranked queries. RSE picks them by value; they are returned in the order of
     the best-ranked chunk each holds, so the answer to a factoid comes first even when a longer
@@ -203,8 +203,7 @@ def extract_segments(queries: Sequence[RankedQuery], *, preset: RsePreset, eligi
             start=first, end=end, char_start=chunks[0].start, char_end=chunks[-1].end,
             # Chunks do not overlap and tile the document: together they are its text.
             text="".join(c.text for c in chunks), score=choice.score, page=chunks[0].page))
-    if order_by_rank:
-        segments.sort(key=lambda segment: _best_rank(queries, segment))
+    segments.sort(key=lambda segment: _best_rank(queries, segment))
     return segments
 
 
