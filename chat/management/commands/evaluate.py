@@ -209,7 +209,8 @@ def format_table(summaries: dict[str, dict]) -> str:
                 f" {_f(s.get(f'factoid_{key}'), 2):>5} {_f(s.get(f'section_{key}'), 2):>5} {_f(s[chars], 0):>6}"
                 for _, key, chars in columns))
         lines.append("Coverage of RSE's segments when the search is given the budget (max_chars, as the answer path "
-                     "gives its own): segments trimmed from their least valuable ends, then cut; chars = mean length. "
+                     "gives its own): segments trimmed from their least valuable ends, the top chunks they lack taking "
+                     "part, then cut; chars = mean length. "
                      f"ans = the sources an answer gets ({CONTEXT_CHARS:,} characters, chat.citations).")
     return "\n".join(lines)
 
