@@ -15,8 +15,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chat.answer import RSE_PRESETS
-from chat.citations import public_citations
+from chat.answering.citations import public_citations
+from chat.answering.pipeline import RSE_PRESETS
 from chat.models import Conversation, Message
 from chat.services import CollectionNotReadable, collections_for, conversation_start, message_ask, run_to_end
 from chat.sse import sse_event, sse_response

@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from corpus import permissions, services
+from corpus import permissions, services, uploads
 from corpus.models import Document
 
 
@@ -42,10 +42,10 @@ class DocumentUploadInput(serializers.Serializer):
         if error:
             raise serializers.ValidationError(error)
         suffix = PurePosixPath(upload.name or "").suffix.lower()
-        if suffix not in services.SUPPORTED_EXTENSIONS:
+        if suffix not in uploads.SUPPORTED_EXTENSIONS:
             raise serializers.ValidationError(
                 f"Unsupported file type {suffix or '(none)'!r}; supported: "
-                f"{', '.join(sorted(services.SUPPORTED_EXTENSIONS))}.")
+                f"{', '.join(sorted(uploads.SUPPORTED_EXTENSIONS))}.")
         return upload
 
 

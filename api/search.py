@@ -13,8 +13,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chat.rse import PRESETS
-from chat.search import MAX_K, MAX_MAX_CHARS, MAX_QUERY_CHARS, MIN_MAX_CHARS, SearchError, search
+from chat.retrieval.rse import PRESETS
+from chat.retrieval.search import MAX_K, MAX_MAX_CHARS, MAX_QUERY_CHARS, MIN_MAX_CHARS, SearchError, search
 from corpus.permissions import readable_collections
 
 API_MODES = ["hybrid", "vector", "keyword"]

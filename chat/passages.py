@@ -61,7 +61,7 @@ def chunk_similarities(document: Document, query: str) -> list[float | None]:
     if not query:
         return []
     try:
-        from corpus.embedding import embed_query
+        from corpus.ingest.embed import embed_query
 
         vector = embed_query(query)
     except Exception:  # the chart is an explanation, never a reason for the page to fail

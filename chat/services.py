@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
-from chat.answer import AnswerError, LLMFailed, complete_answer, prepare, stream_answer
+from chat.answering.pipeline import AnswerError, LLMFailed, complete_answer, prepare, stream_answer
 from chat.models import Conversation, Message
 from corpus.models import Collection
 from corpus.permissions import readable_collections

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
-from chat.citations import citation_url
+from chat.answering.citations import citation_url
 from chat.markdown import link_citations, render_markdown
 from chat.models import Conversation, Message
 from chat.passages import chunk_similarities, highlighted_document, segment_chars

@@ -1,11 +1,25 @@
-"""The one place that decides who may read or change what. Web views, the API and the admin
-all call these helpers; none re-implements the rules."""
+"""The one place that decides who may read or change what. Web views, the API, /v1 and the admin
+all call these helpers; none re-implements the rules.
+
+Three levels per collection:
+- read: search it, ask it, open its documents (public, owner, reader, editor, superuser);
+- write: upload, move, delete and re-ingest its documents (owner, editor, superuser);
+- manage: rename, share (readers and editors) and delete the collection itself (owner, superuser).
+"""
 
 from __future__ import annotations
 
-from django.core.exceptions import PermissionDenied
-
 from corpus.models import Chunk, Collection, Document
+
+
+class Denied(Exception):
+    """The caller may not do this. `status` is 404 when they may not even read the collection
+    (its existence is not revealed) and 403 when they may read it but not do what they asked.
+    str(exc) is a message for them."""
+
+    def __init__(self, message: str, *, status: int):
+        super().__init__(message)
+        self.status = status
 
 
 def readable_collections(user):
@@ -14,6 +28,10 @@ def readable_collections(user):
 
 def writable_collections(user):
     return Collection.objects.writable_by(user)
+
+
+def manageable_collections(user):
+    return Collection.objects.manageable_by(user)
 
 
 def readable_documents(user):
@@ -32,6 +50,10 @@ def can_write_collection(user, collection: Collection) -> bool:
     return writable_collections(user).filter(pk=collection.pk).exists()
 
 
+def can_manage_collection(user, collection: Collection) -> bool:
+    return manageable_collections(user).filter(pk=collection.pk).exists()
+
+
 def can_read_document(user, document: Document) -> bool:
     return can_read_collection(user, document.collection)
 
@@ -40,6 +62,26 @@ def can_write_document(user, document: Document) -> bool:
     return can_write_collection(user, document.collection)
 
 
-def require_write(user, collection: Collection) -> None:
-    if not can_write_collection(user, collection):
-        raise PermissionDenied(f"You may not change the collection {collection.slug!r}.")
+def collection_for(user, slug: str, *, write: bool = False, manage: bool = False) -> Collection:
+    """The collection `slug` if `user` may read it (and write its documents with `write`, manage
+    it with `manage`). Raises Denied: 404 when they may not read it or it does not exist, 403
+    when they may read it but not write or manage it."""
+    collection = readable_collections(user).filter(slug=slug).first()
+    if collection is None:
+        raise Denied(f"No collection {slug!r} that you may read.", status=404)
+    if manage and not can_manage_collection(user, collection):
+        raise Denied(f"Only the owner of the collection {slug!r} may change or share it.", status=403)
+    if write and not can_write_collection(user, collection):
+        raise Denied(f"You may not change documents of the collection {slug!r}.", status=403)
+    return collection
+
+
+def document_for(user, pk: int, *, write: bool = False) -> Document:
+    """The document `pk` if `user` may read it (and change it with `write`). Raises Denied like
+    collection_for."""
+    document = readable_documents(user).select_related("collection").filter(pk=pk).first()
+    if document is None:
+        raise Denied(f"No document {pk} that you may read.", status=404)
+    if write and not can_write_collection(user, document.collection):
+        raise Denied(f"You may not change documents of the collection {document.collection.slug!r}.", status=403)
+    return document

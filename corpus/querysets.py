@@ -23,6 +23,14 @@ class CollectionQuerySet(models.QuerySet):
             return self.all()
         return self.filter(Q(owner=user) | Q(editors=user)).distinct()
 
+    def manageable_by(self, user) -> CollectionQuerySet:
+        """Collections `user` may rename, share and delete: their own (superusers: all)."""
+        if user is None or not user.is_authenticated or not user.is_active:
+            return self.none()
+        if user.is_superuser:
+            return self.all()
+        return self.filter(owner=user)
+
 
 class DocumentQuerySet(models.QuerySet):
     def in_collections(self, collections) -> DocumentQuerySet:

@@ -15,6 +15,7 @@ from django.core.files.base import ContentFile
 from django.core.validators import validate_slug
 from django.db import IntegrityError, transaction
 
+from corpus import uploads
 from corpus.models import Collection, Document
 
 logger = logging.getLogger(__name__)
@@ -22,10 +23,6 @@ logger = logging.getLogger(__name__)
 Status = Document.Status
 
 IN_PROGRESS = (Status.PARSING, Status.CHUNKING, Status.CONTEXTUALIZING, Status.EMBEDDING)
-
-# File types the parsers read (corpus.parsing); others are refused up front by the API and the CLI.
-SUPPORTED_EXTENSIONS = frozenset({".txt", ".text", ".md", ".markdown", ".rst", ".html", ".htm", ".xhtml", ".pdf",
-                                  ".docx"})
 
 
 def is_current(document: Document) -> bool:
@@ -55,7 +52,7 @@ def size_error(size: int) -> str | None:
     """The message for a file over settings.MAX_UPLOAD_BYTES, else None."""
     if size <= settings.MAX_UPLOAD_BYTES:
         return None
-    return f"The file is {size / 1e6:.1f} MB; the limit is {settings.MAX_UPLOAD_BYTES / 1e6:.1f} MB."
+    return f"The file is {size / 1e6:.1f} MB; the limit is {uploads.limit_text()}."
 
 
 def document_ingest(*, collection: Collection, source: str, data: bytes, filename: str,

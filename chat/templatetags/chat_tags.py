@@ -1,7 +1,7 @@
 from django import template
 from django.utils.safestring import SafeString
 
-from chat.citations import chunk_range_label
+from chat.answering.citations import chunk_range_label
 from chat.markdown import render_markdown
 
 register = template.Library()

@@ -4,7 +4,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from corpus.embedding import embed_texts
+from corpus.ingest.embed import embed_texts
 from corpus.models import Collection
 from tests.chat.factories import make_collection, make_document
 

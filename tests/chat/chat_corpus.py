@@ -3,7 +3,7 @@ embeddings, so retrieval runs for real against Postgres + pgvector."""
 
 from __future__ import annotations
 
-from corpus.embedding import embed_texts
+from corpus.ingest.embed import embed_texts
 from corpus.models import Collection, Document
 
 # Chunks of a Markdown guide; the answers to the test questions sit in chunks 2-3.

@@ -7,7 +7,7 @@ from django.db.migrations.executor import MigrationExecutor
 
 from corpus.models import Chunk
 from tests.chat.factories import make_collection, make_document
-from tests.chat.test_bm25 import (
+from tests.chat.retrieval.test_bm25 import (
     IDENTIFIER_DOCS,
     _expected_postings,
     _expected_stats,

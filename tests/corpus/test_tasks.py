@@ -8,7 +8,8 @@ import pytest
 import redis
 from django.db import OperationalError
 
-from corpus import pipeline, services
+from corpus import services
+from corpus.ingest import pipeline
 from corpus.models import Chunk, Collection, Document
 from corpus.tasks import MAX_RETRIES, process_document_task
 from tests.corpus.ingest_helpers import GUIDE_V1, assert_chunks_tile, eager_media, long_markdown  # noqa: F401

@@ -7,8 +7,8 @@ import json
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from chat.answer import RSE_PRESETS
-from chat.citations import chunk_range_label
+from chat.answering.citations import chunk_range_label
+from chat.answering.pipeline import RSE_PRESETS
 from chat.services import CollectionNotReadable, collections_for, conversation_start, message_ask
 
 

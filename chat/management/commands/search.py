@@ -6,9 +6,9 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from chat.candidates import MODES
-from chat.rse import PRESETS
-from chat.search import SearchError, search
+from chat.retrieval.candidates import MODES
+from chat.retrieval.rse import PRESETS
+from chat.retrieval.search import SearchError, search
 from corpus.models import Collection
 
 

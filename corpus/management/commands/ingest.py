@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Sum
 
-from corpus import services
+from corpus import services, uploads
 from corpus.models import Document
 
 Status = Document.Status
@@ -31,7 +31,7 @@ def iter_files(path: Path) -> tuple[list[tuple[Path, str]], list[Path]]:
         relative = file.relative_to(path)
         if any(part.startswith(".") for part in relative.parts) or not file.is_file():
             continue
-        if file.suffix.lower() in services.SUPPORTED_EXTENSIONS:
+        if file.suffix.lower() in uploads.SUPPORTED_EXTENSIONS:
             found.append((file, relative.as_posix()))
         else:
             skipped.append(file)
@@ -75,7 +75,7 @@ class Command(BaseCommand):
                     self.stdout.write(f"skipped {file}: unsupported file type")
         if not files:
             raise CommandError("No supported files found "
-                               f"(supported: {', '.join(sorted(services.SUPPORTED_EXTENSIONS))}).")
+                               f"(supported: {', '.join(sorted(uploads.SUPPORTED_EXTENSIONS))}).")
         try:
             target = services.collection_get_or_create(slug=collection)
         except ValidationError as exc:

@@ -1,0 +1,147 @@
+"""The answer pipeline shared by the chat page, POST /api/ask/ and `manage.py ask`:
+
+    follow-up → standalone query (LLM) → hybrid search + RSE → numbered sources →
+    LLM answer citing [n] (streamed or not)  |  extractive answer (no LLM)
+
+Failures a person should see (nothing to search, nothing found, LLM down or slow) are raised as
+AnswerError with a readable message; callers show it in the conversation.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from chat.answering.citations import CONTEXT_CHARS, build_citations, relevance_map
+from chat.answering.extractive import extractive_answer
+from chat.answering.prompts import answer_messages
+from chat.answering.rewrite import rewrite_query
+from corpus import llm
+
+logger = logging.getLogger(__name__)
+
+ANSWER_MAX_TOKENS = 800
+SEARCH_K = 10
+RSE_PRESETS = ("balanced", "precision", "find_all")
+
+
+class AnswerError(Exception):
+    """A failure to show the user as is (str(exc) is the message)."""
+
+
+class LLMFailed(AnswerError):
+    """The language model was unreachable, slow or failing (an upstream failure, HTTP 502 in the API)."""
+
+
+@dataclass
+class Prepared:
+    """What an answer is built from, kept with the assistant message."""
+
+    question: str
+    query: str
+    mode: str  # "llm" | "extractive"
+    citations: list[dict] = field(default_factory=list)
+    relevance: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
+class IncompleteStream(Exception):
+    pass
+
+
+def llm_error_message(exc: BaseException) -> str:
+    """A sentence for the user about an LLM failure (details go to the log)."""
+    import openai
+
+    if isinstance(exc, IncompleteStream):
+        return str(exc)
+    if isinstance(exc, openai.APITimeoutError):
+        return f"The language model did not answer in time (timeout {settings.LLM_TIMEOUT:g} s)."
+    if isinstance(exc, openai.APIConnectionError):
+        return "The language model could not be reached; check LLM_BASE_URL and that the server is running."
+    if isinstance(exc, openai.AuthenticationError):
+        return "The language model refused the API key (LLM_API_KEY)."
+    if isinstance(exc, openai.APIStatusError):
+        return f"The language model answered with an error (HTTP {exc.status_code})."
+    return "The language model failed while answering."
+
+
+def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = (),
+            rse: str | None = "balanced") -> Prepared:
+    """Rewrite (with an LLM and history), search `collections` and number the sources.
+
+    `collections` must already be limited to what the user may read.
+    """
+    question = (question or "").strip()
+    if not question:
+        raise AnswerError("Please type a question.")
+    if not collections.exists():
+        raise AnswerError("There is no collection you may read yet, so there is nothing to search.")
+    mode = "llm" if llm.llm_configured() else "extractive"
+    query = rewrite_query(question, history) if mode == "llm" else question
+    from chat.retrieval.search import SearchError, search  # imported here: keeps this module light to import
+
+    try:
+        # RSE is told the budget the sources are cut to, so a long first segment is trimmed
+        # around its best chunks instead of crowding the other segments out, and the top chunks
+        # the segments lack take part (chat.retrieval.segments._budgeted).
+        result = search(query=query, collections=collections, mode="hybrid", k=SEARCH_K, rse=rse,
+                        max_chars=CONTEXT_CHARS)
+    except SearchError as exc:
+        raise AnswerError(str(exc)) from exc
+    citations = build_citations(result)
+    if not citations:
+        raise AnswerError("No passage in the searched documents matches this question. "
+                          "Try other words, or check that the documents have finished processing.")
+    return Prepared(question=question, query=query, mode=mode, citations=citations,
+                    relevance=relevance_map(result))
+
+
+def _llm_stream(messages: list[dict], *, max_tokens: int) -> Iterator[str]:
+    """Text deltas of a streamed chat completion (the client's timeout applies between chunks)."""
+    stream = llm.get_client().chat.completions.create(
+        model=settings.LLM_MODEL, messages=messages, max_tokens=max_tokens, temperature=0.2, stream=True)
+    finished = False
+    try:
+        for chunk in stream:
+            if not chunk.choices:
+                continue
+            choice = chunk.choices[0]
+            if choice.delta and choice.delta.content:
+                yield choice.delta.content
+            finished = finished or choice.finish_reason is not None
+    finally:
+        stream.close()  # stopping early must drop the HTTP connection, not leave it to the GC
+    if not finished:
+        # The connection ended without a finish_reason: the server died mid-answer.
+        raise IncompleteStream("The language model stopped before finishing its answer.")
+
+
+def stream_answer(prepared: Prepared, history: Sequence[tuple[str, str]] = ()) -> Iterator[str]:
+    """The answer text piece by piece: LLM tokens, or the extractive answer in one piece.
+
+    Raises AnswerError if the LLM fails; pieces already yielded are the partial answer.
+    """
+    if prepared.mode == "extractive":
+        yield extractive_answer(prepared.query, prepared.citations)
+        return
+    messages = answer_messages(question=prepared.query, citations=prepared.citations, history=history)
+    try:
+        yield from _llm_stream(messages, max_tokens=ANSWER_MAX_TOKENS)
+    except Exception as exc:  # the openai client raises many types; the user gets one sentence
+        logger.warning("LLM answer failed", exc_info=True)
+        raise LLMFailed(llm_error_message(exc)) from exc
+
+
+def complete_answer(prepared: Prepared, history: Sequence[tuple[str, str]] = ()) -> str:
+    """The whole answer at once (a non-streamed LLM call)."""
+    if prepared.mode == "extractive":
+        return extractive_answer(prepared.query, prepared.citations)
+    messages = answer_messages(question=prepared.query, citations=prepared.citations, history=history)
+    try:
+        return llm.complete(messages, max_tokens=ANSWER_MAX_TOKENS, temperature=0.2)
+    except Exception as exc:  # see stream_answer
+        logger.warning("LLM answer failed", exc_info=True)
+        raise LLMFailed(llm_error_message(exc)) from exc

@@ -1,0 +1,232 @@
+"""BM25 keyword scoring inside Postgres, from a postings table kept beside corpus_chunk.
+
+A chunk holding any of the query's lexemes is a match (OR semantics: a question must not need
+every word); the query is turned into lexemes by the same text search configuration as the
+chunks' `search` tsvector. Each match is scored with Okapi BM25,
+
+    sum over query lexemes q in the chunk:  idf(q) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avglen))
+    idf(q) = ln(1 + (N - df + 0.5) / (df + 0.5))
+
+tf = positions of q in the chunk's tsvector, len = length(search) (distinct lexemes, see
+corpus/migrations/0003_bm25_length_distinct.py); tf and len are copied into bm25_posting
+(corpus/migrations/0004_bm25_postings.py). N, df and avglen come from bm25_collection_stats /
+bm25_term_stats (corpus/migrations/0002_bm25_stats.py), summed over the collections searched.
+Triggers keep all three tables exact as chunks come and go.
+
+Postgres' own ts_rank_cd ignores corpus statistics (no IDF); it is kept as a comparison mode,
+matching through the GIN index on `search`. The SQL here is a set of CTEs that
+chat/retrieval/candidates.py splices into one statement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import connection, transaction
+
+from corpus.models import SEARCH_CONFIG
+
+# The query's lexemes, made as the chunks' `search` column makes them (corpus/migrations/
+# 0009_search_identifiers.py): the configuration's words plus each underscore identifier whole.
+QUERY_IDENTIFIERS = "to_tsvector('simple', ragweb_identifiers('', %(query)s))"
+QUERY_TSVECTOR = f"(to_tsvector('{SEARCH_CONFIG}', %(query)s) || {QUERY_IDENTIFIERS})"
+
+# A lexeme quoted for tsquery input (embedded quotes and backslashes doubled), so nothing in a
+# user's query is read as tsquery syntax.
+_QUOTED = r"'''' || replace(replace(lexeme, '\', '\\'), '''', '''''') || ''''"
+
+# ts_rank_cd baseline: chunks of the searched collections matching any query lexeme, found through
+# the GIN index.
+TS_RANK_CD_CTES = f"""
+kw_query AS (
+    SELECT string_agg({_QUOTED}, ' | ')::tsquery AS tsq
+    FROM unnest({QUERY_TSVECTOR})
+),
+kw_match AS (
+    SELECT c.id, c.search
+    FROM corpus_chunk c
+    WHERE c.search @@ (SELECT tsq FROM kw_query)
+      AND c.document_id IN (SELECT id FROM corpus_document WHERE collection_id = ANY(%(collections)s::bigint[]))
+),
+kw_scored AS (
+    SELECT m.id, ts_rank_cd(m.search, (SELECT tsq FROM kw_query)) AS score, NULL::float8 AS bm25
+    FROM kw_match m
+),
+kw_ranked AS (SELECT id, score FROM kw_scored),
+kw_idf_sum AS (SELECT NULL::float8 AS total, NULL::bigint AS identifiers)"""
+
+# BM25 from the postings table (corpus/migrations/0004_bm25_postings.py), in two passes.
+# 1. Each query lexeme's postings are read from the impact index, best first, at most
+#    %(term_postings)s per lexeme (all of a rarer lexeme's); a common lexeme adds little IDF and
+#    contributes only through its highest-impact chunks. Searching several collections, each
+#    reads the lexeme's best postings in it, as many as it would searched alone, so a small
+#    collection is not crowded out by a large one (its best chunks for the lexeme are read even
+#    when the large one holds thousands with a higher impact); beyond FULL_BUDGET_COLLECTIONS
+#    collections holding the lexeme, that many budgets are shared evenly, which bounds the cost.
+#    The first-pass score,
+#    sum of IDF x stored impact (the BM25 tf factor under fixed k1, b and average length, so no
+#    arithmetic per posting), picks a pool of %(pool)s chunks. Aggregating the postings is the
+#    cost of the keyword side; on the development set 500 postings per lexeme give the same
+#    figures as reading them all (docs/evaluation.md).
+# 2. The pool, and the vector side's chunks in hybrid mode, are scored exactly from their own
+#    postings (primary key lookups), and the pool is ranked by that score.
+# An unknown query lexeme has no statistics row, so it costs nothing.
+FULL_BUDGET_COLLECTIONS = 4
+BM25_STATS_CTES = """
+kw_stats AS (
+    SELECT sum(chunk_count)::float8 AS n,
+           sum(total_length)::float8 / nullif(sum(chunk_count), 0) AS avglen
+    FROM bm25_collection_stats WHERE collection_id = ANY(%(collections)s::bigint[])
+),
+kw_term_df AS (
+    SELECT t.collection_id, t.lexeme, t.df,
+           -- term_postings x min(m, FULL_BUDGET_COLLECTIONS) / m, rounded up (m: collections holding
+           -- the lexeme), in integers: a float or numeric product can land a hair above a whole number.
+           ((%(term_postings)s * least(count(*) OVER lexeme, {full_budget_collections}) + count(*) OVER lexeme - 1)
+            / count(*) OVER lexeme)::int AS quota
+    FROM bm25_term_stats t
+    WHERE t.collection_id = ANY(%(collections)s::bigint[])
+      AND t.lexeme = ANY(tsvector_to_array({query_tsvector}))
+      AND t.df > 0
+    WINDOW lexeme AS (PARTITION BY t.lexeme)
+),
+kw_idf AS (
+    SELECT k.lexeme, ln(1 + (s.n - sum(k.df) + 0.5) / (sum(k.df) + 0.5)) AS idf
+    FROM kw_term_df k CROSS JOIN kw_stats s GROUP BY k.lexeme, s.n
+),
+kw_idf_sum AS (
+    -- identifiers: how many of the query's underscore identifiers the collections hold
+    SELECT coalesce(sum(idf), 0) AS total,
+           count(*) FILTER (WHERE lexeme = ANY(tsvector_to_array({query_identifiers}))) AS identifiers
+    FROM kw_idf
+)"""
+
+BM25_POOL_CTES = """
+kw_first_pass AS (
+    SELECT p.chunk_id, sum(i.idf * p.impact) AS score
+    FROM kw_term_df t
+    JOIN kw_idf i ON i.lexeme = t.lexeme
+    CROSS JOIN LATERAL (
+        SELECT chunk_id, impact FROM bm25_posting
+        WHERE collection_id = t.collection_id AND lexeme = t.lexeme
+        ORDER BY impact DESC LIMIT t.quota
+    ) AS p
+    GROUP BY p.chunk_id
+),
+kw_pool AS (
+    SELECT chunk_id FROM kw_first_pass ORDER BY score DESC, chunk_id LIMIT %(pool)s
+)"""
+
+BM25_SCORED_CTE = """
+kw_terms AS (
+    SELECT array_agg(lexeme) AS lexemes, array_agg(idf) AS idfs FROM kw_idf
+),
+kw_scored AS (
+    -- One scan of the (chunk, lexeme) primary key for all pairs; each posting finds its lexeme's
+    -- IDF by position in a short array (a join here is planned as a nested loop).
+    SELECT p.chunk_id AS id, sum(t.idfs[array_position(t.lexemes, p.lexeme)] * {tf_factor}) AS score
+    FROM kw_terms t CROSS JOIN kw_stats s CROSS JOIN bm25_posting p
+    WHERE p.chunk_id = ANY(ARRAY({scored_ids})) AND p.lexeme = ANY(ARRAY(SELECT lexeme FROM kw_idf))
+    GROUP BY p.chunk_id
+)"""
+
+BM25_RANKED_CTE = """
+kw_ranked AS (
+    SELECT id, score FROM kw_scored WHERE id IN (SELECT chunk_id FROM kw_pool)
+)"""
+
+# The BM25 tf factor of a posting p, given the average length.
+_TF_FACTOR_WITH = "p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.len / {avglen}))"
+TF_FACTOR = _TF_FACTOR_WITH.format(avglen="s.avglen")
+
+# Ties (chunks with the same terms and length) go to the lower id. Scores are rounded first: a
+# sum's last bits depend on the order the plan adds the terms in.
+RANKED_CTE = """
+kw AS (
+    SELECT id, score, row_number() OVER (ORDER BY round(score::numeric, 9) DESC, id) AS rank
+    FROM kw_ranked ORDER BY round(score::numeric, 9) DESC, id LIMIT %(candidates)s
+)"""
+
+
+def keyword_ctes(scoring: str, *, with_vector: bool) -> str:
+    """CTEs defining kw_scored (id, score of the chunks scored: for BM25 the pool and, with_vector,
+    the vec CTE's chunks; for ts_rank_cd every match), kw (the top %(candidates)s with rank) and
+    kw_idf_sum. Parameters: query, collections, k1, b, candidates, term_postings, pool."""
+    if scoring == "bm25":
+        scored_ids = "SELECT chunk_id FROM kw_pool" + (" UNION SELECT id FROM vec" if with_vector else "")
+        return ",".join([_stats_ctes(), BM25_POOL_CTES,
+                         BM25_SCORED_CTE.format(tf_factor=TF_FACTOR, scored_ids=scored_ids),
+                         BM25_RANKED_CTE, RANKED_CTE])
+    if scoring == "ts_rank_cd":
+        return TS_RANK_CD_CTES + "," + RANKED_CTE
+    raise ValueError(f"unknown keyword scoring {scoring!r}")
+
+
+# The query's terms as the keyword side worked them out, passed back as parameters (lexemes,
+# idfs, avglen: chat.retrieval.candidates.QueryTerms), so a statement that only scores known chunks reads
+# no statistics. An empty lexemes array scores nothing.
+GIVEN_TERMS_SCORED_CTE = """
+kw_scored AS (
+    SELECT p.chunk_id AS id,
+           sum((%(idfs)s::float8[])[array_position(%(lexemes)s::text[], p.lexeme)] * {tf_factor}) AS score
+    FROM bm25_posting p
+    WHERE p.chunk_id = ANY(ARRAY({scored_ids})) AND p.lexeme = ANY(%(lexemes)s::text[])
+    GROUP BY p.chunk_id
+)"""
+# The keyword side's terms, for GIVEN_TERMS_SCORED_CTE: columns of a BM25 keyword statement.
+TERMS_COLUMNS = "(SELECT lexemes FROM kw_terms), (SELECT idfs FROM kw_terms), (SELECT avglen FROM kw_stats)"
+
+
+def given_terms_scored_cte(scored_ids: str) -> str:
+    """A CTE defining kw_scored: the BM25 score of the chunks `scored_ids` (a SELECT of ids) from
+    the terms passed as %(lexemes)s, %(idfs)s and %(avglen)s, with %(k1)s and %(b)s."""
+    return GIVEN_TERMS_SCORED_CTE.format(tf_factor=_TF_FACTOR_WITH.format(avglen="%(avglen)s::float8"),
+                                         scored_ids=scored_ids)
+
+
+def _stats_ctes() -> str:
+    return BM25_STATS_CTES.format(query_tsvector=QUERY_TSVECTOR, query_identifiers=QUERY_IDENTIFIERS,
+                                  full_budget_collections=FULL_BUDGET_COLLECTIONS)
+
+
+@dataclass(frozen=True)
+class CollectionStats:
+    chunk_count: int
+    total_length: int
+
+
+def collection_stats(collection_ids: list[int]) -> CollectionStats:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT coalesce(sum(chunk_count), 0), coalesce(sum(total_length), 0) "
+                       "FROM bm25_collection_stats WHERE collection_id = ANY(%s)", [collection_ids])
+        count, length = cursor.fetchone()
+    return CollectionStats(int(count), int(length))
+
+
+def document_frequencies(collection_id: int) -> dict[str, int]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT lexeme, df FROM bm25_term_stats WHERE collection_id = %s", [collection_id])
+        return dict(cursor.fetchall())
+
+
+@transaction.atomic
+def rebuild_stats() -> None:
+    """Recompute every statistic and posting from corpus_chunk (repair; the triggers keep them exact)."""
+    with connection.cursor() as cursor:
+        cursor.execute("LOCK TABLE corpus_chunk IN SHARE MODE")
+        cursor.execute("DELETE FROM bm25_term_stats")
+        cursor.execute("DELETE FROM bm25_collection_stats")
+        cursor.execute("DELETE FROM bm25_posting")
+        cursor.execute("""
+            INSERT INTO bm25_posting (chunk_id, collection_id, tf, len, lexeme)
+            SELECT c.id, d.collection_id, coalesce(array_length(u.positions, 1), 1), length(c.search), u.lexeme
+            FROM corpus_chunk c JOIN corpus_document d ON d.id = c.document_id, unnest(c.search) AS u""")
+        cursor.execute("""
+            INSERT INTO bm25_collection_stats (collection_id, chunk_count, total_length)
+            SELECT d.collection_id, count(*), sum(bm25_length(c.search))
+            FROM corpus_chunk c JOIN corpus_document d ON d.id = c.document_id GROUP BY d.collection_id""")
+        cursor.execute("""
+            INSERT INTO bm25_term_stats (collection_id, lexeme, df)
+            SELECT d.collection_id, u.lexeme, count(*)
+            FROM corpus_chunk c JOIN corpus_document d ON d.id = c.document_id, unnest(c.search) AS u
+            GROUP BY d.collection_id, u.lexeme""")

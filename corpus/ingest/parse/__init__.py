@@ -1,0 +1,112 @@
+"""Parsing uploaded files into text with headings (and PDF page offsets).
+
+parse_document() is the one entry point; every failure is a ParseError whose message can be shown
+to the person who uploaded the file as it is. Newlines in the text are always \\n.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+
+from corpus.ingest.parse.base import Heading, ParsedDocument, ParseError
+from corpus.ingest.parse.detect import (
+    DOCX,
+    HTML,
+    MARKDOWN,
+    PDF,
+    RST,
+    SUPPORTED,
+    TEXT,
+    ZIP,
+    detect_media_type,
+    normalise_media_type,
+)
+
+__all__ = ["Heading", "ParseError", "ParsedDocument", "detect_media_type", "parse_document", "SUPPORTED"]
+
+_SUPPORTED_LIST = "plain text, Markdown, reStructuredText, HTML, PDF or Word (.docx)"
+
+
+def parse_document(data: bytes, *, filename: str, media_type: str | None = None,
+                   max_bytes: int | None = None) -> ParsedDocument:
+    """Parse a file's bytes. `media_type` (e.g. from an upload) is used when it is a supported
+    type and the bytes do not say otherwise (a PDF or DOCX is recognised by its content);
+    `max_bytes` defaults to settings.MAX_UPLOAD_BYTES. The title falls back to the file name's
+    stem. Raises ParseError for empty, binary, undecodable, damaged, text-less, over-limit or
+    unsupported files."""
+    limit = max_bytes if max_bytes is not None else _default_limit()
+    if len(data) > limit:
+        raise ParseError(f"The file is {_size(len(data))}, over the {_size(limit)} limit.")
+    if not data:
+        raise ParseError("The file is empty.")
+    detected = detect_media_type(filename, data)
+    declared = normalise_media_type(media_type)
+    if detected in (PDF, DOCX, ZIP) or declared not in SUPPORTED:
+        kind = detected
+    elif declared == TEXT and detected == RST:
+        kind = RST  # clients call any .txt file text/plain
+    else:
+        kind = declared
+    stem = PurePath(filename).stem or filename or "Untitled"
+    document = _parse(data, kind, filename)
+    if not document.text.strip():
+        raise ParseError("The file contains no text.")
+    if not document.title:
+        document.title = stem
+    return document
+
+
+def _parse(data: bytes, kind: str, filename: str) -> ParsedDocument:
+    from corpus.ingest.parse.text import decode_text
+
+    if kind in (TEXT, MARKDOWN, RST):
+        text = decode_text(data)
+        if kind == MARKDOWN:
+            from corpus.ingest.parse.markup import markdown_headings
+
+            headings, title = markdown_headings(text)
+            title = title or next((h.title for h in headings if h.level == 1), None)
+            return ParsedDocument(text, title or "", kind, headings)
+        if kind == RST:
+            from corpus.ingest.parse.markup import rst_headings
+
+            headings = rst_headings(text)
+            return ParsedDocument(text, headings[0].title if headings else "", kind, headings)
+        return ParsedDocument(text, "", kind)
+    if kind == HTML:
+        from corpus.ingest.parse.htmltext import parse_html
+
+        text, headings, title = parse_html(data)
+        if not text.strip():
+            raise ParseError("The HTML page has no visible text.")
+        return ParsedDocument(text, title or "", kind, headings)
+    if kind == PDF:
+        from corpus.ingest.parse.pdf import parse_pdf
+
+        text, pages, title = parse_pdf(data)
+        return ParsedDocument(text, title or "", kind, [], pages)
+    if kind == DOCX:
+        from corpus.ingest.parse.word import parse_docx
+
+        text, headings, title = parse_docx(data)
+        return ParsedDocument(text, title or "", kind, headings)
+    if kind == ZIP:
+        raise ParseError("The file is a ZIP archive, not a Word (.docx) document. "
+                         f"Upload {_SUPPORTED_LIST} files one by one.")
+    extension = PurePath(filename).suffix.lower()
+    described = f"({extension}) " if extension else ""
+    raise ParseError(f"This file type {described}is not supported: upload {_SUPPORTED_LIST} files.")
+
+
+def _default_limit() -> int:
+    from django.conf import settings
+
+    return settings.MAX_UPLOAD_BYTES
+
+
+def _size(n: int) -> str:
+    if n >= 1024 * 1024:
+        return f"{n / (1024 * 1024):.1f} MB".replace(".0 MB", " MB")
+    if n >= 1024:
+        return f"{n / 1024:.1f} KB".replace(".0 KB", " KB")
+    return f"{n} bytes"

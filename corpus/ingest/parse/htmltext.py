@@ -1,0 +1,154 @@
+"""HTML: the text a reader sees, one block per line, headings kept as their own lines.
+
+Scripts, styles, navigation, page headers and footers, asides and hidden elements are dropped.
+A <header>/<footer> inside an <article>, <main> or <section> is kept: there it holds the
+article's own title, not site furniture.
+"""
+
+from __future__ import annotations
+
+import re
+
+import lxml.html
+from lxml import etree
+
+from corpus.ingest.parse.base import Heading, ParseError
+from corpus.ingest.parse.text import decode_text
+
+_SKIP = frozenset({"script", "style", "nav", "aside", "noscript", "template", "head", "iframe", "svg", "canvas",
+                   "object", "embed", "button", "select", "textarea", "input", "map", "dialog"})
+_PAGE_FURNITURE = frozenset({"header", "footer"})
+_CONTENT_SECTIONS = frozenset({"article", "main", "section"})
+_SKIP_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search"})
+_BLOCK = frozenset({"address", "article", "blockquote", "body", "dd", "details", "div", "dl", "dt", "fieldset",
+                    "figcaption", "figure", "footer", "form", "header", "hr", "li", "main", "ol", "p", "section",
+                    "summary", "table", "tbody", "thead", "tfoot", "tr", "ul", "caption", "html"})
+_HEADINGS = {f"h{n}": n for n in range(1, 7)}
+_CELLS = frozenset({"td", "th"})
+_SPACES = re.compile(r"\s+")
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
+
+
+class _TextBuilder:
+    """Accumulates visible text: inline runs with collapsed spaces, breaks between blocks."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.length = 0
+        self.pending_break = ""
+        self.at_line_start = True
+
+    def write(self, text: str, *, verbatim: bool = False) -> int | None:
+        """Append text; returns the offset where it begins, or None if nothing was written."""
+        if not verbatim:
+            text = _SPACES.sub(" ", text)
+            if self.at_line_start:
+                text = text.lstrip(" ")
+        if not text:
+            return None
+        if self.pending_break and self.length:
+            self._append(self.pending_break)
+        self.pending_break = ""
+        start = self.length
+        self._append(text)
+        self.at_line_start = text.endswith("\n")
+        return start
+
+    def brk(self, newlines: int) -> None:
+        """Ask for a line (1) or paragraph (2) break before the next text."""
+        if self.parts and not self.at_line_start and self.parts[-1].endswith(" "):
+            stripped = self.parts[-1].rstrip(" ")
+            self.length -= len(self.parts[-1]) - len(stripped)
+            self.parts[-1] = stripped
+        if len(self.pending_break) < newlines:
+            self.pending_break = "\n" * newlines
+        self.at_line_start = True
+
+    def _append(self, text: str) -> None:
+        self.parts.append(text)
+        self.length += len(text)
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+def _hidden(element) -> bool:
+    style = (element.get("style") or "").replace(" ", "").lower()
+    return (element.get("hidden") is not None or element.get("aria-hidden") == "true"
+            or "display:none" in style or "visibility:hidden" in style
+            or element.get("role") in _SKIP_ROLES)
+
+
+class _Walker:
+    def __init__(self) -> None:
+        self.out = _TextBuilder()
+        self.headings: list[Heading] = []
+
+    def walk(self, element, in_content: bool = False) -> None:
+        tag = element.tag if isinstance(element.tag, str) else None
+        if tag is None:  # a comment or processing instruction: only its tail is text
+            self._tail(element)
+            return
+        tag = tag.lower()
+        skip = tag in _SKIP or _hidden(element) or (tag in _PAGE_FURNITURE and not in_content)
+        if not skip:
+            self._element(element, tag, in_content or tag in _CONTENT_SECTIONS)
+        self._tail(element)
+
+    def _tail(self, element) -> None:
+        if element.tail:
+            self.out.write(element.tail)
+
+    def _element(self, element, tag: str, in_content: bool) -> None:
+        out = self.out
+        if tag in _HEADINGS:
+            out.brk(2)
+            title = _SPACES.sub(" ", element.text_content()).strip()
+            if title:
+                start = out.write(title)
+                self.headings.append(Heading(start, _HEADINGS[tag], title))
+            out.brk(2)
+            return
+        if tag == "pre":
+            out.brk(2)
+            out.write(element.text_content().strip("\n"), verbatim=True)
+            out.brk(2)
+            return
+        if tag == "br":
+            out.brk(1)
+            return
+        if tag in _CELLS and element.getprevious() is not None:
+            out.write(" | ")
+        block = tag in _BLOCK
+        if block:
+            out.brk(1 if tag in ("li", "tr", "dt", "dd", "summary", "caption") else 2)
+        if element.text:
+            out.write(element.text)
+        for child in element:
+            self.walk(child, in_content)
+        if block:
+            out.brk(1 if tag in ("li", "tr", "dt", "dd") else 2)
+
+
+def parse_html(data: bytes) -> tuple[str, list[Heading], str | None]:
+    """(visible text, headings, <title> or None)."""
+    declared = _META_CHARSET.search(data[:4096])
+    source = decode_text(data, declared=declared.group(1).decode("ascii") if declared else None)
+    # lxml refuses str input that carries an XML encoding declaration (the text is decoded already).
+    source = _XML_DECLARATION.sub("", source, count=1)
+    if not source.strip():
+        raise ParseError("The HTML page has no visible text.")
+    try:
+        root = lxml.html.document_fromstring(source)
+    except (etree.ParserError, ValueError) as exc:
+        raise ParseError("The HTML page could not be read.") from exc
+    title_element = root.find("head/title")
+    title = _SPACES.sub(" ", title_element.text_content()).strip() if title_element is not None else ""
+    walker = _Walker()
+    walker.walk(root)
+    text = walker.out.text()
+    if not title and walker.headings:
+        first_h1 = next((h for h in walker.headings if h.level == 1), None)
+        title = first_h1.title if first_h1 else ""
+    return text, walker.headings, title or None

@@ -1,0 +1,67 @@
+"""Turning the bytes of a text file into text, refusing what is not text instead of guessing wildly."""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+from corpus.ingest.parse.base import ParseError, normalise_newlines
+
+# Longest first: the UTF-32 LE mark begins with the UTF-16 LE one.
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le", "UTF-32"),
+    (codecs.BOM_UTF32_BE, "utf-32-be", "UTF-32"),
+    (codecs.BOM_UTF8, "utf-8", "UTF-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le", "UTF-16"),
+    (codecs.BOM_UTF16_BE, "utf-16-be", "UTF-16"),
+)
+# C0 controls other than tab, newline, vertical tab, form feed and carriage return: text files
+# have next to none of them, binary files plenty.
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+# Above this share of control characters the "text" is really binary data.
+_MAX_CONTROL_SHARE = 0.01
+
+BINARY_MESSAGE = "The file looks like binary data, not text, so there is nothing to read in it."
+UNDECODABLE_MESSAGE = ("The file is not UTF-8 text and its character encoding could not be recognised. "
+                       "Save it as UTF-8 and upload it again.")
+
+
+def decode_text(data: bytes, *, declared: str | None = None) -> str:
+    """Decode a text file: a byte-order mark wins, then `declared` (e.g. an HTML meta charset), then
+    UTF-8, then Windows-1252 (a superset of Latin-1's printable characters) when that yields clean
+    text. Newlines come out as \\n. Raises ParseError for binary data or an unknown encoding."""
+    for bom, codec, name in _BOMS:
+        if data.startswith(bom):
+            try:
+                text = data[len(bom):].decode(codec)
+            except UnicodeDecodeError:
+                raise ParseError(f"The file starts with a {name} byte-order mark but is not valid {name} text.") \
+                    from None
+            return _checked(text)
+    if b"\x00" in data[:8192]:
+        # No BOM and NUL bytes: binary (or BOM-less UTF-16, which we do not guess at).
+        raise ParseError(BINARY_MESSAGE)
+    if declared:
+        try:
+            return _checked(data.decode(codecs.lookup(declared).name))
+        except LookupError:
+            pass  # an unknown declared charset: fall back to detection
+        except UnicodeDecodeError:
+            raise ParseError(f"The file says it is {declared} text but is not valid {declared}.") from None
+    try:
+        return _checked(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        pass
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError:
+        raise ParseError(UNDECODABLE_MESSAGE) from None
+    if _CONTROL.search(text):
+        raise ParseError(UNDECODABLE_MESSAGE)
+    return normalise_newlines(text)
+
+
+def _checked(text: str) -> str:
+    if "\x00" in text or len(_CONTROL.findall(text)) > _MAX_CONTROL_SHARE * len(text):
+        raise ParseError(BINARY_MESSAGE)
+    return normalise_newlines(text)

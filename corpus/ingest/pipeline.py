@@ -1,0 +1,294 @@
+"""Processing one document: parse → chunk → contextualize → embed → publish.
+
+Safe to run twice, and concurrently: a Postgres advisory lock (held by the session, so it dies
+with a killed worker's connection) lets one run work on a document at a time; a run finding the
+document already built from its current content and settings does nothing. Chunks are built in
+memory and published in one transaction (old chunks deleted, new ones inserted, document marked
+ready), so a search sees the old chunks or the new ones, never a mix. Status and progress are
+written as they change, in their own small committed updates, for the admin and `ingest --wait`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+import kombu.exceptions
+import numpy as np
+import redis.exceptions
+from django.conf import settings
+from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
+from django.utils import timezone
+
+from corpus.ingest import embed as embedding
+from corpus.ingest.chunk import ChunkingConfig, chunk_text, heading_path_at
+from corpus.ingest.contextualize import contextualize
+from corpus.ingest.parse import ParseError, parse_document
+from corpus.ingest.tokens import count_tokens
+from corpus.models import Chunk, Collection, Document
+from corpus.services import IN_PROGRESS, is_current
+
+logger = logging.getLogger(__name__)
+
+Status = Document.Status
+
+# Worth a retry later: the database or the broker went away for a moment.
+TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
+    OperationalError, InterfaceError, redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
+    kombu.exceptions.OperationalError,
+)
+# Advisory-lock namespace ("RAGD"), so document ids cannot collide with other users of advisory locks.
+LOCK_NAMESPACE = 0x52414744
+INSERT_BATCH = 500
+
+# Seconds spent per stage in this process; bench_ingest reads it to show what dominates.
+stage_seconds: Counter[str] = Counter()
+
+
+class DocumentBusy(Exception):
+    """Another live worker is processing this document; try again later."""
+
+
+@dataclass(frozen=True)
+class Built:
+    """A document's new chunks and fields, ready to be published."""
+
+    content_hash: str
+    signature: str
+    title: str
+    text: str
+    media_type: str
+    pages: list[int]
+    summary: str
+    chunks: list[Chunk]
+
+
+@contextmanager
+def _timed(stage: str) -> Iterator[None]:
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        stage_seconds[stage] += time.perf_counter() - started
+
+
+@contextmanager
+def document_lock(document_id: int) -> Iterator[bool]:
+    """Try to take the session-level advisory lock of a document; yields whether it was taken."""
+    key = [LOCK_NAMESPACE, document_id & 0x7FFFFFFF]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", key)
+        acquired = bool(cursor.fetchone()[0])
+    try:
+        yield acquired
+    finally:
+        if acquired:
+            try:
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_advisory_unlock(%s, %s)", key)
+            except DatabaseError:
+                logger.warning("could not release the lock of document %s; it goes with the connection", document_id)
+
+
+def process_document(document_id: int) -> str:
+    """Build and publish the chunks of one document. Returns what happened: "ready", "failed",
+    "unchanged" (already built), "missing" (deleted) or "superseded" (new content arrived meanwhile).
+
+    Raises DocumentBusy if another run holds the document, and TRANSIENT_ERRORS for the caller to retry.
+    """
+    with document_lock(document_id) as acquired:
+        if not acquired:
+            raise DocumentBusy(f"document {document_id} is being processed by another worker")
+        document = _claim(document_id)
+        if isinstance(document, str):
+            return document
+        content_hash = document.content_hash
+        try:
+            built = _build(document)
+        except TRANSIENT_ERRORS:
+            raise
+        except ParseError as exc:
+            return _fail(document_id, content_hash, str(exc))
+        except Exception as exc:
+            logger.exception("processing document %s failed", document_id)
+            return _fail(document_id, content_hash, f"Processing failed: {exc}")
+        with _timed("publish"):
+            return _publish(document_id, built)
+
+
+def _claim(document_id: int) -> Document | str:
+    with transaction.atomic():
+        document = (Document.objects.select_for_update(of=("self",)).select_related("collection")
+                    .filter(pk=document_id).first())
+        if document is None:
+            logger.info("document %s no longer exists", document_id)
+            return "missing"
+        if is_current(document):
+            return "unchanged"
+        if document.status == Status.FAILED and document.error and not document.file:
+            return "failed"  # refused at upload (e.g. too large): nothing to process
+        if document.status in IN_PROGRESS:
+            logger.info("document %s was left %s by a lost worker; starting it again", document_id,
+                        document.status)
+        document.status = Status.PARSING
+        document.error = ""
+        document.progress_done = document.progress_total = 0
+        document.save(update_fields=["status", "error", "progress_done", "progress_total", "updated_at"])
+    return document
+
+
+def _progress(document_id: int, content_hash: str, **fields) -> None:
+    """A committed status/progress update, skipped if the document got new content meanwhile."""
+    Document.objects.filter(pk=document_id, content_hash=content_hash).update(**fields, updated_at=timezone.now())
+
+
+def _read(document: Document) -> bytes:
+    if not document.file:
+        raise ParseError("The document has no stored file; upload it again.")
+    try:
+        size = document.file.size
+        if size > settings.MAX_UPLOAD_BYTES:
+            raise ParseError(f"The file is {size / 1e6:.1f} MB; the limit is {settings.MAX_UPLOAD_BYTES / 1e6:.1f} MB.")
+        with document.file.open("rb") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        raise ParseError("The stored file is missing; upload it again.") from None
+
+
+def _filename(document: Document) -> str:
+    """The name the parser should judge the type by: the source's, else the stored file's."""
+    name = PurePosixPath(document.source.split("?", 1)[0]).name
+    if PurePosixPath(name).suffix:
+        return name
+    return PurePosixPath(document.file.name).name
+
+
+def _build(document: Document) -> Built:
+    collection: Collection = document.collection
+    signature = collection.pipeline_signature()
+    document_id = document.pk
+
+    with _timed("parse"):
+        data = _read(document)
+        content_hash = hashlib.sha256(data).hexdigest()
+        parsed = parse_document(data, filename=_filename(document))
+    text = parsed.text
+    title = (parsed.title or PurePosixPath(document.source).stem).strip()[:500]
+
+    _progress(document_id, document.content_hash, status=Status.CHUNKING)
+    with _timed("chunk"):
+        config = ChunkingConfig(strategy=collection.chunker, size=collection.chunk_size,
+                                overlap=collection.chunk_overlap, threshold=collection.semantic_threshold)
+        spans = chunk_text(text, config, headings=parsed.headings, embed=embedding.embed_texts)
+        _check_spans(spans, text, overlapping=collection.overlapping)
+        heading_paths = [heading_path_at(parsed.headings, span.start) for span in spans]
+        chunk_texts = [text[span.start: span.end] for span in spans]
+
+    _progress(document_id, document.content_hash, status=Status.CONTEXTUALIZING)
+    with _timed("contextualize"):
+        result = contextualize(mode=collection.contextualization, title=title, text=text, chunk_texts=chunk_texts,
+                               heading_paths=heading_paths)
+
+    n = len(spans)
+    _progress(document_id, document.content_hash, status=Status.EMBEDDING, progress_done=0, progress_total=n)
+    with _timed("embed"):
+        if collection.embedding_mode == Collection.EmbeddingMode.LATE:
+            vectors = embedding.late_chunk_embeddings(
+                text, [(span.start, span.end) for span in spans], prefix=result.llm_title or title)
+            _progress(document_id, document.content_hash, progress_done=n)
+        else:
+            vectors = _embed_plain(document_id, document.content_hash, result.contexts, chunk_texts)
+            if collection.embedding_mode == Collection.EmbeddingMode.NEIGHBOURS and not collection.overlapping:
+                vectors = embedding.blend_neighbours(vectors, settings.EMBEDDING_NEIGHBOUR_WEIGHT)
+
+    with _timed("assemble"):
+        pages = list(parsed.pages)
+        page_finder = Document(pages=pages)
+        chunks = [
+            Chunk(document_id=document_id, chunk_index=i, text=chunk_texts[i], start=span.start, end=span.end,
+                  heading_path=" > ".join(heading_paths[i]), context=result.contexts[i],
+                  page=page_finder.page_at(span.start), token_count=count_tokens(chunk_texts[i]),
+                  embedding=vectors[i])
+            for i, span in enumerate(spans)
+        ]
+    return Built(content_hash=content_hash, signature=signature, title=title, text=text,
+                 media_type=parsed.media_type, pages=pages, summary=result.summary, chunks=chunks)
+
+
+def embedding_input(context: str, text: str) -> str:
+    """What gets embedded for a chunk: its context header, a blank line, its text."""
+    return f"{context}\n\n{text}" if context else text
+
+
+def _embed_plain(document_id: int, content_hash: str, contexts: list[str], chunk_texts: list[str]) -> np.ndarray:
+    """Embed in groups of similar length (least padding, as encode() itself does), reporting progress per group."""
+    inputs = [embedding_input(c, t) for c, t in zip(contexts, chunk_texts, strict=True)]
+    order = sorted(range(len(inputs)), key=lambda i: -len(inputs[i]))
+    group = settings.EMBEDDING_BATCH_SIZE * 8
+    vectors = np.zeros((len(inputs), settings.EMBEDDING_DIMENSIONS), dtype=np.float32)
+    for offset in range(0, len(order), group):
+        indices = order[offset: offset + group]
+        vectors[indices] = embedding.embed_texts([inputs[i] for i in indices])
+        _progress(document_id, content_hash, progress_done=min(offset + group, len(order)))
+    return vectors
+
+
+def _check_spans(spans, text: str, *, overlapping: bool) -> None:
+    """Guard the invariant RSE relies on before anything is stored."""
+    if not spans:
+        raise ParseError("The document has no text to index.")
+    if overlapping:
+        return
+    position = 0
+    for span in spans:
+        if span.start != position or span.end <= span.start:
+            raise RuntimeError(f"the chunker returned spans that do not tile the text at offset {position}")
+        position = span.end
+    if position != len(text):
+        raise RuntimeError("the chunker's spans do not reach the end of the text")
+
+
+def _publish(document_id: int, built: Built) -> str:
+    with transaction.atomic():
+        document = Document.objects.select_for_update().filter(pk=document_id).first()
+        if document is None:
+            return "missing"
+        if document.content_hash != built.content_hash:
+            logger.info("document %s got new content while processing; leaving it to the next run", document_id)
+            return "superseded"
+        Chunk.objects.filter(document_id=document_id).delete()
+        Chunk.objects.bulk_create(built.chunks, batch_size=INSERT_BATCH)
+        document.title = built.title
+        document.text = built.text
+        document.media_type = built.media_type
+        document.pages = built.pages
+        document.summary = built.summary
+        document.status = Status.READY
+        document.error = ""
+        document.progress_done = document.progress_total = len(built.chunks)
+        document.built_hash = built.content_hash
+        document.built_signature = built.signature
+        document.ingested_at = timezone.now()
+        document.save()
+    logger.info("document %s ready: %s chunks", document_id, len(built.chunks))
+    return "ready"
+
+
+def _fail(document_id: int, content_hash: str, message: str) -> str:
+    """Record a permanent failure; the chunks of an earlier build, if any, stay as they were."""
+    logger.info("document %s failed: %s", document_id, message)
+    Document.objects.filter(pk=document_id, content_hash=content_hash).update(
+        status=Status.FAILED, error=message[:2000], progress_done=0, progress_total=0, updated_at=timezone.now())
+    return "failed"
+
+
+def mark_failed(document_id: int, message: str) -> None:
+    """Give up on a document (e.g. after the task ran out of retries)."""
+    Document.objects.filter(pk=document_id).exclude(status=Status.READY).update(
+        status=Status.FAILED, error=message[:2000], progress_done=0, progress_total=0, updated_at=timezone.now())

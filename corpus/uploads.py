@@ -1,0 +1,33 @@
+"""What every way in accepts as a document: the web page, the admin, the REST API and
+`manage.py ingest` call upload_error with the same rules, so each refuses the same files with the
+same message, naming the file."""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from django.conf import settings
+
+# File types the parsers read (corpus.ingest.parse).
+SUPPORTED_EXTENSIONS = frozenset({".txt", ".text", ".md", ".markdown", ".rst", ".html", ".htm", ".xhtml", ".pdf",
+                                  ".docx"})
+
+
+def supported(name: str) -> bool:
+    return PurePosixPath(name).suffix.lower() in SUPPORTED_EXTENSIONS
+
+
+def limit_text() -> str:
+    return f"{settings.MAX_UPLOAD_BYTES / 1e6:.1f} MB"
+
+
+def upload_error(name: str, size: int) -> str | None:
+    """Why the file `name` of `size` bytes cannot be ingested (a message naming it), or None."""
+    if not supported(name):
+        return (f"{name}: this file type is not supported (supported: "
+                f"{', '.join(sorted(SUPPORTED_EXTENSIONS))}).")
+    if size == 0:
+        return f"{name}: the file is empty."
+    if size > settings.MAX_UPLOAD_BYTES:
+        return f"{name}: the file is {size / 1e6:.1f} MB; the limit is {limit_text()}."
+    return None

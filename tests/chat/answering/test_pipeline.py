@@ -1,0 +1,180 @@
+"""The answer pipeline end to end: real retrieval on Postgres, the real openai client talking to
+a real HTTP server (tests/chat/fake_openai.py), the stored messages."""
+
+import pytest
+
+from chat.answering.extractive import LABEL
+from chat.models import Message
+from chat.services import conversation_start, message_ask, message_request_stop
+from corpus.models import Chunk
+from tests.chat.chat_corpus import COOKING, GUIDE, make_collection, make_document
+from tests.chat.fake_openai import is_rewrite_request, last_user_content
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def corpus(user):
+    collection = make_collection("guides", owner=user)
+    guide = make_document(collection, source="deploy.md", title="Deployment guide", parts=GUIDE)
+    cooking = make_document(collection, source="bread.txt", title="Bread", parts=COOKING, media_type="text/plain")
+    return {"collection": collection, "guide": guide, "cooking": cooking}
+
+
+def run(conversation, question, **kwargs):
+    events = list(message_ask(conversation=conversation, question=question, **kwargs))
+    assert events[0].kind == "start" and events[-1].kind == "done"
+    return events
+
+
+def test_extractive_answer_without_llm_quotes_the_best_sentence(user, corpus, no_llm):
+    conversation = conversation_start(user=user)
+    events = run(conversation, "What is the default request timeout?", stream=False)
+    reply = events[-1].message
+    reply.refresh_from_db()
+    assert reply.status == "complete" and reply.mode == "extractive"
+    assert reply.content.startswith(f"*{LABEL}")
+    cited = {c["n"]: c for c in reply.citations}
+    line = next(line for line in reply.content.splitlines() if "thirty seconds" in line)
+    n = int(line.rsplit("[", 1)[1].rstrip("]"))
+    assert cited[n]["document"]["source"] == "deploy.md"
+    assert cited[n]["start"] <= 2 < cited[n]["end"]
+
+
+def test_citations_map_to_segments_of_chunks(user, corpus, no_llm):
+    conversation = conversation_start(user=user)
+    reply = run(conversation, "How is the request timeout configured?", stream=False)[-1].message
+    assert [c["n"] for c in reply.citations] == list(range(1, len(reply.citations) + 1))
+    for citation in reply.citations:
+        chunks = Chunk.objects.filter(document_id=citation["document"]["id"], chunk_index__gte=citation["start"],
+                                      chunk_index__lt=citation["end"]).order_by("chunk_index")
+        assert citation["end"] - citation["start"] == chunks.count() > 0
+        assert citation["text"] == "".join(c.text for c in chunks)
+        assert citation["char_start"] == chunks.first().start and citation["char_end"] == chunks.last().end
+    assert str(corpus["guide"].pk) in reply.relevance
+    assert all(0.0 <= v <= 1.0 for v in reply.relevance[str(corpus["guide"].pk)].values())
+
+
+def test_llm_answer_streams_through_the_openai_client(user, corpus, fake_llm):
+    fake_llm.reply = lambda request: "The default timeout is thirty seconds [1]."
+    conversation = conversation_start(user=user)
+    events = run(conversation, "What is the default request timeout?", stream=True)
+    tokens = [e.text for e in events if e.kind == "token"]
+    assert len(tokens) == 7 and "".join(tokens) == "The default timeout is thirty seconds [1]."
+    reply = Message.objects.get(pk=events[-1].message.pk)
+    assert (reply.status, reply.mode, reply.content) == ("complete", "llm", "".join(tokens))
+    [request] = fake_llm.requests  # no history, so no rewrite request
+    assert request["stream"] is True and request["model"] == "fake-model"
+    assert request["_headers"]["authorization"] == "Bearer test-key"
+    prompt = last_user_content(request)
+    first = reply.citations[0]
+    assert f"[1] {first['document']['title']} — {first['document']['source']}\n{first['text'].strip()}" in prompt
+    assert prompt.endswith("Question: What is the default request timeout?")
+    assert "thirty seconds by default" in prompt
+
+
+def test_llm_answer_without_streaming(user, corpus, fake_llm):
+    fake_llm.reply = lambda request: "Thirty seconds [1]."
+    reply = run(conversation_start(user=user), "What is the default request timeout?", stream=False)[-1].message
+    assert reply.content == "Thirty seconds [1]." and reply.status == "complete"
+    assert fake_llm.requests[0].get("stream") in (None, False)
+
+
+def test_follow_up_is_rewritten_into_a_standalone_query(user, corpus, fake_llm):
+    standalone = "How many times are failed requests retried?"
+    fake_llm.reply = lambda request: standalone if is_rewrite_request(request) else "Twice [1]."
+    conversation = conversation_start(user=user)
+    run(conversation, "What does the deployment guide say about requests?", stream=False)
+    fake_llm.requests.clear()
+
+    reply = run(conversation, "And how often are they retried?", stream=False)[-1].message
+
+    rewrite, answer = fake_llm.requests
+    assert is_rewrite_request(rewrite)
+    assert "What does the deployment guide say about requests?" in last_user_content(rewrite)
+    assert last_user_content(rewrite).endswith("Latest question: And how often are they retried?")
+    assert last_user_content(answer).endswith(f"Question: {standalone}")
+    assert reply.query == standalone
+    # Retrieval used the standalone query: the retries chunk (index 3) is among the sources.
+    assert any(c["document"]["source"] == "deploy.md" and c["start"] <= 3 < c["end"] for c in reply.citations)
+
+
+def test_llm_failure_mid_answer_keeps_the_partial_text(user, corpus, fake_llm):
+    fake_llm.reply = lambda request: "One two three four five six."
+    fake_llm.drop_after = 3
+    events = run(conversation_start(user=user), "What is the request timeout?", stream=True)
+    reply = Message.objects.get(pk=events[-1].message.pk)
+    assert reply.status == "failed"
+    assert reply.content == "One two three"
+    assert reply.error.startswith("The language model")
+    assert events[-1].upstream_failure is True
+
+
+def test_slow_llm_times_out_with_a_message(user, corpus, fake_llm, settings):
+    settings.LLM_TIMEOUT = 1.0
+    fake_llm.hang = 2.5
+    reply = run(conversation_start(user=user), "What is the request timeout?", stream=True)[-1].message
+    assert reply.status == "failed" and reply.content == ""
+    assert reply.error == "The language model did not answer in time (timeout 1 s)."
+
+
+def test_unreachable_llm_is_reported(user, corpus, settings):
+    settings.LLM_BASE_URL, settings.LLM_MODEL, settings.LLM_MAX_RETRIES = "http://127.0.0.1:9/v1", "m", 0
+    reply = run(conversation_start(user=user), "What is the request timeout?", stream=False)[-1].message
+    assert reply.status == "failed"
+    assert reply.error.startswith("The language model could not be reached")
+
+
+def test_no_readable_collection_is_a_message(user, no_llm):
+    reply = run(conversation_start(user=user), "Anything?")[-1].message
+    assert reply.status == "failed"
+    assert reply.error == "There is no collection you may read yet, so there is nothing to search."
+    assert list(reply.conversation.messages.values_list("role", flat=True)) == ["user", "assistant"]
+
+
+def test_empty_collection_finds_nothing(user, no_llm):
+    make_collection("empty", owner=user)
+    reply = run(conversation_start(user=user), "Anything at all?")[-1].message
+    assert reply.status == "failed" and reply.error.startswith("No passage in the searched documents")
+
+
+def test_stop_request_keeps_the_partial_answer(user, corpus, fake_llm):
+    fake_llm.reply = lambda request: " ".join(f"word{i}" for i in range(40))
+    fake_llm.token_delay = 0.05
+    events = message_ask(conversation=conversation_start(user=user), question="What is the timeout?", stream=True)
+    start = next(events)
+    next(events)  # the first token
+    assert message_request_stop(message=start.message) is True
+    rest = list(events)
+    reply = Message.objects.get(pk=start.message.pk)
+    assert reply.status == "stopped"
+    assert reply.content.startswith("word0") and 1 <= len(reply.content.split()) < 40
+    assert rest[-1].kind == "done"
+    assert message_request_stop(message=reply) is False  # already finished
+
+
+def test_closing_the_stream_keeps_the_partial_answer(user, corpus, fake_llm):
+    fake_llm.reply = lambda request: "alpha beta gamma delta epsilon"
+    events = message_ask(conversation=conversation_start(user=user), question="What is the timeout?", stream=True)
+    start = next(events)
+    assert next(events).text == "alpha" and next(events).text == " beta"
+    events.close()  # what the server does when the browser goes away
+    reply = Message.objects.get(pk=start.message.pk)
+    assert (reply.status, reply.content) == ("stopped", "alpha beta")
+
+
+def test_clean_rewrite_takes_the_bare_query():
+    from chat.answering.rewrite import clean_rewrite
+
+    assert clean_rewrite('\n  Query: "How are failed requests retried?"\nBecause...') == \
+        "How are failed requests retried?"
+    assert clean_rewrite("   \n") == ""
+
+
+def test_failed_rewrite_falls_back_to_the_question(user, corpus, fake_llm):
+    conversation = conversation_start(user=user)
+    run(conversation, "What does the guide say about requests?", stream=False)
+    fake_llm.status = 500  # every request fails from now on: the rewrite, then the answer
+    reply = run(conversation, "And the timeout?", stream=False)[-1].message
+    assert reply.query == "And the timeout?"
+    assert reply.status == "failed" and reply.error == "The language model answered with an error (HTTP 500)."

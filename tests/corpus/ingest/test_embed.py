@@ -1,0 +1,114 @@
+"""corpus.ingest.embed: normalised batched vectors, batch planning, late chunking."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from corpus.ingest import embed as embedding
+
+
+@pytest.mark.slow
+def test_embed_texts_matches_plain_encode_and_is_normalised():
+    texts = ["short", "a much longer sentence about tomatoes and their watering " * 6, "mid-length words"]
+
+    vectors = embedding.embed_texts(texts)
+    reference = embedding.get_model().encode(texts, normalize_embeddings=True)
+
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert np.allclose(vectors, reference, atol=1e-5)
+    assert embedding.embed_texts([]).shape == (0, 384)
+    assert np.allclose(embedding.embed_query(texts[0]), vectors[0], atol=1e-5)
+
+
+def test_windows_overlap_by_half_and_cover_everything():
+    assert embedding._windows(100, 500) == [(0, 100)]
+    windows = embedding._windows(1200, 500)
+    assert windows == [(0, 500), (250, 750), (500, 1000), (700, 1200)]
+    assert all(end - start == 500 for start, end in windows)
+
+
+@pytest.mark.slow
+def test_late_chunking_over_several_windows_gives_one_normalised_vector_per_span():
+    text = " ".join(f"Sentence {i} is about topic {i % 7} in the garden." for i in range(300))
+    spans = [(start, min(len(text), start + 400)) for start in range(0, len(text), 400)]
+
+    vectors = embedding.late_chunk_embeddings(text, spans, prefix="Garden notes")
+    plain = embedding.embed_texts([text[s:e] for s, e in spans])
+
+    assert vectors.shape == (len(spans), 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    similarity = (vectors * plain).sum(axis=1)
+    assert similarity.min() > 0.3 and similarity.max() < 0.999
+    assert embedding.late_chunk_embeddings(text, []).shape == (0, 384)
+
+
+def test_blend_neighbours_adds_weighted_neighbours_and_normalises():
+    vectors = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], dtype=np.float32)
+
+    blended = embedding.blend_neighbours(vectors, 0.5)
+
+    # First: own + 0.5 x next; middle: 0.5 x previous + own + 0.5 x next; last: 0.5 x previous + own.
+    expected = np.array([[1.0, 0.5, 0.0], [0.5, 1.0, 0.5], [0.0, 0.5, 1.0]])
+    expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+    assert np.allclose(blended, expected, atol=1e-6)
+    assert blended.dtype == np.float32
+    assert np.allclose(vectors[0], [1.0, 0.0, 0.0])  # the input is left alone
+
+
+def test_blend_neighbours_with_weight_zero_or_one_chunk_only_normalises():
+    vectors = np.array([[3.0, 4.0], [0.0, 2.0]], dtype=np.float32)
+    assert np.allclose(embedding.blend_neighbours(vectors, 0.0), [[0.6, 0.8], [0.0, 1.0]])
+    assert np.allclose(embedding.blend_neighbours(vectors[:1], 0.4), [[0.6, 0.8]])
+    assert embedding.blend_neighbours(np.zeros((0, 2), dtype=np.float32), 0.4).shape == (0, 2)
+    with pytest.raises(ValueError):
+        embedding.blend_neighbours(vectors, -0.1)
+
+
+def test_search_processes_let_openmp_threads_sleep_unless_told_otherwise(monkeypatch):
+    import os
+
+    from corpus.ingest.embed import prefer_idle_threads
+
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    prefer_idle_threads()
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    prefer_idle_threads()
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
+
+
+def test_the_web_process_sets_the_policy_before_torch_loads():
+    import os
+    import subprocess
+    import sys
+
+    from django.conf import settings
+
+    code = ("import os, sys; os.environ.pop('OMP_WAIT_POLICY', None); os.environ['RAGWEB_WARM_UP'] = '0'; "
+            "import ragweb.wsgi; print(os.environ.get('OMP_WAIT_POLICY'), 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=settings.BASE_DIR, env={**os.environ, "DJANGO_SETTINGS_MODULE": "ragweb.settings"})
+    assert out.stdout.split() == ["PASSIVE", "False"]
+
+
+def test_queries_and_batches_embed_on_their_own_thread_counts(settings):
+    import torch
+
+    settings.EMBEDDING_THREADS = 2
+    settings.QUERY_EMBEDDING_THREADS = 1
+    texts = ["How do I add a field to a model?", "Migrations record changes to models."]
+    batch = embedding.embed_texts(texts)
+    assert torch.get_num_threads() == 2
+    queries = embedding.embed_queries(texts)
+    assert torch.get_num_threads() == 1
+    assert np.allclose(queries, batch, atol=1e-5)
+    assert np.allclose(embedding.embed_query(texts[0]), batch[0], atol=1e-5)
+    embedding.late_chunk_embeddings("A field is a column. A model is a table.", [(0, 19), (20, 40)])
+    assert torch.get_num_threads() == 2  # late chunking is batch work
+    settings.QUERY_EMBEDDING_THREADS = 0  # one per available CPU
+    embedding.embed_queries(texts[:1])
+    assert torch.get_num_threads() == len(os.sched_getaffinity(0))

@@ -1,0 +1,292 @@
+"""Parsers on real sample files (tests/fixtures/files, made by generate.py there), broken ones included."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from corpus.ingest.parse import ParseError, detect_media_type, parse_document
+from corpus.ingest.parse.detect import DOCX, HTML, MARKDOWN, PDF, RST, TEXT, ZIP
+
+FILES = Path(__file__).resolve().parents[2] / "fixtures" / "files"
+
+
+def parse(name: str, **kwargs):
+    return parse_document((FILES / name).read_bytes(), filename=name, **kwargs)
+
+
+def parse_error(name: str, **kwargs) -> str:
+    with pytest.raises(ParseError) as caught:
+        parse(name, **kwargs)
+    return str(caught.value)
+
+
+def heading_lines(document) -> list[tuple[int, str, str]]:
+    """(level, title, first line of text at the heading's offset)."""
+    return [(h.level, h.title, document.text[h.start:].split("\n", 1)[0]) for h in document.headings]
+
+
+# --- plain text and encodings ---
+
+def test_plain_text_is_kept_and_titled_by_file_name():
+    document = parse("plain.txt")
+    assert document.media_type == TEXT
+    assert document.text == (FILES / "plain.txt").read_text()
+    assert document.title == "plain"
+    assert document.headings == [] and document.pages == []
+
+
+def test_utf8_bom_is_dropped_and_newlines_normalised():
+    document = parse("bom_crlf.txt")
+    assert document.text == "Café menu\nSoup\nBread\n"
+
+
+def test_utf16_with_bom_is_decoded():
+    assert parse("utf16.txt").text == "Grüße aus Köln\n日本語\n"
+
+
+def test_latin1_text_is_read_as_windows_1252():
+    assert parse("latin1.txt").text == "Café naïve Größe\n"
+
+
+def test_undecodable_text_is_refused_not_mangled():
+    assert parse_error("not_utf8.txt") == (
+        "The file is not UTF-8 text and its character encoding could not be recognised. "
+        "Save it as UTF-8 and upload it again.")
+
+
+def test_invalid_utf16_after_bom_is_refused():
+    data = b"\xff\xfe" + "ok".encode("utf-16-le") + b"\x00\xd8"  # a lone high surrogate
+    with pytest.raises(ParseError, match="UTF-16 byte-order mark but is not valid UTF-16"):
+        parse_document(data, filename="x.txt")
+
+
+def test_empty_file_is_refused():
+    assert parse_error("empty.txt") == "The file is empty."
+
+
+def test_whitespace_only_file_has_no_text():
+    assert parse_error("whitespace.txt") == "The file contains no text."
+
+
+def test_binary_junk_named_txt_is_refused_as_binary():
+    assert "looks like binary data" in parse_error("junk.txt")
+
+
+def test_binary_junk_with_unknown_extension_is_unsupported():
+    assert detect_media_type("junk.bin", (FILES / "junk.bin").read_bytes()) == "application/octet-stream"
+    assert parse_error("junk.bin").startswith("This file type (.bin) is not supported")
+
+
+def test_file_over_the_limit_is_refused_before_parsing():
+    message = parse_error("plain.txt", max_bytes=50)
+    assert message == "The file is 94 bytes, over the 50 bytes limit."
+    with pytest.raises(ParseError, match=r"The file is 2 MB, over the 1 MB limit\."):
+        parse_document(b"a" * (2 * 1024 * 1024), filename="big.txt", max_bytes=1024 * 1024)
+
+
+def test_default_limit_comes_from_settings(settings):
+    settings.MAX_UPLOAD_BYTES = 10
+    with pytest.raises(ParseError, match="over the 10 bytes limit"):
+        parse("plain.txt")
+
+
+def test_unknown_text_extension_is_plain_text():
+    document = parse_document(b"name,value\na,1\n", filename="table.csv")
+    assert (document.media_type, document.text) == (TEXT, "name,value\na,1\n")
+
+
+# --- Markdown ---
+
+def test_markdown_keeps_source_and_finds_atx_and_setext_headings():
+    document = parse("guide.md")
+    assert document.media_type == MARKDOWN
+    assert document.text == (FILES / "guide.md").read_text()
+    assert heading_lines(document) == [
+        (1, "Birds of the Coast", "# Birds of the Coast"),
+        (2, "Shore birds", "Shore birds"),
+        (2, "Waders", "## Waders ##"),
+        (1, "Paragraph line one and line two", "Paragraph line one"),
+        (3, "Deep section", "### Deep section"),
+    ]
+
+
+def test_markdown_title_comes_from_front_matter():
+    assert parse("guide.md").title == "Field Guide"
+
+
+def test_markdown_title_falls_back_to_first_h1_then_stem():
+    assert parse_document(b"intro\n\n# Main title\n", filename="a.md").title == "Main title"
+    assert parse_document(b"## Only a subsection\n", filename="notes.md").title == "notes"
+
+
+def test_markdown_ignores_headings_in_fenced_code():
+    text = "~~~~\n# not\n~~~\nstill code\n~~~~\n# Real\n"
+    document = parse_document(text.encode(), filename="f.md")
+    assert [(h.start, h.title) for h in document.headings] == [(text.index("# Real"), "Real")]
+
+
+# --- reStructuredText ---
+
+def test_rst_headings_levels_by_first_appearance():
+    document = parse("guide.rst")
+    assert document.media_type == RST
+    assert document.text == (FILES / "guide.rst").read_text()
+    assert heading_lines(document) == [
+        (1, "Field guide (reST)", "=================="),
+        (2, "Introduction", "Introduction"),
+        (3, "Shore birds", "Shore birds"),
+        (3, "Herons", "Herons"),
+        (2, "Appendix", "Appendix"),
+    ]
+    assert document.title == "Field guide (reST)"
+
+
+def test_rst_headings_match_docutils_sections():
+    from docutils.core import publish_doctree
+    from docutils.nodes import section, title
+
+    source = (FILES / "guide.rst").read_text()
+    tree = publish_doctree(source, settings_overrides={"doctitle_xform": False, "report_level": 5})
+
+    def depth(node) -> int:
+        level = 0
+        while node is not None:
+            level += isinstance(node, section)
+            node = node.parent
+        return level
+
+    expected = [(depth(node), node[0].astext()) for node in tree.findall(section) if isinstance(node[0], title)]
+    assert [(h.level, h.title) for h in parse("guide.rst").headings] == expected
+
+
+def test_rst_label_targets_belong_to_the_following_section():
+    text = "Intro\n=====\n\nText.\n\n.. _usage-label:\n\n.. _other-label:\n\nUsage\n=====\n\nMore.\n"
+    document = parse_document(text.encode(), filename="a.rst")
+    assert [(h.start, h.title) for h in document.headings] == [(0, "Intro"), (text.index(".. _usage"), "Usage")]
+
+
+def test_txt_written_in_rst_is_detected_as_rst():
+    data = (FILES / "guide_rst.txt").read_bytes()
+    assert detect_media_type("guide_rst.txt", data) == RST
+    assert parse("guide_rst.txt", media_type="text/plain").media_type == RST
+    assert detect_media_type("plain.txt", (FILES / "plain.txt").read_bytes()) == TEXT
+
+
+# --- HTML ---
+
+def test_html_text_is_visible_text_only():
+    document = parse("page.html")
+    assert document.media_type == HTML
+    for hidden in ("secretScript", "inline secret", "color: red", "SiteBanner", "NavLink", "AsideText",
+                   "FooterText", "Enable JavaScript", "TemplateText", "HiddenText"):
+        assert hidden not in document.text
+    assert document.text == (
+        "Birds of the Coast\n\n"
+        "Gulls and terns live here.\nThey eat fish.\n\n"
+        "Shore birds\n\n"
+        "Plovers run along the sand.\n\n"
+        "Bird | Length\nPlover | 18 cm\n\n"
+        "code   keeps\n  its spacing")
+
+
+def test_html_headings_are_lines_with_offsets_and_title_from_title_tag():
+    document = parse("page.html")
+    assert heading_lines(document) == [(1, "Birds of the Coast", "Birds of the Coast"),
+                                       (2, "Shore birds", "Shore birds")]
+    assert document.title == "Coastal Birds & Friends"
+
+
+def test_html_title_falls_back_to_first_h1():
+    html = b"<html><body><h2>Sub</h2><h1>Main</h1><p>x</p></body></html>"
+    assert parse_document(html, filename="p.html").title == "Main"
+
+
+def test_html_article_header_is_kept_but_page_header_dropped():
+    html = (b"<html><body><header>Site</header><article><header><h1>Post</h1></header>"
+            b"<p>Body</p></article></body></html>")
+    assert parse_document(html, filename="p.html").text == "Post\n\nBody"
+
+
+def test_html_meta_charset_is_honoured():
+    html = '<html><head><meta charset="iso-8859-1"></head><body><p>Café</p></body></html>'.encode("latin-1")
+    assert parse_document(html, filename="p.htm").text == "Café"
+
+
+def test_html_without_visible_text_is_refused():
+    with pytest.raises(ParseError, match="no visible text"):
+        parse_document(b"<html><head><script>x()</script></head><body> </body></html>", filename="p.html")
+
+
+# --- PDF ---
+
+def test_pdf_text_and_page_offsets():
+    document = parse("two_pages.pdf")
+    assert document.media_type == PDF
+    assert document.text == "Page one says hello.\nSecond line on page one.\n\nPage two says goodbye."
+    assert document.pages == [0, document.text.index("Page two")]
+    assert document.title == "Two Page Report"
+
+
+def test_pdf_is_recognised_by_content_whatever_its_name():
+    data = (FILES / "two_pages.pdf").read_bytes()
+    assert detect_media_type("upload.bin", data) == PDF
+    assert parse_document(data, filename="upload", media_type="text/plain").media_type == PDF
+
+
+def test_text_mentioning_the_pdf_header_is_not_a_pdf():
+    data = b"# Notes\n\nEvery PDF starts with %PDF-1.7 in its first line.\n"
+    assert detect_media_type("notes.md", data) == MARKDOWN
+
+
+def test_pdf_without_text_layer_is_refused():
+    assert "no extractable text (is it a scanned image?)" in parse_error("scanned.pdf")
+
+
+def test_truncated_pdf_is_refused():
+    assert parse_error("truncated.pdf") == "The PDF file is damaged or incomplete and could not be read."
+
+
+def test_encrypted_pdf_is_refused():
+    assert parse_error("encrypted.pdf") == "The PDF is password-protected or encrypted; upload an unprotected copy."
+
+
+def test_pdf_name_without_pdf_content_is_damaged():
+    with pytest.raises(ParseError, match="damaged or incomplete"):
+        parse_document(b"just some text", filename="fake.pdf")
+
+
+# --- DOCX ---
+
+def test_docx_paragraphs_tables_and_heading_styles():
+    document = parse("report.docx")
+    assert document.media_type == DOCX
+    assert document.text == ("Annual Report\n\nIntroduction\n\nThis report covers the year.\n\nFigures\n\n"
+                             "Quarter | Revenue\nQ1 | 100\n\nOutlook\n\nNext year looks better.")
+    assert heading_lines(document) == [(0, "Annual Report", "Annual Report"), (1, "Introduction", "Introduction"),
+                                       (2, "Figures", "Figures"), (1, "Outlook", "Outlook")]
+    assert document.title == "Annual Report"
+
+
+def test_docx_is_recognised_by_content():
+    assert detect_media_type("report", (FILES / "report.docx").read_bytes()) == DOCX
+
+
+def test_broken_docx_is_refused():
+    assert parse_error("broken.docx") == "The Word file is damaged or is not a .docx document and could not be read."
+
+
+def test_zip_that_is_not_docx_is_refused():
+    assert detect_media_type("archive.zip", (FILES / "archive.zip").read_bytes()) == ZIP
+    assert parse_error("archive.zip").startswith("The file is a ZIP archive, not a Word (.docx) document.")
+
+
+def test_zip_named_docx_without_document_is_damaged():
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr("notes.txt", "hi")
+    with pytest.raises(ParseError, match="Word file is damaged"):
+        parse_document(out.getvalue(), filename="x.docx")
