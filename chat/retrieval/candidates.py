@@ -21,7 +21,7 @@ from django.db import connection
 from chat.retrieval.bm25 import keyword_ctes
 from chat.retrieval.vector import VECTOR_CTES, execute_with_session_settings, vector_literal
 
-MODES = ("hybrid", "vector", "keyword", "ts_rank_cd")
+MODES = ("hybrid", "vector", "keyword")
 
 
 @dataclass
@@ -39,8 +39,7 @@ class Candidate:
     vector_rank: int | None
     keyword_rank: int | None
     similarity: float | None
-    bm25: float | None
-    keyword_score: float | None  # the keyword side's ranking score (BM25 or ts_rank_cd)
+    bm25: float | None  # 0 for a chunk holding none of the query's terms; None in vector mode
 
 
 @dataclass
@@ -54,14 +53,13 @@ class CandidateSet:
 @dataclass(frozen=True)
 class _Sides:
     vector: bool  # search the vector side
-    keyword: str | None  # search the keyword side, scored "bm25" or "ts_rank_cd"
+    keyword: bool  # search the keyword side (BM25)
 
 
 _MODE_SIDES = {
-    "hybrid": _Sides(vector=True, keyword="bm25"),
-    "vector": _Sides(vector=True, keyword=None),
-    "keyword": _Sides(vector=False, keyword="bm25"),
-    "ts_rank_cd": _Sides(vector=False, keyword="ts_rank_cd"),
+    "hybrid": _Sides(vector=True, keyword=True),
+    "vector": _Sides(vector=True, keyword=False),
+    "keyword": _Sides(vector=False, keyword=True),
 }
 
 
@@ -71,21 +69,18 @@ def _statement(sides: _Sides) -> str:
     if sides.vector:
         ctes.append(VECTOR_CTES)
     if sides.keyword:
-        ctes.append(keyword_ctes(sides.keyword, with_vector=sides.vector))
+        ctes.append(keyword_ctes(with_vector=sides.vector))
     searched = (["SELECT id FROM vec"] if sides.vector else []) + (["SELECT id FROM kw"] if sides.keyword else [])
     ctes.append("ids AS (" + " UNION ".join(searched) + ")")
     vector_rank = "v.rank" if sides.vector else "NULL::bigint"
     scan = ("(SELECT CASE WHEN EXISTS (SELECT 1 FROM vec_exact) THEN 'exact' ELSE 'hnsw' END)" if sides.vector
             else "NULL::text")
     keyword_rank = "k.rank" if sides.keyword else "NULL::bigint"
-    if sides.keyword == "ts_rank_cd":
-        keyword_cols = "NULL::float8, ks.score, NULL::float8, NULL::bigint"
-    elif sides.keyword:
+    if sides.keyword:
         # Not among the scored chunks: no query term, BM25 taken as 0.
-        keyword_cols = ("coalesce(ks.score, 0), ks.score, (SELECT total FROM kw_idf_sum), "
-                        "(SELECT identifiers FROM kw_idf_sum)")
+        keyword_cols = "coalesce(ks.score, 0), (SELECT total FROM kw_idf_sum), (SELECT identifiers FROM kw_idf_sum)"
     else:
-        keyword_cols = "NULL::float8, NULL::float8, NULL::float8, NULL::bigint"
+        keyword_cols = "NULL::float8, NULL::float8, NULL::bigint"
     # The vector side's chunks have their distance already: only the others' is computed here
     # (COALESCE evaluates lazily).
     if sides.vector:
@@ -120,12 +115,11 @@ def _run(sides: _Sides, params: dict) -> CandidateSet:
     idf_sum = identifiers = scan = None
     for row in rows:
         chunk_id, document_id, collection_id, chunk_index, start, end, page, title, source = row[:9]
-        vector_rank, keyword_rank, bm25, keyword_score, idf_sum, identifiers, similarity, scan = row[9:]
+        vector_rank, keyword_rank, bm25, idf_sum, identifiers, similarity, scan = row[9:]
         result.append(Candidate(
             chunk_id=chunk_id, document_id=document_id, collection_id=collection_id, chunk_index=chunk_index,
             text=None, start=start, end=end, page=page, title=title, source=source, vector_rank=vector_rank,
-            keyword_rank=keyword_rank, similarity=_float(similarity), bm25=_float(bm25),
-            keyword_score=_float(keyword_score)))
+            keyword_rank=keyword_rank, similarity=_float(similarity), bm25=_float(bm25)))
     return CandidateSet(result, _float(idf_sum), identifiers, scan)
 
 

@@ -147,7 +147,7 @@ def _rank_one(candidates: list[Candidate], mode: str, idf_sum: float | None,
         ordered = sorted((c for c in candidates if c.vector_rank), key=lambda c: c.vector_rank)
         return ordered, {c.chunk_id: c.similarity or 0.0 for c in ordered}, relevance
     ordered = sorted((c for c in candidates if c.keyword_rank), key=lambda c: c.keyword_rank)
-    return ordered, {c.chunk_id: c.keyword_score or 0.0 for c in ordered}, relevance
+    return ordered, {c.chunk_id: c.bm25 or 0.0 for c in ordered}, relevance
 
 
 def search(*, query: str | list[str], collections: QuerySet[Collection], mode: str = "hybrid", k: int = 10,

@@ -97,7 +97,7 @@ def _stored_stats() -> tuple[dict, dict]:
 def _keyword_scores(collections, query, mode="keyword"):
     result = fetch_candidates(query=query, vector=ANY_VECTOR, collection_ids=[c.id for c in collections],
                               mode=mode, candidates=100)
-    return {c.chunk_id: c.keyword_score for c in result.candidates}, result
+    return {c.chunk_id: c.bm25 for c in result.candidates}, result
 
 
 def test_bm25_scores_match_reference(settings):
@@ -149,18 +149,6 @@ def test_query_syntax_characters_are_plain_words(query):
     scores, _ = _keyword_scores([col], query)
     expected = set(_reference_bm25([col], query, 1.2, 0.75))
     assert set(scores) == expected
-
-
-def test_ts_rank_cd_mode_ranks_without_idf():
-    col = make_collection("animals")
-    make_document(col, "a.txt", CORPUS)
-    scores, result = _keyword_scores([col], "quick fox", mode="ts_rank_cd")
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT id, ts_rank_cd(search, to_tsquery('english', 'quick | fox')) FROM corpus_chunk "
-                       "WHERE search @@ to_tsquery('english', 'quick | fox')")
-        expected = dict(cursor.fetchall())
-    assert scores == pytest.approx(expected)
-    assert all(c.bm25 is None for c in result.candidates)
 
 
 def test_statistics_and_postings_stay_exact_through_insert_replace_update_and_delete():

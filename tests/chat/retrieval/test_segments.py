@@ -18,7 +18,7 @@ def _candidate(chunk: Chunk, *, vector_rank=None, keyword_rank=None) -> Candidat
     return Candidate(chunk_id=chunk.id, document_id=document.id, collection_id=document.collection_id,
                      chunk_index=chunk.chunk_index, text=chunk.text, start=chunk.start, end=chunk.end, page=chunk.page,
                      title=document.title, source=document.source, vector_rank=vector_rank,
-                     keyword_rank=keyword_rank, similarity=None, bm25=None, keyword_score=None)
+                     keyword_rank=keyword_rank, similarity=None, bm25=None)
 
 
 @pytest.fixture

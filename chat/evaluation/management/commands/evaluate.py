@@ -36,7 +36,6 @@ from corpus.models import Collection
 # run name -> (search mode, RSE preset or None, fusion or None for SEARCH_FUSION)
 RUNS = {
     "bm25": ("keyword", None, None),
-    "ts_rank_cd": ("ts_rank_cd", None, None),
     "vector": ("vector", None, None),
     "hybrid": ("hybrid", None, None),
     "hybrid:rrf": ("hybrid", None, "rrf"),  # reciprocal rank fusion, beside the configured fusion
