@@ -18,6 +18,7 @@ from functools import cache
 from django.conf import settings
 from django.db import connection
 
+from chat.retrieval import tuning
 from chat.retrieval.bm25 import keyword_ctes
 from chat.retrieval.vector import VECTOR_CTES, execute_with_session_settings, vector_literal
 
@@ -130,10 +131,10 @@ def _parameters(query: str, vector: Sequence[float], collection_ids: list[int], 
         "collections": list(collection_ids),
         "candidates": int(candidates),
         "exact_max": int(settings.SEARCH_EXACT_MAX_CHUNKS),
-        "k1": float(settings.SEARCH_BM25_K1),
-        "b": float(settings.SEARCH_BM25_B),
-        "term_postings": int(settings.SEARCH_BM25_TERM_POSTINGS),
-        "pool": max(int(settings.SEARCH_BM25_POOL), int(candidates)),
+        "k1": float(tuning.BM25_K1),
+        "b": float(tuning.BM25_B),
+        "term_postings": int(tuning.BM25_TERM_POSTINGS),
+        "pool": max(int(tuning.BM25_POOL), int(candidates)),
     }
 
 

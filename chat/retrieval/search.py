@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db.models import QuerySet
 
 from chat.retrieval import rerank as rerank_stage
+from chat.retrieval import tuning
 from chat.retrieval.candidates import MODES, Candidate, fetch_candidates
 from chat.retrieval.fusion import fuse_convex, fuse_rrf, round_robin
 from chat.retrieval.relevance import Calibration, blended_relevance, similarity_relevance
@@ -112,11 +113,7 @@ def _rank_one(candidates: list[Candidate], mode: str, idf_sum: float | None,
               fusion: str, names_identifier: bool = False) -> tuple[list[Candidate], dict, dict]:
     """Order one query's candidates for `mode`; return them with their scores and relevance.
     `names_identifier`: the query names an underscore identifier the collections hold."""
-    calibration = Calibration(similarity_center=settings.SEARCH_SIMILARITY_CENTER,
-                              similarity_width=settings.SEARCH_SIMILARITY_WIDTH,
-                              keyword_weight=settings.SEARCH_RELEVANCE_KEYWORD_WEIGHT,
-                              similarity_margin=settings.SEARCH_SIMILARITY_MARGIN,
-                              similarity_margin_width=settings.SEARCH_SIMILARITY_MARGIN_WIDTH)
+    calibration = Calibration()
     best = max((c.similarity for c in candidates if c.similarity is not None), default=None)
     relevance = {}
     for c in candidates:
@@ -130,8 +127,7 @@ def _rank_one(candidates: list[Candidate], mode: str, idf_sum: float | None,
             # side's chunks and the BM25 of the vector side's (0 without a query term).
             # An embedding cannot spell: a query naming an identifier (DJANGO_SETTINGS_MODULE) is
             # answered by the chunks that contain it, which only the keyword side matches exactly.
-            share = (settings.SEARCH_CONVEX_IDENTIFIER_SHARE if names_identifier
-                     else settings.SEARCH_CONVEX_KEYWORD_SHARE)
+            share = tuning.CONVEX_IDENTIFIER_SHARE if names_identifier else tuning.CONVEX_KEYWORD_SHARE
             fused = fuse_convex([{c.chunk_id: c.similarity for c in candidates if c.similarity is not None},
                                  {c.chunk_id: c.bm25 for c in candidates if c.bm25 is not None}],
                                 weights=[1.0 - share, share], tie_break=relevance)
@@ -139,8 +135,8 @@ def _rank_one(candidates: list[Candidate], mode: str, idf_sum: float | None,
             by_vector = sorted((c for c in candidates if c.vector_rank), key=lambda c: c.vector_rank)
             by_keyword = sorted((c for c in candidates if c.keyword_rank), key=lambda c: c.keyword_rank)
             fused = fuse_rrf([[c.chunk_id for c in by_vector], [c.chunk_id for c in by_keyword]],
-                             weights=[settings.SEARCH_VECTOR_WEIGHT, settings.SEARCH_KEYWORD_WEIGHT],
-                             k=settings.SEARCH_RRF_K, tie_break=relevance)
+                             weights=[tuning.RRF_VECTOR_WEIGHT, tuning.RRF_KEYWORD_WEIGHT],
+                             k=tuning.RRF_K, tie_break=relevance)
         by_id = {c.chunk_id: c for c in candidates}
         return [by_id[i] for i, _ in fused], dict(fused), relevance
     if mode == "vector":
@@ -174,7 +170,7 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
     timings: dict[str, float] = {}
     result = SearchResult(query=query if isinstance(query, str) else queries, mode=mode, timings_ms=timings)
 
-    n_candidates = max(k, settings.SEARCH_CANDIDATES)
+    n_candidates = max(k, tuning.CANDIDATES)
     # The collections are read first: with none to search there is nothing to embed.
     collection_rows = list(collections.values_list("id", "chunker"))
     collection_ids = [cid for cid, _ in collection_rows]
@@ -203,7 +199,7 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
 
     if rerank_stage.enabled():
         t = time.perf_counter()
-        fetch_texts([c for r in ranked for c in r.candidates[:settings.SEARCH_RERANK_CANDIDATES]])
+        fetch_texts([c for r in ranked for c in r.candidates[:tuning.RERANK_CANDIDATES]])
         for i, q in enumerate(queries):
             ranked[i], scores[i] = rerank_stage.rerank(q, ranked[i], scores[i])
         timings["rerank"] = _ms(t)
@@ -239,7 +235,7 @@ def _top_candidates(ranked: list[RankedQuery], scores: list[dict], k: int) -> li
     if len(ranked) == 1:
         order = [(c.chunk_id, scores[0][c.chunk_id]) for c in ranked[0].candidates]
     else:  # several queries take turns
-        order = round_robin([[c.chunk_id for c in r.candidates] for r in ranked], k=settings.SEARCH_RRF_K,
+        order = round_robin([[c.chunk_id for c in r.candidates] for r in ranked], k=tuning.RRF_K,
                             tie_break=relevance)
     return [(by_id[chunk_id], float(score), relevance[chunk_id]) for chunk_id, score in order[:k]]
 

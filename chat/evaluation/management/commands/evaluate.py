@@ -30,6 +30,7 @@ from chat.evaluation.metrics import (
     percentile,
     reciprocal_ranks,
 )
+from chat.retrieval import tuning
 from chat.retrieval.search import search
 from corpus.models import Collection
 
@@ -329,7 +330,9 @@ class Command(BaseCommand):
             self.stdout.write(format_baseline(against, baseline))
 
         report.mkdir(parents=True, exist_ok=True)
+        # The operator's settings and the engine's tuned constants: what a run's figures depend on.
         config = {name: getattr(settings, name) for name in dir(settings) if name.startswith("SEARCH_")}
+        config |= {f"tuning.{name}": getattr(tuning, name) for name in dir(tuning) if name.isupper()}
         payload = {"eval_file": str(eval_file), "collection": collection, "questions": len(items), "k": k,
                    "settings": config, "summary": summaries, "mrr_comparisons": comparisons,
                    "baseline": None if baseline is None else {"report": str(baseline), "runs": against}, "items": rows}
