@@ -6,7 +6,7 @@ the BM25 score, so fusion and relevance calibration (pure Python, chat/retrieval
 chat/retrieval/relevance.py) need no further query. In hybrid mode every candidate has both
 scores: the statement computes the similarity of the keyword side's chunks and the BM25 of the
 vector side's. The rows carry no text: of a hundred-odd candidates a search returns ten or so,
-and their text is read with the segments' (chat.retrieval.segments.fetch_texts).
+and their text is read with the segments' (chat/retrieval/segment_text.py).
 """
 
 from __future__ import annotations
@@ -20,27 +20,10 @@ from django.db import connection
 
 from chat.retrieval import tuning
 from chat.retrieval.bm25 import keyword_ctes
+from chat.retrieval.types import Candidate
 from chat.retrieval.vector import VECTOR_CTES, execute_with_session_settings, vector_literal
 
 MODES = ("hybrid", "vector", "keyword")
-
-
-@dataclass
-class Candidate:
-    chunk_id: int
-    document_id: int
-    collection_id: int
-    chunk_index: int
-    text: str | None  # not fetched with the candidates: chat.retrieval.segments.fetch_texts fills the returned ones
-    start: int
-    end: int
-    page: int | None
-    title: str
-    source: str
-    vector_rank: int | None
-    keyword_rank: int | None
-    similarity: float | None
-    bm25: float | None  # 0 for a chunk holding none of the query's terms; None in vector mode
 
 
 @dataclass

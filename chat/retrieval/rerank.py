@@ -15,7 +15,7 @@ from django.conf import settings
 
 from chat.retrieval import tuning
 from chat.retrieval.relevance import beta_cdf_relevance
-from chat.retrieval.segments import RankedQuery
+from chat.retrieval.types import RankedQuery
 
 # (query, texts) -> probabilities 0-1, one per text.
 Scorer = Callable[[str, list[str]], list[float]]

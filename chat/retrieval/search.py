@@ -14,11 +14,12 @@ from django.db.models import QuerySet
 
 from chat.retrieval import rerank as rerank_stage
 from chat.retrieval import tuning
-from chat.retrieval.candidates import MODES, Candidate, fetch_candidates
+from chat.retrieval.candidates import MODES, fetch_candidates
 from chat.retrieval.fusion import fuse_convex, fuse_rrf, round_robin
 from chat.retrieval.relevance import Calibration, blended_relevance, similarity_relevance
-from chat.retrieval.rse import PRESETS
-from chat.retrieval.segments import RankedQuery, extract_segments, fetch_texts
+from chat.retrieval.rse import PRESETS, choose_segments
+from chat.retrieval.segment_text import fetch_texts, read_segments
+from chat.retrieval.types import Candidate, RankedQuery
 from corpus.ingest.embed import embed_queries, prefer_idle_threads
 from corpus.models import Collection
 
@@ -208,8 +209,9 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
     returned = [c for c, _, _ in top]
     if rse is not None and eligible:
         t = time.perf_counter()
-        segments = extract_segments(ranked, preset=PRESETS[rse], eligible_collections=eligible, texts_for=returned,
-                                    max_chars=max_chars, fill_with=returned)
+        chosen = choose_segments(ranked, preset=PRESETS[rse], eligible_collections=eligible, max_chars=max_chars,
+                                 fill_with=returned)
+        segments = read_segments(chosen, ranked, texts_for=returned)
         result.segments = [
             Segment(document=DocumentRef(s.document_id, s.title, s.source), start=s.start, end=s.end,
                     char_start=s.char_start, char_end=s.char_end, text=s.text, score=s.score, page=s.page)
