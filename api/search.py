@@ -111,8 +111,7 @@ class SearchOutput(serializers.Serializer):
     timings_ms = serializers.DictField(
         child=serializers.FloatField(),
         help_text="Milliseconds per stage: embed, candidates, fusion, rerank (when on), rse (or text without RSE) "
-                  "and total. keyword: the hybrid search's keyword half, which ran on a second database "
-                  "connection during embed (absent when it ran with the vector half).")
+                  "and total.")
 
 
 class SearchView(APIView):
@@ -133,4 +132,4 @@ class SearchView(APIView):
                             rse=data["rse"], max_chars=data["max_chars"])
         except SearchError as exc:
             raise ApiValidationError({"detail": str(exc)}) from exc
-        return Response(result.as_dict())
+        return Response(SearchOutput(result).data)

@@ -81,7 +81,7 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
         raise AnswerError("There is no collection you may read yet, so there is nothing to search.")
     mode = "llm" if llm.llm_configured() else "extractive"
     query = rewrite_query(question, history) if mode == "llm" else question
-    from chat.retrieval.search import SearchError, search  # imported here: keeps this module light to import
+    from chat.retrieval import SearchError, search  # imported here: keeps this module light to import
 
     try:
         # RSE is told the budget the sources are cut to, so a long first segment is trimmed

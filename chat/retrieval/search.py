@@ -7,7 +7,6 @@ Permission-free: callers pass the collections the user may read
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db.models import QuerySet
@@ -19,7 +18,7 @@ from chat.retrieval.fusion import fuse_convex, fuse_rrf, round_robin
 from chat.retrieval.relevance import Calibration, blended_relevance, similarity_relevance
 from chat.retrieval.rse import PRESETS, choose_segments
 from chat.retrieval.segment_text import fetch_texts, read_segments
-from chat.retrieval.types import Candidate, RankedQuery
+from chat.retrieval.types import Candidate, DocumentRef, RankedQuery, ScoredChunk, SearchResult
 from corpus.ingest.embed import embed_queries, prefer_idle_threads
 from corpus.models import Collection
 
@@ -36,64 +35,6 @@ FUSIONS = ("convex", "rrf")
 
 class SearchError(ValueError):
     """Bad search input; str(exc) is a message for the person who sent it."""
-
-
-@dataclass(frozen=True)
-class DocumentRef:
-    id: int
-    title: str
-    source: str
-
-    def as_dict(self) -> dict:
-        return {"id": self.id, "title": self.title, "source": self.source}
-
-
-@dataclass
-class ChunkHit:
-    chunk_id: int
-    document: DocumentRef
-    chunk_index: int
-    text: str
-    start: int
-    end: int
-    score: float
-    relevance: float
-    ranks: dict[str, int | None]
-
-    def as_dict(self) -> dict:
-        return {"chunk_id": self.chunk_id, "document": self.document.as_dict(), "chunk_index": self.chunk_index,
-                "text": self.text, "start": self.start, "end": self.end, "score": self.score,
-                "relevance": self.relevance, "ranks": dict(self.ranks)}
-
-
-@dataclass
-class Segment:
-    document: DocumentRef
-    start: int  # chunk index, inclusive
-    end: int  # chunk index, exclusive
-    char_start: int
-    char_end: int
-    text: str
-    score: float
-    page: int | None
-
-    def as_dict(self) -> dict:
-        return {"document": self.document.as_dict(), "start": self.start, "end": self.end,
-                "char_start": self.char_start, "char_end": self.char_end, "text": self.text,
-                "score": self.score, "page": self.page}
-
-
-@dataclass
-class SearchResult:
-    query: str | list[str]
-    mode: str
-    chunks: list[ChunkHit] = field(default_factory=list)
-    segments: list[Segment] = field(default_factory=list)
-    timings_ms: dict[str, float] = field(default_factory=dict)
-
-    def as_dict(self) -> dict:
-        return {"query": self.query, "mode": self.mode, "chunks": [c.as_dict() for c in self.chunks],
-                "segments": [s.as_dict() for s in self.segments], "timings_ms": dict(self.timings_ms)}
 
 
 def _queries(query: str | list[str]) -> list[str]:
@@ -169,7 +110,7 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
     if fusion not in FUSIONS:
         raise SearchError(f"Unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}.")
     timings: dict[str, float] = {}
-    result = SearchResult(query=query if isinstance(query, str) else queries, mode=mode, timings_ms=timings)
+    asked = query if isinstance(query, str) else queries
 
     n_candidates = max(k, tuning.CANDIDATES)
     # The collections are read first: with none to search there is nothing to embed.
@@ -178,7 +119,7 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
     eligible = {cid for cid, chunker in collection_rows if chunker != Collection.Chunker.SLIDING}
     if not collection_ids:
         timings["total"] = _ms(t0)
-        return result
+        return SearchResult(query=asked, mode=mode, timings_ms=timings)
 
     t = time.perf_counter()
     vectors = embed_queries(queries)
@@ -207,23 +148,20 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
 
     top = _top_candidates(ranked, scores, k)
     returned = [c for c, _, _ in top]
+    segments = []
     if rse is not None and eligible:
         t = time.perf_counter()
         chosen = choose_segments(ranked, preset=PRESETS[rse], eligible_collections=eligible, max_chars=max_chars,
                                  fill_with=returned)
         segments = read_segments(chosen, ranked, texts_for=returned)
-        result.segments = [
-            Segment(document=DocumentRef(s.document_id, s.title, s.source), start=s.start, end=s.end,
-                    char_start=s.char_start, char_end=s.char_end, text=s.text, score=s.score, page=s.page)
-            for s in segments]
         timings["rse"] = _ms(t)  # with the text of the returned chunks: the same query
     else:
         t = time.perf_counter()
         fetch_texts(returned)
         timings["text"] = _ms(t)
-    result.chunks = [_hit(c, score, relevance) for c, score, relevance in top if c.text is not None]
+    chunks = [_scored(c, score, relevance) for c, score, relevance in top if c.text is not None]
     timings["total"] = _ms(t0)
-    return result
+    return SearchResult(query=asked, mode=mode, chunks=chunks, segments=segments, timings_ms=timings)
 
 
 def _top_candidates(ranked: list[RankedQuery], scores: list[dict], k: int) -> list[tuple[Candidate, float, float]]:
@@ -242,10 +180,10 @@ def _top_candidates(ranked: list[RankedQuery], scores: list[dict], k: int) -> li
     return [(by_id[chunk_id], float(score), relevance[chunk_id]) for chunk_id, score in order[:k]]
 
 
-def _hit(c: Candidate, score: float, relevance: float) -> ChunkHit:
-    return ChunkHit(chunk_id=c.chunk_id, document=DocumentRef(c.document_id, c.title, c.source),
-                    chunk_index=c.chunk_index, text=c.text, start=c.start, end=c.end, score=score,
-                    relevance=relevance, ranks={"vector": c.vector_rank, "keyword": c.keyword_rank})
+def _scored(c: Candidate, score: float, relevance: float) -> ScoredChunk:
+    return ScoredChunk(chunk_id=c.chunk_id, document=DocumentRef(c.document_id, c.title, c.source),
+                       chunk_index=c.chunk_index, text=c.text, start=c.start, end=c.end, score=score,
+                       relevance=relevance, ranks={"vector": c.vector_rank, "keyword": c.keyword_rank})
 
 
 def _ms(since: float) -> float:

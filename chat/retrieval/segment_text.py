@@ -14,21 +14,7 @@ from dataclasses import dataclass
 from django.db import connection
 
 from chat.retrieval.rse import SegmentRange
-from chat.retrieval.types import Candidate, RankedQuery
-
-
-@dataclass
-class SegmentText:
-    document_id: int
-    title: str
-    source: str
-    start: int  # chunk_index, inclusive
-    end: int  # exclusive
-    char_start: int
-    char_end: int
-    text: str
-    score: float
-    page: int | None
+from chat.retrieval.types import Candidate, DocumentRef, RankedQuery, Segment
 
 
 @dataclass(frozen=True)
@@ -52,7 +38,7 @@ _CHUNKS_IN_RANGES = """
 
 
 def read_segments(ranges: Sequence[SegmentRange], queries: Sequence[RankedQuery], *,
-                  texts_for: Sequence[Candidate] = ()) -> list[SegmentText]:
+                  texts_for: Sequence[Candidate] = ()) -> list[Segment]:
     """The segments of `ranges` (RSE's choice for `queries`) with their text, in the same order.
     The text of `texts_for` (the chunks a search returns) is read in the same query. A range whose
     chunks changed since the search (its document re-chunked) is left out: there is no text of
@@ -71,11 +57,11 @@ def read_segments(ranges: Sequence[SegmentRange], queries: Sequence[RankedQuery]
                 or chunks[0].id != hits[(chosen.document_id, chosen.start)].chunk_id
                 or chunks[-1].id != hits[(chosen.document_id, chosen.end - 1)].chunk_id):
             continue
-        document = hits[(chosen.document_id, chosen.start)]
-        segments.append(SegmentText(
-            document_id=chosen.document_id, title=document.title, source=document.source,
-            start=chosen.start, end=chosen.end, char_start=chunks[0].start, char_end=chunks[-1].end,
-            text="".join(c.text for c in chunks), score=chosen.score, page=chunks[0].page))
+        first = hits[(chosen.document_id, chosen.start)]
+        segments.append(Segment(
+            document=DocumentRef(chosen.document_id, first.title, first.source), start=chosen.start, end=chosen.end,
+            char_start=chunks[0].start, char_end=chunks[-1].end, text="".join(c.text for c in chunks),
+            score=chosen.score, page=chunks[0].page))
     return segments
 
 

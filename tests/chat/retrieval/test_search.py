@@ -1,9 +1,11 @@
+import importlib
+from dataclasses import FrozenInstanceError, asdict
+
 import pytest
 from django.db import connection
 
-from chat.retrieval import rerank, tuning
+from chat.retrieval import ScoredChunk, SearchError, SearchResult, Segment, rerank, search, tuning
 from chat.retrieval.candidates import fetch_candidates
-from chat.retrieval.search import SearchError, search
 from corpus.ingest.embed import embed_texts
 from corpus.models import Chunk, Collection
 from tests.chat.factories import make_collection, make_document, random_unit_vectors
@@ -46,9 +48,16 @@ def test_hybrid_search_finds_the_answer_first_with_ranks_and_timings(corpus):
     assert len(result.chunks) == 3
     assert [c.score for c in result.chunks] == sorted((c.score for c in result.chunks), reverse=True)
     assert {"embed", "candidates", "fusion", "rse", "total"} <= result.timings_ms.keys()
-    data = result.as_dict()
+    assert isinstance(result, SearchResult) and isinstance(top, ScoredChunk)
+    assert all(isinstance(s, Segment) for s in result.segments) and result.segments
+    data = asdict(result)  # the field names of the REST contract (DESIGN.md)
     assert data["chunks"][0]["document"] == {"id": guide.id, "title": "guide.md", "source": "guide.md"}
     assert data["chunks"][0]["ranks"] == top.ranks
+    assert set(data["chunks"][0]) == {"chunk_id", "document", "chunk_index", "text", "start", "end", "score",
+                                      "relevance", "ranks"}
+    assert set(data["segments"][0]) == {"document", "start", "end", "char_start", "char_end", "text", "score", "page"}
+    with pytest.raises(FrozenInstanceError):
+        top.score = 1.0
 
 
 def _fused(collection, fusion):
@@ -102,7 +111,8 @@ def test_returned_chunks_carry_their_text(corpus, rse):
 
 
 def test_a_chunk_deleted_since_the_candidates_were_found_is_left_out(corpus, monkeypatch):
-    from chat.retrieval import search as search_module
+    # The module, which the package's search() function shadows as an attribute.
+    search_module = importlib.import_module("chat.retrieval.search")
 
     col, guide, _ = corpus
     answer = Chunk.objects.get(document=guide, chunk_index=1)

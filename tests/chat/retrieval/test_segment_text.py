@@ -2,7 +2,7 @@ import pytest
 
 from chat.retrieval.rse import PRESETS, RsePreset, SegmentRange, choose_segments
 from chat.retrieval.segment_text import fetch_texts, read_segments
-from chat.retrieval.types import Candidate, RankedQuery
+from chat.retrieval.types import Candidate, DocumentRef, RankedQuery
 from corpus.models import Chunk
 from tests.chat.factories import make_collection, make_document
 
@@ -49,7 +49,7 @@ def _two_hits_around_a_gap(gap_piece_length: int):
 def test_a_segment_is_its_documents_text_across_the_chunks_between_its_hits():
     collection, document, ranked = _two_hits_around_a_gap(100)
     [segment] = _segments([ranked], collection, LENIENT)
-    assert (segment.document_id, segment.title, segment.source) == (document.id, "gap.md", "gap.md")
+    assert segment.document == DocumentRef(document.id, "gap.md", "gap.md")
     assert (segment.start, segment.end, segment.char_start, segment.char_end) == (0, 5, 0, len(document.text))
     assert segment.text == document.text
     assert segment.score == choose_segments([ranked], preset=LENIENT, eligible_collections={collection.id})[0].score

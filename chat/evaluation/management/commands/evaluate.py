@@ -30,8 +30,7 @@ from chat.evaluation.metrics import (
     percentile,
     reciprocal_ranks,
 )
-from chat.retrieval import tuning
-from chat.retrieval.search import search
+from chat.retrieval import search, tuning
 from corpus.models import Collection
 
 # run name -> (search mode, RSE preset or None, fusion or None for SEARCH_FUSION)
