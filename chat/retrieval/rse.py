@@ -6,8 +6,8 @@ to a reference length (so a long irrelevant chunk costs more than a short one an
 relevant chunk earns more). A segment's value is the sum of its chunks' values; segments are
 picked greedily, best first, as a constrained maximum-sum subarray problem: at most `max_length`
 chunks each, at most `overall_max_length` chunks in all, value at least `minimum_value`, no
-overlap, never across a document boundary. With several queries the picks
-go round-robin over the queries, so every query gets its best segment early.
+overlap, never across a document boundary. With several queries the picks go round-robin over
+the queries, so every query gets its best segment early.
 
 A segment starts and ends on a retrieved chunk (every other chunk's value is negative) and spans
 at most `max_length` chunks, so only the chunks between two hits of one document that are less

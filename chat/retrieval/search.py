@@ -1,7 +1,13 @@
-"""Search entry point: query -> embed -> candidates (vector + BM25) -> fusion -> [rerank] -> RSE.
+"""Search entry point: query -> embed -> candidates (vector + BM25) -> fusion -> [rerank] ->
+relevance -> RSE -> segment text.
 
 Permission-free: callers pass the collections the user may read
 (corpus.permissions.readable_collections). See DESIGN.md "Retrieval".
+
+Every statement runs on the caller's `django.db.connection`, so Django's connection handling
+(CONN_MAX_AGE, health checks, the caller's transaction) applies: one read of the searched
+collections, one statement per query for its candidates (both sides, chat/retrieval/candidates.py),
+and one for the text of the segments and the returned chunks (chat/retrieval/segment_text.py).
 """
 
 from __future__ import annotations
