@@ -215,6 +215,8 @@ SEARCH_RELEVANCE_KEYWORD_WEIGHT = env_float("SEARCH_RELEVANCE_KEYWORD_WEIGHT", 0
 # ... times a logistic of the shortfall from the query's best similarity: 0.5 at this margin (0: off).
 SEARCH_SIMILARITY_MARGIN = env_float("SEARCH_SIMILARITY_MARGIN", 0.15, minimum=0.0)
 SEARCH_SIMILARITY_MARGIN_WIDTH = env_float("SEARCH_SIMILARITY_MARGIN_WIDTH", 0.05, minimum=0.001)
+# An answer is "not found" unless a retrieved chunk is at least this relevant (0-1; 0 never abstains).
+ANSWER_MIN_RELEVANCE = env_float("ANSWER_MIN_RELEVANCE", 0.6, minimum=0.0, maximum=1.0)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
