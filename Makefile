@@ -42,6 +42,7 @@ test: install chromium services-start
 
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 
 # Ingests the development corpus first (unchanged files are skipped: a few seconds after the first time).
 eval: install migrate

@@ -138,6 +138,17 @@ class Document(models.Model):
     def __str__(self) -> str:
         return self.title or self.source
 
+    @property
+    def in_progress(self) -> bool:
+        """A worker is (or should be) processing it."""
+        return self.status in IN_PROGRESS
+
+    def is_current(self) -> bool:
+        """Built from its current content under its collection's current settings."""
+        return (self.status == self.Status.READY and bool(self.built_hash)
+                and self.built_hash == self.content_hash
+                and self.built_signature == self.collection.pipeline_signature())
+
     def page_at(self, offset: int) -> int | None:
         """1-based page number holding the character at `offset`, for paged (PDF) documents."""
         if not self.pages:
@@ -149,6 +160,10 @@ class Document(models.Model):
             else:
                 break
         return page
+
+
+IN_PROGRESS = (Document.Status.PARSING, Document.Status.CHUNKING, Document.Status.CONTEXTUALIZING,
+               Document.Status.EMBEDDING)
 
 
 class Chunk(models.Model):

@@ -16,20 +16,12 @@ from django.core.validators import validate_slug
 from django.db import IntegrityError, transaction
 
 from corpus import uploads
-from corpus.models import Collection, Document
+from corpus.models import IN_PROGRESS, Collection, Document
+from corpus.tasks import process_document_task
 
 logger = logging.getLogger(__name__)
 
 Status = Document.Status
-
-IN_PROGRESS = (Status.PARSING, Status.CHUNKING, Status.CONTEXTUALIZING, Status.EMBEDDING)
-
-
-def is_current(document: Document) -> bool:
-    """Built from its current content under its collection's current settings."""
-    return (document.status == Status.READY and bool(document.built_hash)
-            and document.built_hash == document.content_hash
-            and document.built_signature == document.collection.pipeline_signature())
 
 
 def collection_get_or_create(*, slug: str, name: str | None = None, owner=None) -> Collection:
@@ -43,8 +35,6 @@ def collection_get_or_create(*, slug: str, name: str | None = None, owner=None) 
 
 
 def _enqueue(document_id: int) -> None:
-    from corpus.tasks import process_document_task
-
     transaction.on_commit(lambda: process_document_task.delay(document_id))
 
 
@@ -84,7 +74,7 @@ def _ingest_locked(collection: Collection, source: str, data: bytes, filename: s
     document = Document.objects.select_for_update().filter(collection=collection, source=source).first()
     if document is not None and document.content_hash == content_hash and document.file:
         document.collection = collection
-        if is_current(document):
+        if document.is_current():
             return document
         if document.status not in IN_PROGRESS:
             _requeue(document)
@@ -128,7 +118,7 @@ def document_reingest(*, document: Document, force: bool = False) -> Document:
     """Process the document again if its chunks are out of date (always, with `force`)."""
     with transaction.atomic():
         locked = Document.objects.select_for_update().select_related("collection").get(pk=document.pk)
-        if not force and is_current(locked):
+        if not force and locked.is_current():
             return locked
         if locked.status == Status.FAILED and not locked.file:
             return locked  # refused at upload; only a new upload can fix it
