@@ -9,7 +9,7 @@ from django.db import models
 from django.db.models import F, Q
 from pgvector.django import HnswIndex, VectorField
 
-from corpus.querysets import ChunkQuerySet, CollectionQuerySet, DocumentQuerySet
+from corpus.querysets import CollectionQuerySet
 
 # The text search configuration used for the keyword index and for queries alike.
 SEARCH_CONFIG = "english"
@@ -124,8 +124,6 @@ class Document(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     ingested_at = models.DateTimeField(null=True, blank=True)
 
-    objects = DocumentQuerySet.as_manager()
-
     class Meta:
         ordering = ["collection", "source"]
         constraints = [
@@ -186,8 +184,6 @@ class Chunk(models.Model):
         output_field=SearchVectorField(),
         db_persist=True,
     )
-
-    objects = ChunkQuerySet.as_manager()
 
     class Meta:
         ordering = ["document", "chunk_index"]
