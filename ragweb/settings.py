@@ -199,12 +199,6 @@ SEARCH_HNSW_MAX_SCAN_TUPLES = env_int("SEARCH_HNSW_MAX_SCAN_TUPLES", 20000, mini
 SEARCH_EXACT_MAX_CHUNKS = env_int("SEARCH_EXACT_MAX_CHUNKS", 5000, minimum=0)
 # Candidates fetched per side (vector, keyword) before fusion; RSE sees their relevance.
 SEARCH_CANDIDATES = env_int("SEARCH_CANDIDATES", 60, minimum=1, maximum=1000)
-# A hybrid search runs its keyword side on a second connection while it embeds the query
-# (chat/retrieval/early.py); at most this many such connections per process (0: one statement, after it).
-SEARCH_SIDE_CONNECTIONS = env_int("SEARCH_SIDE_CONNECTIONS", 4, minimum=0, maximum=64)
-# Search statements are prepared once per database session and run with a generic plan
-# (chat/retrieval/prepared.py); off behind a pooler that does not keep sessions (pgbouncer transaction mode).
-SEARCH_PREPARED_STATEMENTS = env_bool("SEARCH_PREPARED_STATEMENTS", True)
 # With RERANKER_MODEL set: how many fused candidates the cross-encoder rescores.
 SEARCH_RERANK_CANDIDATES = env_int("SEARCH_RERANK_CANDIDATES", 30, minimum=1, maximum=1000)
 # Relevance calibration for RSE (chat/retrieval/relevance.py): logistic over cosine similarity, blended with
