@@ -6,10 +6,8 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 
 from django.db.models import Count
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -59,14 +57,8 @@ def _documents_for(user):
             .annotate(chunk_count=Count("chunks")).order_by("collection__slug", "source"))
 
 
-def _readable_document(request: Request, pk: int) -> Document:
-    """The document if the user may read it; 404 otherwise, so others learn nothing about it."""
-    return get_object_or_404(_documents_for(request.user), pk=pk)
-
-
-def _require_write(request: Request, document: Document) -> None:
-    if not permissions.can_write_document(request.user, document):
-        raise PermissionDenied(f"You may not change documents of the collection {document.collection.slug!r}.")
+def _with_counts(request: Request, document: Document) -> Document:
+    return _documents_for(request.user).get(pk=document.pk)
 
 
 class DocumentListView(APIView):
@@ -91,29 +83,24 @@ class DocumentListView(APIView):
     def post(self, request: Request) -> Response:
         data = DocumentUploadInput(data=request.data)
         data.is_valid(raise_exception=True)
-        slug = data.validated_data["collection"]
-        collection = permissions.readable_collections(request.user).filter(slug=slug).first()
-        if collection is None:
-            raise serializers.ValidationError({"collection": [f"No collection {slug!r} that you may read."]})
-        if not permissions.can_write_collection(request.user, collection):
-            raise PermissionDenied(f"You may not add documents to the collection {slug!r}.")
+        collection = permissions.collection_for(request.user, data.validated_data["collection"], write=True)
         upload = data.validated_data["file"]
         document = services.document_ingest(
             collection=collection, source=data.validated_data.get("source") or upload.name, data=upload.read(),
             filename=upload.name, uploaded_by=request.user)
-        document = _readable_document(request, document.pk)
+        document = _with_counts(request, document)
         return Response(DocumentOutput(document).data, status=status.HTTP_201_CREATED)
 
 
 class DocumentDetailView(APIView):
     @extend_schema(responses=DocumentOutput, summary="One document")
     def get(self, request: Request, pk: int) -> Response:
-        return Response(DocumentOutput(_readable_document(request, pk)).data)
+        document = permissions.document_for(request.user, pk)
+        return Response(DocumentOutput(_with_counts(request, document)).data)
 
     @extend_schema(responses={204: None}, summary="Delete a document, its chunks and its file")
     def delete(self, request: Request, pk: int) -> Response:
-        document = _readable_document(request, pk)
-        _require_write(request, document)
+        document = permissions.document_for(request.user, pk, write=True)
         services.document_delete(document=document)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -123,8 +110,7 @@ class DocumentReingestView(APIView):
                    parameters=[OpenApiParameter("force", bool, description="Rebuild even if up to date.")],
                    summary="Process a document again")
     def post(self, request: Request, pk: int) -> Response:
-        document = _readable_document(request, pk)
-        _require_write(request, document)
+        document = permissions.document_for(request.user, pk, write=True)
         force = request.query_params.get("force", "").lower() in {"1", "true", "yes"}
         services.document_reingest(document=document, force=force)
-        return Response(DocumentOutput(_readable_document(request, pk)).data, status=status.HTTP_202_ACCEPTED)
+        return Response(DocumentOutput(_with_counts(request, document)).data, status=status.HTTP_202_ACCEPTED)

@@ -83,8 +83,8 @@ def test_bad_uploads_are_refused_with_a_message(api, mine, settings, name, data,
 def test_upload_needs_an_existing_readable_collection(api, private_theirs):
     for slug in ("nope", "secret"):
         response = upload(api, slug)
-        assert response.status_code == 400
-        assert response.json()["collection"] == [f"No collection {slug!r} that you may read."]
+        assert response.status_code == 404
+        assert response.json() == {"detail": f"No collection {slug!r} that you may read."}
     assert upload(api, "").status_code == 400
     assert not Document.objects.exists()
 
@@ -93,7 +93,7 @@ def test_upload_to_a_read_only_collection_is_forbidden(api, public_theirs):
     response = upload(api, "shared")
 
     assert response.status_code == 403
-    assert "may not add documents" in response.json()["detail"]
+    assert response.json() == {"detail": "You may not change documents of the collection 'shared'."}
     assert not Document.objects.exists()
 
 
