@@ -98,8 +98,6 @@ def collection_create(request: HttpRequest) -> HttpResponse:
             for error in errors:
                 messages.error(request, f"{field}: {error}")
         return redirect("corpus:documents")
-    collection = form.save(commit=False)
-    collection.owner = request.user
-    collection.save()
+    collection = services.collection_create(owner=request.user, **form.cleaned_data)
     messages.success(request, f"Created the collection {collection.name}.")
     return redirect(f"{reverse('corpus:documents')}?collection={collection.slug}")
