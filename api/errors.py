@@ -50,8 +50,13 @@ def json_exception_handler(exc, context):
 def _rest_response(exc, context) -> Response | None:
     if isinstance(exc, Denied):
         return Response({"detail": str(exc)}, status=exc.status)
-    if isinstance(exc, DjangoValidationError):
-        return Response({"detail": "; ".join(exc.messages)}, status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, DjangoValidationError):  # from a service: per field when it names fields
+        if hasattr(exc, "error_dict"):
+            body = {"non_field_errors" if name == "__all__" else name: messages
+                    for name, messages in exc.message_dict.items()}
+        else:
+            body = {"detail": " ".join(exc.messages)}
+        return Response(body, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, DjangoPermissionDenied):
         return Response({"detail": str(exc) or "Permission denied."}, status=status.HTTP_403_FORBIDDEN)
     return exception_handler(exc, context)
