@@ -18,7 +18,7 @@ from django.db.models import QuerySet
 from chat.answering.pipeline import AnswerError, LLMFailed, complete_answer, prepare, stream_answer
 from chat.models import Conversation, Message
 from corpus.models import Collection
-from corpus.permissions import readable_collections
+from corpus.permissions import collection_for, readable_collections
 
 logger = logging.getLogger(__name__)
 
@@ -27,10 +27,6 @@ TITLE_CHARS = 80
 # How often a running answer checks whether the user pressed stop (a DB read each time).
 STOP_POLL_SECONDS = 0.3
 UNEXPECTED_ERROR = "Something went wrong while answering; the server log has the details."
-
-
-class CollectionNotReadable(Exception):
-    """The user asked to search a collection that does not exist or that they may not read."""
 
 
 @dataclass
@@ -51,13 +47,11 @@ def conversation_start(*, user, collection: Collection | None = None, title: str
 
 
 def collections_for(user, slug: str | None) -> tuple[QuerySet[Collection], Collection | None]:
-    """The collections to search: the readable one named `slug`, or all readable ones."""
-    readable = readable_collections(user)
+    """The collections to search: the readable one named `slug`, or all readable ones.
+    Raises corpus.permissions.Denied (404) when `slug` is not a collection `user` may read."""
     if not slug:
-        return readable, None
-    picked = readable.filter(slug=slug).first()
-    if picked is None:
-        raise CollectionNotReadable(f"There is no collection {slug!r} that you may read.")
+        return readable_collections(user), None
+    picked = collection_for(user, slug)
     return Collection.objects.filter(pk=picked.pk), picked
 
 
@@ -91,7 +85,7 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
 
     The assistant message is saved however the generator ends: complete, failed (with a message
     for the user), or stopped (closed early or stop requested) with the partial text kept.
-    Raises CollectionNotReadable before storing anything if `collection_slug` is not readable.
+    Raises corpus.permissions.Denied before storing anything if `collection_slug` is not readable.
     """
     collections, picked = collections_for(conversation.user, collection_slug)
     history = history_of(conversation)

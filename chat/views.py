@@ -21,7 +21,6 @@ from chat.models import Conversation, Message
 from chat.passages import chunk_similarities, highlighted_document, segment_chars
 from chat.relevance_chart import relevance_svg
 from chat.services import (
-    CollectionNotReadable,
     conversation_start,
     message_ask,
     message_record_failure,
@@ -29,8 +28,7 @@ from chat.services import (
     run_to_end,
 )
 from chat.sse import sse_event, sse_response
-from corpus.models import Collection, Document
-from corpus.permissions import can_read_document, readable_collections
+from corpus.permissions import Denied, collection_for, document_for, readable_collections
 
 _CITED = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
 
@@ -118,14 +116,16 @@ def ask(request: HttpRequest) -> HttpResponse:
         return redirect(conv.get_absolute_url() if conv else reverse("chat:index"))
 
     if conv is None:
-        picked = Collection.objects.filter(slug=slug).first() if slug else None
-        conv = conversation_start(user=request.user, collection=picked if picked and readable_collections(
-            request.user).filter(pk=picked.pk).exists() else None)
+        try:
+            picked = collection_for(request.user, slug) if slug else None
+        except Denied:
+            picked = None  # message_ask records the refusal in the conversation below
+        conv = conversation_start(user=request.user, collection=picked)
     try:
         events = message_ask(conversation=conv, question=question, collection_slug=slug,
                              stream=_wants_stream(request))
         first = next(events)  # stores the question; raises before that on a collection we may not read
-    except CollectionNotReadable as exc:
+    except Denied as exc:
         reply = message_record_failure(conversation=conv, question=question, error=str(exc))
         if _wants_stream(request):
             return sse_response(_failure_events(request, conv, reply))
@@ -179,9 +179,10 @@ def passage(request: HttpRequest, pk: int, n: int) -> HttpResponse:
     citation = message.citation(n)
     if citation is None:
         raise Http404("No such citation.")
-    document = Document.objects.filter(pk=citation["document"]["id"]).select_related("collection").first()
-    if document is None or not can_read_document(request.user, document):
-        raise Http404("No such document.")
+    try:
+        document = document_for(request.user, citation["document"]["id"])
+    except Denied as exc:
+        raise Http404("No such document.") from exc
     char_start, char_end = segment_chars(document, citation)
     similarity = chunk_similarities(document, message.query)
     retrieved = {int(i): v for i, v in (message.relevance.get(str(document.pk)) or {}).items()}

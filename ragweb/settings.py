@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files, served from static/ (no CDN)
     "django_htmx",
     "template_partials",
     "corpus",
@@ -210,6 +211,25 @@ SEARCH_RELEVANCE_KEYWORD_WEIGHT = env_float("SEARCH_RELEVANCE_KEYWORD_WEIGHT", 0
 SEARCH_SIMILARITY_MARGIN = env_float("SEARCH_SIMILARITY_MARGIN", 0.15, minimum=0.0)
 SEARCH_SIMILARITY_MARGIN_WIDTH = env_float("SEARCH_SIMILARITY_MARGIN_WIDTH", 0.05, minimum=0.001)
 
+
+def _throttle_rate(name: str, default: str) -> str | None:
+    """A DRF throttle rate such as "60/min" ("number/second|minute|hour|day"); "off" or "" for none."""
+    raw = env_str(name, default).strip().lower()
+    if raw in {"", "0", "off", "none"}:
+        return None
+    number, _, period = raw.partition("/")
+    if not number.isdigit() or int(number) < 1 or not period or period[0] not in "smhd":
+        raise ImproperlyConfigured(f"{name} must look like 60/min (per s, min, hour or day) or off, got {raw!r}")
+    return raw
+
+
+# Requests per user and web process (the throttle counts live in each process's memory) to the costly
+# endpoints: search (POST /api/search/) and ask (POST /api/ask/, POST /v1/chat/completions).
+API_THROTTLE_RATES = {
+    "search": _throttle_rate("API_THROTTLE_SEARCH", "600/min"),
+    "ask": _throttle_rate("API_THROTTLE_ASK", "120/min"),
+}
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.TokenAuthentication",
@@ -221,7 +241,19 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "api.errors.json_exception_handler",
 }
-SPECTACULAR_SETTINGS = {"TITLE": "ragweb API", "VERSION": "1.0.0", "SERVE_INCLUDE_SCHEMA": False}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "ragweb API",
+    "DESCRIPTION": "Search, ask and manage the document collections you may read. Authenticate with "
+                   "`Authorization: Token KEY` (`manage.py drf_create_token USER`) or a signed-in session; "
+                   "the OpenAI-compatible endpoints under /v1 take the same key as `Authorization: Bearer KEY`.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": r"/(api|v1)",
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"

@@ -108,9 +108,9 @@ def test_unreadable_collection_becomes_a_message(alice, other_user, corpus, no_l
     make_collection("secret", owner=other_user)
     alice.post(reverse("chat:ask"), {"question": "Tell me secrets", "collection": "secret"})
     reply = Message.objects.get(role="assistant")
-    assert reply.status == "failed" and reply.error == "There is no collection 'secret' that you may read."
+    assert reply.status == "failed" and reply.error == "No collection 'secret' that you may read."
     html = alice.get(reply.conversation.get_absolute_url()).content.decode()
-    assert "There is no collection &#x27;secret&#x27; that you may read." in html
+    assert "No collection &#x27;secret&#x27; that you may read." in html
 
 
 def test_other_users_conversation_is_404(alice, other_user, corpus):
