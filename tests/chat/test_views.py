@@ -229,3 +229,12 @@ def test_asking_again_continues_the_conversation(alice, corpus, no_llm):
     assert list(conversation.messages.values_list("role", flat=True)) == ["user", "assistant"] * 2
     html = alice.get(conversation.get_absolute_url()).content.decode()
     assert html.index("What is the default request timeout?") < html.index("How are failed requests retried?")
+
+
+def test_only_staff_see_the_admin_link(alice, client, django_user_model):
+    assert 'href="/admin/"' not in alice.get(reverse("chat:index")).content.decode()
+    staff = django_user_model.objects.create_user(username="sam", password="pw-sam-12345", is_staff=True)
+    client.force_login(staff)
+    html = client.get(reverse("chat:index")).content.decode()
+    assert '<a href="/admin/">Admin</a>' in html
+    assert '<a href="/"aria-current' not in html and 'aria-current="page">Chat</a>' in html
