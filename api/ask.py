@@ -97,7 +97,7 @@ class AskView(APIView):
         if params.get("conversation"):
             conversation = get_object_or_404(Conversation, pk=params["conversation"], user=request.user)
         else:
-            conversation = conversation_start(user=request.user)
+            conversation = conversation_start(user=request.user, source=Conversation.Source.API)
         events = message_ask(conversation=conversation, question=params["question"], collection_slug=slug,
                              rse=None if params["rse"] == "none" else params["rse"], stream=params["stream"])
         if params["stream"]:

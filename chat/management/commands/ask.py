@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from chat.answering.citations import chunk_range_label
 from chat.answering.pipeline import RSE_PRESETS
+from chat.models import Conversation
 from chat.services import CollectionNotReadable, collections_for, conversation_start, message_ask
 
 
@@ -32,7 +33,7 @@ class Command(BaseCommand):
             collections_for(asker, collection)
         except CollectionNotReadable as exc:
             raise CommandError(str(exc)) from exc
-        conversation = conversation_start(user=asker, title=question)
+        conversation = conversation_start(user=asker, title=question, source=Conversation.Source.CLI)
         events = message_ask(conversation=conversation, question=question, collection_slug=collection,
                              rse=None if rse == "none" else rse, stream=not json)
         done = None
