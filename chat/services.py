@@ -42,8 +42,33 @@ def run_to_end(events: Iterator[AskEvent]) -> AskEvent:
     return deque(events, maxlen=1)[0]
 
 
-def conversation_start(*, user, collection: Collection | None = None, title: str = "") -> Conversation:
-    return Conversation.objects.create(user=user, collection=collection, title=title[:TITLE_CHARS])
+def conversation_start(*, user, collection: Collection | None = None, title: str = "",
+                       source: str = Conversation.Source.CHAT) -> Conversation:
+    """A new conversation; `source` says where it was started (chat page, API or command line)."""
+    return Conversation.objects.create(user=user, collection=collection, title=title[:TITLE_CHARS], source=source)
+
+
+class InvalidTitle(ValueError):
+    """A title that cannot be used (str(exc) says why)."""
+
+
+def conversation_rename(*, conversation: Conversation, title: str) -> Conversation:
+    """Give `conversation` a new title (whitespace collapsed); raises InvalidTitle if it is empty or
+    too long. Renaming does not move the conversation up the list (updated_at is kept)."""
+    title = " ".join(title.split())
+    limit = Conversation._meta.get_field("title").max_length
+    if not title:
+        raise InvalidTitle("The title is empty.")
+    if len(title) > limit:
+        raise InvalidTitle(f"The title is longer than {limit} characters.")
+    Conversation.objects.filter(pk=conversation.pk).update(title=title)
+    conversation.title = title
+    return conversation
+
+
+def conversation_delete(*, conversation: Conversation) -> None:
+    """Delete `conversation` with its messages."""
+    conversation.delete()
 
 
 def collections_for(user, slug: str | None) -> tuple[QuerySet[Collection], Collection | None]:
@@ -69,7 +94,9 @@ def message_record_failure(*, conversation: Conversation, question: str, error: 
     Message.objects.create(conversation=conversation, role=Message.Role.USER, content=question)
     reply = Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT,
                                    status=Message.Status.FAILED, error=error)
-    conversation.save(update_fields=["updated_at"])
+    if not conversation.title:
+        conversation.title = question.strip()[:TITLE_CHARS]
+    conversation.save(update_fields=["title", "updated_at"])
     return reply
 
 

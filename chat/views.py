@@ -20,6 +20,7 @@ from chat.markdown import link_citations, render_markdown
 from chat.models import Conversation, Message
 from chat.passages import chunk_similarities, highlighted_document, segment_chars
 from chat.relevance_chart import relevance_svg
+from chat.selectors import listed_conversations
 from chat.services import (
     conversation_start,
     message_ask,
@@ -59,11 +60,14 @@ def render_message(request: HttpRequest, message: Message) -> str:
     return render_to_string("chat/index.html#message", _message_context(message), request=request)
 
 
-def _page(request: HttpRequest, conversation: Conversation | None) -> HttpResponse:
-    conversations = Conversation.objects.filter(user=request.user).only("pk", "title", "updated_at")[:100]
+def _page(request: HttpRequest, conversation: Conversation | None, *, question: str = "",
+          status: int = 200) -> HttpResponse:
+    query = request.GET.get("q", "").strip()
+    others = request.GET.get("from") == "elsewhere"
+    listing = {"conversations": listed_conversations(request.user, query=query, others=others),
+               "conversation": conversation, "q": query, "others": others}
     if request.htmx and request.htmx.target == "conversation-list":
-        response = render(request, "chat/index.html#conversation-list",
-                          {"conversations": conversations, "conversation": conversation})
+        response = render(request, "chat/index.html#conversation-list", listing)
         # Same URL as the page: keep the fragment out of the cache so "back" never shows it alone.
         response["Cache-Control"] = "no-store"
         patch_vary_headers(response, ["HX-Request", "HX-Target"])
@@ -71,9 +75,10 @@ def _page(request: HttpRequest, conversation: Conversation | None) -> HttpRespon
     items = [_message_context(m) for m in conversation.messages.all()] if conversation else []
     collections = readable_collections(request.user).only("slug", "name")
     response = render(request, "chat/index.html", {
-        "conversations": conversations, "conversation": conversation, "items": items,
-        "collections": collections, "picked": conversation.collection if conversation else None,
-    })
+        **listing, "items": items, "collections": collections, "question": question,
+        "picked": conversation.collection if conversation else None,
+        "elsewhere": not others and Conversation.objects.others_of(request.user).exists(),
+    }, status=status)
     patch_vary_headers(response, ["HX-Request", "HX-Target"])
     return response
 
@@ -84,10 +89,15 @@ def index(request: HttpRequest) -> HttpResponse:
     return _page(request, None)
 
 
+def own_conversation(request: HttpRequest, pk: int) -> Conversation:
+    """The request user's conversation `pk`, or 404."""
+    return get_object_or_404(Conversation, pk=pk, user=request.user)
+
+
 @require_GET
 @login_required
 def conversation(request: HttpRequest, pk: int) -> HttpResponse:
-    return _page(request, get_object_or_404(Conversation, pk=pk, user=request.user))
+    return _page(request, own_conversation(request, pk))
 
 
 def _wants_stream(request: HttpRequest) -> bool:
@@ -118,8 +128,12 @@ def ask(request: HttpRequest) -> HttpResponse:
     if conv is None:
         try:
             picked = collection_for(request.user, slug) if slug else None
-        except Denied:
-            picked = None  # message_ask records the refusal in the conversation below
+        except Denied as exc:
+            # Nothing was asked yet: no empty conversation is left behind, the question stays in the box.
+            if _wants_stream(request):
+                return sse_response([sse_event("notice", {"message": str(exc)})])
+            flash.error(request, str(exc))
+            return _page(request, None, question=question, status=400)
         conv = conversation_start(user=request.user, collection=picked)
     try:
         events = message_ask(conversation=conv, question=question, collection_slug=slug,

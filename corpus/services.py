@@ -332,7 +332,7 @@ def document_move(*, document: Document, collection: Collection) -> Document:
                 locked.save(update_fields=["collection", "updated_at"])
         except IntegrityError:
             raise clash from None
-        if locked.status != Status.FAILED and not is_current(locked):
+        if locked.status != Status.FAILED and not locked.is_current():
             if locked.status not in IN_PROGRESS:
                 _requeue(locked)
             # Even when in progress: the running build uses the old settings; this run follows it.

@@ -43,8 +43,8 @@ def prefer_idle_threads() -> None:
     """Let torch's OpenMP threads sleep as soon as a parallel region ends, in processes that
     embed one query at a time between database statements (web, search commands). By default
     libgomp keeps them spinning for a while, and on a small machine they take the cores Postgres
-    needs next: measured +4 ms on the candidates that follow, and slower embedding too. Ingestion workers embed long batches, where spinning pays (about 8%
-    throughput), so they keep the default. Takes effect only before torch is loaded; an
+    needs next. Ingestion workers embed long batches, where spinning pays, so they keep the
+    default (figures in docs/evaluation.md). Takes effect only before torch is loaded; an
     OMP_WAIT_POLICY already set wins."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
