@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
-from chat.answering.pipeline import AnswerError, LLMFailed, complete_answer, prepare, stream_answer
+from chat.answering.pipeline import AnswerError, LLMFailed, complete_answer, finish, prepare, stream_answer
 from chat.models import Conversation, Message
 from corpus.models import Collection
 from corpus.permissions import collection_for, readable_collections
@@ -129,6 +129,7 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
 
     parts: list[str] = []
     upstream_failure = False
+    prepared = None
     try:
         yield AskEvent("start", reply)
         prepared = prepare(question=question, collections=collections, history=history, rse=rse)
@@ -165,7 +166,11 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
         reply.status, reply.error = Message.Status.FAILED, UNEXPECTED_ERROR
     finally:
         reply.content = "".join(parts)
+        if prepared is not None:
+            # The grounding pass (LLM answers) and the sources the answer cites, kept as the answer.
+            answer = finish(prepared, reply.content)
+            reply.content, reply.citations = answer.text, answer.citations
         if reply.status == Message.Status.STREAMING:
             reply.status = Message.Status.STOPPED
-        reply.save(update_fields=["content", "status", "error"])
+        reply.save(update_fields=["content", "status", "error", "citations"])
     yield AskEvent("done", reply, upstream_failure=upstream_failure)

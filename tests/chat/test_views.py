@@ -203,19 +203,20 @@ def test_passage_view_is_404_without_read_permission(alice, client, user, other_
 
 
 def test_hostile_document_text_cannot_run_script(alice, user, no_llm):
-    collection = make_collection("hostile", owner=user)
     parts = ["# Hostile\n\nThe request timeout is thirty seconds by default. <script>alert(1)</script>\n\n",
              "<img src=x onerror=alert(2)> [link](javascript:alert(3)) <iframe src=https://evil.example>\n\n"]
-    make_document(collection, source="evil.md", title="<b onmouseover=alert(4)>Evil</b>", parts=parts)
-    make_document(collection, source="evil.txt", title="Evil text", parts=[p.replace("#", "") for p in parts],
-                  media_type="text/plain")
-    reply = answered(user)
-    assert {c["document"]["source"] for c in reply.citations} == {"evil.md", "evil.txt"}
-    for citation in reply.citations:
-        html = alice.get(reverse("chat:passage", args=[reply.pk, citation["n"]])).content.decode()
-        assert_inert(html)
-        assert "thirty seconds by default" in html
-    assert_inert(alice.get(reply.conversation.get_absolute_url()).content.decode())
+    make_document(make_collection("hostile-md", owner=user), source="evil.md",
+                  title="<b onmouseover=alert(4)>Evil</b>", parts=parts)
+    make_document(make_collection("hostile-txt", owner=user), source="evil.txt", title="Evil text",
+                  parts=[p.replace("#", "") for p in parts], media_type="text/plain")
+    for slug, source in (("hostile-md", "evil.md"), ("hostile-txt", "evil.txt")):
+        reply = answered(user, collection_slug=slug)
+        assert {c["document"]["source"] for c in reply.citations} == {source}
+        for citation in reply.citations:
+            html = alice.get(reverse("chat:passage", args=[reply.pk, citation["n"]])).content.decode()
+            assert_inert(html)
+            assert "thirty seconds by default" in html
+        assert_inert(alice.get(reply.conversation.get_absolute_url()).content.decode())
 
 
 def test_hostile_llm_answer_is_sanitized(alice, corpus, fake_llm):
