@@ -104,3 +104,48 @@ class Message(models.Model):
             if citation.get("n") == n:
                 return citation
         return None
+
+
+class Feedback(models.Model):
+    """A rating of an answer, with a copy of what the answer was made of (question, standalone
+    query, sources, text), so that it outlives the answer (regenerated or deleted) and can become
+    an evaluation item (`manage.py export_feedback`)."""
+
+    class Rating(models.TextChoices):
+        UP = "up", "Helpful"
+        DOWN = "down", "Not helpful"
+
+    class Kind(models.TextChoices):
+        AUTO = "", "Decide from the evidence"
+        FACTOID = "factoid", "Factoid (one or two sentences)"
+        SECTION = "section", "Section (a whole passage)"
+
+    message = models.OneToOneField(Message, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="feedback")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    rating = models.CharField(max_length=8, choices=Rating.choices)
+    comment = models.TextField(blank=True)
+    question = models.TextField(help_text="The question as the user asked it.")
+    query = models.TextField(blank=True, help_text="The standalone query retrieval searched for.")
+    answer = models.TextField(blank=True)
+    error = models.TextField(blank=True, help_text="Why the answer failed, if it did.")
+    collection_slug = models.CharField(max_length=100, blank=True, help_text="Empty: every readable collection.")
+    # The numbered sources the answer was given (as Message.citations), and the numbers it cited.
+    sources = models.JSONField(default=list, blank=True)
+    cited = models.JSONField(default=list, blank=True)
+    source = models.CharField(max_length=500, blank=True,
+                              help_text="The document (its source path) that answers the question, chosen by the "
+                                        "rater or a reviewer; empty until someone chooses.")
+    evidence = models.JSONField(default=list, blank=True,
+                                help_text="Phrases copied verbatim from that document that answer the question.")
+    kind = models.CharField(max_length=8, choices=Kind.choices, blank=True, default=Kind.AUTO)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "feedback"
+        indexes = [models.Index(fields=["rating", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.get_rating_display()}: {self.question[:60]}"

@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from django.db import transaction
 from django.db.models import QuerySet
 
 from chat.answering.pipeline import AnswerError, LLMFailed, complete_answer, prepare, stream_answer
@@ -31,6 +32,10 @@ UNEXPECTED_ERROR = "Something went wrong while answering; the server log has the
 
 class CollectionNotReadable(Exception):
     """The user asked to search a collection that does not exist or that they may not read."""
+
+
+class CannotRegenerate(Exception):
+    """The answer cannot be asked again (str(exc) says why)."""
 
 
 @dataclass
@@ -175,3 +180,30 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
             reply.status = Message.Status.STOPPED
         reply.save(update_fields=["content", "status", "error"])
     yield AskEvent("done", reply, upstream_failure=upstream_failure)
+
+
+def message_regenerate(*, message: Message, rse: str | None = "balanced", stream: bool = True) -> Iterator[AskEvent]:
+    """Ask the question of `message`, the latest answer of its conversation, again: message_ask's
+    events for a new question and answer, which replace the old pair as soon as they are stored (a
+    rating of the old answer keeps its own copy). The new answer searches the collection the old
+    one did and sees the conversation before the old question.
+
+    Raises, when first advanced and before changing anything: CannotRegenerate if `message` is not
+    the latest answer or is still being written; CollectionNotReadable if its collection no longer is.
+    """
+    conversation = message.conversation
+    latest = conversation.messages.order_by("-id").first()
+    if message.role != Message.Role.ASSISTANT or latest is None or latest.pk != message.pk:
+        raise CannotRegenerate("Only the latest answer of a conversation can be regenerated.")
+    if message.status == Message.Status.STREAMING:
+        raise CannotRegenerate("This answer is still being written.")
+    question = conversation.messages.filter(role=Message.Role.USER, pk__lt=message.pk).order_by("-id").first()
+    if question is None or not question.content.strip():
+        raise CannotRegenerate("There is no question to ask again.")
+    events = message_ask(conversation=conversation, question=question.content,
+                         collection_slug=message.collection_slug or None, rse=rse, stream=stream)
+    with transaction.atomic():  # the old pair is gone only once the new one is stored
+        Message.objects.filter(pk__in=[question.pk, message.pk]).delete()
+        first = next(events)
+    yield first
+    yield from events

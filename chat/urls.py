@@ -1,6 +1,6 @@
 from django.urls import path
 
-from chat import conversation_views, views
+from chat import answer_views, conversation_views, views
 
 app_name = "chat"
 urlpatterns = [
@@ -11,5 +11,6 @@ urlpatterns = [
     path("c/<int:pk>/export.md", conversation_views.export, name="export"),
     path("ask/", views.ask, name="ask"),
     path("messages/<int:pk>/stop/", views.stop, name="stop"),
+    path("messages/<int:pk>/feedback/", answer_views.rate, name="feedback"),
     path("messages/<int:pk>/sources/<int:n>/", views.passage, name="passage"),
 ]

@@ -16,17 +16,20 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
 from chat.answering.citations import citation_url
+from chat.export import answer_markdown
 from chat.markdown import link_citations, render_markdown
 from chat.models import Conversation, Message
 from chat.passages import chunk_similarities, highlighted_document, segment_chars
 from chat.relevance_chart import relevance_svg
 from chat.selectors import listed_conversations
 from chat.services import (
+    CannotRegenerate,
     CollectionNotReadable,
     collections_for,
     conversation_start,
     message_ask,
     message_record_failure,
+    message_regenerate,
     message_request_stop,
     run_to_end,
 )
@@ -54,13 +57,23 @@ def sources_of(message: Message) -> list[dict]:
     return [{**c, "url": citation_url(message.pk, c["n"])} for c in chosen]
 
 
-def _message_context(message: Message) -> dict:
-    return {"msg": message, "html": answer_html(message) if message.role == "assistant" else "",
-            "sources": sources_of(message) if message.role == "assistant" else []}
+def message_context(request: HttpRequest, message: Message, *, latest: bool = False,
+                    feedback_open: bool = False) -> dict:
+    """What the message partial shows; for an answer also its actions (copy, regenerate when it is
+    the `latest` answer, rating)."""
+    context = {"msg": message, "html": "", "sources": []}
+    if message.role == Message.Role.ASSISTANT:
+        sources = sources_of(message)
+        context.update(html=answer_html(message), sources=sources, latest=latest,
+                       feedback=getattr(message, "feedback", None), feedback_open=feedback_open,
+                       copy_text=answer_markdown(message, sources, absolute=request.build_absolute_uri))
+    return context
 
 
 def render_message(request: HttpRequest, message: Message) -> str:
-    return render_to_string("chat/index.html#message", _message_context(message), request=request)
+    """An answer that just finished (so the latest of its conversation), for the stream's last event."""
+    return render_to_string("chat/index.html#message", message_context(request, message, latest=True),
+                            request=request)
 
 
 def _page(request: HttpRequest, conversation: Conversation | None, *, question: str = "",
@@ -75,7 +88,12 @@ def _page(request: HttpRequest, conversation: Conversation | None, *, question: 
         response["Cache-Control"] = "no-store"
         patch_vary_headers(response, ["HX-Request", "HX-Target"])
         return response
-    items = [_message_context(m) for m in conversation.messages.all()] if conversation else []
+    items = []
+    if conversation:
+        messages = list(conversation.messages.select_related("feedback"))
+        opened = request.GET.get("feedback", "")
+        items = [message_context(request, m, latest=m is messages[-1], feedback_open=opened == str(m.pk))
+                 for m in messages]
     collections = readable_collections(request.user).only("slug", "name")
     response = render(request, "chat/index.html", {
         **listing, "items": items, "collections": collections, "question": question,
@@ -121,6 +139,8 @@ def ask(request: HttpRequest) -> HttpResponse:
             raise Http404("No such conversation.")
         conv = get_object_or_404(Conversation, pk=int(conv_id), user=request.user)
 
+    if request.POST.get("regenerate"):
+        return _regenerate(request, request.POST["regenerate"].strip())
     if not question:
         notice = "Please type a question."
         if _wants_stream(request):
@@ -147,7 +167,29 @@ def ask(request: HttpRequest) -> HttpResponse:
         if _wants_stream(request):
             return sse_response(_failure_events(request, conv, reply))
         return redirect(f"{conv.get_absolute_url()}#m{reply.pk}")
+    return _answer_response(request, conv, first, events)
 
+
+def _regenerate(request: HttpRequest, pk: str) -> HttpResponse:
+    """Ask the question of the latest answer `pk` again (the Regenerate button posts to /ask/)."""
+    if not pk.isdigit():
+        raise Http404("No such answer.")
+    message = get_object_or_404(Message.objects.select_related("conversation"), pk=int(pk),
+                                 conversation__user=request.user, role=Message.Role.ASSISTANT)
+    conv = message.conversation
+    try:
+        events = message_regenerate(message=message, stream=_wants_stream(request))
+        first = next(events)
+    except (CannotRegenerate, CollectionNotReadable) as exc:
+        if _wants_stream(request):
+            return sse_response([sse_event("notice", {"message": str(exc)})])
+        flash.error(request, str(exc))
+        return redirect(f"{conv.get_absolute_url()}#m{message.pk}")
+    return _answer_response(request, conv, first, events)
+
+
+def _answer_response(request: HttpRequest, conv: Conversation, first, events) -> HttpResponse:
+    """The answer streamed as SSE, or (without JS) computed and then shown in the conversation."""
     if not _wants_stream(request):
         final = run_to_end(events)
         return redirect(f"{conv.get_absolute_url()}#m{final.message.pk}")

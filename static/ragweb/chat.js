@@ -139,6 +139,65 @@
     ask(form);
   });
 
+  // Controls that only work with JS (Copy) are shown once this script runs.
+  document.documentElement.classList.add("js");
+
+  // Copy puts the answer's text with its sources (Markdown, kept in a <template> beside the button)
+  // on the clipboard.
+  async function copyText(text) {
+    if (navigator.clipboard && window.isSecureContext) {
+      await navigator.clipboard.writeText(text);
+      return;
+    }
+    // Pages served over plain HTTP (not localhost) have no clipboard API: copy a selected textarea.
+    const area = element("textarea", "visually-hidden");
+    area.value = text;
+    area.setAttribute("readonly", "");
+    document.body.appendChild(area);
+    area.select();
+    const copied = document.execCommand("copy");
+    area.remove();
+    if (!copied) throw new Error("copy refused");
+  }
+
+  document.addEventListener("click", async function (event) {
+    const button = event.target.closest("button.copy-answer");
+    if (!button) return;
+    const actions = button.closest(".answer-actions");
+    const status = actions.querySelector(".action-status");
+    try {
+      await copyText(actions.querySelector("template.copy-text").content.textContent);
+      status.textContent = "Copied.";
+    } catch (error) {
+      status.textContent = "Could not copy; select the text instead.";
+    }
+  });
+
+  // Regenerate streams like a new question: the old question and answer leave the page and the ask
+  // form asks again, naming the answer it replaces (the server keeps the old pair until the new one
+  // is stored). Without JS the Regenerate form posts to the same URL and the page reloads.
+  document.addEventListener("submit", function (event) {
+    const form = event.target;
+    const askForm = document.getElementById("ask-form");
+    if (!form.classList.contains("regenerate") || !askForm || !window.fetch || !window.TextDecoder) return;
+    const answer = form.closest(".message");
+    const question = answer && answer.previousElementSibling;
+    if (!question || !question.classList.contains("user")) return;
+    event.preventDefault();
+    const draft = askForm.elements.question.value;
+    const replaces = element("input", "");
+    replaces.type = "hidden";
+    replaces.name = "regenerate";
+    replaces.value = form.elements.regenerate.value;
+    askForm.appendChild(replaces);
+    askForm.elements.question.value = question.querySelector(".content").innerText;
+    question.remove();
+    answer.remove();
+    askForm.requestSubmit();  // the form's data is read at once, so the extra field can go now
+    replaces.remove();
+    askForm.elements.question.value = draft;
+  });
+
   // Opening a conversation shows its latest answer, from the question that led to it (a link to
   // one message, such as #m12, goes to that message instead).
   function showLatestAnswer() {
