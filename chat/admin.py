@@ -40,8 +40,8 @@ class FeedbackAdmin(admin.ModelAdmin):
     search_fields = ["question", "query", "comment", "answer", "source"]
     date_hierarchy = "created_at"
     fields = ["rating", "user", "message", "question", "query", "comment", "source", "evidence", "kind",
-              "answer", "error", "sources_given", "collection_slug", "created_at", "updated_at"]
-    readonly_fields = ["rating", "user", "message", "answer", "error", "sources_given", "collection_slug",
+              "answer", "error", "sources_given", "retrieved", "collection_slug", "created_at", "updated_at"]
+    readonly_fields = ["rating", "user", "message", "answer", "error", "sources_given", "retrieved", "collection_slug",
                        "created_at", "updated_at"]
 
     @admin.display(description="evidence")

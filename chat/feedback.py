@@ -70,6 +70,7 @@ def feedback_rate(*, message: Message, user, rating: str) -> Feedback:
     feedback.error = message.error
     feedback.collection_slug = message.collection_slug
     feedback.sources = message.citations
+    feedback.retrieved = message.relevance
     feedback.cited = [n for n in cited_numbers(message.content) if message.citation(n)]
     feedback.save()
     return feedback

@@ -130,9 +130,11 @@ class Feedback(models.Model):
     answer = models.TextField(blank=True)
     error = models.TextField(blank=True, help_text="Why the answer failed, if it did.")
     collection_slug = models.CharField(max_length=100, blank=True, help_text="Empty: every readable collection.")
-    # The numbered sources the answer was given (as Message.citations), and the numbers it cited.
+    # The numbered sources of the answer (as Message.citations) and the numbers its text cites;
+    # every chunk retrieval returned, {"<document id>": {"<chunk index>": relevance}} (Message.relevance).
     sources = models.JSONField(default=list, blank=True)
     cited = models.JSONField(default=list, blank=True)
+    retrieved = models.JSONField(default=dict, blank=True)
     source = models.CharField(max_length=500, blank=True,
                               help_text="The document (its source path) that answers the question, chosen by the "
                                         "rater or a reviewer; empty until someone chooses.")

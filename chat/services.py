@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import QuerySet
 
-from chat.answering.pipeline import AnswerError, LLMFailed, complete_answer, prepare, stream_answer
+from chat.answering.pipeline import AnswerError, LLMFailed, complete_answer, finish, prepare, stream_answer
 from chat.models import Conversation, Message
 from corpus.models import Collection
-from corpus.permissions import readable_collections
+from corpus.permissions import collection_for, readable_collections
 
 logger = logging.getLogger(__name__)
 
@@ -28,10 +28,6 @@ TITLE_CHARS = 80
 # How often a running answer checks whether the user pressed stop (a DB read each time).
 STOP_POLL_SECONDS = 0.3
 UNEXPECTED_ERROR = "Something went wrong while answering; the server log has the details."
-
-
-class CollectionNotReadable(Exception):
-    """The user asked to search a collection that does not exist or that they may not read."""
 
 
 class CannotRegenerate(Exception):
@@ -81,13 +77,11 @@ def conversation_delete(*, conversation: Conversation) -> None:
 
 
 def collections_for(user, slug: str | None) -> tuple[QuerySet[Collection], Collection | None]:
-    """The collections to search: the readable one named `slug`, or all readable ones."""
-    readable = readable_collections(user)
+    """The collections to search: the readable one named `slug`, or all readable ones.
+    Raises corpus.permissions.Denied (404) when `slug` is not a collection `user` may read."""
     if not slug:
-        return readable, None
-    picked = readable.filter(slug=slug).first()
-    if picked is None:
-        raise CollectionNotReadable(f"There is no collection {slug!r} that you may read.")
+        return readable_collections(user), None
+    picked = collection_for(user, slug)
     return Collection.objects.filter(pk=picked.pk), picked
 
 
@@ -123,7 +117,7 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
 
     The assistant message is saved however the generator ends: complete, failed (with a message
     for the user), or stopped (closed early or stop requested) with the partial text kept.
-    Raises CollectionNotReadable before storing anything if `collection_slug` is not readable.
+    Raises corpus.permissions.Denied before storing anything if `collection_slug` is not readable.
     """
     collections, picked = collections_for(conversation.user, collection_slug)
     history = history_of(conversation)
@@ -140,6 +134,7 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
 
     parts: list[str] = []
     upstream_failure = False
+    prepared = None
     try:
         yield AskEvent("start", reply)
         prepared = prepare(question=question, collections=collections, history=history, rse=rse)
@@ -176,9 +171,13 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
         reply.status, reply.error = Message.Status.FAILED, UNEXPECTED_ERROR
     finally:
         reply.content = "".join(parts)
+        if prepared is not None:
+            # The grounding pass (LLM answers) and the sources the answer cites, kept as the answer.
+            answer = finish(prepared, reply.content)
+            reply.content, reply.citations = answer.text, answer.citations
         if reply.status == Message.Status.STREAMING:
             reply.status = Message.Status.STOPPED
-        reply.save(update_fields=["content", "status", "error"])
+        reply.save(update_fields=["content", "status", "error", "citations"])
     yield AskEvent("done", reply, upstream_failure=upstream_failure)
 
 
@@ -189,7 +188,8 @@ def message_regenerate(*, message: Message, rse: str | None = "balanced", stream
     one did and sees the conversation before the old question.
 
     Raises, when first advanced and before changing anything: CannotRegenerate if `message` is not
-    the latest answer or is still being written; CollectionNotReadable if its collection no longer is.
+    the latest answer or is still being written; corpus.permissions.Denied if its collection is no
+    longer readable.
     """
     conversation = message.conversation
     latest = conversation.messages.order_by("-id").first()

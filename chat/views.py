@@ -24,8 +24,6 @@ from chat.relevance_chart import relevance_svg
 from chat.selectors import listed_conversations
 from chat.services import (
     CannotRegenerate,
-    CollectionNotReadable,
-    collections_for,
     conversation_start,
     message_ask,
     message_record_failure,
@@ -34,8 +32,7 @@ from chat.services import (
     run_to_end,
 )
 from chat.sse import sse_event, sse_response
-from corpus.models import Document
-from corpus.permissions import can_read_document, readable_collections
+from corpus.permissions import Denied, collection_for, document_for, readable_collections
 
 _CITED = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
 
@@ -150,8 +147,8 @@ def ask(request: HttpRequest) -> HttpResponse:
 
     if conv is None:
         try:
-            _, picked = collections_for(request.user, slug)
-        except CollectionNotReadable as exc:
+            picked = collection_for(request.user, slug) if slug else None
+        except Denied as exc:
             # Nothing was asked yet: no empty conversation is left behind, the question stays in the box.
             if _wants_stream(request):
                 return sse_response([sse_event("notice", {"message": str(exc)})])
@@ -162,7 +159,7 @@ def ask(request: HttpRequest) -> HttpResponse:
         events = message_ask(conversation=conv, question=question, collection_slug=slug,
                              stream=_wants_stream(request))
         first = next(events)  # stores the question; raises before that on a collection we may not read
-    except CollectionNotReadable as exc:
+    except Denied as exc:
         reply = message_record_failure(conversation=conv, question=question, error=str(exc))
         if _wants_stream(request):
             return sse_response(_failure_events(request, conv, reply))
@@ -180,7 +177,7 @@ def _regenerate(request: HttpRequest, pk: str) -> HttpResponse:
     try:
         events = message_regenerate(message=message, stream=_wants_stream(request))
         first = next(events)
-    except (CannotRegenerate, CollectionNotReadable) as exc:
+    except (CannotRegenerate, Denied) as exc:
         if _wants_stream(request):
             return sse_response([sse_event("notice", {"message": str(exc)})])
         flash.error(request, str(exc))
@@ -238,9 +235,10 @@ def passage(request: HttpRequest, pk: int, n: int) -> HttpResponse:
     citation = message.citation(n)
     if citation is None:
         raise Http404("No such citation.")
-    document = Document.objects.filter(pk=citation["document"]["id"]).select_related("collection").first()
-    if document is None or not can_read_document(request.user, document):
-        raise Http404("No such document.")
+    try:
+        document = document_for(request.user, citation["document"]["id"])
+    except Denied as exc:
+        raise Http404("No such document.") from exc
     char_start, char_end = segment_chars(document, citation)
     similarity = chunk_similarities(document, message.query)
     retrieved = {int(i): v for i, v in (message.relevance.get(str(document.pk)) or {}).items()}

@@ -43,9 +43,8 @@ def prefer_idle_threads() -> None:
     """Let torch's OpenMP threads sleep as soon as a parallel region ends, in processes that
     embed one query at a time between database statements (web, search commands). By default
     libgomp keeps them spinning for a while, and on a small machine they take the cores Postgres
-    and the search's side connection need next: measured +4 ms on the candidates that follow, and
-    slower embedding too. Ingestion workers embed long batches, where spinning pays (about 8%
-    throughput), so they keep the default. Takes effect only before torch is loaded; an
+    needs next. Ingestion workers embed long batches, where spinning pays, so they keep the
+    default (figures in docs/evaluation.md). Takes effect only before torch is loaded; an
     OMP_WAIT_POLICY already set wins."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
@@ -108,9 +107,8 @@ def embed_queries(queries: list[str]) -> np.ndarray:
     """Search queries, on QUERY_EMBEDDING_THREADS torch threads (default one).
 
     A query is a few dozen tokens: a second thread saves little of its embedding (~1.5 ms here),
-    and a search runs its keyword half on the database meanwhile (chat/retrieval/early.py), which needs a
-    core. With two threads on two cores, embedding beside it took 31 ms instead of 19
-    (docs/evaluation.md)."""
+    while the web process serves other requests and Postgres runs their statements on the same
+    cores; under concurrent searches each embedding on one thread leaves the others a core."""
     return embed_texts(queries, threads=settings.QUERY_EMBEDDING_THREADS)
 
 

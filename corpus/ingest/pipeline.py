@@ -31,8 +31,7 @@ from corpus.ingest.chunk import ChunkingConfig, chunk_text, heading_path_at
 from corpus.ingest.contextualize import contextualize
 from corpus.ingest.parse import ParseError, parse_document
 from corpus.ingest.tokens import count_tokens
-from corpus.models import Chunk, Collection, Document
-from corpus.services import IN_PROGRESS, is_current
+from corpus.models import IN_PROGRESS, Chunk, Collection, Document
 
 logger = logging.getLogger(__name__)
 
@@ -129,7 +128,7 @@ def _claim(document_id: int) -> Document | str:
         if document is None:
             logger.info("document %s no longer exists", document_id)
             return "missing"
-        if is_current(document):
+        if document.is_current():
             return "unchanged"
         if document.status == Status.FAILED and document.error and not document.file:
             return "failed"  # refused at upload (e.g. too large): nothing to process

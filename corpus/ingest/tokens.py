@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from corpus.ingest.embed import model_path
+
 # Texts longer than this are cut at line breaks and encoded as a batch, which the Rust tokenizer
 # spreads over all cores. A line break is always a word boundary, so the tokens are the same.
 _BATCH_PIECE_CHARS = 16_000
@@ -34,9 +36,9 @@ def get_tokenizer():
 
 
 def _load_tokenizer():
-    from corpus.ingest.embed import model_path
-
     path = Path(model_path())
+    # tokenizers/transformers are imported when the tokenizer is first needed: web processes
+    # that never chunk do not pay for loading them.
     if (path / "tokenizer.json").is_file():
         from tokenizers import Tokenizer
 

@@ -131,6 +131,7 @@ def test_rating_keeps_a_copy_and_can_be_taken_back(alice, user, corpus, no_llm):
     assert (feedback.rating, feedback.question, feedback.answer, feedback.user) == ("down", QUESTION, reply.content,
                                                                                    user)
     assert feedback.sources == reply.citations and feedback.cited and feedback.query == QUESTION
+    assert feedback.retrieved == reply.relevance and feedback.retrieved
     page = alice.get(response["Location"]).content.decode()
     assert '<details class="feedback-details" open>' in page
     assert re.search(r'value="clear" class="thumb down"\s+aria-pressed="true"', page)

@@ -115,11 +115,11 @@ def test_unreadable_collection_in_a_new_conversation_stores_nothing_and_keeps_th
     response = alice.post(reverse("chat:ask"), {"question": "Tell me secrets", "collection": "secret"})
     html = response.content.decode()
     assert response.status_code == 400
-    assert "There is no collection &#x27;secret&#x27; that you may read." in html
+    assert "No collection &#x27;secret&#x27; that you may read." in html
     assert re.search(r'<textarea name="question"[^>]*>Tell me secrets</textarea>', html)
     streamed = alice.post(reverse("chat:ask"), {"question": "Tell me secrets", "collection": "secret"},
                           HTTP_ACCEPT="text/event-stream")
-    assert sse_events(streamed) == [("notice", {"message": "There is no collection 'secret' that you may read."})]
+    assert sse_events(streamed) == [("notice", {"message": "No collection 'secret' that you may read."})]
     assert not Conversation.objects.exists() and not Message.objects.exists()
 
 
@@ -129,11 +129,11 @@ def test_unreadable_collection_in_a_conversation_becomes_a_message(alice, user, 
     alice.post(reverse("chat:ask"), {"question": "Tell me secrets", "collection": "secret",
                                      "conversation": conversation.pk})
     reply = Message.objects.get(role="assistant")
-    assert reply.status == "failed" and reply.error == "There is no collection 'secret' that you may read."
+    assert reply.status == "failed" and reply.error == "No collection 'secret' that you may read."
     conversation.refresh_from_db()
     assert conversation.title == "Tell me secrets"  # not "Conversation 7"
     html = alice.get(reply.conversation.get_absolute_url()).content.decode()
-    assert "There is no collection &#x27;secret&#x27; that you may read." in html
+    assert "No collection &#x27;secret&#x27; that you may read." in html
 
 
 def test_other_users_conversation_is_404(alice, other_user, corpus):
@@ -203,19 +203,20 @@ def test_passage_view_is_404_without_read_permission(alice, client, user, other_
 
 
 def test_hostile_document_text_cannot_run_script(alice, user, no_llm):
-    collection = make_collection("hostile", owner=user)
     parts = ["# Hostile\n\nThe request timeout is thirty seconds by default. <script>alert(1)</script>\n\n",
              "<img src=x onerror=alert(2)> [link](javascript:alert(3)) <iframe src=https://evil.example>\n\n"]
-    make_document(collection, source="evil.md", title="<b onmouseover=alert(4)>Evil</b>", parts=parts)
-    make_document(collection, source="evil.txt", title="Evil text", parts=[p.replace("#", "") for p in parts],
-                  media_type="text/plain")
-    reply = answered(user)
-    assert {c["document"]["source"] for c in reply.citations} == {"evil.md", "evil.txt"}
-    for citation in reply.citations:
-        html = alice.get(reverse("chat:passage", args=[reply.pk, citation["n"]])).content.decode()
-        assert_inert(html)
-        assert "thirty seconds by default" in html
-    assert_inert(alice.get(reply.conversation.get_absolute_url()).content.decode())
+    make_document(make_collection("hostile-md", owner=user), source="evil.md",
+                  title="<b onmouseover=alert(4)>Evil</b>", parts=parts)
+    make_document(make_collection("hostile-txt", owner=user), source="evil.txt", title="Evil text",
+                  parts=[p.replace("#", "") for p in parts], media_type="text/plain")
+    for slug, source in (("hostile-md", "evil.md"), ("hostile-txt", "evil.txt")):
+        reply = answered(user, collection_slug=slug)
+        assert {c["document"]["source"] for c in reply.citations} == {source}
+        for citation in reply.citations:
+            html = alice.get(reverse("chat:passage", args=[reply.pk, citation["n"]])).content.decode()
+            assert_inert(html)
+            assert "thirty seconds by default" in html
+        assert_inert(alice.get(reply.conversation.get_absolute_url()).content.decode())
 
 
 def test_hostile_llm_answer_is_sanitized(alice, corpus, fake_llm):
