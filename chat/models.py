@@ -37,6 +37,8 @@ class Conversation(models.Model):
     title = models.CharField(max_length=200, blank=True)
     source = models.CharField(max_length=8, choices=Source.choices, default=Source.CHAT,
                               help_text="Where it was started; the chat page lists its own ones only.")
+    # The secret of the read-only link to this conversation (chat.sharing); null while not shared.
+    share_token = models.CharField(max_length=64, unique=True, null=True, blank=True, editable=False)
     # The collection last picked for this conversation; null = every collection the user may read.
     collection = models.ForeignKey("corpus.Collection", null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+")

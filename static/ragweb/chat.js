@@ -161,6 +161,17 @@
   }
 
   document.addEventListener("click", async function (event) {
+    const linkButton = event.target.closest("button.copy-link");
+    if (linkButton) {
+      const link = linkButton.parentElement.querySelector("input.share-link");
+      try {
+        await copyText(link.value);
+        linkButton.textContent = "Copied";
+      } catch (error) {
+        link.select();
+      }
+      return;
+    }
     const button = event.target.closest("button.copy-answer");
     if (!button) return;
     const actions = button.closest(".answer-actions");
