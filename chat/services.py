@@ -17,6 +17,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from chat.answering.pipeline import AnswerError, LLMFailed, complete_answer, finish, prepare, stream_answer
+from chat.errors import log_failure, server_failure_message
 from chat.models import Conversation, Message
 from corpus.models import Collection
 from corpus.permissions import collection_for, readable_collections
@@ -27,7 +28,6 @@ HISTORY_MESSAGES = 6
 TITLE_CHARS = 80
 # How often a running answer checks whether the user pressed stop (a DB read each time).
 STOP_POLL_SECONDS = 0.3
-UNEXPECTED_ERROR = "Something went wrong while answering; the server log has the details."
 
 
 class CannotRegenerate(Exception):
@@ -167,8 +167,8 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
         reply.status = Message.Status.STOPPED
         raise
     except Exception:
-        logger.exception("answering message %s failed", reply.pk)
-        reply.status, reply.error = Message.Status.FAILED, UNEXPECTED_ERROR
+        error_id = log_failure(logger, "answering message %s failed", reply.pk)
+        reply.status, reply.error = Message.Status.FAILED, server_failure_message(error_id)
     finally:
         reply.content = "".join(parts)
         if prepared is not None:

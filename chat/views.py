@@ -3,12 +3,13 @@ stop button and the cited passage view."""
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterator
 
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -16,6 +17,7 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
 from chat.answering.citations import citation_url
+from chat.errors import log_failure, server_failure_message
 from chat.export import answer_markdown
 from chat.markdown import link_citations, render_markdown
 from chat.models import Conversation, Message
@@ -34,6 +36,7 @@ from chat.services import (
 from chat.sse import sse_event, sse_response
 from corpus.permissions import Denied, collection_for, document_for, readable_collections
 
+logger = logging.getLogger(__name__)
 _CITED = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
 
 
@@ -126,7 +129,27 @@ def _wants_stream(request: HttpRequest) -> bool:
 @login_required
 def ask(request: HttpRequest) -> HttpResponse:
     """Ask a question. With "Accept: text/event-stream" (chat.js) the answer streams as SSE;
-    otherwise the answer is computed and the browser is redirected to the conversation."""
+    otherwise the answer is computed and the browser is redirected to the conversation.
+
+    An unexpected failure is logged with an error id and told as a server failure quoting it:
+    JSON with HTTP 500 to chat.js, the page again (with the question in the box) without JS."""
+    try:
+        return _ask(request)
+    except Http404:
+        raise
+    except Exception:
+        error_id = log_failure(logger, "POST /ask/ by user %s failed", request.user.pk)
+        message = server_failure_message(error_id)
+        if _wants_stream(request):
+            return JsonResponse({"error": message, "error_id": error_id}, status=500)
+        flash.error(request, message)
+        conv_id = request.POST.get("conversation", "")
+        conv = (Conversation.objects.filter(pk=int(conv_id), user=request.user).first()
+                if conv_id.isdigit() else None)
+        return _page(request, conv, question=request.POST.get("question", ""), status=500)
+
+
+def _ask(request: HttpRequest) -> HttpResponse:
     question = request.POST.get("question", "").strip()
     slug = request.POST.get("collection", "").strip() or None
     conv_id = request.POST.get("conversation", "").strip()
@@ -154,7 +177,9 @@ def ask(request: HttpRequest) -> HttpResponse:
                 return sse_response([sse_event("notice", {"message": str(exc)})])
             flash.error(request, str(exc))
             return _page(request, None, question=question, status=400)
-        conv = conversation_start(user=request.user, collection=picked)
+        conv = new = conversation_start(user=request.user, collection=picked)
+    else:
+        new = None
     try:
         events = message_ask(conversation=conv, question=question, collection_slug=slug,
                              stream=_wants_stream(request))
@@ -164,6 +189,10 @@ def ask(request: HttpRequest) -> HttpResponse:
         if _wants_stream(request):
             return sse_response(_failure_events(request, conv, reply))
         return redirect(f"{conv.get_absolute_url()}#m{reply.pk}")
+    except Exception:
+        if new is not None and not new.messages.exists():
+            new.delete()  # no empty conversation is left behind by a failure
+        raise
     return _answer_response(request, conv, first, events)
 
 
@@ -212,6 +241,9 @@ def _stream_events(request: HttpRequest, conv: Conversation, first, events) -> I
             elif event.kind == "done":
                 yield sse_event("done", {"html": render_message(request, event.message),
                                          "status": event.message.status})
+    except Exception:
+        error_id = log_failure(logger, "streaming the answer %s failed", first.message.pk)
+        yield sse_event("error", {"message": server_failure_message(error_id), "error_id": error_id})
     finally:
         events.close()  # the browser went away: save the partial answer now, not at garbage collection
 

@@ -65,12 +65,12 @@
     reply.appendChild(content);
     messages.append(asked, reply);
     reply.scrollIntoView({block: "nearest"});
-    form.elements.question.value = "";
-    submit.disabled = true;
+    submit.disabled = true;  // the question stays in the box until the server has stored it ("start")
 
     const controller = new AbortController();
     let stopUrl = null;
     let finished = false;
+    let started = false;
     stop.hidden = false;
     stop.disabled = false;
     stop.onclick = async function () {
@@ -89,9 +89,11 @@
         method: "POST", body: body, signal: controller.signal,
         headers: {"Accept": "text/event-stream", "X-CSRFToken": csrfToken(form)},
       });
-      if (!response.ok) throw new Error("HTTP " + response.status);
+      if (!response.ok) throw await serverFailure(response);
       await readEvents(response, function (event, data) {
         if (event === "start") {
+          started = true;
+          if (form.elements.question.value.trim() === question) form.elements.question.value = "";
           stopUrl = data.stop_url;
           reply.id = "m" + data.message;
           form.elements.conversation.value = data.conversation;
@@ -102,6 +104,8 @@
           asked.remove();
           reply.remove();
           showNotice(messages, data.message);
+        } else if (event === "error") {
+          throw new ServerFailure(data.message);
         } else if (event === "done") {
           finished = true;
           stop.hidden = true;
@@ -112,17 +116,52 @@
         showNotice(reply, "The answer stopped early; reload the page to see what was saved.");
       }
     } catch (error) {
-      if (reply.isConnected) {
+      if (!started && error.name !== "AbortError") {
+        // Nothing was stored: the question is still in the box, so leave no half exchange behind.
+        asked.remove();
+        reply.remove();
+        showNotice(messages, failureText(error, false));
+      } else if (reply.isConnected) {
         content.classList.remove("streaming");
-        showNotice(reply, error.name === "AbortError"
-          ? "Stopped; the partial answer is kept."
-          : "The connection to the server was lost; reload the page to see what was saved.");
+        showNotice(reply, error.name === "AbortError" ? "Stopped; the partial answer is kept." : failureText(error, true));
       }
     } finally {
       submit.disabled = false;
       stop.hidden = true;
       refreshConversationList();
     }
+  }
+
+  // A failure the server reported (an HTTP error status or an "error" event), as opposed to a
+  // connection that was lost.
+  class ServerFailure extends Error {
+    constructor(message) {
+      super(message);
+      this.name = "ServerFailure";
+    }
+  }
+
+  async function serverFailure(response) {
+    let message = "";
+    try {
+      if ((response.headers.get("Content-Type") || "").includes("application/json")) {
+        message = (await response.json()).error || "";
+      }
+    } catch (error) { /* the body was not the JSON we send: describe the status instead */ }
+    if (!message) {
+      message = response.status >= 500
+        ? "The server failed while answering (HTTP " + response.status + ")."
+        : "The server refused the question (HTTP " + response.status + "); reload the page and try again.";
+    }
+    return new ServerFailure(message);
+  }
+
+  function failureText(error, started) {
+    const server = error instanceof ServerFailure;
+    const what = server ? error.message : started
+      ? "The connection to the server was lost while the answer was being written."
+      : "The connection to the server was lost before it answered.";
+    return what + (started ? " Reload the page to see what was saved." : " Your question is still in the box.");
   }
 
   function refreshConversationList() {
@@ -206,7 +245,8 @@
     answer.remove();
     askForm.requestSubmit();  // the form's data is read at once, so the extra field can go now
     replaces.remove();
-    askForm.elements.question.value = draft;
+    // A draft the user was typing comes back; otherwise the question stays until the server has it.
+    if (draft.trim()) askForm.elements.question.value = draft;
   });
 
   // Opening a conversation shows its latest answer, from the question that led to it (a link to
