@@ -5,21 +5,49 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q, Subquery
+
+
+class ConversationQuerySet(models.QuerySet):
+    def chats_of(self, user) -> ConversationQuerySet:
+        """`user`'s conversations from the chat page that hold at least one message: what the
+        sidebar lists (questions from the API and the command line are kept apart)."""
+        return self.filter(user=user, source=Conversation.Source.CHAT).filter(
+            Exists(Message.objects.filter(conversation=OuterRef("pk"))))
+
+    def others_of(self, user) -> ConversationQuerySet:
+        """`user`'s conversations asked through the API or the command line."""
+        return self.filter(user=user).exclude(source=Conversation.Source.CHAT)
+
+    def matching(self, text: str) -> ConversationQuerySet:
+        """Conversations whose title or any message contains `text` (case-insensitive), annotated
+        with `match`: the first message that contains it (None when only the title does)."""
+        first_match = (Message.objects.filter(conversation=OuterRef("pk"), content__icontains=text)
+                       .order_by("created_at", "id").values("content")[:1])
+        return self.annotate(match=Subquery(first_match)).filter(Q(title__icontains=text) | Q(match__isnull=False))
 
 
 class Conversation(models.Model):
+    class Source(models.TextChoices):
+        CHAT = "chat", "Chat page"
+        API = "api", "API (/api/ask/)"
+        CLI = "cli", "Command line (manage.py ask)"
+
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations")
     title = models.CharField(max_length=200, blank=True)
+    source = models.CharField(max_length=8, choices=Source.choices, default=Source.CHAT,
+                              help_text="Where it was started; the chat page lists its own ones only.")
     # The collection last picked for this conversation; null = every collection the user may read.
     collection = models.ForeignKey("corpus.Collection", null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    objects = ConversationQuerySet.as_manager()
+
     class Meta:
         ordering = ["-updated_at", "-id"]
-        indexes = [models.Index(fields=["user", "-updated_at"])]
+        indexes = [models.Index(fields=["user", "source", "-updated_at"])]
 
     def __str__(self) -> str:
         return self.title or f"Conversation {self.pk}"

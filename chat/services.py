@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
-from chat.answering.pipeline import AnswerError, LLMFailed, complete_answer, prepare, stream_answer
+from chat.answering.pipeline import AnswerError, LLMFailed, complete_answer, finish, prepare, stream_answer
 from chat.models import Conversation, Message
 from corpus.models import Collection
-from corpus.permissions import readable_collections
+from corpus.permissions import collection_for, readable_collections
 
 logger = logging.getLogger(__name__)
 
@@ -27,10 +27,6 @@ TITLE_CHARS = 80
 # How often a running answer checks whether the user pressed stop (a DB read each time).
 STOP_POLL_SECONDS = 0.3
 UNEXPECTED_ERROR = "Something went wrong while answering; the server log has the details."
-
-
-class CollectionNotReadable(Exception):
-    """The user asked to search a collection that does not exist or that they may not read."""
 
 
 @dataclass
@@ -46,18 +42,41 @@ def run_to_end(events: Iterator[AskEvent]) -> AskEvent:
     return deque(events, maxlen=1)[0]
 
 
-def conversation_start(*, user, collection: Collection | None = None, title: str = "") -> Conversation:
-    return Conversation.objects.create(user=user, collection=collection, title=title[:TITLE_CHARS])
+def conversation_start(*, user, collection: Collection | None = None, title: str = "",
+                       source: str = Conversation.Source.CHAT) -> Conversation:
+    """A new conversation; `source` says where it was started (chat page, API or command line)."""
+    return Conversation.objects.create(user=user, collection=collection, title=title[:TITLE_CHARS], source=source)
+
+
+class InvalidTitle(ValueError):
+    """A title that cannot be used (str(exc) says why)."""
+
+
+def conversation_rename(*, conversation: Conversation, title: str) -> Conversation:
+    """Give `conversation` a new title (whitespace collapsed); raises InvalidTitle if it is empty or
+    too long. Renaming does not move the conversation up the list (updated_at is kept)."""
+    title = " ".join(title.split())
+    limit = Conversation._meta.get_field("title").max_length
+    if not title:
+        raise InvalidTitle("The title is empty.")
+    if len(title) > limit:
+        raise InvalidTitle(f"The title is longer than {limit} characters.")
+    Conversation.objects.filter(pk=conversation.pk).update(title=title)
+    conversation.title = title
+    return conversation
+
+
+def conversation_delete(*, conversation: Conversation) -> None:
+    """Delete `conversation` with its messages."""
+    conversation.delete()
 
 
 def collections_for(user, slug: str | None) -> tuple[QuerySet[Collection], Collection | None]:
-    """The collections to search: the readable one named `slug`, or all readable ones."""
-    readable = readable_collections(user)
+    """The collections to search: the readable one named `slug`, or all readable ones.
+    Raises corpus.permissions.Denied (404) when `slug` is not a collection `user` may read."""
     if not slug:
-        return readable, None
-    picked = readable.filter(slug=slug).first()
-    if picked is None:
-        raise CollectionNotReadable(f"There is no collection {slug!r} that you may read.")
+        return readable_collections(user), None
+    picked = collection_for(user, slug)
     return Collection.objects.filter(pk=picked.pk), picked
 
 
@@ -75,7 +94,9 @@ def message_record_failure(*, conversation: Conversation, question: str, error: 
     Message.objects.create(conversation=conversation, role=Message.Role.USER, content=question)
     reply = Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT,
                                    status=Message.Status.FAILED, error=error)
-    conversation.save(update_fields=["updated_at"])
+    if not conversation.title:
+        conversation.title = question.strip()[:TITLE_CHARS]
+    conversation.save(update_fields=["title", "updated_at"])
     return reply
 
 
@@ -91,7 +112,7 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
 
     The assistant message is saved however the generator ends: complete, failed (with a message
     for the user), or stopped (closed early or stop requested) with the partial text kept.
-    Raises CollectionNotReadable before storing anything if `collection_slug` is not readable.
+    Raises corpus.permissions.Denied before storing anything if `collection_slug` is not readable.
     """
     collections, picked = collections_for(conversation.user, collection_slug)
     history = history_of(conversation)
@@ -108,6 +129,7 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
 
     parts: list[str] = []
     upstream_failure = False
+    prepared = None
     try:
         yield AskEvent("start", reply)
         prepared = prepare(question=question, collections=collections, history=history, rse=rse)
@@ -144,7 +166,11 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
         reply.status, reply.error = Message.Status.FAILED, UNEXPECTED_ERROR
     finally:
         reply.content = "".join(parts)
+        if prepared is not None:
+            # The grounding pass (LLM answers) and the sources the answer cites, kept as the answer.
+            answer = finish(prepared, reply.content)
+            reply.content, reply.citations = answer.text, answer.citations
         if reply.status == Message.Status.STREAMING:
             reply.status = Message.Status.STOPPED
-        reply.save(update_fields=["content", "status", "error"])
+        reply.save(update_fields=["content", "status", "error", "citations"])
     yield AskEvent("done", reply, upstream_failure=upstream_failure)

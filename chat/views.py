@@ -20,8 +20,8 @@ from chat.markdown import link_citations, render_markdown
 from chat.models import Conversation, Message
 from chat.passages import chunk_similarities, highlighted_document, segment_chars
 from chat.relevance_chart import relevance_svg
+from chat.selectors import listed_conversations
 from chat.services import (
-    CollectionNotReadable,
     conversation_start,
     message_ask,
     message_record_failure,
@@ -29,8 +29,7 @@ from chat.services import (
     run_to_end,
 )
 from chat.sse import sse_event, sse_response
-from corpus.models import Collection, Document
-from corpus.permissions import can_read_document, readable_collections
+from corpus.permissions import Denied, collection_for, document_for, readable_collections
 
 _CITED = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
 
@@ -61,11 +60,14 @@ def render_message(request: HttpRequest, message: Message) -> str:
     return render_to_string("chat/index.html#message", _message_context(message), request=request)
 
 
-def _page(request: HttpRequest, conversation: Conversation | None) -> HttpResponse:
-    conversations = Conversation.objects.filter(user=request.user).only("pk", "title", "updated_at")[:100]
+def _page(request: HttpRequest, conversation: Conversation | None, *, question: str = "",
+          status: int = 200) -> HttpResponse:
+    query = request.GET.get("q", "").strip()
+    others = request.GET.get("from") == "elsewhere"
+    listing = {"conversations": listed_conversations(request.user, query=query, others=others),
+               "conversation": conversation, "q": query, "others": others}
     if request.htmx and request.htmx.target == "conversation-list":
-        response = render(request, "chat/index.html#conversation-list",
-                          {"conversations": conversations, "conversation": conversation})
+        response = render(request, "chat/index.html#conversation-list", listing)
         # Same URL as the page: keep the fragment out of the cache so "back" never shows it alone.
         response["Cache-Control"] = "no-store"
         patch_vary_headers(response, ["HX-Request", "HX-Target"])
@@ -73,9 +75,10 @@ def _page(request: HttpRequest, conversation: Conversation | None) -> HttpRespon
     items = [_message_context(m) for m in conversation.messages.all()] if conversation else []
     collections = readable_collections(request.user).only("slug", "name")
     response = render(request, "chat/index.html", {
-        "conversations": conversations, "conversation": conversation, "items": items,
-        "collections": collections, "picked": conversation.collection if conversation else None,
-    })
+        **listing, "items": items, "collections": collections, "question": question,
+        "picked": conversation.collection if conversation else None,
+        "elsewhere": not others and Conversation.objects.others_of(request.user).exists(),
+    }, status=status)
     patch_vary_headers(response, ["HX-Request", "HX-Target"])
     return response
 
@@ -86,10 +89,15 @@ def index(request: HttpRequest) -> HttpResponse:
     return _page(request, None)
 
 
+def own_conversation(request: HttpRequest, pk: int) -> Conversation:
+    """The request user's conversation `pk`, or 404."""
+    return get_object_or_404(Conversation, pk=pk, user=request.user)
+
+
 @require_GET
 @login_required
 def conversation(request: HttpRequest, pk: int) -> HttpResponse:
-    return _page(request, get_object_or_404(Conversation, pk=pk, user=request.user))
+    return _page(request, own_conversation(request, pk))
 
 
 def _wants_stream(request: HttpRequest) -> bool:
@@ -118,14 +126,20 @@ def ask(request: HttpRequest) -> HttpResponse:
         return redirect(conv.get_absolute_url() if conv else reverse("chat:index"))
 
     if conv is None:
-        picked = Collection.objects.filter(slug=slug).first() if slug else None
-        conv = conversation_start(user=request.user, collection=picked if picked and readable_collections(
-            request.user).filter(pk=picked.pk).exists() else None)
+        try:
+            picked = collection_for(request.user, slug) if slug else None
+        except Denied as exc:
+            # Nothing was asked yet: no empty conversation is left behind, the question stays in the box.
+            if _wants_stream(request):
+                return sse_response([sse_event("notice", {"message": str(exc)})])
+            flash.error(request, str(exc))
+            return _page(request, None, question=question, status=400)
+        conv = conversation_start(user=request.user, collection=picked)
     try:
         events = message_ask(conversation=conv, question=question, collection_slug=slug,
                              stream=_wants_stream(request))
         first = next(events)  # stores the question; raises before that on a collection we may not read
-    except CollectionNotReadable as exc:
+    except Denied as exc:
         reply = message_record_failure(conversation=conv, question=question, error=str(exc))
         if _wants_stream(request):
             return sse_response(_failure_events(request, conv, reply))
@@ -179,9 +193,10 @@ def passage(request: HttpRequest, pk: int, n: int) -> HttpResponse:
     citation = message.citation(n)
     if citation is None:
         raise Http404("No such citation.")
-    document = Document.objects.filter(pk=citation["document"]["id"]).select_related("collection").first()
-    if document is None or not can_read_document(request.user, document):
-        raise Http404("No such document.")
+    try:
+        document = document_for(request.user, citation["document"]["id"])
+    except Denied as exc:
+        raise Http404("No such document.") from exc
     char_start, char_end = segment_chars(document, citation)
     similarity = chunk_similarities(document, message.query)
     retrieved = {int(i): v for i, v in (message.relevance.get(str(document.pk)) or {}).items()}

@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files, served from static/ (no CDN)
     "django_htmx",
     "template_partials",
     "corpus",
@@ -206,12 +207,6 @@ SEARCH_HNSW_MAX_SCAN_TUPLES = env_int("SEARCH_HNSW_MAX_SCAN_TUPLES", 20000, mini
 SEARCH_EXACT_MAX_CHUNKS = env_int("SEARCH_EXACT_MAX_CHUNKS", 5000, minimum=0)
 # Candidates fetched per side (vector, keyword) before fusion; RSE sees their relevance.
 SEARCH_CANDIDATES = env_int("SEARCH_CANDIDATES", 60, minimum=1, maximum=1000)
-# A hybrid search runs its keyword side on a second connection while it embeds the query
-# (chat/retrieval/early.py); at most this many such connections per process (0: one statement, after it).
-SEARCH_SIDE_CONNECTIONS = env_int("SEARCH_SIDE_CONNECTIONS", 4, minimum=0, maximum=64)
-# Search statements are prepared once per database session and run with a generic plan
-# (chat/retrieval/prepared.py); off behind a pooler that does not keep sessions (pgbouncer transaction mode).
-SEARCH_PREPARED_STATEMENTS = env_bool("SEARCH_PREPARED_STATEMENTS", True)
 # With RERANKER_MODEL set: how many fused candidates the cross-encoder rescores.
 SEARCH_RERANK_CANDIDATES = env_int("SEARCH_RERANK_CANDIDATES", 30, minimum=1, maximum=1000)
 # Relevance calibration for RSE (chat/retrieval/relevance.py): logistic over cosine similarity, blended with
@@ -222,6 +217,25 @@ SEARCH_RELEVANCE_KEYWORD_WEIGHT = env_float("SEARCH_RELEVANCE_KEYWORD_WEIGHT", 0
 # ... times a logistic of the shortfall from the query's best similarity: 0.5 at this margin (0: off).
 SEARCH_SIMILARITY_MARGIN = env_float("SEARCH_SIMILARITY_MARGIN", 0.15, minimum=0.0)
 SEARCH_SIMILARITY_MARGIN_WIDTH = env_float("SEARCH_SIMILARITY_MARGIN_WIDTH", 0.05, minimum=0.001)
+
+
+def _throttle_rate(name: str, default: str) -> str | None:
+    """A DRF throttle rate such as "60/min" ("number/second|minute|hour|day"); "off" or "" for none."""
+    raw = env_str(name, default).strip().lower()
+    if raw in {"", "0", "off", "none"}:
+        return None
+    number, _, period = raw.partition("/")
+    if not number.isdigit() or int(number) < 1 or not period or period[0] not in "smhd":
+        raise ImproperlyConfigured(f"{name} must look like 60/min (per s, min, hour or day) or off, got {raw!r}")
+    return raw
+
+
+# Requests per user and web process (the throttle counts live in each process's memory) to the costly
+# endpoints: search (POST /api/search/) and ask (POST /api/ask/, POST /v1/chat/completions).
+API_THROTTLE_RATES = {
+    "search": _throttle_rate("API_THROTTLE_SEARCH", "600/min"),
+    "ask": _throttle_rate("API_THROTTLE_ASK", "120/min"),
+}
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -234,7 +248,19 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "api.errors.json_exception_handler",
 }
-SPECTACULAR_SETTINGS = {"TITLE": "ragweb API", "VERSION": "1.0.0", "SERVE_INCLUDE_SCHEMA": False}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "ragweb API",
+    "DESCRIPTION": "Search, ask and manage the document collections you may read. Authenticate with "
+                   "`Authorization: Token KEY` (`manage.py drf_create_token USER`) or a signed-in session; "
+                   "the OpenAI-compatible endpoints under /v1 take the same key as `Authorization: Bearer KEY`.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": r"/(api|v1)",
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"

@@ -135,9 +135,8 @@ kw_ranked AS (
     SELECT id, score FROM kw_scored WHERE id IN (SELECT chunk_id FROM kw_pool)
 )"""
 
-# The BM25 tf factor of a posting p, given the average length.
-_TF_FACTOR_WITH = "p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.len / {avglen}))"
-TF_FACTOR = _TF_FACTOR_WITH.format(avglen="s.avglen")
+# The BM25 tf factor of a posting p (s: kw_stats, the average length).
+TF_FACTOR = "p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.len / s.avglen))"
 
 # Ties (chunks with the same terms and length) go to the lower id. Scores are rounded first: a
 # sum's last bits depend on the order the plan adds the terms in.
@@ -160,28 +159,6 @@ def keyword_ctes(scoring: str, *, with_vector: bool) -> str:
     if scoring == "ts_rank_cd":
         return TS_RANK_CD_CTES + "," + RANKED_CTE
     raise ValueError(f"unknown keyword scoring {scoring!r}")
-
-
-# The query's terms as the keyword side worked them out, passed back as parameters (lexemes,
-# idfs, avglen: chat.retrieval.candidates.QueryTerms), so a statement that only scores known chunks reads
-# no statistics. An empty lexemes array scores nothing.
-GIVEN_TERMS_SCORED_CTE = """
-kw_scored AS (
-    SELECT p.chunk_id AS id,
-           sum((%(idfs)s::float8[])[array_position(%(lexemes)s::text[], p.lexeme)] * {tf_factor}) AS score
-    FROM bm25_posting p
-    WHERE p.chunk_id = ANY(ARRAY({scored_ids})) AND p.lexeme = ANY(%(lexemes)s::text[])
-    GROUP BY p.chunk_id
-)"""
-# The keyword side's terms, for GIVEN_TERMS_SCORED_CTE: columns of a BM25 keyword statement.
-TERMS_COLUMNS = "(SELECT lexemes FROM kw_terms), (SELECT idfs FROM kw_terms), (SELECT avglen FROM kw_stats)"
-
-
-def given_terms_scored_cte(scored_ids: str) -> str:
-    """A CTE defining kw_scored: the BM25 score of the chunks `scored_ids` (a SELECT of ids) from
-    the terms passed as %(lexemes)s, %(idfs)s and %(avglen)s, with %(k1)s and %(b)s."""
-    return GIVEN_TERMS_SCORED_CTE.format(tf_factor=_TF_FACTOR_WITH.format(avglen="%(avglen)s::float8"),
-                                         scored_ids=scored_ids)
 
 
 def _stats_ctes() -> str:

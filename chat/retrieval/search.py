@@ -10,17 +10,15 @@ import time
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
 from django.db.models import QuerySet
 
 from chat.retrieval import rerank as rerank_stage
 from chat.retrieval.candidates import MODES, Candidate, fetch_candidates
-from chat.retrieval.early import searched_collections, start_keyword_halves
 from chat.retrieval.fusion import fuse_convex, fuse_rrf, round_robin
 from chat.retrieval.relevance import Calibration, blended_relevance, similarity_relevance
 from chat.retrieval.rse import PRESETS
 from chat.retrieval.segments import RankedQuery, extract_segments, fetch_texts
-from corpus.ingest.embed import prefer_idle_threads
+from corpus.ingest.embed import embed_queries, prefer_idle_threads
 from corpus.models import Collection
 
 prefer_idle_threads()  # before anything loads torch: search embeds single queries between statements
@@ -177,42 +175,22 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
     result = SearchResult(query=query if isinstance(query, str) else queries, mode=mode, timings_ms=timings)
 
     n_candidates = max(k, settings.SEARCH_CANDIDATES)
-    # The keyword side needs no vector: it runs on the database while the model embeds the
-    # queries, after reading which collections are searched.
-    early = (start_keyword_halves(queries=queries, collections=collections, candidates=n_candidates)
-             if mode == "hybrid" else None)
-    # Otherwise they are read here, first: with none to search there is nothing to embed.
-    collection_rows = None if early is not None else searched_collections(collections)
-    if collection_rows == []:
-        timings["total"] = _ms(t0)
-        return result
-
-    from corpus.ingest.embed import embed_queries  # loads the model on first use only
-
-    t = time.perf_counter()
-    vectors = embed_queries(queries)
-    timings["embed"] = _ms(t)
-
-    if early is not None:
-        try:
-            collection_rows = early.collections.result()
-        except (OperationalError, InterfaceError):  # the side connection failed: read them here
-            collection_rows = searched_collections(collections)
+    # The collections are read first: with none to search there is nothing to embed.
+    collection_rows = list(collections.values_list("id", "chunker"))
     collection_ids = [cid for cid, _ in collection_rows]
     eligible = {cid for cid, chunker in collection_rows if chunker != Collection.Chunker.SLIDING}
     if not collection_ids:
         timings["total"] = _ms(t0)
         return result
-    keyword_halves = early.halves if early is not None else None
 
     t = time.perf_counter()
-    per_query = [fetch_candidates(query=q, vector=v, collection_ids=collection_ids, mode=mode,
-                                  candidates=n_candidates, keyword_half=keyword_halves[i] if keyword_halves else None)
-                 for i, (q, v) in enumerate(zip(queries, vectors, strict=True))]
+    vectors = embed_queries(queries)
+    timings["embed"] = _ms(t)
+
+    t = time.perf_counter()
+    per_query = [fetch_candidates(query=q, vector=v, collection_ids=collection_ids, mode=mode, candidates=n_candidates)
+                 for q, v in zip(queries, vectors, strict=True)]
     timings["candidates"] = _ms(t)
-    beside_embedding = [c.elapsed_ms for c in per_query if c.elapsed_ms is not None]
-    if beside_embedding:  # the keyword side's own time, spent during "embed"
-        timings["keyword"] = round(sum(beside_embedding), 2)
 
     t = time.perf_counter()
     ranked: list[RankedQuery] = []

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 from django.db import connection
 
-from chat.retrieval import prepared
 from chat.retrieval.candidates import Candidate
 from chat.retrieval.rse import RsePreset, SegmentChoice, adjust_for_length, best_segments, chunk_value, fit_to_budget
 
@@ -117,16 +116,15 @@ _CHUNKS_IN_RANGES = """
     SELECT -1, c.id, c.chunk_index, c.start, c."end", c.text, c.page
     FROM corpus_chunk c WHERE c.id = ANY(%(ids)s::bigint[])
     ORDER BY 1, 3"""
-_CHUNKS_IN_RANGES_TYPES = {"n": "int[]", "documents": "bigint[]", "first": "int[]", "end": "int[]", "ids": "bigint[]"}
 
 
 def _fetch_chunks(ranges: list[tuple[int, int, int]], ids: list[int]) -> tuple[list[list[_Chunk]], dict[int, str]]:
     """The chunks of each (document_id, first index, end index exclusive) range, and the text of
     the chunks `ids`, in one query."""
     with connection.cursor() as cursor:
-        prepared.execute(cursor, _CHUNKS_IN_RANGES, {
+        cursor.execute(_CHUNKS_IN_RANGES, {
             "n": list(range(len(ranges))), "documents": [r[0] for r in ranges], "first": [r[1] for r in ranges],
-            "end": [r[2] for r in ranges], "ids": ids}, _CHUNKS_IN_RANGES_TYPES)
+            "end": [r[2] for r in ranges], "ids": ids})
         rows = cursor.fetchall()
     chunks: list[list[_Chunk]] = [[] for _ in ranges]
     texts: dict[int, str] = {}

@@ -44,9 +44,8 @@ def prefer_idle_threads() -> None:
     """Let torch's OpenMP threads sleep as soon as a parallel region ends, in processes that
     embed one query at a time between database statements (web, search commands). By default
     libgomp keeps them spinning for a while, and on a small machine they take the cores Postgres
-    and the search's side connection need next: measured +4 ms on the candidates that follow, and
-    slower embedding too. Ingestion workers embed long batches, where spinning pays (about 8%
-    throughput), so they keep the default. Takes effect only before torch is loaded; an
+    needs next. Ingestion workers embed long batches, where spinning pays, so they keep the
+    default (figures in docs/evaluation.md). Takes effect only before torch is loaded; an
     OMP_WAIT_POLICY already set wins."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
@@ -109,9 +108,8 @@ def embed_queries(queries: list[str]) -> np.ndarray:
     """Search queries, on QUERY_EMBEDDING_THREADS torch threads (default one).
 
     A query is a few dozen tokens: a second thread saves little of its embedding (~1.5 ms here),
-    and a search runs its keyword half on the database meanwhile (chat/retrieval/early.py), which needs a
-    core. With two threads on two cores, embedding beside it took 31 ms instead of 19
-    (docs/evaluation.md)."""
+    while the web process serves other requests and Postgres runs their statements on the same
+    cores; under concurrent searches each embedding on one thread leaves the others a core."""
     return embed_texts(queries, threads=settings.QUERY_EMBEDDING_THREADS)
 
 
@@ -159,11 +157,12 @@ def _windows(n_tokens: int, width: int) -> list[tuple[int, int]]:
         start += step
 
 
-def late_chunk_embeddings(text: str, spans: list[tuple[int, int]], *, prefix: str = "",
+def late_chunk_embeddings(text: str, spans: list[tuple[int, int]], *, tokens, prefix: str = "",
                           on_progress: Callable[[int], None] | None = None) -> np.ndarray:
     """One L2-normalised vector per (start, end) character span of `text`, by late chunking.
 
-    The document is tokenised once; windows of up to 512 positions ([CLS] + prefix tokens + a slice
+    `tokens` is the text's corpus.ingest.tokens.TokenIndex (ids, starts, ends; the caller has it,
+    and tokens imports this module). Windows of up to 512 positions ([CLS] + prefix tokens + a slice
     of the document + [SEP]) overlap by half, and each token takes its vector from the window in
     which it sits farthest from an edge. A span's vector is the mean of its tokens' vectors; a
     span with no tokens (only whitespace) is embedded on its own.
@@ -174,13 +173,11 @@ def late_chunk_embeddings(text: str, spans: list[tuple[int, int]], *, prefix: st
     """
     import torch
 
-    from corpus.ingest.tokens import tokenize
-
     if not spans:
         return np.zeros((0, settings.EMBEDDING_DIMENSIONS), dtype=np.float32)
     model = get_model()
     tokenizer = model.tokenizer
-    index = tokenize(text)
+    index = tokens
     ids = index.ids
     prefix_ids: list[int] = tokenizer(prefix, add_special_tokens=False)["input_ids"] if prefix else []
     # Keep at least half of each window for the document itself.

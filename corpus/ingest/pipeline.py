@@ -39,9 +39,8 @@ from corpus.ingest import embed as embedding
 from corpus.ingest.chunk import ChunkingConfig, TooManyChunks, chunk_text, heading_path_at
 from corpus.ingest.contextualize import contextualize
 from corpus.ingest.parse import ParseError, parse_document
-from corpus.ingest.tokens import count_tokens
-from corpus.models import Chunk, Collection, Document
-from corpus.services import IN_PROGRESS, is_current
+from corpus.ingest.tokens import count_tokens, tokenize
+from corpus.models import IN_PROGRESS, Chunk, Collection, Document
 
 logger = logging.getLogger(__name__)
 
@@ -180,7 +179,7 @@ def _claim(document_id: int) -> Document | str:
         if document is None:
             logger.info("document %s no longer exists", document_id)
             return "missing"
-        if is_current(document):
+        if document.is_current():
             return "unchanged"
         if document.status == Status.FAILED and document.error and not document.file:
             return "failed"  # refused at upload (e.g. too large): nothing to process
@@ -257,7 +256,8 @@ def _build(document: Document) -> Built:
     with _timed("embed"):
         if collection.embedding_mode == Collection.EmbeddingMode.LATE:
             vectors = embedding.late_chunk_embeddings(
-                text, [(span.start, span.end) for span in spans], prefix=result.llm_title or title,
+                text, [(span.start, span.end) for span in spans], tokens=tokenize(text),
+                prefix=result.llm_title or title,
                 on_progress=lambda done: _progress(document_id, document.content_hash, progress_done=done))
             _progress(document_id, document.content_hash, progress_done=n)
         else:

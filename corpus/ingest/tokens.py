@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from corpus.ingest.embed import model_path
+
 # Texts longer than this are cut at word boundaries (line breaks where there are some) and encoded
 # as a batch, which the Rust tokenizer spreads over all cores; the tokens are the same.
 _BATCH_PIECE_CHARS = 16_000
@@ -40,9 +42,9 @@ def get_tokenizer():
 
 
 def _load_tokenizer():
-    from corpus.ingest.embed import model_path
-
     path = Path(model_path())
+    # tokenizers/transformers are imported when the tokenizer is first needed: web processes
+    # that never chunk do not pay for loading them.
     if (path / "tokenizer.json").is_file():
         from tokenizers import Tokenizer
 

@@ -139,6 +139,19 @@
     ask(form);
   });
 
+  // Opening a conversation shows its latest answer, from the question that led to it (a link to
+  // one message, such as #m12, goes to that message instead).
+  function showLatestAnswer() {
+    if (location.hash) return;
+    const answers = document.querySelectorAll("#messages .message.assistant");
+    const latest = answers[answers.length - 1];
+    if (!latest) return;
+    const question = latest.previousElementSibling;
+    (question && question.classList.contains("user") ? question : latest).scrollIntoView({block: "start"});
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", showLatestAnswer);
+  else showLatestAnswer();
+
   // Enter sends, Shift+Enter starts a new line.
   document.addEventListener("keydown", function (event) {
     const target = event.target;

@@ -1,4 +1,11 @@
-"""`manage.py ingest PATH... [--collection SLUG] [--wait] [--quiet]`: queue files and folders for ingestion."""
+"""`manage.py ingest PATH... [--collection SLUG] [--wait] [--quiet]`: queue files and folders for ingestion.
+
+Every file goes through the same upload rule as the web page, the admin and the API
+(corpus.uploads.upload_error, via services.document_upload) and a refused one is reported with the
+same message. Files of another type met while walking a folder are skipped (reported unless
+--quiet); any other refusal (an empty or too large file, a named file of another type) is an error:
+the other files are still ingested, then the command exits non-zero.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +14,7 @@ import time
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
+from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Sum
 
@@ -72,7 +80,7 @@ class Command(BaseCommand):
             files.extend(found)
             if not quiet:
                 for file in skipped:
-                    self.stdout.write(f"skipped {file}: unsupported file type")
+                    self.stdout.write(f"skipped {uploads.upload_error(str(file), file.stat().st_size)}")
         if not files:
             raise CommandError("No supported files found "
                                f"(supported: {', '.join(sorted(uploads.SUPPORTED_EXTENSIONS))}).")
@@ -85,21 +93,30 @@ class Command(BaseCommand):
             target.save(update_fields=["is_public"])
 
         ids: list[int] = []
-        unchanged = 0
+        unchanged = refused = 0
         for file, source in files:
             before = Document.objects.filter(collection=target, source=source).values_list(
                 "built_hash", "status").first()
-            document = services.document_ingest(collection=target, source=source, data=file.read_bytes(),
-                                                filename=file.name)
+            with file.open("rb") as handle:
+                result = services.document_upload(collection=target, file=File(handle, name=file.name),
+                                                  source=source)
+            if not result.accepted:
+                refused += 1
+                self.stderr.write(f"refused {result.error}")
+                continue
+            document = result.document
             ids.append(document.pk)
             if before and before == (document.content_hash, Status.READY) and document.status == Status.READY:
                 unchanged += 1
             elif not quiet:
                 self.stdout.write(f"queued {source}")
         self.stdout.write(f"{len(ids)} document(s) in collection {target.slug!r}: "
-                          f"{len(ids) - unchanged} queued, {unchanged} unchanged.")
-        if wait:
+                          f"{len(ids) - unchanged} queued, {unchanged} unchanged"
+                          + (f"; {refused} file(s) refused." if refused else "."))
+        if wait and ids:
             self._wait(ids, timeout=timeout, quiet=quiet)
+        if refused:
+            raise CommandError(f"{refused} file(s) refused (see above).")
 
     def _wait(self, ids: list[int], *, timeout: float | None, quiet: bool) -> None:
         from tqdm import tqdm
