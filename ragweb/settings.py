@@ -62,6 +62,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, so its process_exception sees a view's exception first: 413/503 instead of a 500 page.
+    "api.errors.ServiceErrorMiddleware",
 ]
 
 ROOT_URLCONF = "ragweb.urls"
