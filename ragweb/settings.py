@@ -62,6 +62,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, so its process_exception sees a view's exception first: 413/503 instead of a 500 page.
+    "api.errors.ServiceErrorMiddleware",
 ]
 
 ROOT_URLCONF = "ragweb.urls"
@@ -125,6 +127,13 @@ LOGOUT_REDIRECT_URL = "login"
 # Uploads: the largest document accepted (bytes); bigger ones are refused with a message.
 MAX_UPLOAD_BYTES = env_int("MAX_UPLOAD_BYTES", 50 * 1024 * 1024, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# What one document may cost to process (corpus/ingest/parse/limits.py): bytes a compressed file
+# (a .docx's parts together, one PDF stream) may inflate to, markup elements in a DOCX or HTML
+# file (each costs ~110 bytes in lxml's tree), characters of extracted text, and chunks.
+MAX_DECOMPRESSED_BYTES = env_int("MAX_DECOMPRESSED_BYTES", 100 * 1024 * 1024, minimum=1)
+MAX_MARKUP_ELEMENTS = env_int("MAX_MARKUP_ELEMENTS", 3_000_000, minimum=1)
+MAX_DOCUMENT_CHARS = env_int("MAX_DOCUMENT_CHARS", 10_000_000, minimum=1)
+MAX_CHUNKS_PER_DOCUMENT = env_int("MAX_CHUNKS_PER_DOCUMENT", 20_000, minimum=1)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
 # Celery. Tasks ack late, so a killed worker's task is redelivered; Redis redelivers an
