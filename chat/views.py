@@ -4,7 +4,6 @@ stop button and the cited passage view."""
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterator
 
 from django.contrib import messages as flash
@@ -18,7 +17,7 @@ from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
-from chat.answering.citations import citation_url
+from chat.answering.citations import citation_url, cited_numbers
 from chat.errors import log_failure, server_failure_message
 from chat.export import answer_markdown
 from chat.markdown import link_citations, render_markdown
@@ -39,12 +38,6 @@ from chat.sse import sse_event, sse_response
 from corpus.permissions import Denied, collection_for, document_for, readable_collections
 
 logger = logging.getLogger(__name__)
-_CITED = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
-
-
-def cited_numbers(text: str) -> set[int]:
-    return {int(part) for match in _CITED.finditer(text) for part in match.group(1).split(",")}
-
 
 def answer_html(message: Message) -> str:
     """The answer as sanitized HTML with its [n] linked to the passages."""

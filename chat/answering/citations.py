@@ -113,10 +113,11 @@ def chunk_range_label(start: int, end: int) -> str:
     return f"chunk {start}" if end - start <= 1 else f"chunks {start}–{end - 1}"
 
 
-_CITED = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
+# "[n]" or "[1, 2]" in an answer: the one pattern for citations, everywhere.
+CITATION = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
 
 
 def cited_numbers(text: str) -> list[int]:
     """The [n] (and [n, m]) numbers cited in `text`, in order of first citation."""
-    numbers = (int(part) for match in _CITED.finditer(text) for part in match.group(1).split(","))
+    numbers = (int(part) for match in CITATION.finditer(text) for part in match.group(1).split(","))
     return list(dict.fromkeys(numbers))
