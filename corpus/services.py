@@ -205,7 +205,7 @@ def document_upload(*, collection: Collection, file, source: str | None = None, 
     upload rule (corpus.uploads.upload_error) and ingest it into `collection` as `source`
     (default: its name). A refused file gives an UploadResult with the error and stores nothing.
     The caller has checked that the uploader may write to `collection`."""
-    name = (source or file.name or "").strip()
+    name = uploads.clean_name(source or file.name or "")
     error = uploads.upload_error(name or "(no name)", file.size)
     if error is None and len(name) > SOURCE_MAX_LENGTH:
         error = f"{name[:60]}…: the name is longer than {SOURCE_MAX_LENGTH} characters."

@@ -104,12 +104,12 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
         raise AnswerError("There is no collection you may read yet, so there is nothing to search.")
     mode = "llm" if llm.llm_configured() else "extractive"
     query = rewrite_query(question, history)
-    from chat.retrieval.search import SearchError, search  # imported here: keeps this module light to import
+    from chat.retrieval import SearchError, search  # imported here: keeps this module light to import
 
     try:
         # RSE is told the budget the sources are cut to, so a long first segment is trimmed
         # around its best chunks instead of crowding the other segments out, and the top chunks
-        # the segments lack take part (chat.retrieval.segments._budgeted).
+        # the segments lack take part (chat.retrieval.rse._budgeted).
         result = search(query=query, collections=collections, mode="hybrid", k=SEARCH_K, rse=rse,
                         max_chars=CONTEXT_CHARS)
     except SearchError as exc:
