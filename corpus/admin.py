@@ -20,7 +20,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
-from corpus import permissions, preview, services
+from corpus import permissions, preview, selectors, services
 from corpus.forms import MultipleFileField
 from corpus.models import Chunk, Collection, Document
 from corpus.uploads import SUPPORTED_EXTENSIONS
@@ -381,14 +381,11 @@ class DocumentAdmin(_StaffOnly, admin.ModelAdmin):
 
 
 def _upload_default(request: HttpRequest) -> Collection | None:
-    """The collection the upload page starts on: `?collection=<id>` if the user may add to it,
-    else their only writable collection; otherwise none, and they choose."""
-    writable = permissions.writable_collections(request.user)
+    """selectors.upload_target for the collection `?collection=<id>` (the list's filter), if readable."""
     wanted = request.GET.get("collection", "")
-    if wanted.isdigit():
-        return writable.filter(pk=int(wanted)).first()
-    only = list(writable[:2])
-    return only[0] if len(only) == 1 else None
+    readable = permissions.readable_collections(request.user)
+    viewing = readable.filter(pk=int(wanted)).first() if wanted.isdigit() else None
+    return selectors.upload_target(user=request.user, viewing=viewing)
 
 
 def _progress_bar(document: Document) -> str:

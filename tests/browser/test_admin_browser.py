@@ -4,6 +4,8 @@ name, and the good one's status and progress bar move on to "ready" without the 
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from corpus.models import Collection, Document
@@ -31,8 +33,6 @@ def worker(media, celery_worker_process):
 
 @pytest.fixture
 def browser():
-    import os
-
     if not os.path.exists(CHROMIUM):
         pytest.fail(f"Chromium not found at {CHROMIUM}: run `make chromium` (apt-get install chromium).")
     from playwright.sync_api import sync_playwright

@@ -126,7 +126,7 @@ def test_oversized_file_fails_without_being_stored(collection, settings, django_
                                  source="big.txt")
 
     assert document.status == Document.Status.FAILED
-    assert document.error.startswith("The file is ") and "the limit is" in document.error
+    assert document.error == uploads.upload_error("big.txt", 101) == "big.txt: the file is 0.0 MB; the limit is 0.0 MB."
     assert not document.file and callbacks == []
     assert not Chunk.objects.filter(document=document).exists()
 

@@ -320,7 +320,8 @@ def test_the_page_lists_collections_with_what_the_user_may_do(client, user, own_
     client.force_login(user)
     page = client.get("/documents/").content.decode()
     table = page[page.index('<table class="documents collections">'):]
-    rows = re.findall(r'\?collection=([\w-]+)">[^<]*</a>.*?<td>([^<]*)</td>\s*<td>(.*?)</td>', table, re.S)
+    rows = re.findall(r'\?collection=([\w-]+)">[^<]*</a>.*?<td[^>]*>([^<]*)</td>\s*<td[^>]*>(.*?)</td>', table,
+                      re.S)
     assert rows == [("demo", "read", ""), ("mine", "manage", '<a href="/documents/collections/mine/edit/">Settings '
                                                           'and sharing</a>'), ("team", "add and change documents", "")]
 
