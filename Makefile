@@ -7,7 +7,7 @@ PORT ?= 8000
 # The development evaluation set (corpus + questions), beside the checkout.
 EVAL_DIR ?= ../shared/eval
 
-.PHONY: run test install services-start services-stop migrate chromium lint eval eval-packages eval-manpages bench-ingest bench-latency clean
+.PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-packages eval-manpages bench-ingest bench-latency clean
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -42,11 +42,19 @@ test: install chromium services-start
 
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 
 # Ingests the development corpus first (unchanged files are skipped: a few seconds after the first time).
 eval: install migrate
 	CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py ingest $(EVAL_DIR)/django-docs --collection django-docs --wait --quiet
 	$(PY) manage.py evaluate $(EVAL_DIR)/django_dev.jsonl --collection django-docs --docs $(EVAL_DIR)/django-docs
+
+# The answers themselves (the chat's answer pipeline, no LLM unless LLM_BASE_URL is set): evidence in
+# the answer, cited sources, abstention on off-topic questions, follow-ups.
+eval-answers: install migrate
+	CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py ingest $(EVAL_DIR)/django-docs --collection django-docs --wait --quiet
+	$(PY) manage.py evaluate_answers $(EVAL_DIR)/django_dev.jsonl --collection django-docs \
+	    --offtopic chat/evaluation/data/django_offtopic.jsonl --conversations chat/evaluation/data/django_followups.jsonl
 
 # A held-out check: the installed packages' READMEs, each package's summary as its question.
 eval-packages: install migrate

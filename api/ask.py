@@ -86,7 +86,7 @@ class AskView(APIView):
             if conversation is None:
                 raise NotFound(f"No conversation {params['conversation']} of yours.")
         else:
-            conversation = conversation_start(user=request.user)
+            conversation = conversation_start(user=request.user, source=Conversation.Source.API)
         events = message_ask(conversation=conversation, question=params["question"], collection_slug=slug,
                              rse=None if params["rse"] == "none" else params["rse"], stream=params["stream"])
         if params["stream"]:

@@ -49,11 +49,6 @@ def render_markdown(text: str) -> SafeString:
     return mark_safe(sanitize_html(html))  # noqa: S308 — cleaned by nh3 just above
 
 
-def render_plain(text: str) -> SafeString:
-    """Text that is not Markdown, escaped and kept as preformatted text."""
-    return mark_safe(f"<pre class=\"plain\">{escape(text or '')}</pre>")
-
-
 _TAG_OR_TEXT = re.compile(r"(<[^>]*>)")
 _CITATION = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
 

@@ -22,20 +22,12 @@ from django.db import IntegrityError, transaction
 from django.utils.text import get_valid_filename, slugify
 
 from corpus import uploads
-from corpus.models import Collection, Document
+from corpus.models import IN_PROGRESS, Collection, Document
+from corpus.tasks import process_document_task
 
 logger = logging.getLogger(__name__)
 
 Status = Document.Status
-
-IN_PROGRESS = (Status.PARSING, Status.CHUNKING, Status.CONTEXTUALIZING, Status.EMBEDDING)
-
-
-def is_current(document: Document) -> bool:
-    """Built from its current content under its collection's current settings."""
-    return (document.status == Status.READY and bool(document.built_hash)
-            and document.built_hash == document.content_hash
-            and document.built_signature == document.collection.pipeline_signature())
 
 
 def collection_get_or_create(*, slug: str, name: str | None = None, owner=None) -> Collection:
@@ -161,8 +153,6 @@ def _delete_files_on_commit(names: list[str]) -> None:
 
 
 def _enqueue(document_id: int) -> None:
-    from corpus.tasks import process_document_task
-
     transaction.on_commit(lambda: process_document_task.delay(document_id))
 
 
@@ -224,7 +214,7 @@ def document_upload(*, collection: Collection, file, source: str | None = None, 
     upload rule (corpus.uploads.upload_error) and ingest it into `collection` as `source`
     (default: its name). A refused file gives an UploadResult with the error and stores nothing.
     The caller has checked that the uploader may write to `collection`."""
-    name = (source or file.name or "").strip()
+    name = uploads.clean_name(source or file.name or "")
     error = uploads.upload_error(name or "(no name)", file.size)
     if error is None and len(name) > SOURCE_MAX_LENGTH:
         error = f"{name[:60]}…: the name is longer than {SOURCE_MAX_LENGTH} characters."
@@ -269,7 +259,7 @@ def _ingest_locked(collection: Collection, source: str, data: bytes, filename: s
     document = Document.objects.select_for_update().filter(collection=collection, source=source).first()
     if document is not None and document.content_hash == content_hash and document.file:
         document.collection = collection
-        if is_current(document):
+        if document.is_current():
             return document
         if document.status not in IN_PROGRESS:
             _requeue(document)
@@ -312,7 +302,7 @@ def document_reingest(*, document: Document, force: bool = False) -> Document:
     """Process the document again if its chunks are out of date (always, with `force`)."""
     with transaction.atomic():
         locked = Document.objects.select_for_update().select_related("collection").get(pk=document.pk)
-        if not force and is_current(locked):
+        if not force and locked.is_current():
             return locked
         if locked.status == Status.FAILED and not locked.file:
             return locked  # refused at upload; only a new upload can fix it
@@ -342,7 +332,7 @@ def document_move(*, document: Document, collection: Collection) -> Document:
                 locked.save(update_fields=["collection", "updated_at"])
         except IntegrityError:
             raise clash from None
-        if locked.status != Status.FAILED and not is_current(locked):
+        if locked.status != Status.FAILED and not locked.is_current():
             if locked.status not in IN_PROGRESS:
                 _requeue(locked)
             # Even when in progress: the running build uses the old settings; this run follows it.

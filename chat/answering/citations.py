@@ -3,6 +3,7 @@ kept with the message. Works on the SearchResult of chat.retrieval.search (objec
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 # Character budget of all sources given to the LLM (or scanned for an extractive answer).
@@ -110,3 +111,12 @@ def public_citations(message) -> list[dict]:
 
 def chunk_range_label(start: int, end: int) -> str:
     return f"chunk {start}" if end - start <= 1 else f"chunks {start}–{end - 1}"
+
+
+_CITED = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
+
+
+def cited_numbers(text: str) -> list[int]:
+    """The [n] (and [n, m]) numbers cited in `text`, in order of first citation."""
+    numbers = (int(part) for match in _CITED.finditer(text) for part in match.group(1).split(","))
+    return list(dict.fromkeys(numbers))

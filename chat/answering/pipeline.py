@@ -1,10 +1,12 @@
 """The answer pipeline shared by the chat page, POST /api/ask/ and `manage.py ask`:
 
-    follow-up → standalone query (LLM) → hybrid search + RSE → numbered sources →
-    LLM answer citing [n] (streamed or not)  |  extractive answer (no LLM)
+    follow-up → standalone query (rewritten by the LLM, or built from the conversation) →
+    hybrid search + RSE → "not found" unless a chunk is relevant enough → numbered sources →
+    LLM answer citing [n] (streamed or not) → grounding pass  |  extractive answer (no LLM)
+    → the sources the answer cites
 
-Failures a person should see (nothing to search, nothing found, LLM down or slow) are raised as
-AnswerError with a readable message; callers show it in the conversation.
+Failures a person should see (nothing to search, nothing relevant found, LLM down or slow) are
+raised as AnswerError with a readable message; callers show it in the conversation.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from chat.answering.citations import CONTEXT_CHARS, build_citations, relevance_map
+from chat.answering.citations import CONTEXT_CHARS, build_citations, cited_numbers, relevance_map
 from chat.answering.extractive import extractive_answer
+from chat.answering.grounding import ground
 from chat.answering.prompts import answer_messages
 from chat.answering.rewrite import rewrite_query
 from corpus import llm
@@ -26,6 +29,10 @@ logger = logging.getLogger(__name__)
 ANSWER_MAX_TOKENS = 800
 SEARCH_K = 10
 RSE_PRESETS = ("balanced", "precision", "find_all")
+# The answer is "not found" unless some retrieved chunk is at least this relevant. Relevance is
+# calibrated 0-1 (chat.retrieval.relevance), so 0.5 reads "as likely relevant as not".
+MIN_RELEVANCE = 0.5
+NOT_FOUND = "Nothing in the searched documents answers this question."
 
 
 class AnswerError(Exception):
@@ -34,6 +41,10 @@ class AnswerError(Exception):
 
 class LLMFailed(AnswerError):
     """The language model was unreachable, slow or failing (an upstream failure, HTTP 502 in the API)."""
+
+
+class NotFound(AnswerError):
+    """Nothing retrieved is relevant enough to answer from: the answer is "not found"."""
 
 
 @dataclass
@@ -45,6 +56,18 @@ class Prepared:
     mode: str  # "llm" | "extractive"
     citations: list[dict] = field(default_factory=list)
     relevance: dict[str, dict[str, float]] = field(default_factory=dict)
+    top_relevance: float | None = None  # of the most relevant retrieved chunk
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A finished answer: its text and the sources it cites (numbered as in the prompt)."""
+
+    text: str
+    citations: list[dict]
+    raw_text: str  # as written by the LLM or the extractive step, before the grounding pass
+    partly_unsupported: bool = False
+    declined: bool = False  # the LLM only said the sources do not hold the answer
 
 
 class IncompleteStream(Exception):
@@ -80,23 +103,32 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
     if not collections.exists():
         raise AnswerError("There is no collection you may read yet, so there is nothing to search.")
     mode = "llm" if llm.llm_configured() else "extractive"
-    query = rewrite_query(question, history) if mode == "llm" else question
-    from chat.retrieval.search import SearchError, search  # imported here: keeps this module light to import
+    query = rewrite_query(question, history)
+    from chat.retrieval import SearchError, search  # imported here: keeps this module light to import
 
     try:
         # RSE is told the budget the sources are cut to, so a long first segment is trimmed
         # around its best chunks instead of crowding the other segments out, and the top chunks
-        # the segments lack take part (chat.retrieval.segments._budgeted).
+        # the segments lack take part (chat.retrieval.rse._budgeted).
         result = search(query=query, collections=collections, mode="hybrid", k=SEARCH_K, rse=rse,
                         max_chars=CONTEXT_CHARS)
     except SearchError as exc:
         raise AnswerError(str(exc)) from exc
     citations = build_citations(result)
     if not citations:
-        raise AnswerError("No passage in the searched documents matches this question. "
-                          "Try other words, or check that the documents have finished processing.")
+        raise NotFound("No passage in the searched documents matches this question. "
+                       "Try other words, or check that the documents have finished processing.")
+    top = top_relevance(result)
+    if top is not None and top < MIN_RELEVANCE:
+        raise NotFound(NOT_FOUND)
     return Prepared(question=question, query=query, mode=mode, citations=citations,
-                    relevance=relevance_map(result))
+                    relevance=relevance_map(result), top_relevance=top)
+
+
+def top_relevance(result) -> float | None:
+    """The calibrated relevance of the best retrieved chunk (None when the search gives none)."""
+    values = [c.relevance for c in result.chunks if getattr(c, "relevance", None) is not None]
+    return max(values) if values else None
 
 
 def _llm_stream(messages: list[dict], *, max_tokens: int) -> Iterator[str]:
@@ -133,6 +165,24 @@ def stream_answer(prepared: Prepared, history: Sequence[tuple[str, str]] = ()) -
     except Exception as exc:  # the openai client raises many types; the user gets one sentence
         logger.warning("LLM answer failed", exc_info=True)
         raise LLMFailed(llm_error_message(exc)) from exc
+
+
+def finish(prepared: Prepared, text: str) -> Answer:
+    """The answer as shown: an LLM's text after the grounding pass, and the sources it cites."""
+    if prepared.mode == "extractive" or not text.strip():
+        cited = set(cited_numbers(text))
+        return Answer(text=text, raw_text=text, citations=[c for c in prepared.citations if c["n"] in cited])
+    grounded = ground(text, {c["n"]: c["text"] for c in prepared.citations})
+    cited = set(grounded.cited)
+    return Answer(text=grounded.text, raw_text=text, partly_unsupported=grounded.partly_unsupported,
+                  declined=grounded.declined, citations=[c for c in prepared.citations if c["n"] in cited])
+
+
+def answer_question(*, question: str, collections, history: Sequence[tuple[str, str]] = (),
+                    rse: str | None = "balanced") -> tuple[Prepared, Answer]:
+    """The whole pipeline, not streamed: what the chat stores for `question` (the evaluation's entry)."""
+    prepared = prepare(question=question, collections=collections, history=history, rse=rse)
+    return prepared, finish(prepared, complete_answer(prepared, history))
 
 
 def complete_answer(prepared: Prepared, history: Sequence[tuple[str, str]] = ()) -> str:

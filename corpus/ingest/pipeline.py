@@ -6,6 +6,15 @@ document already built from its current content and settings does nothing. Chunk
 memory and published in one transaction (old chunks deleted, new ones inserted, document marked
 ready), so a search sees the old chunks or the new ones, never a mix. Status and progress are
 written as they change, in their own small committed updates, for the admin and `ingest --wait`.
+
+Each of those updates also checks that the run is still wanted: a document deleted or given new
+content meanwhile stops the run there (between stages, and between embedding batches), so the
+worker moves on to the next document instead of finishing work nobody will see. A document would
+make more than MAX_CHUNKS_PER_DOCUMENT chunks fails with a message before anything is embedded.
+
+A document left in progress by a worker that died holds no lock any more: stalled_document_ids()
+finds such documents at once (no waiting for the broker's visibility timeout), and
+requeue_stalled() puts them back in the queue (a new worker calls it when it starts).
 """
 
 from __future__ import annotations
@@ -27,12 +36,11 @@ from django.db import DatabaseError, InterfaceError, OperationalError, connectio
 from django.utils import timezone
 
 from corpus.ingest import embed as embedding
-from corpus.ingest.chunk import ChunkingConfig, chunk_text, heading_path_at
+from corpus.ingest.chunk import ChunkingConfig, TooManyChunks, chunk_text, heading_path_at
 from corpus.ingest.contextualize import contextualize
 from corpus.ingest.parse import ParseError, parse_document
-from corpus.ingest.tokens import count_tokens
-from corpus.models import Chunk, Collection, Document
-from corpus.services import IN_PROGRESS, is_current
+from corpus.ingest.tokens import count_tokens, tokenize
+from corpus.models import IN_PROGRESS, Chunk, Collection, Document
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +61,14 @@ stage_seconds: Counter[str] = Counter()
 
 class DocumentBusy(Exception):
     """Another live worker is processing this document; try again later."""
+
+
+class Cancelled(Exception):
+    """The document was deleted ("missing") or got new content ("superseded") while being built."""
+
+    def __init__(self, outcome: str) -> None:
+        super().__init__(outcome)
+        self.outcome = outcome
 
 
 @dataclass(frozen=True)
@@ -96,6 +112,36 @@ def document_lock(document_id: int) -> Iterator[bool]:
                 logger.warning("could not release the lock of document %s; it goes with the connection", document_id)
 
 
+def stalled_document_ids() -> list[int]:
+    """Documents shown in progress that no live run holds the lock of: their worker died.
+
+    The lock goes with the dead worker's database session, so this is known at once. (A run that
+    hit a temporary error and waits for its retry is listed too; requeueing it only brings the
+    retry forward.)"""
+    in_progress = list(Document.objects.filter(status__in=IN_PROGRESS).values_list("pk", flat=True))
+    if not in_progress:
+        return []
+    with connection.cursor() as cursor:
+        # A two-key advisory lock shows its keys as classid and objid, with objsubid 2.
+        cursor.execute("SELECT objid FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 2 AND classid = %s "
+                       "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+                       "AND granted", [LOCK_NAMESPACE])
+        locked = {int(row[0]) for row in cursor.fetchall()}
+    return [pk for pk in in_progress if (pk & 0x7FFFFFFF) not in locked]
+
+
+def requeue_stalled() -> list[int]:
+    """Put the stalled documents (see stalled_document_ids) back to "queued"; returns their ids,
+    for the caller to enqueue. A document whose run took the lock meanwhile is left alone by the
+    run itself: its claim finds the work in progress or done."""
+    ids = stalled_document_ids()
+    if ids:
+        Document.objects.filter(pk__in=ids, status__in=IN_PROGRESS).update(
+            status=Status.QUEUED, progress_done=0, progress_total=0, updated_at=timezone.now())
+        logger.info("requeued %s document(s) left in progress by a worker that died: %s", len(ids), ids)
+    return ids
+
+
 def process_document(document_id: int) -> str:
     """Build and publish the chunks of one document. Returns what happened: "ready", "failed",
     "unchanged" (already built), "missing" (deleted) or "superseded" (new content arrived meanwhile).
@@ -113,7 +159,11 @@ def process_document(document_id: int) -> str:
             built = _build(document)
         except TRANSIENT_ERRORS:
             raise
-        except ParseError as exc:
+        except Cancelled as exc:
+            logger.info("document %s %s while being processed; stopped", document_id,
+                        "was deleted" if exc.outcome == "missing" else "got new content")
+            return exc.outcome
+        except (ParseError, TooManyChunks) as exc:
             return _fail(document_id, content_hash, str(exc))
         except Exception as exc:
             logger.exception("processing document %s failed", document_id)
@@ -129,7 +179,7 @@ def _claim(document_id: int) -> Document | str:
         if document is None:
             logger.info("document %s no longer exists", document_id)
             return "missing"
-        if is_current(document):
+        if document.is_current():
             return "unchanged"
         if document.status == Status.FAILED and document.error and not document.file:
             return "failed"  # refused at upload (e.g. too large): nothing to process
@@ -144,8 +194,13 @@ def _claim(document_id: int) -> Document | str:
 
 
 def _progress(document_id: int, content_hash: str, **fields) -> None:
-    """A committed status/progress update, skipped if the document got new content meanwhile."""
-    Document.objects.filter(pk=document_id, content_hash=content_hash).update(**fields, updated_at=timezone.now())
+    """A committed status/progress update; raises Cancelled if the document was deleted or got new
+    content meanwhile (then there is nothing to update, and nothing left worth doing)."""
+    updated = Document.objects.filter(pk=document_id, content_hash=content_hash).update(
+        **fields, updated_at=timezone.now())
+    if not updated:
+        exists = Document.objects.filter(pk=document_id).exists()
+        raise Cancelled("superseded" if exists else "missing")
 
 
 def _read(document: Document) -> bytes:
@@ -185,7 +240,8 @@ def _build(document: Document) -> Built:
     with _timed("chunk"):
         config = ChunkingConfig(strategy=collection.chunker, size=collection.chunk_size,
                                 overlap=collection.chunk_overlap, threshold=collection.semantic_threshold)
-        spans = chunk_text(text, config, headings=parsed.headings, embed=embedding.embed_texts)
+        spans = chunk_text(text, config, headings=parsed.headings, embed=embedding.embed_texts,
+                           max_chunks=settings.MAX_CHUNKS_PER_DOCUMENT)
         _check_spans(spans, text, overlapping=collection.overlapping)
         heading_paths = [heading_path_at(parsed.headings, span.start) for span in spans]
         chunk_texts = [text[span.start: span.end] for span in spans]
@@ -200,7 +256,9 @@ def _build(document: Document) -> Built:
     with _timed("embed"):
         if collection.embedding_mode == Collection.EmbeddingMode.LATE:
             vectors = embedding.late_chunk_embeddings(
-                text, [(span.start, span.end) for span in spans], prefix=result.llm_title or title)
+                text, [(span.start, span.end) for span in spans], tokens=tokenize(text),
+                prefix=result.llm_title or title,
+                on_progress=lambda done: _progress(document_id, document.content_hash, progress_done=done))
             _progress(document_id, document.content_hash, progress_done=n)
         else:
             vectors = _embed_plain(document_id, document.content_hash, result.contexts, chunk_texts)

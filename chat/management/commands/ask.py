@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from chat.answering.citations import chunk_range_label
 from chat.answering.payload import answer_payload
 from chat.answering.pipeline import RSE_PRESETS
+from chat.models import Conversation
 from chat.services import conversation_start, message_ask
 from corpus.permissions import Denied, collection_for
 
@@ -35,7 +36,7 @@ class Command(BaseCommand):
                 collection_for(asker, collection)
             except Denied as exc:
                 raise CommandError(str(exc)) from exc
-        conversation = conversation_start(user=asker, title=question)
+        conversation = conversation_start(user=asker, title=question, source=Conversation.Source.CLI)
         events = message_ask(conversation=conversation, question=question, collection_slug=collection,
                              rse=None if rse == "none" else rse, stream=not json)
         done = None

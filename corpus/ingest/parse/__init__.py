@@ -21,6 +21,7 @@ from corpus.ingest.parse.detect import (
     detect_media_type,
     normalise_media_type,
 )
+from corpus.ingest.parse.limits import check_text_length, size_text
 
 __all__ = ["Heading", "ParseError", "ParsedDocument", "detect_media_type", "parse_document", "SUPPORTED"]
 
@@ -36,7 +37,7 @@ def parse_document(data: bytes, *, filename: str, media_type: str | None = None,
     unsupported files."""
     limit = max_bytes if max_bytes is not None else _default_limit()
     if len(data) > limit:
-        raise ParseError(f"The file is {_size(len(data))}, over the {_size(limit)} limit.")
+        raise ParseError(f"The file is {size_text(len(data))}, over the {size_text(limit)} limit.")
     if not data:
         raise ParseError("The file is empty.")
     detected = detect_media_type(filename, data)
@@ -49,6 +50,7 @@ def parse_document(data: bytes, *, filename: str, media_type: str | None = None,
         kind = declared
     stem = PurePath(filename).stem or filename or "Untitled"
     document = _parse(data, kind, filename)
+    check_text_length(len(document.text))
     if not document.text.strip():
         raise ParseError("The file contains no text.")
     if not document.title:
@@ -102,11 +104,3 @@ def _default_limit() -> int:
     from django.conf import settings
 
     return settings.MAX_UPLOAD_BYTES
-
-
-def _size(n: int) -> str:
-    if n >= 1024 * 1024:
-        return f"{n / (1024 * 1024):.1f} MB".replace(".0 MB", " MB")
-    if n >= 1024:
-        return f"{n / 1024:.1f} KB".replace(".0 KB", " KB")
-    return f"{n} bytes"

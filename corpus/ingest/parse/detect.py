@@ -7,6 +7,7 @@ import re
 import zipfile
 from pathlib import PurePath
 
+from corpus.ingest.parse.archive import MAX_ENTRIES, entry_count
 from corpus.ingest.parse.base import ParseError
 
 TEXT = "text/plain"
@@ -69,6 +70,9 @@ def detect_media_type(filename: str, data: bytes) -> str:
 
 
 def _is_docx(data: bytes) -> bool:
+    count = entry_count(data)
+    if count is not None and count > MAX_ENTRIES:
+        return False  # zipfile would build an object per entry; no Word file has so many
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             return "word/document.xml" in archive.namelist()

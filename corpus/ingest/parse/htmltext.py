@@ -2,7 +2,9 @@
 
 Scripts, styles, navigation, page headers and footers, asides and hidden elements are dropped.
 A <header>/<footer> inside an <article>, <main> or <section> is kept: there it holds the
-article's own title, not site furniture.
+article's own title, not site furniture. A page with more elements than MAX_MARKUP_ELEMENTS is
+refused before lxml builds its tree; libxml2 nests at most 255 levels deep (deeper content is
+dropped), which bounds the recursive walk.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import lxml.html
 from lxml import etree
 
 from corpus.ingest.parse.base import Heading, ParseError
+from corpus.ingest.parse.limits import check_markup
 from corpus.ingest.parse.text import decode_text
 
 _SKIP = frozenset({"script", "style", "nav", "aside", "noscript", "template", "head", "iframe", "svg", "canvas",
@@ -133,6 +136,7 @@ class _Walker:
 
 def parse_html(data: bytes) -> tuple[str, list[Heading], str | None]:
     """(visible text, headings, <title> or None)."""
+    check_markup(data, "The HTML page")
     declared = _META_CHARSET.search(data[:4096])
     source = decode_text(data, declared=declared.group(1).decode("ascii") if declared else None)
     # lxml refuses str input that carries an XML encoding declaration (the text is decoded already).
