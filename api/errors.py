@@ -126,6 +126,18 @@ def server_error(request: HttpRequest) -> HttpResponse:
     return defaults.server_error(request)
 
 
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """handler404: an unknown URL under /api/ or /v1/ is a JSON 404 (OpenAI's shape under /v1/);
+    web pages keep Django's page."""
+    if request.path.startswith("/v1/"):
+        return JsonResponse({"error": {"message": f"Unknown endpoint {request.method} {request.path}.",
+                                       "type": "invalid_request_error", "param": None, "code": "unknown_url"}},
+                            status=404)
+    if wants_json(request):
+        return JsonResponse({"detail": f"No API endpoint {request.path}; see /api/docs/."}, status=404)
+    return defaults.page_not_found(request, exception)
+
+
 def _rest_response(exc, context) -> Response | None:
     known = service_error(exc)
     if known is not None:

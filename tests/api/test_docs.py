@@ -31,3 +31,13 @@ def test_docs_page_serves_its_assets_locally(client):
 def test_schema_the_docs_load_needs_no_login(client):
     response = client.get("/api/schema/")
     assert response.status_code == 200 and "/v1/chat/completions" in response.json()["paths"]
+
+
+def test_unknown_api_urls_are_json_404s(client):
+    response = client.get("/api/nothing-here/")
+    assert response.status_code == 404 and response.json() == {"detail": "No API endpoint /api/nothing-here/; "
+                                                                          "see /api/docs/."}
+    response = client.post("/v1/completions", {}, content_type="application/json")
+    assert response.status_code == 404 and response.json()["error"]["code"] == "unknown_url"
+    assert client.get("/no-such-page/").status_code == 404
+    assert client.get("/no-such-page/")["Content-Type"].startswith("text/html")
