@@ -22,6 +22,7 @@ from chat.answering.extractive import extractive_answer
 from chat.answering.grounding import ground
 from chat.answering.prompts import answer_messages
 from chat.answering.rewrite import rewrite_query
+from chat.retrieval import SearchError, search
 from corpus import llm
 
 logger = logging.getLogger(__name__)
@@ -104,7 +105,6 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
         raise AnswerError("There is no collection you may read yet, so there is nothing to search.")
     mode = "llm" if llm.llm_configured() else "extractive"
     query = rewrite_query(question, history)
-    from chat.retrieval import SearchError, search  # imported here: keeps this module light to import
 
     try:
         # RSE is told the budget the sources are cut to, so a long first segment is trimmed
