@@ -15,6 +15,7 @@ import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+import openai
 from django.conf import settings
 
 from chat.answering.citations import CONTEXT_CHARS, build_citations, cited_numbers, relevance_map
@@ -77,8 +78,6 @@ class IncompleteStream(Exception):
 
 def llm_error_message(exc: BaseException) -> str:
     """A sentence for the user about an LLM failure (details go to the log)."""
-    import openai
-
     if isinstance(exc, IncompleteStream):
         return str(exc)
     if isinstance(exc, openai.APITimeoutError):
