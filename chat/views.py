@@ -9,6 +9,8 @@ from collections.abc import Iterator
 
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import RequestDataTooBig
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
@@ -135,8 +137,8 @@ def ask(request: HttpRequest) -> HttpResponse:
     JSON with HTTP 500 to chat.js, the page again (with the question in the box) without JS."""
     try:
         return _ask(request)
-    except Http404:
-        raise
+    except (Http404, RequestDataTooBig, OperationalError, InterfaceError):
+        raise  # not a failure of answering: a 404, or 413/503 from ServiceErrorMiddleware
     except Exception:
         error_id = log_failure(logger, "POST /ask/ by user %s failed", request.user.pk)
         message = server_failure_message(error_id)
