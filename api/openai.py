@@ -32,7 +32,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.errors import OpenAIError
-from api.serializers import DocumentRefOutput
+from api.serializers import SourceOutput
 from api.throttles import AskThrottle
 from chat.answering.citations import cited_numbers
 from chat.answering.pipeline import AnswerError, LLMFailed, complete_answer, finish, prepare, stream_answer
@@ -94,17 +94,6 @@ class ModelOutput(serializers.Serializer):
 class ModelListOutput(serializers.Serializer):
     object = serializers.ChoiceField(choices=["list"])
     data = ModelOutput(many=True)
-
-
-class SourceOutput(serializers.Serializer):
-    """Source [n]: a segment of a document (chunks start..end-1) and its text."""
-
-    n = serializers.IntegerField(help_text="The number the answer cites as [n].")
-    document = DocumentRefOutput()
-    start = serializers.IntegerField(help_text="First chunk index of the segment.")
-    end = serializers.IntegerField(help_text="Chunk index after the segment (exclusive).")
-    text = serializers.CharField()
-    page = serializers.IntegerField(allow_null=True)
 
 
 class MessageOutput(serializers.Serializer):
@@ -219,11 +208,6 @@ def _history(messages: list[dict]) -> list[tuple[str, str]]:
     return turns[-HISTORY_MESSAGES:]
 
 
-def _sources(citations: list[dict]) -> list[dict]:
-    return [{"n": c["n"], "document": c["document"], "start": c["start"], "end": c["end"], "text": c["text"],
-             "page": c.get("page")} for c in citations]
-
-
 # --- views ---------------------------------------------------------------------------------------
 
 _OPENAI_ERRORS = {code: OpenApiResponse(OpenAIErrorOutput, description=text) for code, text in {
@@ -307,7 +291,7 @@ class ChatCompletionView(OpenAIView):
                 raise OpenAIError(str(exc), status_code=status.HTTP_502_BAD_GATEWAY, type="api_error",
                                   code="upstream_error") from exc
             text, cited = answer.text, answer.citations
-        body = {**meta, "object": "chat.completion", "citations": _sources(cited),
+        body = {**meta, "object": "chat.completion", "citations": cited,
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}
         return Response(ChatCompletionOutput(body).data)
 
@@ -339,7 +323,7 @@ def _chunks(meta: dict, pieces: Iterator[str], sources: list[dict]) -> Iterator[
                            code="server_error")
     else:
         cited = set(cited_numbers("".join(parts)))
-        yield _chunk(meta, {}, "stop", _sources([c for c in sources if c["n"] in cited]))
+        yield _chunk(meta, {}, "stop", [c for c in sources if c["n"] in cited])
     finally:
         close = getattr(pieces, "close", None)
         if close:

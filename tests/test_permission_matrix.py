@@ -97,11 +97,13 @@ def chat_ask(w: World) -> bool:
     if w.user is None:
         assert response.status_code == 302 and "/login/" in response["Location"]
         return False
-    reply = Message.objects.filter(conversation__user=w.user, role=Message.Role.ASSISTANT).latest("pk")
-    if reply.status == Message.Status.COMPLETE:
+    reply = Message.objects.filter(conversation__user=w.user, role=Message.Role.ASSISTANT).order_by("pk").last()
+    if reply is not None and reply.status == Message.Status.COMPLETE:
         assert {c["document"]["id"] for c in reply.citations} == {w.doc.pk}
         return True
-    assert reply.citations == [] and reply.error == "No collection 'team' that you may read."
+    # Refused before anything is asked: the page again with the reason, nothing stored.
+    assert reply is None and response.status_code == 400
+    assert "No collection &#x27;team&#x27; that you may read." in response.content.decode()
     return False
 
 
