@@ -76,6 +76,17 @@ class _TextBuilder:
         return "".join(self.parts)
 
 
+def _visible_text(element) -> str:
+    """element.text_content() without what a reader never sees (scripts, styles, hidden elements)."""
+    parts = [element.text or ""]
+    for child in element:
+        tag = child.tag.lower() if isinstance(child.tag, str) else None
+        if tag is not None and not (tag in _SKIP or _hidden(child)):
+            parts.append(_visible_text(child))
+        parts.append(child.tail or "")
+    return "".join(parts)
+
+
 def _hidden(element) -> bool:
     style = (element.get("style") or "").replace(" ", "").lower()
     return (element.get("hidden") is not None or element.get("aria-hidden") == "true"
@@ -107,7 +118,7 @@ class _Walker:
         out = self.out
         if tag in _HEADINGS:
             out.brk(2)
-            title = _SPACES.sub(" ", element.text_content()).strip()
+            title = _SPACES.sub(" ", _visible_text(element)).strip()
             if title:
                 start = out.write(title)
                 self.headings.append(Heading(start, _HEADINGS[tag], title))
@@ -115,7 +126,7 @@ class _Walker:
             return
         if tag == "pre":
             out.brk(2)
-            out.write(element.text_content().strip("\n"), verbatim=True)
+            out.write(_visible_text(element).strip("\n"), verbatim=True)
             out.brk(2)
             return
         if tag == "br":

@@ -145,3 +145,14 @@ def test_pdf_and_docx_text_stop_at_the_character_limit(settings):
     assert parse_error(pdf, "pages.pdf").startswith("The document's text is longer than 40 characters")
     assert parse_error((FILES / "report.docx").read_bytes(), "report.docx").startswith(
         "The document's text is longer than 40 characters")
+
+
+def test_a_script_inside_a_heading_or_pre_is_not_text():
+    page = (b'<html><body><h1>Garden <script>alert("h1")</script>notes</h1>'
+            b'<pre>code <script>alert("pre")</script><span hidden>secret</span>here</pre></body></html>')
+
+    document = parse_document(page, filename="page.html")
+
+    assert "alert" not in document.text and "secret" not in document.text
+    assert document.text.startswith("Garden notes")
+    assert [h.title for h in document.headings] == ["Garden notes"]
