@@ -20,34 +20,6 @@ if not (os.environ.get("DATABASE_URL") or os.environ.get("RAGWEB_SKIP_SERVICES")
                    stdout=subprocess.DEVNULL)
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _close_side_connections(django_db_setup):
-    """Search's side connections (chat/retrieval/side_connection.py) stay open between tests; close them
-    before the test database is dropped."""
-    yield
-    from chat.retrieval import side_connection
-
-    side_connection.close_all()
-
-
-@pytest.fixture
-def fresh_search_plans(db):
-    """No prepared search statements on the test's connection, before and after: a statement
-    prepared by an earlier test keeps the generic plan made from that test's table statistics."""
-    from django.db import connection
-
-    from chat.retrieval import prepared
-
-    def deallocate():
-        with connection.cursor() as cursor:
-            cursor.execute("DEALLOCATE ALL")
-        prepared._prepared.pop(connection.connection, None)
-
-    deallocate()
-    yield
-    deallocate()
-
-
 @pytest.fixture
 def user(django_user_model):
     return django_user_model.objects.create_user(username="alice", password="alice-password-1")

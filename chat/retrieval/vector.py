@@ -11,11 +11,11 @@ hnsw.max_scan_tuples), the exact scan runs as a fallback inside the same stateme
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from django.conf import settings
 
-from chat.retrieval import prepared
+from chat.retrieval import tuning
 
 # CTEs defining vec (id, distance, rank, and the chunk's place: document_id, chunk_index, start,
 # "end", page, collection_id, title, source) for the %(candidates)s nearest chunks of the
@@ -39,8 +39,8 @@ vec_hnsw AS MATERIALIZED (
 vec_exact AS MATERIALIZED (
     -- "+ 0" keeps the planner off the HNSW index: this branch is the exact scan. It reads the
     -- chunks of the collections' documents through the document key (OFFSET 0 keeps the lateral
-    -- subquery a parameterised scan): a generic plan, not knowing how few documents the
-    -- collections hold, would otherwise scan every chunk of every collection.
+    -- subquery a parameterised scan): a plan misjudging how few documents the collections hold
+    -- would otherwise scan every chunk of every collection.
     SELECT c.id, c.embedding <=> %(vector)s::vector AS distance, c.document_id, c.chunk_index, c.start, c."end", c.page,
            d.collection_id, d.title, d.source
     FROM corpus_document d
@@ -68,28 +68,22 @@ def vector_literal(vector: Sequence[float]) -> str:
 
 def session_settings_sql() -> str:
     """SET LOCAL statements for the HNSW scan (valid until the end of the transaction).
-    Values are validated integers from settings, so they are inlined (SET takes no parameters)."""
+    Values are integers (a validated setting, a constant), so they are inlined (SET takes no parameters)."""
     ef = int(settings.SEARCH_HNSW_EF)
-    max_tuples = int(settings.SEARCH_HNSW_MAX_SCAN_TUPLES)
+    max_tuples = int(tuning.HNSW_MAX_SCAN_TUPLES)
     # No parallel workers: starting them costs more than these small scans (the exact branch's
     # plan is parallel-aware even when its one-time filter skips it).
     return (f"SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = relaxed_order; "
             f"SET LOCAL hnsw.max_scan_tuples = {max_tuples}; SET LOCAL max_parallel_workers_per_gather = 0")
 
 
-def execute_with_session_settings(cursor, sql: str, params, *,
-                                  parameter_types: Mapping[str, str] | None = None) -> None:
+def execute_with_session_settings(cursor, sql: str, params) -> None:
     """Run `sql` under the HNSW settings in one round trip, leaving its rows to fetch.
 
     The SET LOCALs and the statement travel as one query string. Outside a transaction Postgres
     runs such a string as one implicit transaction, so the settings hold for the statement and
     end with it; inside the caller's transaction they last until it ends, as any SET LOCAL does.
-    A BEGIN, a SET and a COMMIT of their own would be three more round trips per search.
-
-    With `parameter_types` (the per-search parameters and their SQL types; `params` a mapping) the
-    statement is prepared once per connection and executed with a generic plan (chat/retrieval/prepared.py).
-    """
-    if parameter_types is not None:
-        prepared.execute(cursor, sql, params, parameter_types, preamble=session_settings_sql())
-        return
-    prepared.send(cursor, [session_settings_sql(), sql], params)
+    A BEGIN, a SET and a COMMIT of their own would be three more round trips per search."""
+    cursor.execute(session_settings_sql() + ";\n" + sql, params)
+    while cursor.description is None and cursor.nextset():
+        pass  # skip the SETs' empty results

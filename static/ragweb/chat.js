@@ -65,12 +65,12 @@
     reply.appendChild(content);
     messages.append(asked, reply);
     reply.scrollIntoView({block: "nearest"});
-    form.elements.question.value = "";
-    submit.disabled = true;
+    submit.disabled = true;  // the question stays in the box until the server has stored it ("start")
 
     const controller = new AbortController();
     let stopUrl = null;
     let finished = false;
+    let started = false;
     stop.hidden = false;
     stop.disabled = false;
     stop.onclick = async function () {
@@ -89,9 +89,11 @@
         method: "POST", body: body, signal: controller.signal,
         headers: {"Accept": "text/event-stream", "X-CSRFToken": csrfToken(form)},
       });
-      if (!response.ok) throw new Error("HTTP " + response.status);
+      if (!response.ok) throw await serverFailure(response);
       await readEvents(response, function (event, data) {
         if (event === "start") {
+          started = true;
+          if (form.elements.question.value.trim() === question) form.elements.question.value = "";
           stopUrl = data.stop_url;
           reply.id = "m" + data.message;
           form.elements.conversation.value = data.conversation;
@@ -102,6 +104,8 @@
           asked.remove();
           reply.remove();
           showNotice(messages, data.message);
+        } else if (event === "error") {
+          throw new ServerFailure(data.message);
         } else if (event === "done") {
           finished = true;
           stop.hidden = true;
@@ -112,17 +116,52 @@
         showNotice(reply, "The answer stopped early; reload the page to see what was saved.");
       }
     } catch (error) {
-      if (reply.isConnected) {
+      if (!started && error.name !== "AbortError") {
+        // Nothing was stored: the question is still in the box, so leave no half exchange behind.
+        asked.remove();
+        reply.remove();
+        showNotice(messages, failureText(error, false));
+      } else if (reply.isConnected) {
         content.classList.remove("streaming");
-        showNotice(reply, error.name === "AbortError"
-          ? "Stopped; the partial answer is kept."
-          : "The connection to the server was lost; reload the page to see what was saved.");
+        showNotice(reply, error.name === "AbortError" ? "Stopped; the partial answer is kept." : failureText(error, true));
       }
     } finally {
       submit.disabled = false;
       stop.hidden = true;
       refreshConversationList();
     }
+  }
+
+  // A failure the server reported (an HTTP error status or an "error" event), as opposed to a
+  // connection that was lost.
+  class ServerFailure extends Error {
+    constructor(message) {
+      super(message);
+      this.name = "ServerFailure";
+    }
+  }
+
+  async function serverFailure(response) {
+    let message = "";
+    try {
+      if ((response.headers.get("Content-Type") || "").includes("application/json")) {
+        message = (await response.json()).error || "";
+      }
+    } catch (error) { /* the body was not the JSON we send: describe the status instead */ }
+    if (!message) {
+      message = response.status >= 500
+        ? "The server failed while answering (HTTP " + response.status + ")."
+        : "The server refused the question (HTTP " + response.status + "); reload the page and try again.";
+    }
+    return new ServerFailure(message);
+  }
+
+  function failureText(error, started) {
+    const server = error instanceof ServerFailure;
+    const what = server ? error.message : started
+      ? "The connection to the server was lost while the answer was being written."
+      : "The connection to the server was lost before it answered.";
+    return what + (started ? " Reload the page to see what was saved." : " Your question is still in the box.");
   }
 
   function refreshConversationList() {
@@ -138,6 +177,90 @@
     event.preventDefault();
     ask(form);
   });
+
+  // Controls that only work with JS (Copy) are shown once this script runs.
+  document.documentElement.classList.add("js");
+
+  // Copy puts the answer's text with its sources (Markdown, kept in a <template> beside the button)
+  // on the clipboard.
+  async function copyText(text) {
+    if (navigator.clipboard && window.isSecureContext) {
+      await navigator.clipboard.writeText(text);
+      return;
+    }
+    // Pages served over plain HTTP (not localhost) have no clipboard API: copy a selected textarea.
+    const area = element("textarea", "visually-hidden");
+    area.value = text;
+    area.setAttribute("readonly", "");
+    document.body.appendChild(area);
+    area.select();
+    const copied = document.execCommand("copy");
+    area.remove();
+    if (!copied) throw new Error("copy refused");
+  }
+
+  document.addEventListener("click", async function (event) {
+    const linkButton = event.target.closest("button.copy-link");
+    if (linkButton) {
+      const link = linkButton.parentElement.querySelector("input.share-link");
+      try {
+        await copyText(link.value);
+        linkButton.textContent = "Copied";
+      } catch (error) {
+        link.select();
+      }
+      return;
+    }
+    const button = event.target.closest("button.copy-answer");
+    if (!button) return;
+    const actions = button.closest(".answer-actions");
+    const status = actions.querySelector(".action-status");
+    try {
+      await copyText(actions.querySelector("template.copy-text").content.textContent);
+      status.textContent = "Copied.";
+    } catch (error) {
+      status.textContent = "Could not copy; select the text instead.";
+    }
+  });
+
+  // Regenerate streams like a new question: the old question and answer leave the page and the ask
+  // form asks again, naming the answer it replaces (the server keeps the old pair until the new one
+  // is stored). Without JS the Regenerate form posts to the same URL and the page reloads.
+  document.addEventListener("submit", function (event) {
+    const form = event.target;
+    const askForm = document.getElementById("ask-form");
+    if (!form.classList.contains("regenerate") || !askForm || !window.fetch || !window.TextDecoder) return;
+    const answer = form.closest(".message");
+    const question = answer && answer.previousElementSibling;
+    if (!question || !question.classList.contains("user")) return;
+    event.preventDefault();
+    const draft = askForm.elements.question.value;
+    const replaces = element("input", "");
+    replaces.type = "hidden";
+    replaces.name = "regenerate";
+    replaces.value = form.elements.regenerate.value;
+    askForm.appendChild(replaces);
+    askForm.elements.question.value = question.querySelector(".content").innerText;
+    question.remove();
+    answer.remove();
+    askForm.requestSubmit();  // the form's data is read at once, so the extra field can go now
+    replaces.remove();
+    // A draft the user was typing comes back; otherwise the question stays until the server has it.
+    if (draft.trim()) askForm.elements.question.value = draft;
+  });
+
+  // Opening a conversation shows its latest answer, from the question that led to it (a link to
+  // one message, such as #m12, goes to that message instead).
+  function showLatestAnswer() {
+    if (location.hash) return;
+    const answers = document.querySelectorAll("#messages .message.assistant");
+    const latest = answers[answers.length - 1];
+    if (!latest) return;
+    const question = latest.previousElementSibling;
+    (question && question.classList.contains("user") ? question : latest).scrollIntoView({block: "start"});
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", showLatestAnswer);
+  else showLatestAnswer();
 
   // Enter sends, Shift+Enter starts a new line.
   document.addEventListener("keydown", function (event) {

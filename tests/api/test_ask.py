@@ -83,7 +83,7 @@ def test_ask_unreadable_collection_is_404(api, other_user, corpus):
     make_collection("secret", owner=other_user)
     response = api.post("/api/ask/", {"question": "x", "collection": "secret"}, format="json")
     assert response.status_code == 404
-    assert response.json() == {"detail": "There is no collection 'secret' that you may read."}
+    assert response.json() == {"detail": "No collection 'secret' that you may read."}
     assert not Message.objects.exists()
 
 

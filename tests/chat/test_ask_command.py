@@ -32,5 +32,5 @@ def test_ask_command_streams_and_lists_sources(user, corpus, fake_llm):
 
 def test_ask_command_rejects_unreadable_collection(user, other_user, corpus):
     make_collection("secret", owner=other_user)
-    with pytest.raises(CommandError, match="There is no collection 'secret' that you may read."):
+    with pytest.raises(CommandError, match="No collection 'secret' that you may read."):
         call_command("ask", "x", "--user", "alice", "--collection", "secret")

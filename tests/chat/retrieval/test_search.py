@@ -1,9 +1,11 @@
+import importlib
+from dataclasses import FrozenInstanceError, asdict
+
 import pytest
 from django.db import connection
 
-from chat.retrieval import early, rerank
+from chat.retrieval import ScoredChunk, SearchError, SearchResult, Segment, rerank, search, tuning
 from chat.retrieval.candidates import fetch_candidates
-from chat.retrieval.search import SearchError, search
 from corpus.ingest.embed import embed_texts
 from corpus.models import Chunk, Collection
 from tests.chat.factories import make_collection, make_document, random_unit_vectors
@@ -29,7 +31,7 @@ def _doc(collection, source, pieces):
 
 
 @pytest.fixture
-def corpus():  # committed rows in tests marked transaction=True (which side connections need)
+def corpus():
     col = make_collection("guides")
     guide = _doc(col, "guide.md", GUIDE)
     money = _doc(col, "money.md", OTHER)
@@ -46,9 +48,16 @@ def test_hybrid_search_finds_the_answer_first_with_ranks_and_timings(corpus):
     assert len(result.chunks) == 3
     assert [c.score for c in result.chunks] == sorted((c.score for c in result.chunks), reverse=True)
     assert {"embed", "candidates", "fusion", "rse", "total"} <= result.timings_ms.keys()
-    data = result.as_dict()
+    assert isinstance(result, SearchResult) and isinstance(top, ScoredChunk)
+    assert all(isinstance(s, Segment) for s in result.segments) and result.segments
+    data = asdict(result)  # the field names of the REST contract (DESIGN.md)
     assert data["chunks"][0]["document"] == {"id": guide.id, "title": "guide.md", "source": "guide.md"}
     assert data["chunks"][0]["ranks"] == top.ranks
+    assert set(data["chunks"][0]) == {"chunk_id", "document", "chunk_index", "text", "start", "end", "score",
+                                      "relevance", "ranks"}
+    assert set(data["segments"][0]) == {"document", "start", "end", "char_start", "char_end", "text", "score", "page"}
+    with pytest.raises(FrozenInstanceError):
+        top.score = 1.0
 
 
 def _fused(collection, fusion):
@@ -60,8 +69,8 @@ def _fused(collection, fusion):
     return result, {c.chunk_id: c for c in found.candidates}
 
 
-def test_convex_fusion_scores_are_the_weighted_min_max_normalised_similarity_and_bm25(corpus, settings):
-    settings.SEARCH_CONVEX_KEYWORD_SHARE = 0.25
+def test_convex_fusion_scores_are_the_weighted_min_max_normalised_similarity_and_bm25(corpus, monkeypatch):
+    monkeypatch.setattr(tuning, "CONVEX_KEYWORD_SHARE", 0.25)
     result, candidates = _fused(corpus[0], "convex")
     sims = [c.similarity for c in candidates.values()]
     bm25s = [c.bm25 for c in candidates.values()]
@@ -78,8 +87,8 @@ def test_convex_fusion_scores_are_the_weighted_min_max_normalised_similarity_and
     assert result.chunks[0].score == pytest.approx(max(expected(c) for c in candidates.values()))
 
 
-def test_rrf_fusion_scores_are_weighted_reciprocal_ranks(corpus, settings):
-    settings.SEARCH_KEYWORD_WEIGHT = 2.0
+def test_rrf_fusion_scores_are_weighted_reciprocal_ranks(corpus, monkeypatch):
+    monkeypatch.setattr(tuning, "RRF_KEYWORD_WEIGHT", 2.0)
     result, candidates = _fused(corpus[0], "rrf")
     for hit in result.chunks:
         c = candidates[hit.chunk_id]
@@ -102,7 +111,8 @@ def test_returned_chunks_carry_their_text(corpus, rse):
 
 
 def test_a_chunk_deleted_since_the_candidates_were_found_is_left_out(corpus, monkeypatch):
-    from chat.retrieval import search as search_module
+    # The module, which the package's search() function shadows as an attribute.
+    search_module = importlib.import_module("chat.retrieval.search")
 
     col, guide, _ = corpus
     answer = Chunk.objects.get(document=guide, chunk_index=1)
@@ -162,7 +172,7 @@ SETTINGS_DOCS = [
 ]
 
 
-def test_a_query_naming_an_identifier_the_collection_holds_gives_the_keyword_side_its_identifier_share(settings):
+def test_a_query_naming_an_identifier_the_collection_holds_gives_the_keyword_side_its_identifier_share(monkeypatch):
     collection = make_collection("settings")
     _doc(collection, "settings.md", SETTINGS_DOCS)
     vector = embed_texts(["What is DJANGO_SETTINGS_MODULE?"])[0]
@@ -174,7 +184,8 @@ def test_a_query_naming_an_identifier_the_collection_holds_gives_the_keyword_sid
                             mode="hybrid", candidates=10)
     assert typo.identifiers == 0  # not in the collection: the keyword side has only its words
 
-    settings.SEARCH_CONVEX_KEYWORD_SHARE, settings.SEARCH_CONVEX_IDENTIFIER_SHARE = 0.2, 0.7
+    monkeypatch.setattr(tuning, "CONVEX_KEYWORD_SHARE", 0.2)
+    monkeypatch.setattr(tuning, "CONVEX_IDENTIFIER_SHARE", 0.7)
     scope = Collection.objects.filter(pk=collection.pk)
     for query, found, share in (("What is DJANGO_SETTINGS_MODULE?", held, 0.7),
                                 (misspelt, typo, 0.2)):
@@ -226,12 +237,12 @@ def test_several_queries_fuse_chunks_and_share_segments(corpus):
     assert {s.document.id for s in result.segments} == {guide.id, money.id}
 
 
-def test_filtered_vector_search_still_returns_k_when_other_collections_are_large(settings):
+def test_filtered_vector_search_still_returns_k_when_other_collections_are_large(settings, monkeypatch):
     # Force the HNSW path: an unfiltered scan would return the 40 nearest of 3,000 chunks, almost
     # all from the big collection; the iterative scan keeps going until k pass the filter.
     settings.SEARCH_EXACT_MAX_CHUNKS = 0
     settings.SEARCH_HNSW_EF = 10
-    settings.SEARCH_CANDIDATES = 25
+    monkeypatch.setattr(tuning, "CANDIDATES", 25)
     big, small = make_collection("big"), make_collection("small")
     for d in range(10):
         make_document(big, f"big{d}.txt", [f"filler {d} {i} " for i in range(300)],
@@ -247,9 +258,9 @@ def test_filtered_vector_search_still_returns_k_when_other_collections_are_large
     assert found.vector_scan == "hnsw" and len(found.candidates) == 25
 
 
-def test_exact_fallback_when_the_index_scan_gives_up(settings, fresh_search_plans):
+def test_exact_fallback_when_the_index_scan_gives_up(settings, monkeypatch):
     settings.SEARCH_EXACT_MAX_CHUNKS = 0
-    settings.SEARCH_HNSW_MAX_SCAN_TUPLES = 50  # the iterative scan stops long before finding 20
+    monkeypatch.setattr(tuning, "HNSW_MAX_SCAN_TUPLES", 50)  # the iterative scan stops long before finding 20
     with connection.cursor() as cursor:
         # On a table this small the planner may read the collection's chunks and sort them instead
         # of using the HNSW index (exact, and cheaper); this test needs the index's scan to give up.
@@ -323,203 +334,14 @@ def test_real_cross_encoder_reranks_by_its_probabilities(corpus, settings, tmp_p
         assert hit.relevance == pytest.approx(rerank.beta_cdf_relevance(float(probability)), abs=1e-5)
 
 
-def _as_rows(found):
-    return sorted((c.chunk_id, c.vector_rank, c.keyword_rank, c.similarity, c.bm25, c.keyword_score)
-                  for c in found.candidates)
-
-
-def _rows_of(result):
-    return ([(c.chunk_id, c.score, c.relevance, c.ranks) for c in result.chunks],
-            [(s.document.id, s.start, s.end, s.score, s.text) for s in result.segments])
-
-
-def _assert_same_rows(found, expected):
-    """The same rows, except that a similarity computed in Python (the keyword half's chunks)
-    differs from pgvector's single-precision one in the last digits."""
-    assert [row[:3] + row[4:] for row in found] == [row[:3] + row[4:] for row in expected]
-    assert [row[3] for row in found] == pytest.approx([row[3] for row in expected], abs=1e-6)
-
-
-def _assert_same_result(found, expected):
-    (chunks, segments), (expected_chunks, expected_segments) = _rows_of(found), _rows_of(expected)
-    assert [(c[0], c[3]) for c in chunks] == [(c[0], c[3]) for c in expected_chunks]
-    assert [c[1:3] for c in chunks] == [pytest.approx(c[1:3], abs=1e-6) for c in expected_chunks]
-    assert [s[:3] + s[4:] for s in segments] == [s[:3] + s[4:] for s in expected_segments]
-    assert [s[3] for s in segments] == pytest.approx([s[3] for s in expected_segments], abs=1e-6)
-
-
-@pytest.mark.django_db(transaction=True)  # a side connection sees committed rows only
-@pytest.mark.parametrize("prepared", [True, False], ids=["prepared", "sent as text"])
-def test_hybrid_with_its_keyword_half_run_early_returns_what_one_statement_returns(corpus, settings, monkeypatch,
-                                                                                  prepared):
-    import threading
-
-    from chat.retrieval import side_connection
-
-    settings.SEARCH_PREPARED_STATEMENTS = prepared  # e.g. behind pgbouncer: the terms' arrays as literals
-    col, _, _ = corpus
-    threads = []
-    real_submit = side_connection.try_submit
-    monkeypatch.setattr(side_connection, "try_submit",
-                        lambda fn: real_submit(lambda: threads.append(threading.current_thread()) or fn()))
-    query = "How long should the dough rise before baking?"
-    started = early.start_keyword_halves(queries=[query], collections=Collection.objects.filter(pk=col.id),
-                                         candidates=3)
-    assert started is not None and len(started.halves) == 1
-    assert started.collections.result(timeout=10) == [(col.id, col.chunker)]
-    halves = started.halves
-    vector = embed_texts([query])[0]  # after the keyword half started: it needs no vector
-
-    def fetch(keyword_half=None):
-        return fetch_candidates(query=query, vector=vector, mode="hybrid", collection_ids=[col.id], candidates=3,
-                                keyword_half=keyword_half)
-
-    merged = fetch(halves[0])
-    assert threads and threads[0] is not threading.current_thread()  # it ran on a side connection
-    single = fetch()
-    _assert_same_rows(_as_rows(merged), _as_rows(single))
-    assert merged.idf_sum == pytest.approx(single.idf_sum) and merged.idf_sum > 0
-    assert merged.vector_scan == single.vector_scan == "exact"
-    assert merged.elapsed_ms > 0 and single.elapsed_ms is None
-    # Found by one side only, yet scored by both: the merge lost nothing.
-    assert any(c.vector_rank and not c.keyword_rank and c.bm25 is not None for c in merged.candidates)
-    assert any(c.keyword_rank and not c.vector_rank and c.similarity is not None for c in merged.candidates)
-
-
-@pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("query", ["zyxwvut qwertyuiop", "sourdough starter feeding schedule"])
-def test_the_split_hybrid_matches_one_statement_without_terms_or_embeddings(corpus, query):
-    # The first query has no word any chunk holds: the keyword half finds nothing, so it brings
-    # back no terms, and the vector half scores BM25 0. The second matches a document whose chunks
-    # are not embedded yet: their similarity is None either way.
-    col, _, _ = corpus
-    make_document(col, "draft.md", ["A sourdough starter needs feeding every day. ", "Keep the schedule. "])
-    vector = embed_texts([query])[0]
-    started = early.start_keyword_halves(queries=[query], collections=Collection.objects.filter(pk=col.id),
-                                         candidates=5)
-
-    def fetch(keyword_half=None):
-        return fetch_candidates(query=query, vector=vector, mode="hybrid", collection_ids=[col.id], candidates=5,
-                                keyword_half=keyword_half)
-
-    merged, single = fetch(started.halves[0]), fetch()
-    _assert_same_rows(_as_rows(merged), _as_rows(single))
-    assert (merged.idf_sum, merged.identifiers) == (single.idf_sum, single.identifiers)
-    keyword_found = [c for c in merged.candidates if c.keyword_rank]
-    if query.startswith("zyx"):
-        assert not keyword_found and merged.idf_sum == 0
-        assert {c.bm25 for c in merged.candidates} == {0.0} and len(merged.candidates) == 5
-    else:
-        drafts = [c for c in keyword_found if c.source == "draft.md"]
-        assert drafts and all(c.similarity is None and c.vector_rank is None for c in drafts)
-
-
-@pytest.mark.django_db(transaction=True)
-def test_with_the_collections_read_on_the_side_connection_none_to_search_finds_nothing(corpus, monkeypatch):
-    from chat.retrieval import side_connection
-
-    submitted = []
-    real_submit = side_connection.try_submit
-    monkeypatch.setattr(side_connection, "try_submit", lambda fn: submitted.append(fn) or real_submit(fn))
-    empty = search(query="knead the dough", collections=Collection.objects.none())
-    assert submitted  # the collections were read beside the embedding
-    assert empty.chunks == [] and empty.segments == [] and "candidates" not in empty.timings_ms
-    scoped = search(query="knead the dough", collections=Collection.objects.filter(slug="guides"), k=2)
-    assert len(submitted) == 2 and [c.document.source for c in scoped.chunks] == ["guide.md", "guide.md"]
-
-
-@pytest.mark.django_db(transaction=True)
-def test_search_runs_each_querys_keyword_half_while_embedding_and_returns_the_same(corpus, settings):
-    col, _, _ = corpus
-    queries = ["How long should the dough rise?", "mortgage interest rates"]
-    overlapped = search(query=queries, collections=Collection.objects.all(), k=4)
-    settings.SEARCH_SIDE_CONNECTIONS = 0
-    single = search(query=queries, collections=Collection.objects.all(), k=4)
-    assert overlapped.timings_ms["keyword"] > 0 and "keyword" not in single.timings_ms
-    _assert_same_result(overlapped, single)
-    assert {c.document.source for c in overlapped.chunks} == {"guide.md", "money.md"}
-    assert overlapped.segments
-
-
-def test_inside_a_transaction_hybrid_stays_on_one_connection(corpus, monkeypatch):
-    # pytest-django wraps this test in a transaction another connection could not see into.
-    from chat.retrieval import side_connection
-
-    monkeypatch.setattr(side_connection, "try_submit", lambda fn: pytest.fail("used a side connection"))
-    col, guide, _ = corpus
-    assert early.start_keyword_halves(queries=["knead the dough"], collections=Collection.objects.all(),
-                                      candidates=3) is None
-    result = search(query="knead the dough", collections=Collection.objects.all(), k=3)
-    assert (result.chunks[0].document.id, result.chunks[0].chunk_index) == (guide.id, 1)
-    assert "keyword" not in result.timings_ms
-
-
-@pytest.mark.django_db(transaction=True)
-def test_hybrid_runs_as_one_statement_when_the_side_connections_are_busy(corpus, monkeypatch):
-    from chat.retrieval import side_connection
-
-    col, guide, _ = corpus
-    monkeypatch.setattr(side_connection, "try_submit", lambda fn: None)
-    assert early.start_keyword_halves(queries=["knead the dough"], collections=Collection.objects.all(),
-                                      candidates=3) is None
-    result = search(query="knead the dough", collections=Collection.objects.all(), k=3)
-    assert (result.chunks[0].document.id, result.chunks[0].chunk_index) == (guide.id, 1)
-    assert {c.ranks["vector"] for c in result.chunks} >= {1, 2} and "keyword" not in result.timings_ms
-
-
-@pytest.mark.django_db(transaction=True)
-def test_when_the_side_connection_fails_every_query_runs_as_one_statement(corpus, monkeypatch):
-    from django.db import OperationalError
-
-    from chat.retrieval import candidates
-
-    col, _, _ = corpus
-    queries = ["knead the dough", "tax receipts"]
-    vectors = embed_texts(queries)
-
-    def fetch(query, vector, keyword_half=None):
-        return fetch_candidates(query=query, vector=vector, mode="hybrid", collection_ids=[col.id], candidates=3,
-                                keyword_half=keyword_half)
-
-    expected = [_as_rows(fetch(q, v)) for q, v in zip(queries, vectors, strict=True)]
-    real_run = candidates._run
-
-    def run(sides, params):
-        if sides == candidates._KEYWORD_HALF:
-            raise OperationalError("server closed the connection unexpectedly")
-        return real_run(sides, params)
-
-    monkeypatch.setattr(candidates, "_run", run)
-    halves = early.start_keyword_halves(queries=queries, collections=Collection.objects.all(), candidates=3).halves
-    for half in halves:  # the first query's failure ends the second's too
-        with pytest.raises(OperationalError):
-            half.result(timeout=10)
-    found = [_as_rows(fetch(q, v, half)) for q, v, half in zip(queries, vectors, halves, strict=True)]
-    assert found == expected
-    assert all(any(row[2] for row in rows) for rows in found)  # keyword ranks: the keyword side ran
-
-
-@pytest.mark.django_db(transaction=True)
-def test_a_side_connection_that_fails_before_the_work_starts_leaves_no_search_waiting(corpus, monkeypatch):
-    from concurrent.futures import Future
-
-    from django.db import OperationalError
-
-    from chat.retrieval import side_connection
-
-    col, guide, _ = corpus
-
-    def broken(fn):  # as when the side connection cannot be set up: `fn` never runs
-        failed = Future()
-        failed.set_exception(OperationalError("could not connect to server"))
-        return failed
-
-    monkeypatch.setattr(side_connection, "try_submit", broken)
-    started = early.start_keyword_halves(queries=["dough", "loaf"], collections=Collection.objects.all(), candidates=3)
-    for half in [started.collections, *started.halves]:
-        with pytest.raises(OperationalError):
-            half.result(timeout=10)
-    result = search(query=["knead the dough", "bake the loaf"], collections=Collection.objects.all(), k=3)
-    assert {(c.document.id, c.chunk_index) for c in result.chunks} >= {(guide.id, 1), (guide.id, 3)}
-    # The keyword side ran all the same, in each query's one statement.
-    assert "keyword" not in result.timings_ms and any(c.ranks["keyword"] for c in result.chunks)
+@pytest.mark.parametrize("rse", ["balanced", None])
+def test_a_hybrid_search_is_one_statement_per_query_on_the_requests_connection(corpus, rse,
+                                                                              django_assert_num_queries):
+    # The collections, then each query's candidates (both sides, with their SET LOCALs), then the
+    # segments' and returned chunks' text: all on django.db.connection.
+    with django_assert_num_queries(4) as captured:
+        result = search(query=["knead the dough", "mortgage payments"], collections=Collection.objects.all(), k=4,
+                        rse=rse)
+    assert {c.document.source for c in result.chunks} == {"guide.md", "money.md"}
+    candidates = [q["sql"] for q in captured.captured_queries[1:3]]
+    assert all("SET LOCAL hnsw.ef_search" in sql and "vec_hnsw" in sql and "kw_scored" in sql for sql in candidates)

@@ -1,8 +1,7 @@
 """`manage.py bench_search [--chunks 100000] [--queries EVAL.jsonl] [--recall-collection SLUG] [--keep]`
 
 Latency of the search stages at scale, beside a bare pgvector HNSW top-k query in the same run,
-and HNSW recall@10 against exact search on real embeddings. Each query is searched as configured
-(the keyword half beside the query's embedding, chat/retrieval/early.py) and on one connection, side by side.
+and HNSW recall@10 against exact search on real embeddings.
 
 Builds a scratch collection of synthetic chunks (text drawn from a Zipf distribution over the
 words of the real corpus, so keyword queries match as they would on real text; random unit
@@ -21,10 +20,9 @@ import numpy as np
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
-from django.test.utils import override_settings
 
 from chat.evaluation.metrics import EvalFormatError, first_source_rank, load_items, mean, percentile, reciprocal_ranks
-from chat.retrieval.search import search
+from chat.retrieval import search
 from chat.retrieval.vector import execute_with_session_settings, vector_literal
 from corpus.ingest.embed import embed_queries, embed_texts
 from corpus.models import Chunk, Collection, Document
@@ -77,15 +75,12 @@ def _build_scratch(n_chunks: int, words: list[str], stdout) -> Collection:
     return scratch
 
 
-def _bare_hnsw_ms(vector: np.ndarray, k: int, *, prepared: bool = True) -> tuple[float, list[int]]:
-    # The same settings, sent the same way (one round trip, prepared once per connection unless
-    # SEARCH_PREPARED_STATEMENTS is off), as the search's own statements; prepared=False: a plain
-    # statement, planned each time.
+def _bare_hnsw_ms(vector: np.ndarray, k: int) -> tuple[float, list[int]]:
+    # The same settings, sent the same way (one round trip), as the search's own statements.
     started = time.perf_counter()
     with connection.cursor() as cursor:
         execute_with_session_settings(cursor, "SELECT id FROM corpus_chunk ORDER BY embedding <=> %(vector)s::vector "
-                                      "LIMIT %(k)s", {"vector": vector_literal(vector), "k": k},
-                                      parameter_types={"vector": "vector"} if prepared else None)
+                                      "LIMIT %(k)s", {"vector": vector_literal(vector), "k": k})
         ids = [r[0] for r in cursor.fetchall()]
     return (time.perf_counter() - started) * 1000, ids
 
@@ -153,73 +148,55 @@ class Command(BaseCommand):
         questions = [item.question for item in items]
         source_ranks: dict[int, int | None] = {}
         both = Collection.objects.filter(pk__in=[scratch.pk, real.pk])
-        # "overlapped": as configured, the keyword side on a side connection while the query is
-        # embedded; "one connection": every statement after the embedding, on the search's own.
-        ways = {"overlapped": settings.SEARCH_SIDE_CONNECTIONS, "one connection": 0}
-        stages: dict[str, dict[str, list[float]]] = {way: {} for way in ways}
-        bare: dict[str, list[float]] = {"prepared": [], "plain": [], "after embedding": []}
+        stages: dict[str, list[float]] = {}
+        bare: dict[str, list[float]] = {"warm": [], "after embedding": []}
         search(query="warm up", collections=both, k=k)
         order = list(range(len(questions))) * repeat
         random.Random(3).shuffle(order)
         for n, i in enumerate(order):
             # Whatever runs first for a query reads the pages its HNSW path visits; the runs after
-            # find them in shared buffers. So the searches and the bare query take turns going first.
-            if (n // 2) % 2:
+            # find them in shared buffers. So the search and the bare query take turns going first.
+            if n % 2:
                 self._bare(questions[i], vectors[i], k, n, bare)
-            for way in list(ways) if n % 2 else list(ways)[::-1]:
-                with override_settings(SEARCH_SIDE_CONNECTIONS=ways[way]):
-                    result = search(query=questions[i], collections=both, k=k, rse="balanced")
-                timings = result.timings_ms
-                for stage, ms in timings.items():
-                    stages[way].setdefault(stage, []).append(ms)
-                stages[way].setdefault("total-embed", []).append(timings["total"] - timings["embed"])
-                if way == "overlapped":
-                    # Quality beside the synthetic chunks: the real documents must still come first.
-                    source_ranks[i] = first_source_rank([c.document.source for c in result.chunks], items[i].source)
-            if not (n // 2) % 2:
+            result = search(query=questions[i], collections=both, k=k, rse="balanced")
+            timings = result.timings_ms
+            for stage, ms in timings.items():
+                stages.setdefault(stage, []).append(ms)
+            stages.setdefault("total-embed", []).append(timings["total"] - timings["embed"])
+            # Quality beside the synthetic chunks: the real documents must still come first.
+            source_ranks[i] = first_source_rank([c.document.source for c in result.chunks], items[i].source)
+            if not n % 2:
                 self._bare(questions[i], vectors[i], k, n, bare)
         self.stdout.write(f"\nlatency over {len(order)} queries, {total_chunks} chunks in the table, "
                           f"hybrid k={k}, RSE balanced, ef_search={settings.SEARCH_HNSW_EF}")
         self.stdout.write(f"{'stage':30} {'p50 ms':>8} {'p95 ms':>8}")
-        for way, by_stage in stages.items():
-            for stage in ["embed", "keyword", "candidates", "fusion", "rse", "total", "total-embed"]:
-                values = by_stage.get(stage)
-                if values:
-                    label = f"{stage} ({way})"
-                    self.stdout.write(f"{label:30} {percentile(values, 50):8.2f} {percentile(values, 95):8.2f}")
-        if stages["overlapped"].get("keyword"):
-            wall = percentile(stages["overlapped"]["total"], 50) / percentile(stages["one connection"]["total"], 50)
-            self.stdout.write(f"total overlapped / on one connection at p50: {wall:.2f} (the keyword side ran "
-                              "during the embedding; \"keyword\" is its own time)")
-        else:
-            self.stdout.write("(no side connection was free or enabled: both ways ran on one connection)")
-        self.stdout.write(f"{'bare HNSW top-k':30} {percentile(bare['prepared'], 50):8.2f} "
-                          f"{percentile(bare['prepared'], 95):8.2f}   (sent as the search sends its statements)")
-        self.stdout.write(f"{'  plain':30} {percentile(bare['plain'], 50):8.2f} {percentile(bare['plain'], 95):8.2f}"
-                          "   (planned each time)")
+        for stage in ["embed", "candidates", "fusion", "rse", "total", "total-embed"]:
+            values = stages.get(stage)
+            if values:
+                self.stdout.write(f"{stage:30} {percentile(values, 50):8.2f} {percentile(values, 95):8.2f}")
+        self.stdout.write(f"{'bare HNSW top-k':30} {percentile(bare['warm'], 50):8.2f} "
+                          f"{percentile(bare['warm'], 95):8.2f}   (sent as the search sends its statements)")
         after = bare["after embedding"]
         self.stdout.write(f"{'  after embedding its query':30} {percentile(after, 50):8.2f} "
-                          f"{percentile(after, 95):8.2f}   (prepared, right after the model embedded the query)")
-        for way, by_stage in stages.items():
-            without_embedding = percentile(by_stage["total-embed"], 50)
-            self.stdout.write(f"total without embedding / bare HNSW at p50, {way}: "
-                              f"{without_embedding / percentile(bare['prepared'], 50):.1f}x "
-                              f"({without_embedding / percentile(bare['plain'], 50):.1f}x against the plain statement, "
-                              f"{without_embedding / percentile(after, 50):.1f}x against the bare query "
-                              "after embedding)")
+                          f"{percentile(after, 95):8.2f}   (right after the model embedded the query)")
+        without_embedding = percentile(stages["total-embed"], 50)
+        self.stdout.write(f"total without embedding / bare HNSW at p50: "
+                          f"{without_embedding / percentile(bare['warm'], 50):.1f}x "
+                          f"({without_embedding / percentile(after, 50):.1f}x against the bare query "
+                          "after embedding)")
         mrr = mean(reciprocal_ranks(source_ranks.values()))
         self.stdout.write(f"hybrid MRR@{k} of the {len(source_ranks)} questions searching both collections "
                           f"(their source among {total_chunks} chunks): {mrr:.3f}")
 
     @staticmethod
     def _bare(question, vector, k, n, bare):
-        for way in ("prepared", "plain", "after embedding") if n % 2 else ("after embedding", "plain", "prepared"):
+        for way in ("warm", "after embedding") if n % 2 else ("after embedding", "warm"):
             if way == "after embedding":
                 # A search's statements run right after the model has had the cores and their
                 # caches (measured: the same statement 0.7-0.9 ms slower than when re-run): so
                 # does this one, the embedding not timed.
                 embed_queries([question])
-            bare[way].append(_bare_hnsw_ms(vector, k, prepared=way != "plain")[0])
+            bare[way].append(_bare_hnsw_ms(vector, k)[0])
 
     def _recall(self, real, vectors, k):
         hits = 0
