@@ -52,7 +52,6 @@ MAX_ITEMS = 6  # list items or table rows kept under a sentence that introduces 
 MAX_ITEM_CHARS = 160
 MIN_WORDS = 4
 MAX_SENTENCE_CHARS = 400
-SOURCES_SCANNED = 5
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[`*A-Z0-9])")
 _WHY = re.compile(r"\bwhy\b", re.IGNORECASE)
@@ -224,10 +223,10 @@ def _key(text: str) -> str:
 
 
 def candidates(citations: Sequence[dict], hits: Sequence[Hit] = ()) -> list[Sentence]:
-    """The sentences of the first sources, in source order, each with the relevance of the
+    """The sentences of all the sources, in source order, each with the relevance of the
     retrieved chunk (among `hits`) that holds it."""
     found: list[Sentence] = []
-    for rank, citation in enumerate(list(citations)[:SOURCES_SCANNED]):
+    for rank, citation in enumerate(citations):
         document = (citation.get("document") or {}).get("id")
         base = citation.get("char_start") or 0
         own = [h for h in hits if h.document == document]
@@ -246,7 +245,7 @@ def extractive_answer(query: str, citations: Sequence[dict], *, hits: Sequence[H
     sentence that introduces a list keeps its first items as a nested list."""
     found = candidates(citations, hits)
     if not found:
-        listed = "".join(f"[{c['n']}]" for c in list(citations)[:SOURCES_SCANNED])
+        listed = "".join(f"[{c['n']}]" for c in citations)
         return (f"*{LABEL}.* The passages found hold code or tables rather than sentences to quote; "
                 f"open them: {listed}.")
     chosen = choose(found, score_sentences(query, found, similarity), max_chars=max_chars)
