@@ -64,7 +64,8 @@ def test_extractive_answers_are_scored_per_kind(files, no_llm):
     assert summaries["answerable"]["abstained"] == 0.0
     assert "Abstention: off-topic abstained 1.00 (target >= 0.90); answerable abstained 0.00" in out
     header = next(line for line in out.splitlines() if line.startswith("kind"))
-    assert header.split() == ["kind", "n", "evidence", "right", "doc", "chars", "cites", "valid", "[n]", "abstained"]
+    assert header.split() == ["kind", "n", "evidence", "right", "doc", "in", "sources", "chars", "cites", "valid",
+                              "[n]", "abstained"]
 
 
 def test_llm_answers_are_grounded_before_they_are_scored(files, fake_llm):

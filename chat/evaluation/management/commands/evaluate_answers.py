@@ -27,7 +27,7 @@ from chat.evaluation.answers import (
 from chat.evaluation.metrics import KINDS, EvalFormatError, load_items
 from corpus.models import Collection
 
-ROW_FORMAT = "{:<22} {:>4} {:>9} {:>9} {:>7} {:>8} {:>8} {:>10}"
+ROW_FORMAT = "{:<22} {:>4} {:>9} {:>9} {:>10} {:>7} {:>6} {:>9} {:>10}"
 
 
 class Command(BaseCommand):
@@ -86,17 +86,19 @@ class Command(BaseCommand):
 
     def _print(self, summaries: dict, seconds: float) -> None:
         self.stdout.write("")
-        self.stdout.write(ROW_FORMAT.format("kind", "n", "evidence", "right doc", "chars", "cites",
+        self.stdout.write(ROW_FORMAT.format("kind", "n", "evidence", "right doc", "in sources", "chars", "cites",
                                             "valid [n]", "abstained"))
         for kind, s in summaries.items():
             evidence = f"{s['evidence']:.2f}" if "evidence" in s else "-"
             right = f"{s['right_document']:.2f}" if "right_document" in s else "-"
-            self.stdout.write(ROW_FORMAT.format(kind, s["n"], evidence, right, f"{s['chars']:.0f}",
+            found = f"{s['source_in_sources']:.2f}" if "source_in_sources" in s else "-"
+            self.stdout.write(ROW_FORMAT.format(kind, s["n"], evidence, right, found, f"{s['chars']:.0f}",
                                                 f"{s['cites']:.2f}", f"{s['valid_citations']:.2f}",
                                                 f"{s['abstained']:.2f}"))
         self.stdout.write("")
         self.stdout.write("evidence: share of the evidence phrases in the answer text (an abstention counts 0); "
-                          "right doc: the source is among the cited sources; chars: mean answer length; "
+                          "right doc: the source is among the cited sources; in sources: among the numbered "
+                          "sources the answer was given; chars: mean answer length (answers given); "
                           "cites: answers citing at least one source; valid [n]: answers whose every [n] exists "
                           "(after the grounding pass; before it: "
                           + ", ".join(f"{k} {s['raw_valid_citations']:.2f}" for k, s in summaries.items()
