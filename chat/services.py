@@ -16,7 +16,15 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import QuerySet
 
-from chat.answering.pipeline import AnswerError, LLMFailed, complete_answer, finish, prepare, stream_answer
+from chat.answering.pipeline import (
+    AnswerError,
+    LLMFailed,
+    NotFound,
+    complete_answer,
+    finish,
+    prepare,
+    stream_answer,
+)
 from chat.errors import log_failure, server_failure_message
 from chat.models import Conversation, Message
 from corpus.models import Collection
@@ -40,6 +48,7 @@ class AskEvent:
     message: Message
     text: str = ""
     upstream_failure: bool = False  # on "done": the LLM failed (vs. nothing to search or found)
+    not_found: bool = False  # on "done": nothing retrieved was relevant enough (an answer, not a failure)
 
 
 def run_to_end(events: Iterator[AskEvent]) -> AskEvent:
@@ -133,7 +142,7 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
     conversation.save()
 
     parts: list[str] = []
-    upstream_failure = False
+    upstream_failure = not_found = False
     prepared = None
     try:
         yield AskEvent("start", reply)
@@ -161,7 +170,7 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
             reply.status = Message.Status.COMPLETE
     except AnswerError as exc:
         reply.status, reply.error = Message.Status.FAILED, str(exc)
-        upstream_failure = isinstance(exc, LLMFailed)
+        upstream_failure, not_found = isinstance(exc, LLMFailed), isinstance(exc, NotFound)
     except GeneratorExit:
         # The client went away (stop button, closed tab): keep what was written so far.
         reply.status = Message.Status.STOPPED
@@ -178,7 +187,7 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
         if reply.status == Message.Status.STREAMING:
             reply.status = Message.Status.STOPPED
         reply.save(update_fields=["content", "status", "error", "citations"])
-    yield AskEvent("done", reply, upstream_failure=upstream_failure)
+    yield AskEvent("done", reply, upstream_failure=upstream_failure, not_found=not_found)
 
 
 def message_regenerate(*, message: Message, rse: str | None = "balanced", stream: bool = True) -> Iterator[AskEvent]:

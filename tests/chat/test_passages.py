@@ -100,3 +100,16 @@ def test_a_citation_of_a_deleted_document_says_so(client, user):
     html = response.content.decode()
     assert response.status_code == 410
     assert "This document was deleted" in html and "Gone guide" in html and "Some text here." in html
+
+
+@pytest.mark.django_db
+def test_the_chat_says_when_nothing_answers(client, user, no_llm):
+    make_document(make_collection("reports", owner=user), source="report.md", title="Lighthouse report",
+                  parts=[page + "\n\n" for page in PAGES])
+    client.force_login(user)
+    response = client.post(reverse("chat:ask"), {"question": "Who won the football world cup in 1998?"},
+                           HTTP_ACCEPT="text/event-stream")
+    body = b"".join(response.streaming_content).decode()
+    done = body[body.index("event: done"):]
+    assert "Nothing in the searched documents answers this question." in done
+    assert "Extractive answer" not in done and "/sources/" not in done  # no unrelated passages cited

@@ -55,7 +55,10 @@ class Command(BaseCommand):
                     page = f", page {c['page']}" if c.get("page") else ""
                     self.stdout.write(f"  [{c['n']}] {c['document']['title'] or c['document']['source']} — "
                                       f"{c['document']['source']}{page}, {chunk_range_label(c['start'], c['end'])}")
-        if message.error:
+        if done.not_found:
+            if not json:  # an answer, not a failure: said plainly, exit status 0
+                self.stdout.write(f"Not found: {message.error}")
+        elif message.error:
             raise CommandError(message.error)
 
     def _user(self, username: str | None):
