@@ -126,7 +126,8 @@ def test_oversized_file_fails_without_being_stored(collection, settings, django_
                                  source="big.txt")
 
     assert document.status == Document.Status.FAILED
-    assert document.error == uploads.upload_error("big.txt", 101) == "big.txt: the file is 101 bytes; the limit is 100 bytes."
+    assert document.error == uploads.upload_error("big.txt", 101)
+    assert document.error == "big.txt: the file is 101 bytes; the limit is 100 bytes."
     assert not document.file and callbacks == []
     assert not Chunk.objects.filter(document=document).exists()
 
