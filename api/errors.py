@@ -23,7 +23,12 @@ import sys
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import (
+    RequestDataTooBig,
+    SuspiciousOperation,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -148,6 +153,15 @@ def _rest_response(exc, context) -> Response | None:
                         headers={"Retry-After": str(RETRY_AFTER_SECONDS)} if code == 503 else None)
     if isinstance(exc, Denied):
         return Response({"detail": str(exc)}, status=exc.status)
+    if isinstance(exc, TooManyFilesSent):
+        return Response({"detail": f"Send at most {settings.DATA_UPLOAD_MAX_NUMBER_FILES} files in one request."},
+                        status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, TooManyFieldsSent):
+        return Response({"detail": f"Send at most {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS} fields in one request."},
+                        status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, SuspiciousOperation):  # Django refused to read the request as sent
+        logger.warning("API: suspicious request refused: %s", exc)
+        return Response({"detail": "The request was refused as malformed."}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, DjangoValidationError):  # from a service: per field when it names fields
         if hasattr(exc, "error_dict"):
             body = {"non_field_errors" if name == "__all__" else name: messages

@@ -106,6 +106,14 @@ def test_one_bad_file_never_blocks_the_others(api, mine, django_capture_on_commi
     assert set(Document.objects.values_list("source", "status")) == {("a.md", Status.READY), ("b.md", Status.READY)}
 
 
+def test_too_many_files_at_once_is_a_json_400(api, mine, settings):
+    settings.DATA_UPLOAD_MAX_NUMBER_FILES = 3
+    response = upload_many(api, "mine", [(f"f{i}.md", GUIDE_V1) for i in range(4)])
+
+    assert response.status_code == 400 and response.json() == {"detail": "Send at most 3 files in one request."}
+    assert not Document.objects.exists()
+
+
 def test_upload_request_errors(api, mine):
     response = api.post("/api/documents/", {"collection": "mine"}, format="multipart")
     assert response.status_code == 400 and "at least one file" in response.json()["files"][0]
