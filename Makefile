@@ -7,7 +7,7 @@ PORT ?= 8000
 # The development evaluation set (corpus + questions), beside the checkout.
 EVAL_DIR ?= ../shared/eval
 
-.PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-packages eval-manpages bench-ingest bench-latency clean
+.PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-packages eval-manpages bench-ingest bench-latency reliability clean
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,11 @@ chromium:
 
 test: install chromium services-start
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# Faults, hostile input, security and load against the app started as `make run` starts it (its own
+# ports and data under var/reliability); prints a summary table. RELIABILITY_ARGS="--quick" for a short run.
+reliability: install
+	$(PY) -m tests.reliability $(RELIABILITY_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -8,14 +8,26 @@ place that turns exceptions into error responses.
 
 corpus.permissions.Denied carries its own status: 404 when the caller may not read the
 collection or document (its existence is not revealed), 403 when they may read but not change it.
+
+Two failures of the service rather than of the request get the same answer everywhere (API, /v1,
+web pages, /admin), from service_error_response: a body over DATA_UPLOAD_MAX_MEMORY_SIZE is 413,
+and the database being unreachable (a connection refused or lost) is 503 with Retry-After, never
+a 500. The DRF handler below covers the API; ServiceErrorMiddleware covers other views, and
+server_error (handler500) what is raised outside any view (a middleware reading the session).
 """
 
 from __future__ import annotations
 
 import logging
+import sys
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import InterfaceError, OperationalError
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
@@ -47,7 +59,93 @@ def json_exception_handler(exc, context):
     return response
 
 
+DATABASE_DOWN = "The database is unavailable at the moment; try again in a minute."
+RETRY_AFTER_SECONDS = 30
+_JSON_PREFIXES = ("/api/", "/v1/", "/healthz")
+
+
+def service_error(exc: BaseException) -> tuple[int, str] | None:
+    """(status, message) for an exception that is the service's state, not a bug: a request body
+    over the limit (413) or a database that cannot be reached (503); None for anything else."""
+    if isinstance(exc, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE / (1024 * 1024)
+        return 413, f"The request body is over the {limit:g} MB limit."
+    if isinstance(exc, OperationalError | InterfaceError):
+        return 503, DATABASE_DOWN
+    return None
+
+
+def wants_json(request: HttpRequest) -> bool:
+    return request.path.startswith(_JSON_PREFIXES) or "application/json" in request.headers.get("Accept", "")
+
+
+def service_error_response(request: HttpRequest, exc: BaseException) -> HttpResponse | None:
+    """The 413/503 response for `exc` (see service_error): JSON ({"detail"}, or OpenAI's shape under
+    /v1/) for API clients, a short plain page for browsers; None when `exc` is something else."""
+    known = service_error(exc)
+    if known is None:
+        return None
+    code, message = known
+    if code == 503:
+        logger.warning("%s %s: database unavailable: %s", request.method, request.path, exc)
+    if request.path.startswith("/v1/"):
+        kind = "api_error" if code == 503 else "invalid_request_error"
+        response = JsonResponse({"error": {"message": message, "type": kind, "param": None,
+                                           "code": _OPENAI_CODES[code]}}, status=code)
+    elif wants_json(request):
+        response = JsonResponse({"detail": message}, status=code)
+    else:
+        response = HttpResponse(message, status=code, content_type="text/plain; charset=utf-8")
+    if code == 503:
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
+class ServiceErrorMiddleware:
+    """413/503 instead of a 500 page for views outside DRF (web pages, /healthz, the admin)."""
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exc: Exception) -> HttpResponse | None:
+        return service_error_response(request, exc)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: what a middleware raised (no view to catch it). 413/503 as above; else JSON for
+    API paths, Django's own page for the rest."""
+    exc = sys.exc_info()[1]
+    response = service_error_response(request, exc) if exc is not None else None
+    if response is not None:
+        return response
+    if wants_json(request):
+        return JsonResponse({"detail": "Internal error; the server log has the details."}, status=500)
+    return defaults.server_error(request)
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """handler404: an unknown URL under /api/ or /v1/ is a JSON 404 (OpenAI's shape under /v1/);
+    web pages keep Django's page."""
+    if request.path.startswith("/v1/"):
+        return JsonResponse({"error": {"message": f"Unknown endpoint {request.method} {request.path}.",
+                                       "type": "invalid_request_error", "param": None, "code": "unknown_url"}},
+                            status=404)
+    if wants_json(request):
+        return JsonResponse({"detail": f"No API endpoint {request.path}; see /api/docs/."}, status=404)
+    return defaults.page_not_found(request, exception)
+
+
 def _rest_response(exc, context) -> Response | None:
+    known = service_error(exc)
+    if known is not None:
+        code, message = known
+        if code == 503:
+            logger.warning("API: database unavailable: %s", exc)
+        return Response({"detail": message}, status=code,
+                        headers={"Retry-After": str(RETRY_AFTER_SECONDS)} if code == 503 else None)
     if isinstance(exc, Denied):
         return Response({"detail": str(exc)}, status=exc.status)
     if isinstance(exc, DjangoValidationError):  # from a service: per field when it names fields
@@ -70,8 +168,11 @@ _OPENAI_KINDS = {
     404: ("invalid_request_error", "not_found"),
     405: ("invalid_request_error", "method_not_allowed"),
     415: ("invalid_request_error", "unsupported_media_type"),
+    413: ("invalid_request_error", "request_too_large"),
     429: ("requests", "rate_limit_exceeded"),
+    503: ("api_error", "service_unavailable"),
 }
+_OPENAI_CODES = {413: "request_too_large", 503: "service_unavailable"}
 
 
 def _openai_error(exc, response: Response) -> dict:

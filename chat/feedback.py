@@ -9,6 +9,7 @@ import re
 
 from django.db import transaction
 
+from chat.answering.citations import cited_numbers
 from chat.models import Feedback, Message
 from corpus.models import Document
 
@@ -16,7 +17,6 @@ MAX_COMMENT_CHARS = 4000
 MAX_PHRASES = 10
 MAX_PHRASE_CHARS = 300
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
-_CITED = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
 
 
 class FeedbackError(ValueError):
@@ -48,10 +48,6 @@ def question_of(message: Message) -> Message | None:
     """The question an assistant message answers: the user message just before it."""
     return (Message.objects.filter(conversation_id=message.conversation_id, role=Message.Role.USER,
                                    pk__lt=message.pk).order_by("-id").first())
-
-
-def cited_numbers(text: str) -> list[int]:
-    return sorted({int(part) for match in _CITED.finditer(text) for part in match.group(1).split(",")})
 
 
 @transaction.atomic

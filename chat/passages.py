@@ -12,6 +12,7 @@ from django.utils.safestring import SafeString, mark_safe
 from pgvector.django import CosineDistance
 
 from chat.markdown import render_markdown
+from corpus.ingest.embed import embed_query
 from corpus.models import Chunk, Document
 
 logger = logging.getLogger(__name__)
@@ -61,8 +62,6 @@ def chunk_similarities(document: Document, query: str) -> list[float | None]:
     if not query:
         return []
     try:
-        from corpus.ingest.embed import embed_query
-
         vector = embed_query(query)
     except Exception:  # the chart is an explanation, never a reason for the page to fail
         logger.warning("could not embed the query for the relevance chart", exc_info=True)

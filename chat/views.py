@@ -4,11 +4,12 @@ stop button and the cited passage view."""
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterator
 
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import RequestDataTooBig
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
@@ -16,7 +17,7 @@ from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
-from chat.answering.citations import citation_url
+from chat.answering.citations import citation_url, cited_numbers
 from chat.errors import log_failure, server_failure_message
 from chat.export import answer_markdown
 from chat.markdown import link_citations, render_markdown
@@ -37,12 +38,6 @@ from chat.sse import sse_event, sse_response
 from corpus.permissions import Denied, collection_for, document_for, readable_collections
 
 logger = logging.getLogger(__name__)
-_CITED = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
-
-
-def cited_numbers(text: str) -> set[int]:
-    return {int(part) for match in _CITED.finditer(text) for part in match.group(1).split(",")}
-
 
 def answer_html(message: Message) -> str:
     """The answer as sanitized HTML with its [n] linked to the passages."""
@@ -135,8 +130,8 @@ def ask(request: HttpRequest) -> HttpResponse:
     JSON with HTTP 500 to chat.js, the page again (with the question in the box) without JS."""
     try:
         return _ask(request)
-    except Http404:
-        raise
+    except (Http404, RequestDataTooBig, OperationalError, InterfaceError):
+        raise  # a 404, or the service's state (413, 503): answered by the middleware, not a bug
     except Exception:
         error_id = log_failure(logger, "POST /ask/ by user %s failed", request.user.pk)
         message = server_failure_message(error_id)

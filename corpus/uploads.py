@@ -13,6 +13,16 @@ SUPPORTED_EXTENSIONS = frozenset({".txt", ".text", ".md", ".markdown", ".rst", "
                                   ".docx"})
 
 
+def clean_name(name: str) -> str:
+    """`name` without the characters that could make it display as something else: control
+    characters and invisible format characters such as U+202E (right-to-left override, which
+    shows "evil\u202etxt.exe" as "evilexe.txt") are dropped, other spaces become plain spaces,
+    and the ends are stripped. Django's upload parser drops the same characters from an uploaded
+    file's name; every way in (the CLI included) goes through this."""
+    return "".join(" " if char.isspace() else char for char in name
+                   if char.isprintable() or char.isspace()).strip()
+
+
 def supported(name: str) -> bool:
     return PurePosixPath(name).suffix.lower() in SUPPORTED_EXTENSIONS
 

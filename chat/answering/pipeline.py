@@ -15,6 +15,7 @@ import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+import openai
 from django.conf import settings
 
 from chat.answering.citations import CONTEXT_CHARS, build_citations, cited_numbers, relevance_map
@@ -22,6 +23,7 @@ from chat.answering.extractive import extractive_answer
 from chat.answering.grounding import ground
 from chat.answering.prompts import answer_messages
 from chat.answering.rewrite import rewrite_query
+from chat.retrieval import SearchError, search
 from corpus import llm
 
 logger = logging.getLogger(__name__)
@@ -76,8 +78,6 @@ class IncompleteStream(Exception):
 
 def llm_error_message(exc: BaseException) -> str:
     """A sentence for the user about an LLM failure (details go to the log)."""
-    import openai
-
     if isinstance(exc, IncompleteStream):
         return str(exc)
     if isinstance(exc, openai.APITimeoutError):
@@ -104,12 +104,11 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
         raise AnswerError("There is no collection you may read yet, so there is nothing to search.")
     mode = "llm" if llm.llm_configured() else "extractive"
     query = rewrite_query(question, history)
-    from chat.retrieval.search import SearchError, search  # imported here: keeps this module light to import
 
     try:
         # RSE is told the budget the sources are cut to, so a long first segment is trimmed
         # around its best chunks instead of crowding the other segments out, and the top chunks
-        # the segments lack take part (chat.retrieval.segments._budgeted).
+        # the segments lack take part (chat.retrieval.rse._budgeted).
         result = search(query=query, collections=collections, mode="hybrid", k=SEARCH_K, rse=rse,
                         max_chars=CONTEXT_CHARS)
     except SearchError as exc:

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 from django.conf import settings
 
+from chat.retrieval import tuning
+
 # CTEs defining vec (id, distance, rank, and the chunk's place: document_id, chunk_index, start,
 # "end", page, collection_id, title, source) for the %(candidates)s nearest chunks of the
 # collections. The place is read with the distance, from the chunk row and the document row the
@@ -66,9 +68,9 @@ def vector_literal(vector: Sequence[float]) -> str:
 
 def session_settings_sql() -> str:
     """SET LOCAL statements for the HNSW scan (valid until the end of the transaction).
-    Values are validated integers from settings, so they are inlined (SET takes no parameters)."""
+    Values are integers (a validated setting, a constant), so they are inlined (SET takes no parameters)."""
     ef = int(settings.SEARCH_HNSW_EF)
-    max_tuples = int(settings.SEARCH_HNSW_MAX_SCAN_TUPLES)
+    max_tuples = int(tuning.HNSW_MAX_SCAN_TUPLES)
     # No parallel workers: starting them costs more than these small scans (the exact branch's
     # plan is parallel-aware even when its one-time filter skips it).
     return (f"SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = relaxed_order; "

@@ -160,3 +160,52 @@ def test_the_command_exits_non_zero_when_a_file_is_refused_or_fails(settings, tm
     assert failed.returncode == 1, failed.stderr
     assert "FAILED broken.pdf: " in failed.stderr
     assert list(Document.objects.values_list("source", "status")) == [("broken.pdf", Status.FAILED)]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("eager_media")
+def test_symbolic_links_inside_a_folder_are_never_followed(folder, tmp_path):
+    secret = tmp_path / "secret_key"
+    secret.write_text("django-insecure-the-secret-key\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "private.md").write_text("# Private\n\nNot in the folder.\n")
+    (folder / "notes.txt").symlink_to(secret)
+    (folder / "passwd.txt").symlink_to("/etc/passwd")
+    (folder / "guides" / "linked").symlink_to(outside, target_is_directory=True)
+    (folder / "dangling.md").symlink_to(tmp_path / "nowhere.md")
+    (folder / "inside.md").symlink_to(folder / "guides" / "garden.md")  # inside, but a link all the same
+
+    out, _ = run(str(folder), "--collection", "garden", "--wait")
+
+    sources = sorted(Document.objects.values_list("source", flat=True))
+    assert sources == ["guides/deep/peppers.md", "guides/garden.md", "readme.txt"]
+    assert not Document.objects.filter(text__contains="secret").exists()
+    assert not Document.objects.filter(text__contains="root:").exists()
+    for link in ("notes.txt", "passwd.txt", "guides/linked", "dangling.md", "inside.md"):
+        assert f"skipped {folder / link}: a symbolic link, not followed" in out
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("eager_media")
+def test_a_link_named_on_the_command_line_is_followed(folder, tmp_path):
+    link = tmp_path / "chosen.md"
+    link.symlink_to(folder / "guides" / "garden.md")
+
+    run(str(link), "--collection", "garden", "--wait")
+
+    assert Document.objects.get().source == "chosen.md"
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("eager_media")
+def test_control_and_bidirectional_characters_are_dropped_from_sources(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "invoice\u202egpj.md").write_bytes(GUIDE_V1)  # shows as "invoicedm.jpg" with the override
+    (root / "tab\there\x07.md").write_bytes(GUIDE_V2)
+
+    out, _ = run(str(root), "--collection", "names", "--wait")
+
+    assert sorted(Document.objects.values_list("source", flat=True)) == ["invoicegpj.md", "tab here.md"]
+    assert "queued invoicegpj.md" in out and "\u202e" not in out

@@ -126,7 +126,7 @@ def test_oversized_file_fails_without_being_stored(collection, settings, django_
                                  source="big.txt")
 
     assert document.status == Document.Status.FAILED
-    assert document.error.startswith("The file is ") and "the limit is" in document.error
+    assert document.error == uploads.upload_error("big.txt", 101) == "big.txt: the file is 0.0 MB; the limit is 0.0 MB."
     assert not document.file and callbacks == []
     assert not Chunk.objects.filter(document=document).exists()
 
@@ -328,3 +328,21 @@ def test_stored_name_is_safe_and_at_most_the_byte_limit(filename, expected):
 
     assert name == expected
     assert len(name.encode()) <= services.STORED_NAME_MAX_BYTES < 255
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("invoice\u202egpj.md", "invoicegpj.md"),       # right-to-left override
+    ("a\u200bb\u2066c.txt", "abc.txt"),              # zero-width space, isolate
+    ("tab\there\nnew\x00.md", "tab here new.md"),   # controls: spaces stay spaces, others go
+    ("  notes/plan\u00a0v2.md ", "notes/plan v2.md"),
+])
+def test_clean_name_drops_control_and_format_characters(name, expected):
+    assert uploads.clean_name(name) == expected
+
+
+@pytest.mark.django_db
+def test_an_explicit_source_is_cleaned_like_a_file_name(collection):
+    result = services.document_upload(collection=collection, file=SimpleUploadedFile("notes.md", GUIDE_V1),
+                                      source="evil\u202etxt.md")
+
+    assert result.accepted and result.document.source == "eviltxt.md"
