@@ -234,6 +234,7 @@
     const question = answer && answer.previousElementSibling;
     if (!question || !question.classList.contains("user")) return;
     event.preventDefault();
+    if (askForm.querySelector("button[type=submit]").disabled) return;  // an answer is being written
     const draft = askForm.elements.question.value;
     const replaces = element("input", "");
     replaces.type = "hidden";
