@@ -22,7 +22,7 @@ from chat.errors import log_failure, server_failure_message
 from chat.export import answer_markdown
 from chat.markdown import link_citations, render_markdown
 from chat.models import Conversation, Message
-from chat.passages import chunk_similarities, highlighted_document, segment_chars
+from chat.passages import chunk_similarities, highlight_for, highlighted_document
 from chat.relevance_chart import relevance_svg
 from chat.selectors import listed_conversations
 from chat.services import (
@@ -35,6 +35,7 @@ from chat.services import (
     run_to_end,
 )
 from chat.sse import sse_event, sse_response
+from corpus.models import Document
 from corpus.permissions import Denied, collection_for, document_for, readable_collections
 
 logger = logging.getLogger(__name__)
@@ -46,9 +47,9 @@ def answer_html(message: Message) -> str:
 
 
 def sources_of(message: Message) -> list[dict]:
-    """The sources listed under an answer: those it cites, or all it was given if it cites none."""
+    """The sources listed under an answer: those it cites (none when it cites none)."""
     cited = cited_numbers(message.content)
-    chosen = [c for c in message.citations if c["n"] in cited] or (message.citations if message.content else [])
+    chosen = [c for c in message.citations if c["n"] in cited]
     return [{**c, "url": citation_url(message.pk, c["n"])} for c in chosen]
 
 
@@ -256,17 +257,23 @@ def stop(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 @login_required
 def passage(request: HttpRequest, pk: int, n: int) -> HttpResponse:
-    """Citation [n] of an answer: the document with the segment highlighted, and why it was chosen.
-    404 unless the answer is the user's and the document is readable by them now."""
+    """Citation [n] of an answer: the document with the cited segment shown, the sentences that
+    support the answer highlighted, and why the segment was chosen. 404 unless the answer is the
+    user's and the document is readable by them now; 410 with a page saying so when the document
+    has been deleted since."""
     message = get_object_or_404(Message, pk=pk, conversation__user=request.user, role=Message.Role.ASSISTANT)
     citation = message.citation(n)
     if citation is None:
         raise Http404("No such citation.")
+    back_url = f"{message.conversation.get_absolute_url()}#m{message.pk}"
+    if not Document.objects.filter(pk=citation["document"]["id"]).exists():
+        return render(request, "chat/passage_deleted.html", {"citation": citation, "back_url": back_url},
+                      status=410)
     try:
         document = document_for(request.user, citation["document"]["id"])
     except Denied as exc:
         raise Http404("No such document.") from exc
-    char_start, char_end = segment_chars(document, citation)
+    highlight = highlight_for(document, citation, message.content)
     similarity = chunk_similarities(document, message.query)
     retrieved = {int(i): v for i, v in (message.relevance.get(str(document.pk)) or {}).items()}
     chart = None
@@ -275,7 +282,7 @@ def passage(request: HttpRequest, pk: int, n: int) -> HttpResponse:
         chart = relevance_svg(similarity + [None] * (count - len(similarity)),
                               selected=(citation["start"], citation["end"]), retrieved=retrieved)
     return render(request, "chat/passage.html", {
-        "message": message, "citation": citation, "document": document,
-        "page": document.page_at(char_start), "body": highlighted_document(document, char_start, char_end),
-        "chart": chart, "back_url": f"{message.conversation.get_absolute_url()}#m{message.pk}",
+        "message": message, "citation": citation, "document": document, "page": document.page_at(highlight.focus),
+        "supported": bool(highlight.support), "body": highlighted_document(document, highlight),
+        "chart": chart, "back_url": back_url,
     })

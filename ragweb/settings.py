@@ -192,6 +192,8 @@ SEARCH_FUSION = env_choice("SEARCH_FUSION", "convex", ("convex", "rrf"))
 SEARCH_HNSW_EF = env_int("SEARCH_HNSW_EF", 100, minimum=1, maximum=1000)
 # Collections this small are searched exactly (perfect recall, no index); larger ones through HNSW.
 SEARCH_EXACT_MAX_CHUNKS = env_int("SEARCH_EXACT_MAX_CHUNKS", 5000, minimum=0)
+# An answer is "not found" unless a retrieved chunk is at least this relevant (0-1; 0 never abstains).
+ANSWER_MIN_RELEVANCE = env_float("ANSWER_MIN_RELEVANCE", 0.6, minimum=0.0, maximum=1.0)
 
 
 def _throttle_rate(name: str, default: str) -> str | None:

@@ -19,7 +19,7 @@ import openai
 from django.conf import settings
 
 from chat.answering.citations import CONTEXT_CHARS, build_citations, cited_numbers, relevance_map
-from chat.answering.extractive import extractive_answer
+from chat.answering.extractive import Hit, extractive_answer
 from chat.answering.grounding import ground
 from chat.answering.prompts import answer_messages
 from chat.answering.rewrite import rewrite_query
@@ -31,9 +31,6 @@ logger = logging.getLogger(__name__)
 ANSWER_MAX_TOKENS = 800
 SEARCH_K = 10
 RSE_PRESETS = ("balanced", "precision", "find_all")
-# The answer is "not found" unless some retrieved chunk is at least this relevant. Relevance is
-# calibrated 0-1 (chat.retrieval.relevance), so 0.5 reads "as likely relevant as not".
-MIN_RELEVANCE = 0.5
 NOT_FOUND = "Nothing in the searched documents answers this question."
 
 
@@ -59,6 +56,7 @@ class Prepared:
     citations: list[dict] = field(default_factory=list)
     relevance: dict[str, dict[str, float]] = field(default_factory=dict)
     top_relevance: float | None = None  # of the most relevant retrieved chunk
+    hits: tuple[Hit, ...] = ()  # the retrieved chunks (where they are, how relevant)
 
 
 @dataclass(frozen=True)
@@ -118,10 +116,17 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
         raise NotFound("No passage in the searched documents matches this question. "
                        "Try other words, or check that the documents have finished processing.")
     top = top_relevance(result)
-    if top is not None and top < MIN_RELEVANCE:
+    # Relevance is calibrated 0-1 (chat.retrieval.relevance): a question whose best chunk is not
+    # clearly relevant is not answered from unrelated passages (settings.ANSWER_MIN_RELEVANCE).
+    if top is not None and top < settings.ANSWER_MIN_RELEVANCE:
         raise NotFound(NOT_FOUND)
     return Prepared(question=question, query=query, mode=mode, citations=citations,
-                    relevance=relevance_map(result), top_relevance=top)
+                    relevance=relevance_map(result), top_relevance=top, hits=retrieved_hits(result))
+
+
+def retrieved_hits(result) -> tuple[Hit, ...]:
+    return tuple(Hit(document=c.document.id, start=c.start, end=c.end, relevance=c.relevance)
+                 for c in result.chunks if getattr(c, "relevance", None) is not None)
 
 
 def top_relevance(result) -> float | None:
@@ -156,7 +161,7 @@ def stream_answer(prepared: Prepared, history: Sequence[tuple[str, str]] = ()) -
     Raises AnswerError if the LLM fails; pieces already yielded are the partial answer.
     """
     if prepared.mode == "extractive":
-        yield extractive_answer(prepared.query, prepared.citations)
+        yield extractive_answer(prepared.query, prepared.citations, hits=prepared.hits)
         return
     messages = answer_messages(question=prepared.query, citations=prepared.citations, history=history)
     try:
@@ -187,7 +192,7 @@ def answer_question(*, question: str, collections, history: Sequence[tuple[str, 
 def complete_answer(prepared: Prepared, history: Sequence[tuple[str, str]] = ()) -> str:
     """The whole answer at once (a non-streamed LLM call)."""
     if prepared.mode == "extractive":
-        return extractive_answer(prepared.query, prepared.citations)
+        return extractive_answer(prepared.query, prepared.citations, hits=prepared.hits)
     messages = answer_messages(question=prepared.query, citations=prepared.citations, history=history)
     try:
         return llm.complete(messages, max_tokens=ANSWER_MAX_TOKENS, temperature=0.2)

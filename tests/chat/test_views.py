@@ -168,8 +168,9 @@ def test_passage_view_highlights_the_segment_and_charts_relevance(alice, user, c
     response = alice.get(reverse("chat:passage", args=[reply.pk, citation["n"]]))
     html = response.content.decode()
     assert response.status_code == 200
-    mark = re.search(r'<mark id="passage" class="passage block">(.*?)</mark>', html, re.S).group(1)
-    assert "thirty seconds by default" in mark and "Logs are written" not in mark.split("Retries")[0]
+    segment = re.search(r'<div class="passage segment">(.*?)</div>', html, re.S).group(1)
+    mark = re.search(r'<mark class="passage support" id="passage">(.*?)</mark>', segment, re.S).group(1)
+    assert mark == "The request timeout is thirty seconds by default."  # the sentence the answer quotes
     assert "<h1>Deployment guide</h1>" in html.replace(f"[{citation['n']}] ", "")
     assert '<svg class="relevance-chart"' in html
     assert len(re.findall(r'<rect class="bar', html)) == len(GUIDE)
@@ -186,7 +187,8 @@ def test_passage_view_shows_pdf_page(alice, user, no_llm):
     citation = next(c for c in reply.citations if c["start"] <= 1 < c["end"])
     html = alice.get(reverse("chat:passage", args=[reply.pk, citation["n"]])).content.decode()
     assert '<pre class="doc plain">' in html
-    assert f'<span class="page">page {1 if citation["start"] == 0 else 2}</span>' in html
+    # The page of the sentence the answer cites, wherever the cited segment starts.
+    assert '<span class="page">page 2</span>' in html and '<span class="page-break" id="page-2"' in html
 
 
 def test_passage_view_is_404_without_read_permission(alice, client, user, other_user, corpus, no_llm):
