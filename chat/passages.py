@@ -42,7 +42,9 @@ class Highlight:
     """What the passage view shows: offsets are into the document text, `end`s exclusive."""
 
     segment: tuple[int, int]
-    support: tuple[tuple[int, int], ...]  # the supporting sentences, in document order
+    # The supporting sentences, in the order of the answer's sentences they support: the first
+    # supports the answer's first sentence citing the segment, and is where the page scrolls.
+    support: tuple[tuple[int, int], ...]
 
     @property
     def focus(self) -> int:
@@ -87,10 +89,10 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
 
 def supporting_spans(text: str, segment: tuple[int, int], claims: list[str]) -> tuple[tuple[int, int], ...]:
     """The sentences of text[segment] that best support each claim (an answer sentence), when
-    one holds at least MIN_SUPPORT of the claim's content words."""
+    one holds at least MIN_SUPPORT of the claim's content words; in the order of the claims."""
     spans = sentence_spans(text, *segment)
     terms = [content_terms(text[a:b]) for a, b in spans]
-    found: set[tuple[int, int]] = set()
+    found: dict[tuple[int, int], None] = {}
     for claim in claims:
         wanted = content_terms(claim)
         if not wanted:
@@ -103,8 +105,8 @@ def supporting_spans(text: str, segment: tuple[int, int], claims: list[str]) -> 
             if (recall, precision) >= best_key:
                 best, best_key = span, (recall, precision)
         if best is not None:
-            found.add(best)
-    return tuple(sorted(found))
+            found[best] = None
+    return tuple(found)
 
 
 def highlight_for(document: Document, citation: dict, answer: str) -> Highlight:
@@ -148,32 +150,26 @@ def _plain_html(text: str, highlight: Highlight, pages: list[int]) -> SafeString
 def _markdown_html(text: str, highlight: Highlight) -> SafeString:
     seg_start, seg_end = highlight.segment
     nonce = secrets.token_hex(6)
-    opening, closing = f"zqmk{nonce}o", f"zqmk{nonce}c"
+    focus, opening, closing = f"zqmk{nonce}f", f"zqmk{nonce}o", f"zqmk{nonce}c"
     segment = text[seg_start:seg_end]
     # Markers go in line by line, after each line's list, heading or quote markup, so that the
     # Markdown keeps its structure; after rendering they become <mark> tags.
     inserts: list[tuple[int, str]] = []
-    for a, b in highlight.support:
+    for number, (a, b) in enumerate(highlight.support):
         line_start = a
         while line_start < b:
             line_end = text.find("\n", line_start, b)
             line_end = b if line_end < 0 else line_end
             content = max(_LINE_MARKUP.match(text, line_start).end(), a)
             if text[content:line_end].strip():
-                inserts += [(content - seg_start, opening), (line_end - seg_start, closing)]
+                marker = focus if number == 0 and line_start == a else opening
+                inserts += [(content - seg_start, marker), (line_end - seg_start, closing)]
             line_start = line_end + 1
     for offset, marker in sorted(inserts, key=lambda item: item[0], reverse=True):
         segment = segment[:offset] + marker + segment[offset:]
     body = str(render_markdown(segment))
-    first = True
-
-    def open_tag(_match: re.Match) -> str:
-        nonlocal first
-        tag = '<mark class="passage support" id="passage">' if first else '<mark class="passage support">'
-        first = False
-        return tag
-
-    body = re.sub(opening, open_tag, body).replace(closing, "</mark>")
+    body = (body.replace(focus, '<mark class="passage support" id="passage">')
+            .replace(opening, '<mark class="passage support">').replace(closing, "</mark>"))
     segment_id = "" if highlight.support else ' id="passage"'
     return format_html('<div class="doc markdown">{}<div class="passage segment"{}>{}</div>{}</div>',
                        render_markdown(text[:seg_start]), mark_safe(segment_id),  # noqa: S308 — a constant
