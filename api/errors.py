@@ -11,8 +11,8 @@ collection or document (its existence is not revealed), 403 when they may read b
 
 Two failures of the service rather than of the request get the same answer everywhere (API, /v1,
 web pages, /admin), from service_error_response: a body over DATA_UPLOAD_MAX_MEMORY_SIZE is 413,
-and the database being unreachable (a connection refused or lost) is 503 with Retry-After, never
-a 500. The DRF handler below covers the API; ServiceErrorMiddleware covers other views, and
+the database being unreachable (a connection refused or lost) is 503 with Retry-After, and a
+value the database refuses as out of range (a huge ?limit=) is 400, never a 500. The DRF handler below covers the API; ServiceErrorMiddleware covers other views, and
 server_error (handler500) what is raised outside any view (a middleware reading the session).
 """
 
@@ -25,7 +25,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import InterfaceError, OperationalError
+from django.db import DataError, InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from drf_spectacular.utils import OpenApiResponse
@@ -72,6 +72,8 @@ def service_error(exc: BaseException) -> tuple[int, str] | None:
         return 413, f"The request body is over the {limit:g} MB limit."
     if isinstance(exc, OperationalError | InterfaceError):
         return 503, DATABASE_DOWN
+    if isinstance(exc, DataError):  # e.g. ?limit=10**40: the value reached the database unchecked
+        return 400, "A value in the request is out of range (a number too large, say)."
     return None
 
 
@@ -160,7 +162,7 @@ _OPENAI_KINDS = {
     429: ("requests", "rate_limit_exceeded"),
     503: ("api_error", "service_unavailable"),
 }
-_OPENAI_CODES = {413: "request_too_large", 503: "service_unavailable"}
+_OPENAI_CODES = {400: "invalid_value", 413: "request_too_large", 503: "service_unavailable"}
 
 
 def _openai_error(exc, response: Response) -> dict:
