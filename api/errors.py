@@ -9,11 +9,12 @@ place that turns exceptions into error responses.
 corpus.permissions.Denied carries its own status: 404 when the caller may not read the
 collection or document (its existence is not revealed), 403 when they may read but not change it.
 
-Two failures of the service rather than of the request get the same answer everywhere (API, /v1,
-web pages, /admin), from service_error_response: a body over DATA_UPLOAD_MAX_MEMORY_SIZE is 413,
-the database being unreachable (a connection refused or lost) is 503 with Retry-After, and a
-value the database refuses as out of range (a huge ?limit=) is 400, never a 500. The DRF handler below covers the API; ServiceErrorMiddleware covers other views, and
-server_error (handler500) what is raised outside any view (a middleware reading the session).
+Failures that are the service's state, not a bug, get the same answer everywhere (API, /v1, web
+pages, /admin), from service_error_response: a body over DATA_UPLOAD_MAX_MEMORY_SIZE is 413, the
+database being unreachable (a connection refused or lost) is 503 with Retry-After, and a value the
+database refuses as out of range (a huge ?limit=) is 400; never a 500. The DRF handler below
+covers the API; ServiceErrorMiddleware covers other views, and server_error (handler500) what is
+raised outside any view (a middleware reading the session).
 """
 
 from __future__ import annotations
