@@ -9,11 +9,12 @@ place that turns exceptions into error responses.
 corpus.permissions.Denied carries its own status: 404 when the caller may not read the
 collection or document (its existence is not revealed), 403 when they may read but not change it.
 
-Two failures of the service rather than of the request get the same answer everywhere (API, /v1,
-web pages, /admin), from service_error_response: a body over DATA_UPLOAD_MAX_MEMORY_SIZE is 413,
-and the database being unreachable (a connection refused or lost) is 503 with Retry-After, never
-a 500. The DRF handler below covers the API; ServiceErrorMiddleware covers other views, and
-server_error (handler500) what is raised outside any view (a middleware reading the session).
+Failures that are the service's state, not a bug, get the same answer everywhere (API, /v1, web
+pages, /admin), from service_error_response: a body over DATA_UPLOAD_MAX_MEMORY_SIZE is 413, the
+database being unreachable (a connection refused or lost) is 503 with Retry-After, and a value the
+database refuses as out of range (a huge ?limit=) is 400; never a 500. The DRF handler below
+covers the API; ServiceErrorMiddleware covers other views, and server_error (handler500) what is
+raised outside any view (a middleware reading the session).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from django.core.exceptions import (
     TooManyFilesSent,
 )
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import InterfaceError, OperationalError
+from django.db import DataError, InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from drf_spectacular.utils import OpenApiResponse
@@ -77,6 +78,8 @@ def service_error(exc: BaseException) -> tuple[int, str] | None:
         return 413, f"The request body is over the {limit:g} MB limit."
     if isinstance(exc, OperationalError | InterfaceError):
         return 503, DATABASE_DOWN
+    if isinstance(exc, DataError):  # e.g. ?limit=10**40: the value reached the database unchecked
+        return 400, "A value in the request is out of range (a number too large, say)."
     return None
 
 
@@ -186,7 +189,7 @@ _OPENAI_KINDS = {
     429: ("requests", "rate_limit_exceeded"),
     503: ("api_error", "service_unavailable"),
 }
-_OPENAI_CODES = {413: "request_too_large", 503: "service_unavailable"}
+_OPENAI_CODES = {400: "invalid_value", 413: "request_too_large", 503: "service_unavailable"}
 
 
 def _openai_error(exc, response: Response) -> dict:

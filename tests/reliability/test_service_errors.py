@@ -114,3 +114,15 @@ def test_an_error_raised_outside_any_view_is_answered_by_handler500():
     except RuntimeError:
         response = server_error(request)
     assert response.status_code == 500 and json.loads(response.content)["detail"].startswith("Internal error")
+
+
+@pytest.mark.django_db
+def test_a_limit_too_large_for_the_database_is_400(api, user):
+    from corpus.models import Collection
+
+    Collection.objects.create(slug="notes", name="Notes", owner=user)
+
+    response = api.get("/api/collections/?limit=8224364478860567066471252993146617856")
+
+    assert response.status_code == 400
+    assert response.json() == {"detail": "A value in the request is out of range (a number too large, say)."}
