@@ -78,7 +78,7 @@ def test_upload_ingests_into_a_writable_collection(api, mine, django_capture_on_
 @pytest.mark.parametrize(("name", "data", "message"), [
     ("empty.md", b"", "empty.md: the file is empty."),
     ("program.exe", b"MZ\x90\x00", "program.exe: this file type is not supported"),
-    ("huge.txt", b"x" * 2048, "huge.txt: the file is 0.0 MB; the limit is 0.0 MB."),
+    ("huge.txt", b"x" * 2048, "huge.txt: the file is 2.0 KB; the limit is 1.0 KB."),
 ])
 def test_bad_uploads_are_refused_with_a_message(api, mine, settings, name, data, message):
     settings.MAX_UPLOAD_BYTES = 1024
