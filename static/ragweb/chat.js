@@ -1,6 +1,7 @@
 // Streams answers into the chat page: the ask form is posted with fetch and the answer arrives as
-// server-sent events (start, token..., done). Tokens are inserted as text, never as HTML; the final
-// answer HTML comes from the server, already sanitized. Without JS the form posts normally.
+// server-sent events (start, token..., done). Tokens render as Markdown built from DOM nodes, never
+// as HTML; the final answer HTML comes from the server, already sanitized. Without JS the form posts
+// normally.
 (function () {
   "use strict";
 
@@ -22,6 +23,134 @@
     container.appendChild(note);
     note.scrollIntoView({block: "nearest"});
   }
+
+  // ---- Streaming Markdown (answers render as Markdown while they arrive) ----------------------
+  // A small renderer for the answer's text so far: paragraphs, headings, lists, quotes, fenced code,
+  // `code`, **bold**, *italic*, links (their text) and [n] citations. It builds DOM nodes with
+  // textContent only, never HTML from the text, so nothing in an answer can run. Markup the model has
+  // opened but not yet closed ("**bol", "[1") is shown as it will end, not as raw characters. The
+  // server's sanitised HTML replaces all of it when the answer is done.
+  const LIST_ITEM = /^(\s*)([-*+]|\d+[.)])\s+(.*)$/;
+
+  function streamingFragment(text) {
+    const fragment = document.createDocumentFragment();
+    const lines = text.replace(/\r\n?/g, "\n").split("\n");
+    let paragraph = null;
+    let lists = [];  // open lists, outermost first: {node, indent, ordered}
+    let code = null;
+    const closeParagraph = function () { paragraph = null; };
+    const closeLists = function () { lists = []; };
+    const target = function () { return lists.length ? lists[lists.length - 1].item : fragment; };
+    for (const line of lines) {
+      if (code) {
+        if (/^\s*(```|~~~)/.test(line)) { code = null; continue; }
+        code.textContent += (code.textContent ? "\n" : "") + line;
+        continue;
+      }
+      if (/^\s*(```|~~~)/.test(line)) {
+        closeParagraph();
+        const pre = document.createElement("pre");
+        code = document.createElement("code");
+        pre.appendChild(code);
+        target().appendChild(pre);
+        continue;
+      }
+      if (!line.trim()) { closeParagraph(); continue; }
+      const item = LIST_ITEM.exec(line);
+      if (item) {
+        closeParagraph();
+        const indent = item[1].length;
+        const ordered = /\d/.test(item[2]);
+        while (lists.length && lists[lists.length - 1].indent > indent) lists.pop();
+        let list = lists[lists.length - 1];
+        if (!list || list.indent < indent || list.ordered !== ordered) {
+          if (list && list.indent === indent) lists.pop();
+          const parent = target();
+          const node = document.createElement(ordered ? "ol" : "ul");
+          parent.appendChild(node);
+          list = {node: node, indent: indent, ordered: ordered, item: null};
+          lists.push(list);
+        }
+        list.item = document.createElement("li");
+        list.node.appendChild(list.item);
+        appendInline(list.item, item[3]);
+        continue;
+      }
+      const heading = /^\s{0,3}(#{1,6})\s+(.*)$/.exec(line);
+      if (heading) {
+        closeParagraph();
+        closeLists();
+        const node = document.createElement("h" + Math.min(6, heading[1].length + 2));
+        appendInline(node, heading[2].replace(/\s#+\s*$/, ""));
+        fragment.appendChild(node);
+        continue;
+      }
+      if (lists.length && /^\s+\S/.test(line) && !paragraph) {
+        appendInline(target(), " " + line.trim());  // a list item's wrapped line
+        continue;
+      }
+      if (!/^\s/.test(line)) closeLists();
+      const quote = /^\s*>\s?(.*)$/.exec(line);
+      if (!paragraph) {
+        paragraph = document.createElement(quote ? "blockquote" : "p");
+        target().appendChild(paragraph);
+      } else {
+        paragraph.appendChild(document.createTextNode(" "));
+      }
+      appendInline(paragraph, quote ? quote[1] : line.trim());
+    }
+    return fragment;
+  }
+
+  // Inline Markdown into `parent`: `code`, **bold**, *italic* / _italic_, [text](url) as its text,
+  // [n] citations. Unclosed markup at the end is applied to the rest of the text.
+  function appendInline(parent, text) {
+    const pattern = /(`+)([^`]*)(\1|$)|(\*\*|__)(?=\S)([\s\S]*?)(\4|$)|(\*|_)(?=\S)([\s\S]*?\S)?(\7(?!\7)|$)|\[(\d{1,3}(?:\s*,\s*\d{1,3})*)(\]|$)|\[([^\]\n]*)\]\(([^)\s]*)\)?|\[$/g;
+    let last = 0;
+    let match;
+    while ((match = pattern.exec(text)) !== null) {
+      if (match[0] === "") { pattern.lastIndex++; continue; }
+      if (match.index > last) parent.appendChild(document.createTextNode(text.slice(last, match.index)));
+      if (match[1] !== undefined) {
+        const node = document.createElement("code");
+        node.textContent = match[2];
+        parent.appendChild(node);
+      } else if (match[4] !== undefined) {
+        const node = document.createElement("strong");
+        appendInline(node, match[5] || "");
+        parent.appendChild(node);
+      } else if (match[7] !== undefined) {
+        const node = document.createElement("em");
+        appendInline(node, match[8] || "");
+        parent.appendChild(node);
+      } else if (match[10] !== undefined) {
+        const node = document.createElement("span");
+        node.className = "cite";
+        node.textContent = "[" + match[10] + "]";
+        parent.appendChild(node);
+      } else if (match[12] !== undefined) {
+        appendInline(parent, match[12]);
+      }
+      last = pattern.lastIndex;
+    }
+    if (last < text.length) parent.appendChild(document.createTextNode(text.slice(last)));
+  }
+
+  // Re-renders `container` from `text` at most once per animation frame.
+  function streamingRenderer(container) {
+    let text = "";
+    let pending = false;
+    return function (piece) {
+      text += piece;
+      if (pending) return;
+      pending = true;
+      requestAnimationFrame(function () {
+        pending = false;
+        container.replaceChildren(streamingFragment(text));
+      });
+    };
+  }
+  // ---- end of streaming Markdown ---------------------------------------------------------------
 
   // Parses an SSE byte stream into {event, data} objects, calling onEvent for each.
   async function readEvents(response, onEvent) {
@@ -63,6 +192,7 @@
     const reply = element("article", "message assistant status-streaming");
     const content = element("div", "content answer streaming");
     reply.appendChild(content);
+    const showToken = streamingRenderer(content);
     messages.append(asked, reply);
     reply.scrollIntoView({block: "nearest"});
     submit.disabled = true;  // the question stays in the box until the server has stored it ("start")
@@ -99,7 +229,7 @@
           form.elements.conversation.value = data.conversation;
           if (location.pathname !== data.conversation_url) history.pushState({}, "", data.conversation_url);
         } else if (event === "token") {
-          content.textContent += data.text;
+          showToken(data.text);
         } else if (event === "notice") {
           asked.remove();
           reply.remove();

@@ -4,19 +4,14 @@ page 3, with the page breaks shown."""
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import pytest
 
 from corpus.ingest.parse.pdf import parse_pdf
+from tests.browser.helpers import chromium, in_db_thread, logged_in_page
 from tests.chat.chat_corpus import make_collection, make_document
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 FACT = "The lamp of the lighthouse was converted to electricity in 1921."
 PAGES = [
     ["The Harbour Lighthouse", "A short history of the lighthouse on the northern cape.",
@@ -44,22 +39,6 @@ def four_page_pdf() -> bytes:
     return bytes(pdf.output())
 
 
-def in_db_thread(fn):
-    """ORM work outside Playwright's event loop (Django refuses ORM calls inside it)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from django.db import connections
-
-    def run():
-        try:
-            return fn()
-        finally:
-            connections.close_all()
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(run).result()
-
-
 def _make_pdf_document(user) -> None:
     text, pages, _title = parse_pdf(four_page_pdf())
     assert len(pages) == 4 and pages[2] <= text.index("converted to electricity") < pages[3]
@@ -71,28 +50,13 @@ def _make_pdf_document(user) -> None:
 
 @pytest.fixture
 def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(f"Chromium not found at {CHROMIUM}: run `make chromium` (apt-get install chromium).")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with chromium() as browser:
+        yield browser
 
 
 def test_a_citation_of_a_pdf_lands_on_the_highlighted_sentence_of_its_page(live_server, user, no_llm, browser):
     in_db_thread(lambda: _make_pdf_document(user))
-    context = browser.new_context(viewport={"width": 1000, "height": 700})
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    page.goto(f"{live_server.url}/login/")
-    page.fill("input[name=username]", "alice")
-    page.fill("input[name=password]", "alice-password-1")
-    page.click("form[action='/login/'] button[type=submit]")
-    page.wait_for_url(f"{live_server.url}/")
+    page = logged_in_page(browser, live_server.url)
 
     page.fill("#ask-form textarea[name=question]", "When was the lamp of the lighthouse converted to electricity?")
     page.click("#ask-form button[type=submit]")
@@ -116,4 +80,4 @@ def test_a_citation_of_a_pdf_lands_on_the_highlighted_sentence_of_its_page(live_
         const before = el => el.compareDocumentPosition(mark) & Node.DOCUMENT_POSITION_FOLLOWING;
         return before(document.getElementById('page-3')) && !before(document.getElementById('page-4'));
     }""")
-    context.close()
+    page.context.close()
