@@ -22,7 +22,7 @@ from chat.answering.citations import CONTEXT_CHARS, build_citations, cited_numbe
 from chat.answering.extractive import Hit, extractive_answer
 from chat.answering.grounding import ground
 from chat.answering.prompts import answer_messages
-from chat.answering.rewrite import rewrite_query
+from chat.answering.rewrite import contextual_query, rewrite_query
 from chat.retrieval import SearchError, search
 from corpus import llm
 
@@ -103,25 +103,43 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
     mode = "llm" if llm.llm_configured() else "extractive"
     query = rewrite_query(question, history)
 
-    try:
-        # RSE is told the budget the sources are cut to, so a long first segment is trimmed
-        # around its best chunks instead of crowding the other segments out, and the top chunks
-        # the segments lack take part (chat.retrieval.rse._budgeted).
-        result = search(query=query, collections=collections, mode="hybrid", k=SEARCH_K, rse=rse,
-                        max_chars=CONTEXT_CHARS)
-    except SearchError as exc:
-        raise AnswerError(str(exc)) from exc
+    result = _search(query, collections, rse)
+    if not _relevant(result) and history and query == question:
+        # Nothing relevant for the question as asked, and no rewrite: it may be a follow-up that
+        # does not look like one ("Can I choose the name of the result?"). Try it in context.
+        in_context = contextual_query(question, history, force=True)
+        if in_context != question:
+            retried = _search(in_context, collections, rse)
+            if _relevant(retried):
+                query, result = in_context, retried
     citations = build_citations(result)
     if not citations:
         raise NotFound("No passage in the searched documents matches this question. "
                        "Try other words, or check that the documents have finished processing.")
-    top = top_relevance(result)
-    # Relevance is calibrated 0-1 (chat.retrieval.relevance): a question whose best chunk is not
-    # clearly relevant is not answered from unrelated passages (settings.ANSWER_MIN_RELEVANCE).
-    if top is not None and top < settings.ANSWER_MIN_RELEVANCE:
+    if not _relevant(result):
         raise NotFound(NOT_FOUND)
     return Prepared(question=question, query=query, mode=mode, citations=citations,
-                    relevance=relevance_map(result), top_relevance=top, hits=retrieved_hits(result))
+                    relevance=relevance_map(result), top_relevance=top_relevance(result),
+                    hits=retrieved_hits(result))
+
+
+def _search(query: str, collections, rse: str | None):
+    try:
+        # RSE is told the budget the sources are cut to, so a long first segment is trimmed
+        # around its best chunks instead of crowding the other segments out, and the top chunks
+        # the segments lack take part (chat.retrieval.rse._budgeted).
+        return search(query=query, collections=collections, mode="hybrid", k=SEARCH_K, rse=rse,
+                      max_chars=CONTEXT_CHARS)
+    except SearchError as exc:
+        raise AnswerError(str(exc)) from exc
+
+
+def _relevant(result) -> bool:
+    """Some retrieved chunk is relevant enough to answer from. Relevance is calibrated 0-1
+    (chat.retrieval.relevance): a question whose best chunk is not clearly relevant is answered
+    "not found", not from unrelated passages (settings.ANSWER_MIN_RELEVANCE)."""
+    top = top_relevance(result)
+    return top is None or top >= settings.ANSWER_MIN_RELEVANCE
 
 
 def retrieved_hits(result) -> tuple[Hit, ...]:

@@ -5,7 +5,9 @@ Without an LLM a follow-up that leans on the conversation — it refers back ("W
 it have?", "And in templates?") or is too short to stand alone — is searched together with the
 key words of the question it follows (itself resolved the same way, so a chain of follow-ups
 keeps its subject): "What is RSE?" then "What presets does it have?" searches
-"What presets does it have? (RSE)". A question that stands on its own is searched as asked.
+"What presets does it have? (RSE)". A question that stands on its own is searched as asked
+(and, should nothing relevant be found for it, the answer pipeline tries it once more in the
+conversation's context: `contextual_query(..., force=True)`).
 """
 
 from __future__ import annotations
@@ -69,17 +71,18 @@ def leans_on_conversation(question: str) -> bool:
     return len(_content_words(question)) < MIN_STANDALONE_TERMS
 
 
-def contextual_query(question: str, history: Sequence[tuple[str, str]]) -> str:
-    """The question with the key words of the question it follows, when it leans on it (no LLM)."""
+def contextual_query(question: str, history: Sequence[tuple[str, str]], *, force: bool = False) -> str:
+    """The question with the key words of the question it follows, when it leans on it (no LLM);
+    `force`: even when it does not look like a follow-up."""
     subject = ""
     for role, content in history:
         if role == "user" and content.strip():
             subject = _with_subject(content.strip(), subject)
-    return _with_subject(question, subject)
+    return _with_subject(question, subject, force=force)
 
 
-def _with_subject(question: str, subject: str) -> str:
-    if not subject or not leans_on_conversation(question):
+def _with_subject(question: str, subject: str, *, force: bool = False) -> str:
+    if not subject or not (force or leans_on_conversation(question)):
         return question
     own = {w.lower() for w in _content_words(question)}
     carried = [w for w in _content_words(subject) if w.lower() not in own][:MAX_CARRIED_TERMS]

@@ -20,7 +20,7 @@ from tests.browser.support import NO_OVERFLOW, VIEWPORTS, in_db_thread, log_in
 from tests.chat.chat_corpus import make_collection, make_document
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-DEMO = Path(__file__).resolve().parents[2] / "demo"
+DEMO = Path(__file__).resolve().parents[2] / "demo" / "docs"
 QUESTIONS = ["How does hybrid search combine the two rankings?", "What does relevant segment extraction do?"]
 
 

@@ -217,3 +217,14 @@ def test_an_off_topic_question_is_not_found(user, corpus, no_llm):
     reply = run(conversation_start(user=user), "Who won the football world cup in 1998?", stream=False)[-1].message
     assert (reply.status, reply.content, reply.citations) == ("failed", "", [])
     assert reply.error == NOT_FOUND
+
+
+def test_a_follow_up_that_finds_nothing_alone_is_tried_in_context(user, corpus, no_llm):
+    conversation = conversation_start(user=user)
+    run(conversation, "How is the request timeout configured?", stream=False)
+    reply = run(conversation, "Could a different duration be chosen?", stream=False)[-1].message
+    assert reply.status == "complete"
+    assert reply.query == "Could a different duration be chosen? (request timeout configured)"
+    assert any(c["document"]["source"] == "deploy.md" and c["start"] <= 2 < c["end"] for c in reply.citations)
+    alone = run(conversation_start(user=user), "Could a different duration be chosen?", stream=False)[-1].message
+    assert alone.error == NOT_FOUND

@@ -26,7 +26,7 @@ from corpus.management.commands.ingest import iter_files
 from corpus.models import Chunk, Collection, Document
 
 DEFAULT_CORPUS = Path("/work/shared/eval/django-docs")
-DEMO_CORPUS = Path(settings.BASE_DIR) / "demo"
+DEMO_CORPUS = Path(settings.BASE_DIR) / "demo" / "docs"
 
 
 def _cpu_seconds() -> float:
@@ -70,7 +70,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("path", nargs="?", type=Path, default=None,
-                            help=f"Corpus folder (default {DEFAULT_CORPUS} if present, else demo/).")
+                            help=f"Corpus folder (default {DEFAULT_CORPUS} if present, else demo/docs/).")
         parser.add_argument("--collection", default="bench-ingest", help="Scratch collection slug (emptied first).")
         parser.add_argument("--limit", type=int, default=None, help="Only the first N files.")
         parser.add_argument("--chunker", default=None, choices=Collection.Chunker.values)
