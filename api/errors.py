@@ -11,7 +11,7 @@ collection or document (its existence is not revealed), 403 when they may read b
 
 Failures that are the service's state, not a bug, get the same answer everywhere (API, /v1, web
 pages, /admin), from service_error_response: a body over DATA_UPLOAD_MAX_MEMORY_SIZE is 413, the
-database being unreachable (a connection refused or lost) is 503 with Retry-After, and a value the
+database or the task queue being unreachable (a connection refused or lost) is 503 with Retry-After, and a value the
 database refuses as out of range (a huge ?limit=) is 400; never a 500. The DRF handler below
 covers the API; ServiceErrorMiddleware covers other views, and server_error (handler500) what is
 raised outside any view (a middleware reading the session).
@@ -22,6 +22,8 @@ from __future__ import annotations
 import logging
 import sys
 
+import kombu.exceptions
+import redis.exceptions
 from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import (
@@ -66,6 +68,9 @@ def json_exception_handler(exc, context):
 
 
 DATABASE_DOWN = "The database is unavailable at the moment; try again in a minute."
+# Raised after the upload's transaction committed: the document is saved, its processing not queued.
+QUEUE_DOWN = ("The task queue is unavailable at the moment: the document was saved but not queued for processing; "
+              "send it again in a minute (or it is queued when a worker next starts).")
 RETRY_AFTER_SECONDS = 30
 _JSON_PREFIXES = ("/api/", "/v1/", "/healthz")
 
@@ -78,6 +83,8 @@ def service_error(exc: BaseException) -> tuple[int, str] | None:
         return 413, f"The request body is over the {limit:g} MB limit."
     if isinstance(exc, OperationalError | InterfaceError):
         return 503, DATABASE_DOWN
+    if isinstance(exc, kombu.exceptions.OperationalError | redis.exceptions.ConnectionError):
+        return 503, QUEUE_DOWN
     if isinstance(exc, DataError):  # e.g. ?limit=10**40: the value reached the database unchecked
         return 400, "A value in the request is out of range (a number too large, say)."
     return None
