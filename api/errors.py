@@ -9,11 +9,12 @@ place that turns exceptions into error responses.
 corpus.permissions.Denied carries its own status: 404 when the caller may not read the
 collection or document (its existence is not revealed), 403 when they may read but not change it.
 
-Two failures of the service rather than of the request get the same answer everywhere (API, /v1,
-web pages, /admin), from service_error_response: a body over DATA_UPLOAD_MAX_MEMORY_SIZE is 413,
-and the database being unreachable (a connection refused or lost) is 503 with Retry-After, never
-a 500. The DRF handler below covers the API; ServiceErrorMiddleware covers other views, and
-server_error (handler500) what is raised outside any view (a middleware reading the session).
+Failures that are the service's state, not a bug, get the same answer everywhere (API, /v1, web
+pages, /admin), from service_error_response: a body over DATA_UPLOAD_MAX_MEMORY_SIZE is 413, the
+database or the task queue being unreachable (a connection refused or lost) is 503 with Retry-After, and a value the
+database refuses as out of range (a huge ?limit=) is 400; never a 500. The DRF handler below
+covers the API; ServiceErrorMiddleware covers other views, and server_error (handler500) what is
+raised outside any view (a middleware reading the session).
 """
 
 from __future__ import annotations
@@ -21,11 +22,18 @@ from __future__ import annotations
 import logging
 import sys
 
+import kombu.exceptions
+import redis.exceptions
 from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import (
+    RequestDataTooBig,
+    SuspiciousOperation,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import InterfaceError, OperationalError
+from django.db import DataError, InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from drf_spectacular.utils import OpenApiResponse
@@ -60,6 +68,9 @@ def json_exception_handler(exc, context):
 
 
 DATABASE_DOWN = "The database is unavailable at the moment; try again in a minute."
+# Raised after the upload's transaction committed: the document is saved, its processing not queued.
+QUEUE_DOWN = ("The task queue is unavailable at the moment: the document was saved but not queued for processing; "
+              "send it again in a minute (or it is queued when a worker next starts).")
 RETRY_AFTER_SECONDS = 30
 _JSON_PREFIXES = ("/api/", "/v1/", "/healthz")
 
@@ -72,6 +83,10 @@ def service_error(exc: BaseException) -> tuple[int, str] | None:
         return 413, f"The request body is over the {limit:g} MB limit."
     if isinstance(exc, OperationalError | InterfaceError):
         return 503, DATABASE_DOWN
+    if isinstance(exc, kombu.exceptions.OperationalError | redis.exceptions.ConnectionError):
+        return 503, QUEUE_DOWN
+    if isinstance(exc, DataError):  # e.g. ?limit=10**40: the value reached the database unchecked
+        return 400, "A value in the request is out of range (a number too large, say)."
     return None
 
 
@@ -148,6 +163,15 @@ def _rest_response(exc, context) -> Response | None:
                         headers={"Retry-After": str(RETRY_AFTER_SECONDS)} if code == 503 else None)
     if isinstance(exc, Denied):
         return Response({"detail": str(exc)}, status=exc.status)
+    if isinstance(exc, TooManyFilesSent):
+        return Response({"detail": f"Send at most {settings.DATA_UPLOAD_MAX_NUMBER_FILES} files in one request."},
+                        status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, TooManyFieldsSent):
+        return Response({"detail": f"Send at most {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS} fields in one request."},
+                        status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, SuspiciousOperation):  # Django refused to read the request as sent
+        logger.warning("API: suspicious request refused: %s", exc)
+        return Response({"detail": "The request was refused as malformed."}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, DjangoValidationError):  # from a service: per field when it names fields
         if hasattr(exc, "error_dict"):
             body = {"non_field_errors" if name == "__all__" else name: messages
@@ -172,7 +196,7 @@ _OPENAI_KINDS = {
     429: ("requests", "rate_limit_exceeded"),
     503: ("api_error", "service_unavailable"),
 }
-_OPENAI_CODES = {413: "request_too_large", 503: "service_unavailable"}
+_OPENAI_CODES = {400: "invalid_value", 413: "request_too_large", 503: "service_unavailable"}
 
 
 def _openai_error(exc, response: Response) -> dict:

@@ -2,7 +2,8 @@
 
 acks_late (settings): a task whose worker dies is redelivered after the broker's visibility
 timeout, and processing is safe to repeat (see corpus.ingest.pipeline). A worker that starts
-requeues at once the documents a dead worker left in progress, without waiting for that timeout.
+requeues at once the documents a dead worker left in progress, without waiting for that timeout,
+and enqueues the queued ones again (a message lost while the broker was down would wait forever).
 Temporary errors (database or broker gone for a moment) are retried by Celery with exponential
 backoff; when the retries run out, the document is marked failed with the reason.
 """
@@ -47,6 +48,8 @@ def process_document_task(self, document_id: int) -> str:
 def requeue_stalled_documents(**kwargs) -> None:
     try:
         ids = pipeline.requeue_stalled()
+        # Also those already queued: a duplicate message is a no-op, a lost one would wait forever.
+        ids += [pk for pk in pipeline.queued_document_ids() if pk not in ids]
         for document_id in ids:
             process_document_task.delay(document_id)
     except pipeline.TRANSIENT_ERRORS:

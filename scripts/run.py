@@ -3,8 +3,9 @@ and the web server (gunicorn); Ctrl-C stops all of them.
 
 The worker and the web server are supervised: one that dies (a crash, the OOM killer, `kill -9`)
 is started again, its leftover processes (a worker's pool children) killed first, so `make run`
-keeps serving. A child that keeps dying right after it starts is given up on after a few tries
-(/healthz then reports the worker down) rather than restarted forever. A restarted worker puts
+keeps serving. A child that keeps exiting on its own right after it starts (a bad setting, say)
+is given up on after a few tries (/healthz then reports the worker down) rather than restarted
+forever; one killed by a signal is always started again. A restarted worker puts
 back in the queue at once the documents its predecessor left in progress (corpus.tasks).
 
 gunicorn (gthread: WEB_WORKERS processes x WEB_THREADS threads, default 2 x 8, as docker-compose)
@@ -101,7 +102,8 @@ class Child:
             return
         code = self.process.returncode if self.process is not None else None
         self.kill_group()  # what it leaves behind, e.g. a worker's pool process mid-task
-        if now - self.started_at < QUICK_FAILURE_SECONDS:
+        killed = code is not None and code < 0  # by a signal from outside (kill -9, the OOM killer): not its fault
+        if now - self.started_at < QUICK_FAILURE_SECONDS and not killed:
             self.quick_failures += 1
         else:
             self.quick_failures = 0

@@ -62,6 +62,7 @@ def main() -> None:
                 payload = response.read()
                 status: int | str = response.status
             except (OSError, http.client.HTTPException) as exc:
+                time.sleep(0.1)  # a server that is down would otherwise be asked in a tight loop
                 connection.close()
                 connection = http.client.HTTPConnection(target.hostname, target.port, timeout=120)
                 payload, status = b"", type(exc).__name__

@@ -21,7 +21,7 @@ from django.db import connection
 from chat.retrieval import tuning
 from chat.retrieval.bm25 import keyword_ctes
 from chat.retrieval.types import Candidate
-from chat.retrieval.vector import VECTOR_CTES, execute_with_session_settings, vector_literal
+from chat.retrieval.vector import QUERY_VECTOR_CTE, VECTOR_CTES, execute_with_session_settings, vector_literal
 
 MODES = ("hybrid", "vector", "keyword")
 
@@ -49,7 +49,7 @@ _MODE_SIDES = {
 
 @cache
 def _statement(sides: _Sides) -> str:
-    ctes = []
+    ctes = [QUERY_VECTOR_CTE]
     if sides.vector:
         ctes.append(VECTOR_CTES)
     if sides.keyword:
@@ -68,9 +68,9 @@ def _statement(sides: _Sides) -> str:
     # The vector side's chunks have their distance already: only the others' is computed here
     # (COALESCE evaluates lazily).
     if sides.vector:
-        similarity = "1 - coalesce(v.distance, c.embedding <=> %(vector)s::vector)"
+        similarity = "1 - coalesce(v.distance, c.embedding <=> (SELECT v FROM query_vector))"
     else:
-        similarity = "1 - (c.embedding <=> %(vector)s::vector)"
+        similarity = "1 - (c.embedding <=> (SELECT v FROM query_vector))"
     joins = []
     if sides.vector:
         joins.append("LEFT JOIN vec v ON v.id = c.id")

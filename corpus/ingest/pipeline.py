@@ -14,7 +14,8 @@ make more than MAX_CHUNKS_PER_DOCUMENT chunks fails with a message before anythi
 
 A document left in progress by a worker that died holds no lock any more: stalled_document_ids()
 finds such documents at once (no waiting for the broker's visibility timeout), and
-requeue_stalled() puts them back in the queue (a new worker calls it when it starts).
+requeue_stalled() puts them back in the queue; a new worker calls it when it starts, and enqueues
+the queued documents again too (queued_document_ids), in case the broker lost their messages.
 """
 
 from __future__ import annotations
@@ -127,6 +128,13 @@ def requeue_stalled() -> list[int]:
             status=Status.QUEUED, progress_done=0, progress_total=0, updated_at=timezone.now())
         logger.info("requeued %s document(s) left in progress by a worker that died: %s", len(ids), ids)
     return ids
+
+
+def queued_document_ids() -> list[int]:
+    """Documents waiting in the queue. Enqueueing them again is safe (a run of an up-to-date
+    document does nothing) and recovers a message the broker lost or never got (an upload while
+    it was down)."""
+    return list(Document.objects.filter(status=Status.QUEUED).order_by("pk").values_list("pk", flat=True))
 
 
 def process_document(document_id: int) -> str:

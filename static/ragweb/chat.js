@@ -274,10 +274,15 @@
   async function serverFailure(response) {
     let message = "";
     try {
-      if ((response.headers.get("Content-Type") || "").includes("application/json")) {
+      const type = response.headers.get("Content-Type") || "";
+      if (type.includes("application/json")) {
         message = (await response.json()).error || "";
+      } else if (type.startsWith("text/plain")) {
+        // The service's own short answers (database unavailable: 503, body too large: 413).
+        const text = (await response.text()).trim();
+        if (text.length < 300) message = text;
       }
-    } catch (error) { /* the body was not the JSON we send: describe the status instead */ }
+    } catch (error) { /* not a body we can show: describe the status instead */ }
     if (!message) {
       message = response.status >= 500
         ? "The server failed while answering (HTTP " + response.status + ")."
@@ -364,6 +369,7 @@
     const question = answer && answer.previousElementSibling;
     if (!question || !question.classList.contains("user")) return;
     event.preventDefault();
+    if (askForm.querySelector("button[type=submit]").disabled) return;  // an answer is being written
     const draft = askForm.elements.question.value;
     const replaces = element("input", "");
     replaces.type = "hidden";

@@ -168,3 +168,21 @@ def test_transient_errors_are_retried_by_celery_with_backoff():
     assert process_document_task.autoretry_for == pipeline.TRANSIENT_ERRORS
     assert process_document_task.retry_backoff and process_document_task.retry_jitter
     assert process_document_task.max_retries == MAX_RETRIES
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("eager_media")
+def test_a_starting_worker_enqueues_queued_documents_whose_message_was_lost(monkeypatch):
+    from corpus.tasks import requeue_stalled_documents
+
+    with monkeypatch.context() as patched:
+        patched.setattr(process_document_task, "delay", lambda document_id: None)  # the broker loses it
+        document = services.document_ingest(collection=make_collection(), source="guide.md", data=GUIDE_V1,
+                                            filename="guide.md")
+    assert Document.objects.get(pk=document.pk).status == Status.QUEUED
+
+    requeue_stalled_documents()
+
+    document.refresh_from_db()
+    assert document.status == Status.READY
+    assert_chunks_tile(document)

@@ -59,14 +59,14 @@ def main(argv: list[str] | None = None) -> int:
         _, token = create_user("harness", staff=True)
         for section in sections:
             print(f"\n== {section} ==", flush=True)
+            first = len(rows)
             try:
                 rows.extend(RUNNERS[section](app, token, work, args))
             except Exception as exc:  # a section that breaks is a failed row, and the others still run
                 traceback.print_exc()
                 rows.append(Row(section, "(the section itself)", False, f"{type(exc).__name__}: {exc}"))
-            for row in rows:
-                if row.section == section:
-                    print(f"  {'PASS' if row.ok else 'FAIL'}  {row.scenario}: {row.detail}", flush=True)
+            for row in rows[first:]:
+                print(f"  {'PASS' if row.ok else 'FAIL'}  {row.scenario}: {row.detail}", flush=True)
     finally:
         app.stop()
     table = render(rows, time.monotonic() - started)

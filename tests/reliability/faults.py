@@ -270,8 +270,17 @@ def _wait_until(predicate, timeout: float) -> float | None:
 def llm_faults(app: App, token: str, fake, *, llm_timeout: float) -> list[FaultResult]:
     """The LLM endpoint answering 500, hanging past LLM_TIMEOUT, and cutting its stream midway: the
     API answers with a clear error (JSON or an SSE error event) in bounded time, never a 500."""
+    from tests.reliability.hostile import upload
+
     results = []
-    question = {"question": "How often should tomatoes be watered?"}
+    app.request("POST", "/api/collections/", json_body={"name": "LLM", "slug": "llm"}, token=token)
+    _, document, _ = upload(app, token, "llm", "watering.md", b"# Watering\n\nTomatoes need water twice a week, "
+                            b"deeply, so that their roots grow down. Peppers need less.\n")
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and app.request(
+            "GET", f"/api/documents/{document}/", token=token).json()["status"] not in ("ready", "failed"):
+        time.sleep(0.5)
+    question = {"question": "How often do tomatoes need water?", "collection": "llm"}
 
     fake.status, fake.hang, fake.drop_after = 500, 0.0, None
     results.append(_ask_case(app, token, "the LLM answering HTTP 500", question, max_seconds=60))
@@ -316,21 +325,22 @@ def _ask_case(app: App, token: str, name: str, body: dict, *, max_seconds: float
         result.problems.append(f"HTTP {response.status}, {response.headers.get('content-type')}")
         return result
     payload = response.json()
-    result.notes.append(f"error: {payload.get('error', '')[:120]}")
+    result.notes.append(f"mode {payload.get('mode')!r}, error: {payload.get('error', '')[:120]!r}")
     if expect_ok:
-        if response.status != 200 or payload.get("error"):
-            result.problems.append("no answer once the LLM was back")
+        if response.status != 200 or payload.get("error") or payload.get("mode") != "llm":
+            result.problems.append("no LLM answer once the LLM was back")
         result.web["ok"] += 1
     else:
         result.web["clear"] += 1
-        if not payload.get("error"):
-            result.problems.append("no error message")
+        if not payload.get("error") or "Nothing in the searched documents" in payload.get("error", ""):
+            result.problems.append("no error message about the LLM")
     return result
 
 
 def _openai_stream_case(app: App, token: str, name: str, *, max_seconds: float) -> FaultResult:
     result = FaultResult(name, None)
-    body = {"model": "ragweb", "stream": True, "messages": [{"role": "user", "content": "How to water tomatoes?"}]}
+    body = {"model": "ragweb", "stream": True,
+            "messages": [{"role": "user", "content": "How often do tomatoes need water?"}]}
     try:
         response = app.request("POST", "/v1/chat/completions", json_body=body, token=token, timeout=max_seconds + 30)
     except Dropped as exc:

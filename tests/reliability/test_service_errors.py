@@ -114,3 +114,44 @@ def test_an_error_raised_outside_any_view_is_answered_by_handler500():
     except RuntimeError:
         response = server_error(request)
     assert response.status_code == 500 and json.loads(response.content)["detail"].startswith("Internal error")
+
+
+@pytest.mark.django_db
+def test_a_limit_too_large_for_the_database_is_400(api, user):
+    from corpus.models import Collection
+
+    Collection.objects.create(slug="notes", name="Notes", owner=user)
+
+    response = api.get("/api/collections/?limit=8224364478860567066471252993146617856")
+
+    assert response.status_code == 400
+    assert response.json() == {"detail": "A value in the request is out of range (a number too large, say)."}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_upload_while_the_task_queue_is_down_is_503_and_goes_through_when_sent_again(api, user, monkeypatch,
+                                                                                         settings, tmp_path):
+    import kombu.exceptions
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from api.errors import QUEUE_DOWN
+    from corpus.models import Collection, Document
+    from corpus.tasks import process_document_task
+
+    settings.MEDIA_ROOT = tmp_path
+    Collection.objects.create(slug="notes", name="Notes", owner=user)
+
+    def broker_down(document_id):
+        raise kombu.exceptions.OperationalError("Error 111 connecting to 127.0.0.1:63799. Connection refused.")
+
+    sent = []
+    with monkeypatch.context() as patched:
+        patched.setattr(process_document_task, "delay", broker_down)
+        down = api.post("/api/documents/", {"collection": "notes", "file": SimpleUploadedFile("a.md", b"# A\n")})
+    monkeypatch.setattr(process_document_task, "delay", sent.append)
+    again = api.post("/api/documents/", {"collection": "notes", "file": SimpleUploadedFile("a.md", b"# A\n")})
+
+    assert down.status_code == 503 and down.json() == {"detail": QUEUE_DOWN}
+    assert again.status_code == 201
+    document = Document.objects.get(source="a.md")
+    assert sent == [document.pk] and document.status == Document.Status.QUEUED

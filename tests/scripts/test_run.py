@@ -108,3 +108,43 @@ def test_make_run_survives_its_worker_dying_and_ctrl_c_stops_everything(app):
     for name in ("PORT", "RAGWEB_PG_PORT", "RAGWEB_REDIS_PORT"):
         with socket.socket() as probe:
             assert probe.connect_ex(("127.0.0.1", ports[name])) != 0, f"{name} still answers"
+
+
+def load_run_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ragweb_run", ROOT / "scripts" / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["ragweb_run"] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_child_exiting_on_its_own_right_after_start_is_given_up_after_five_tries():
+    run = load_run_module()
+    child = run.Child("worker", [sys.executable, "-c", "raise SystemExit(3)"], dict(os.environ))
+    child.start()
+    for _ in range(20):
+        child.process.wait()
+        child.check(time.monotonic())  # notices the exit and schedules the restart
+        if child.given_up:
+            break
+        child.check(time.monotonic() + 60)  # the restart's time has come
+
+    assert child.given_up and child.quick_failures == run.MAX_QUICK_FAILURES and child.restarts == 4
+
+
+def test_a_child_killed_by_a_signal_is_always_started_again():
+    run = load_run_module()
+    child = run.Child("worker", [sys.executable, "-c", "import time; time.sleep(60)"], dict(os.environ))
+    child.start()
+    try:
+        for _ in range(7):  # more than MAX_QUICK_FAILURES kills, each right after a start
+            child.kill_group()
+            child.process.wait()
+            child.check(time.monotonic())
+            child.check(time.monotonic() + 60)
+            assert child.alive()
+    finally:
+        child.stop()
+    assert child.restarts == 7 and not child.given_up
