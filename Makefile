@@ -7,7 +7,7 @@ PORT ?= 8000
 # The development evaluation set (corpus + questions), beside the checkout.
 EVAL_DIR ?= ../shared/eval
 
-.PHONY: run test install services-start services-stop migrate chromium lint eval eval-packages eval-manpages bench-ingest bench-latency clean
+.PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-packages eval-manpages bench-ingest bench-latency reliability clean
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,13 +40,26 @@ chromium:
 test: install chromium services-start
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# Faults, hostile input, security and load against the app started as `make run` starts it (its own
+# ports and data under var/reliability); prints a summary table. RELIABILITY_ARGS="--quick" for a short run.
+reliability: install
+	$(PY) -m tests.reliability $(RELIABILITY_ARGS)
+
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 
 # Ingests the development corpus first (unchanged files are skipped: a few seconds after the first time).
 eval: install migrate
 	CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py ingest $(EVAL_DIR)/django-docs --collection django-docs --wait --quiet
 	$(PY) manage.py evaluate $(EVAL_DIR)/django_dev.jsonl --collection django-docs --docs $(EVAL_DIR)/django-docs
+
+# The answers themselves (the chat's answer pipeline, no LLM unless LLM_BASE_URL is set): evidence in
+# the answer, cited sources, abstention on off-topic questions, follow-ups.
+eval-answers: install migrate
+	CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py ingest $(EVAL_DIR)/django-docs --collection django-docs --wait --quiet
+	$(PY) manage.py evaluate_answers $(EVAL_DIR)/django_dev.jsonl --collection django-docs \
+	    --offtopic chat/evaluation/data/django_offtopic.jsonl --conversations chat/evaluation/data/django_followups.jsonl
 
 # A held-out check: the installed packages' READMEs, each package's summary as its question.
 eval-packages: install migrate

@@ -1,13 +1,13 @@
 """POST /api/ask/: a question answered from the caller's readable collections, with citations.
 The same pipeline as the chat page (chat.services.message_ask); the exchange is stored in a
-conversation that can be continued by passing its id back."""
+conversation that can be continued by passing its id back. The body is
+chat.answering.payload.answer_payload through AskOutput (also what `manage.py ask --json` prints)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.renderers import BaseRenderer, JSONRenderer
@@ -15,11 +15,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chat.answering.citations import public_citations
+from api.errors import errors
+from api.serializers import CitationOutput
+from api.throttles import AskThrottle
+from chat.answering.payload import answer_payload
 from chat.answering.pipeline import RSE_PRESETS
 from chat.models import Conversation, Message
-from chat.services import CollectionNotReadable, collections_for, conversation_start, message_ask, run_to_end
+from chat.services import conversation_start, message_ask, run_to_end
 from chat.sse import sse_event, sse_response
+from corpus.permissions import collection_for
 
 
 class AskInput(serializers.Serializer):
@@ -35,22 +39,6 @@ class AskInput(serializers.Serializer):
                                   help_text='RSE preset, or "none" for top-k chunks.')
 
 
-class DocumentRef(serializers.Serializer):
-    id = serializers.IntegerField()
-    title = serializers.CharField()
-    source = serializers.CharField()
-
-
-class CitationOutput(serializers.Serializer):
-    n = serializers.IntegerField()
-    document = DocumentRef()
-    start = serializers.IntegerField(help_text="First chunk index of the segment.")
-    end = serializers.IntegerField(help_text="Chunk index after the segment (exclusive).")
-    text = serializers.CharField()
-    page = serializers.IntegerField(allow_null=True)
-    url = serializers.CharField(help_text="The passage in its document, highlighted.")
-
-
 class AskOutput(serializers.Serializer):
     answer = serializers.CharField()
     mode = serializers.ChoiceField(choices=["llm", "extractive", ""])
@@ -60,12 +48,6 @@ class AskOutput(serializers.Serializer):
     query = serializers.CharField(help_text="The standalone query used for retrieval.")
     conversation = serializers.IntegerField()
     message = serializers.IntegerField()
-
-
-def answer_payload(message: Message) -> dict:
-    return {"answer": message.content, "mode": message.mode, "status": message.status, "error": message.error,
-            "citations": public_citations(message), "query": message.query,
-            "conversation": message.conversation_id, "message": message.pk}
 
 
 class EventStreamRenderer(BaseRenderer):
@@ -81,29 +63,36 @@ class EventStreamRenderer(BaseRenderer):
 
 class AskView(APIView):
     renderer_classes = [JSONRenderer, EventStreamRenderer]
+    throttle_classes = [AskThrottle]
 
-    @extend_schema(request=AskInput, responses={200: AskOutput, 502: AskOutput},
-                   description="HTTP 502 when the LLM failed (the partial answer, if any, is in `answer`). "
-                               "Nothing found is a 200 with an empty answer and `error` set.")
+    @extend_schema(
+        request=AskInput,
+        responses={200: AskOutput, 502: OpenApiResponse(AskOutput, description="The LLM failed; the partial "
+                                                                                "answer, if any, is in `answer`."),
+                   **errors(400, 401, 404, 429)},
+        summary="Answer a question with citations", tags=["ask"],
+        description="Nothing found is a 200 with an empty answer and `error` set. With `stream: true` and "
+                    "`Accept: text/event-stream` the answer arrives as server-sent events: `start` "
+                    "({conversation, message}), `token` ({text}) events, then `done` with this response's body.")
     def post(self, request: Request) -> Response:
         data = AskInput(data=request.data)
         data.is_valid(raise_exception=True)
         params = data.validated_data
         slug = params.get("collection") or None
-        try:
-            collections_for(request.user, slug)
-        except CollectionNotReadable as exc:
-            raise NotFound(str(exc)) from exc
+        if slug:
+            collection_for(request.user, slug)
         if params.get("conversation"):
-            conversation = get_object_or_404(Conversation, pk=params["conversation"], user=request.user)
+            conversation = Conversation.objects.filter(pk=params["conversation"], user=request.user).first()
+            if conversation is None:
+                raise NotFound(f"No conversation {params['conversation']} of yours.")
         else:
-            conversation = conversation_start(user=request.user)
+            conversation = conversation_start(user=request.user, source=Conversation.Source.API)
         events = message_ask(conversation=conversation, question=params["question"], collection_slug=slug,
                              rse=None if params["rse"] == "none" else params["rse"], stream=params["stream"])
         if params["stream"]:
             return sse_response(_stream(events))
         done = run_to_end(events)
-        return Response(answer_payload(done.message),
+        return Response(AskOutput(answer_payload(done.message)).data,
                         status=status.HTTP_502_BAD_GATEWAY if done.upstream_failure else status.HTTP_200_OK)
 
 
@@ -116,6 +105,6 @@ def _stream(events) -> Iterator[str]:
             elif event.kind == "token":
                 yield sse_event("token", {"text": event.text})
             elif event.kind == "done":
-                yield sse_event("done", answer_payload(event.message))
+                yield sse_event("done", AskOutput(answer_payload(event.message)).data)
     finally:
         events.close()  # the client went away: save the partial answer now

@@ -1,23 +1,23 @@
-"""REST API for documents: list, upload, show, delete, re-ingest. Thin views over corpus.services;
-every permission decision comes from corpus.permissions."""
+"""REST API for documents: list (filters, pagination), upload one or many files (a result per
+file), show, move, delete, re-ingest, and a document's chunks. Thin views: reads through
+corpus.selectors, writes through corpus.services, every permission decision through
+corpus.permissions (collection_for / document_for; their Denied becomes 404/403 in api.errors)."""
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
-
-from django.db.models import Count
-from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from django.db.models import BooleanField, ExpressionWrapper, Q
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import PermissionDenied
-from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from corpus import permissions, services, uploads
-from corpus.models import Document
+from api.errors import errors
+from corpus import permissions, selectors, services
+from corpus.models import Chunk, Document
+from corpus.uploads import SUPPORTED_EXTENSIONS, limit_text
 
 
 class DocumentOutput(serializers.ModelSerializer):
@@ -29,102 +29,189 @@ class DocumentOutput(serializers.ModelSerializer):
         fields = ["id", "collection", "title", "source", "media_type", "content_hash", "status", "progress_done",
                   "progress_total", "error", "chunk_count", "summary", "created_at", "updated_at", "ingested_at"]
         read_only_fields = fields
-
-
-class DocumentUploadInput(serializers.Serializer):
-    file = serializers.FileField(allow_empty_file=False)
-    collection = serializers.SlugField(help_text="Slug of a collection you may write to.")
-    source = serializers.CharField(required=False, max_length=1024,
-                                   help_text="Defaults to the file name; uploading the same source again updates it.")
-
-    def validate_file(self, upload):
-        error = services.size_error(upload.size)
-        if error:
-            raise serializers.ValidationError(error)
-        suffix = PurePosixPath(upload.name or "").suffix.lower()
-        if suffix not in uploads.SUPPORTED_EXTENSIONS:
-            raise serializers.ValidationError(
-                f"Unsupported file type {suffix or '(none)'!r}; supported: "
-                f"{', '.join(sorted(uploads.SUPPORTED_EXTENSIONS))}.")
-        return upload
+        extra_kwargs = {"status": {"help_text": "queued → parsing → chunking → contextualizing → embedding → "
+                                                "ready | failed"},
+                        "progress_done": {"help_text": "Chunks processed in the current stage."},
+                        "error": {"help_text": "Why the document failed, for a person (empty otherwise)."}}
 
 
 class DocumentListQuery(serializers.Serializer):
-    collection = serializers.SlugField(required=False)
+    collection = serializers.SlugField(required=False, help_text="Only this collection's documents.")
     status = serializers.ChoiceField(choices=Document.Status.choices, required=False)
+    search = serializers.CharField(required=False, max_length=200,
+                                   help_text="Words that must all appear in the title or the source.")
 
 
-def _documents_for(user):
-    return (permissions.readable_documents(user).select_related("collection")
-            .annotate(chunk_count=Count("chunks")).order_by("collection__slug", "source"))
+class DocumentUploadInput(serializers.Serializer):
+    # Empty files pass here: corpus.services.document_upload refuses them with the one upload rule.
+    files = serializers.ListField(
+        child=serializers.FileField(allow_empty_file=True), required=False,
+        help_text=f"One or more files (repeat the field). Supported: {', '.join(sorted(SUPPORTED_EXTENSIONS))}; "
+                  f"at most {limit_text()} each.")
+    file = serializers.FileField(required=False, allow_empty_file=True,
+                                 help_text="One file (the same as one `files`).")
+    collection = serializers.SlugField(help_text="Slug of a collection you may write to.")
+    source = serializers.CharField(required=False, max_length=1024,
+                                   help_text="With one file: its source (default: the file name). Uploading the "
+                                             "same source again updates that document.")
 
 
-def _readable_document(request: Request, pk: int) -> Document:
-    """The document if the user may read it; 404 otherwise, so others learn nothing about it."""
-    return get_object_or_404(_documents_for(request.user), pk=pk)
+class UploadedFileOutput(serializers.Serializer):
+    name = serializers.CharField(help_text="The file's name (or the source given).")
+    accepted = serializers.BooleanField()
+    document = DocumentOutput(allow_null=True, help_text="The document it created or updated (queued).")
+    error = serializers.CharField(allow_null=True, help_text="Why the file was refused, naming it.")
 
 
-def _require_write(request: Request, document: Document) -> None:
-    if not permissions.can_write_document(request.user, document):
-        raise PermissionDenied(f"You may not change documents of the collection {document.collection.slug!r}.")
+class UploadOutput(serializers.Serializer):
+    accepted = serializers.IntegerField(help_text="How many files were queued for ingestion.")
+    refused = serializers.IntegerField(help_text="How many files were refused (see their `error`).")
+    files = UploadedFileOutput(many=True, help_text="One entry per file, in the order sent.")
+
+
+class DocumentMoveInput(serializers.Serializer):
+    collection = serializers.SlugField(help_text="Slug of the collection to move the document to (you must be "
+                                                 "able to write to both).")
+
+
+class ReingestInput(serializers.Serializer):
+    force = serializers.BooleanField(default=False, help_text="Rebuild even if the chunks are up to date.")
+
+
+class ChunkOutput(serializers.ModelSerializer):
+    embedded = serializers.BooleanField(read_only=True, help_text="Whether the chunk has its vector yet.")
+
+    class Meta:
+        model = Chunk
+        fields = ["id", "chunk_index", "text", "start", "end", "heading_path", "context", "page", "token_count",
+                  "embedded"]
+        read_only_fields = fields
+        extra_kwargs = {"start": {"help_text": "Character offset in the document text."},
+                        "end": {"help_text": "Character offset, exclusive."}}
+
+
+def _shown(user, document: Document) -> Document:
+    """`document` as the list shows it (chunk count, collection)."""
+    return selectors.document_list(user=user).get(pk=document.pk)
+
+
+def _paginate(view: APIView, request: Request, queryset, serializer_class) -> Response:
+    paginator = view.pagination_class()
+    page = paginator.paginate_queryset(queryset, request, view=view)
+    return paginator.get_paginated_response(serializer_class(page, many=True).data)
 
 
 class DocumentListView(APIView):
     parser_classes = [MultiPartParser, FormParser]
+    pagination_class = LimitOffsetPagination
 
-    @extend_schema(parameters=[DocumentListQuery], responses=DocumentOutput(many=True),
-                   summary="Documents you may read")
+    @extend_schema(parameters=[DocumentListQuery], responses={200: DocumentOutput(many=True), **errors(400, 401, 404)},
+                   summary="Documents you may read, newest first", tags=["documents"])
     def get(self, request: Request) -> Response:
         query = DocumentListQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
-        documents = _documents_for(request.user)
-        if "collection" in query.validated_data:
-            documents = documents.filter(collection__slug=query.validated_data["collection"])
-        if "status" in query.validated_data:
-            documents = documents.filter(status=query.validated_data["status"])
-        paginator = api_settings.DEFAULT_PAGINATION_CLASS()
-        page = paginator.paginate_queryset(documents, request, view=self)
-        return paginator.get_paginated_response(DocumentOutput(page, many=True).data)
+        params = query.validated_data
+        collection = permissions.collection_for(request.user, params["collection"]) if "collection" in params else None
+        documents = selectors.document_list(user=request.user, collection=collection, status=params.get("status"),
+                                            search=params.get("search"))
+        return _paginate(self, request, documents, DocumentOutput)
 
-    @extend_schema(request={"multipart/form-data": DocumentUploadInput}, responses={201: DocumentOutput},
-                   summary="Upload a document (queued for ingestion)")
+    @extend_schema(
+        request={"multipart/form-data": DocumentUploadInput},
+        responses={
+            201: OpenApiResponse(UploadOutput, description="Every file was accepted and queued for ingestion."),
+            207: OpenApiResponse(UploadOutput, description="Some files were refused (see each `error`); the "
+                                                           "others were queued."),
+            400: OpenApiResponse({"oneOf": [{"$ref": "#/components/schemas/UploadOutput"},
+                                            errors(400)[400].response]},
+                                 description="Every file was refused (per-file body), or the request itself is "
+                                             "wrong (no file, no collection)."),
+            **errors(401, 403, 404)},
+        summary="Upload one or many files (queued for ingestion)", tags=["documents"])
     def post(self, request: Request) -> Response:
         data = DocumentUploadInput(data=request.data)
         data.is_valid(raise_exception=True)
-        slug = data.validated_data["collection"]
-        collection = permissions.readable_collections(request.user).filter(slug=slug).first()
-        if collection is None:
-            raise serializers.ValidationError({"collection": [f"No collection {slug!r} that you may read."]})
-        if not permissions.can_write_collection(request.user, collection):
-            raise PermissionDenied(f"You may not add documents to the collection {slug!r}.")
-        upload = data.validated_data["file"]
-        document = services.document_ingest(
-            collection=collection, source=data.validated_data.get("source") or upload.name, data=upload.read(),
-            filename=upload.name, uploaded_by=request.user)
-        document = _readable_document(request, document.pk)
-        return Response(DocumentOutput(document).data, status=status.HTTP_201_CREATED)
+        files = request.FILES.getlist("files") + request.FILES.getlist("file")
+        if not files:
+            raise serializers.ValidationError({"files": ["Send at least one file (field `files`, or `file`)."]})
+        source = data.validated_data.get("source")
+        if source and len(files) > 1:
+            raise serializers.ValidationError({"source": ["A source can only be given with a single file."]})
+        collection = permissions.collection_for(request.user, data.validated_data["collection"], write=True)
+        if source:
+            results = [services.document_upload(collection=collection, file=files[0], source=source,
+                                                uploaded_by=request.user)]
+        else:
+            results = services.documents_upload(collection=collection, files=files, uploaded_by=request.user)
+        accepted = sum(result.accepted for result in results)
+        body = {"accepted": accepted, "refused": len(results) - accepted, "files": [
+            {"name": r.name, "accepted": r.accepted, "error": r.error,
+             "document": _shown(request.user, r.document) if r.document else None} for r in results]}
+        code = (status.HTTP_201_CREATED if accepted == len(results)
+                else status.HTTP_207_MULTI_STATUS if accepted else status.HTTP_400_BAD_REQUEST)
+        return Response(UploadOutput(body).data, status=code)
 
 
 class DocumentDetailView(APIView):
-    @extend_schema(responses=DocumentOutput, summary="One document")
-    def get(self, request: Request, pk: int) -> Response:
-        return Response(DocumentOutput(_readable_document(request, pk)).data)
+    parser_classes = [JSONParser, FormParser, MultiPartParser]
 
-    @extend_schema(responses={204: None}, summary="Delete a document, its chunks and its file")
+    @extend_schema(responses={200: DocumentOutput, **errors(401, 404)}, summary="One document, with its status, "
+                   "progress and error", tags=["documents"])
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(DocumentOutput(_shown(request.user, permissions.document_for(request.user, pk))).data)
+
+    @extend_schema(request=DocumentMoveInput, responses={200: DocumentOutput, **errors(400, 401, 403, 404)},
+                   summary="Move a document to another collection", tags=["documents"])
+    def patch(self, request: Request, pk: int) -> Response:
+        return _move(request, pk)
+
+    @extend_schema(responses={204: None, **errors(401, 403, 404)},
+                   summary="Delete a document, its chunks and its file", tags=["documents"])
     def delete(self, request: Request, pk: int) -> Response:
-        document = _readable_document(request, pk)
-        _require_write(request, document)
+        document = permissions.document_for(request.user, pk, write=True)
         services.document_delete(document=document)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class DocumentReingestView(APIView):
-    @extend_schema(request=None, responses={202: DocumentOutput},
-                   parameters=[OpenApiParameter("force", bool, description="Rebuild even if up to date.")],
-                   summary="Process a document again")
+class DocumentMoveView(APIView):
+    @extend_schema(request=DocumentMoveInput, responses={200: DocumentOutput, **errors(400, 401, 403, 404)},
+                   summary="Move a document to another collection", tags=["documents"])
     def post(self, request: Request, pk: int) -> Response:
-        document = _readable_document(request, pk)
-        _require_write(request, document)
-        force = request.query_params.get("force", "").lower() in {"1", "true", "yes"}
+        return _move(request, pk)
+
+
+def _move(request: Request, pk: int) -> Response:
+    """Write access to the document's collection and to the target one; a clash of sources is a 400."""
+    document = permissions.document_for(request.user, pk, write=True)
+    data = DocumentMoveInput(data=request.data)
+    data.is_valid(raise_exception=True)
+    target = permissions.collection_for(request.user, data.validated_data["collection"], write=True)
+    services.document_move(document=document, collection=target)
+    return Response(DocumentOutput(_shown(request.user, document)).data)
+
+
+class DocumentReingestView(APIView):
+    @extend_schema(request=ReingestInput, responses={202: DocumentOutput, **errors(400, 401, 403, 404)},
+                   parameters=[OpenApiParameter("force", bool, description="Rebuild even if up to date (or "
+                                                                           "`force` in the body).")],
+                   summary="Process a document again", tags=["documents"])
+    def post(self, request: Request, pk: int) -> Response:
+        document = permissions.document_for(request.user, pk, write=True)
+        body = ReingestInput(data=request.data if isinstance(request.data, dict) else {})
+        body.is_valid(raise_exception=True)
+        force = body.validated_data["force"] or request.query_params.get("force", "").lower() in {"1", "true", "yes"}
         services.document_reingest(document=document, force=force)
-        return Response(DocumentOutput(_readable_document(request, pk)).data, status=status.HTTP_202_ACCEPTED)
+        return Response(DocumentOutput(_shown(request.user, document)).data, status=status.HTTP_202_ACCEPTED)
+
+
+class DocumentChunksView(APIView):
+    pagination_class = LimitOffsetPagination
+
+    @extend_schema(responses={200: ChunkOutput(many=True), **errors(401, 404)}, tags=["documents"],
+                   summary="A document's chunks in order: text, offsets, context, whether embedded")
+    def get(self, request: Request, pk: int) -> Response:
+        document = permissions.document_for(request.user, pk)
+        chunks = (Chunk.objects.filter(document=document).order_by("chunk_index")
+                  .only("id", "chunk_index", "text", "start", "end", "heading_path", "context", "page", "token_count")
+                  .annotate(embedded=ExpressionWrapper(Q(embedding__isnull=False), output_field=BooleanField())))
+        return _paginate(self, request, chunks, ChunkOutput)

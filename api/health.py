@@ -1,4 +1,8 @@
-"""GET /healthz: database (+pgvector), broker and worker, as JSON; 503 when not healthy."""
+"""GET /healthz: database (+pgvector), broker and worker, as JSON; 503 when not healthy.
+
+It also counts the documents in progress and, among them, the stalled ones: shown in progress
+while no live worker holds them (their worker died; a worker that starts requeues them).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,8 @@ from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET
 
+from corpus.ingest.pipeline import stalled_document_ids
+from corpus.models import IN_PROGRESS, Document
 from ragweb.celery import app as celery_app
 
 
@@ -39,11 +45,21 @@ def _workers(broker_ok: bool) -> dict:
     return {"ok": bool(replies), "count": len(replies)}
 
 
+def _documents() -> dict:
+    try:
+        return {"in_progress": Document.objects.filter(status__in=IN_PROGRESS).count(),
+                "stalled": len(stalled_document_ids())}
+    except Exception as exc:
+        return {"error": str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)}
+
+
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
     database = _database()
     broker = _broker()
     workers = _workers(broker["ok"])
     healthy = database["ok"] and broker["ok"] and workers["ok"]
-    return JsonResponse({"status": "ok" if healthy else "unhealthy", "database": database,
-                         "broker": broker, "workers": workers}, status=200 if healthy else 503)
+    body = {"status": "ok" if healthy else "unhealthy", "database": database, "broker": broker, "workers": workers}
+    if database["ok"]:
+        body["documents"] = _documents()
+    return JsonResponse(body, status=200 if healthy else 503)

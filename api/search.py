@@ -1,41 +1,26 @@
 """POST /api/search/: hybrid search over the caller's readable collections (DESIGN.md "Contracts").
 
-Unknown and unreadable collections both answer 404, so the API does not reveal which
-collections exist (the same choice as /api/ask/)."""
+Unknown and unreadable collections both answer 404 (corpus.permissions.collection_for), so the
+API does not reveal which collections exist."""
 
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound
 from rest_framework.exceptions import ValidationError as ApiValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.errors import errors
+from api.serializers import ScoredChunkOutput, SegmentOutput, StrictCharField, StrictIntegerField
+from api.throttles import SearchThrottle
 from chat.retrieval.rse import PRESETS
 from chat.retrieval.search import MAX_K, MAX_MAX_CHARS, MAX_QUERY_CHARS, MIN_MAX_CHARS, SearchError, search
-from corpus.permissions import readable_collections
+from corpus.models import Collection
+from corpus.permissions import collection_for, readable_collections
 
 API_MODES = ["hybrid", "vector", "keyword"]
-
-
-class StrictCharField(serializers.CharField):
-    """A string and nothing else (DRF would turn 5 into "5")."""
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
-
-
-class StrictIntegerField(serializers.IntegerField):
-    """A JSON integer and nothing else (DRF would accept "5", 5.0 and true)."""
-
-    def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int):
-            self.fail("invalid")
-        return super().to_internal_value(data)
 
 
 class SearchInput(serializers.Serializer):
@@ -66,48 +51,11 @@ class SearchInput(serializers.Serializer):
         return attrs
 
 
-class SearchDocumentOutput(serializers.Serializer):
-    id = serializers.IntegerField()
-    title = serializers.CharField()
-    source = serializers.CharField()
-
-
-class SearchRanksOutput(serializers.Serializer):
-    vector = serializers.IntegerField(allow_null=True)
-    keyword = serializers.IntegerField(allow_null=True)
-
-
-class SearchChunkOutput(serializers.Serializer):
-    chunk_id = serializers.IntegerField()
-    document = SearchDocumentOutput()
-    chunk_index = serializers.IntegerField()
-    text = serializers.CharField()
-    start = serializers.IntegerField(help_text="Character offset in the document text.")
-    end = serializers.IntegerField(help_text="Character offset, exclusive.")
-    score = serializers.FloatField(
-        help_text="Hybrid: the fused score (0-1, a weighted average of the min-max normalised similarity and BM25 "
-                  "over the candidates; the RRF score when the server runs SEARCH_FUSION=rrf; with several queries, "
-                  "1 / (60 + the chunk's best rank)); vector: cosine similarity; keyword: BM25.")
-    relevance = serializers.FloatField(help_text="Calibrated 0-1 relevance used by RSE.")
-    ranks = SearchRanksOutput()
-
-
-class SearchSegmentOutput(serializers.Serializer):
-    document = SearchDocumentOutput()
-    start = serializers.IntegerField(help_text="First chunk index.")
-    end = serializers.IntegerField(help_text="Chunk index after the segment (exclusive).")
-    char_start = serializers.IntegerField()
-    char_end = serializers.IntegerField()
-    text = serializers.CharField()
-    score = serializers.FloatField()
-    page = serializers.IntegerField(allow_null=True)
-
-
 class SearchOutput(serializers.Serializer):
     query = serializers.CharField()
     mode = serializers.CharField()
-    chunks = SearchChunkOutput(many=True)
-    segments = SearchSegmentOutput(many=True)
+    chunks = ScoredChunkOutput(many=True, help_text="Best first.")
+    segments = SegmentOutput(many=True, help_text="RSE segments, most valuable first (empty without RSE).")
     timings_ms = serializers.DictField(
         child=serializers.FloatField(),
         help_text="Milliseconds per stage: embed, candidates, fusion, rerank (when on), rse (or text without RSE) "
@@ -115,18 +63,20 @@ class SearchOutput(serializers.Serializer):
 
 
 class SearchView(APIView):
-    @extend_schema(request=SearchInput, responses=SearchOutput, summary="Hybrid search with RSE segments")
+    throttle_classes = [SearchThrottle]
+
+    @extend_schema(request=SearchInput, responses={200: SearchOutput, **errors(400, 401, 404, 429)},
+                   summary="Hybrid search with RSE segments", tags=["search"])
     def post(self, request: Request) -> Response:
         if not isinstance(request.data, dict):
             raise ApiValidationError({"detail": "The body must be a JSON object."})
         params = SearchInput(data=request.data)
         params.is_valid(raise_exception=True)
         data = params.validated_data
-        collections = readable_collections(request.user)
         if data.get("collection"):
-            collections = collections.filter(slug=data["collection"])
-            if not collections.exists():
-                raise NotFound(f"There is no collection {data['collection']!r} that you may read.")
+            collections = Collection.objects.filter(pk=collection_for(request.user, data["collection"]).pk)
+        else:
+            collections = readable_collections(request.user)
         try:
             result = search(query=data["query"], collections=collections, mode=data["mode"], k=data["k"],
                             rse=data["rse"], max_chars=data["max_chars"])

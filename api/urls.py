@@ -1,15 +1,38 @@
+"""/api/ (REST, schema and docs) and /v1/ (OpenAI-compatible) routes; ragweb.urls mounts both."""
+
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView
+from drf_spectacular.views import SpectacularSwaggerView
 
 from api.ask import AskView
-from api.documents import DocumentDetailView, DocumentListView, DocumentReingestView
+from api.collections import CollectionDetailView, CollectionListView
+from api.documents import (
+    DocumentChunksView,
+    DocumentDetailView,
+    DocumentListView,
+    DocumentMoveView,
+    DocumentReingestView,
+)
+from api.openai import ChatCompletionView, ModelDetailView, ModelListView
+from api.schema import SchemaView
 from api.search import SearchView
 
 urlpatterns = [
-    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("schema/", SchemaView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    path("collections/", CollectionListView.as_view(), name="collections"),
+    path("collections/<slug:slug>/", CollectionDetailView.as_view(), name="collection"),
     path("documents/", DocumentListView.as_view(), name="documents"),
     path("documents/<int:pk>/", DocumentDetailView.as_view(), name="document"),
+    path("documents/<int:pk>/move/", DocumentMoveView.as_view(), name="document-move"),
     path("documents/<int:pk>/reingest/", DocumentReingestView.as_view(), name="document-reingest"),
+    path("documents/<int:pk>/chunks/", DocumentChunksView.as_view(), name="document-chunks"),
     path("ask/", AskView.as_view(), name="ask"),
     path("search/", SearchView.as_view(), name="search"),
+]
+
+# OpenAI clients append "/chat/completions" to their base URL: no trailing slashes here.
+openai_urlpatterns = [
+    path("models", ModelListView.as_view(), name="v1-models"),
+    path("models/<path:model>", ModelDetailView.as_view(), name="v1-model"),
+    path("chat/completions", ChatCompletionView.as_view(), name="v1-chat-completions"),
 ]

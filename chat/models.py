@@ -5,21 +5,51 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q, Subquery
+
+
+class ConversationQuerySet(models.QuerySet):
+    def chats_of(self, user) -> ConversationQuerySet:
+        """`user`'s conversations from the chat page that hold at least one message: what the
+        sidebar lists (questions from the API and the command line are kept apart)."""
+        return self.filter(user=user, source=Conversation.Source.CHAT).filter(
+            Exists(Message.objects.filter(conversation=OuterRef("pk"))))
+
+    def others_of(self, user) -> ConversationQuerySet:
+        """`user`'s conversations asked through the API or the command line."""
+        return self.filter(user=user).exclude(source=Conversation.Source.CHAT)
+
+    def matching(self, text: str) -> ConversationQuerySet:
+        """Conversations whose title or any message contains `text` (case-insensitive), annotated
+        with `match`: the first message that contains it (None when only the title does)."""
+        first_match = (Message.objects.filter(conversation=OuterRef("pk"), content__icontains=text)
+                       .order_by("created_at", "id").values("content")[:1])
+        return self.annotate(match=Subquery(first_match)).filter(Q(title__icontains=text) | Q(match__isnull=False))
 
 
 class Conversation(models.Model):
+    class Source(models.TextChoices):
+        CHAT = "chat", "Chat page"
+        API = "api", "API (/api/ask/)"
+        CLI = "cli", "Command line (manage.py ask)"
+
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations")
     title = models.CharField(max_length=200, blank=True)
+    source = models.CharField(max_length=8, choices=Source.choices, default=Source.CHAT,
+                              help_text="Where it was started; the chat page lists its own ones only.")
+    # The secret of the read-only link to this conversation (chat.sharing); null while not shared.
+    share_token = models.CharField(max_length=64, unique=True, null=True, blank=True, editable=False)
     # The collection last picked for this conversation; null = every collection the user may read.
     collection = models.ForeignKey("corpus.Collection", null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    objects = ConversationQuerySet.as_manager()
+
     class Meta:
         ordering = ["-updated_at", "-id"]
-        indexes = [models.Index(fields=["user", "-updated_at"])]
+        indexes = [models.Index(fields=["user", "source", "-updated_at"])]
 
     def __str__(self) -> str:
         return self.title or f"Conversation {self.pk}"
@@ -76,3 +106,50 @@ class Message(models.Model):
             if citation.get("n") == n:
                 return citation
         return None
+
+
+class Feedback(models.Model):
+    """A rating of an answer, with a copy of what the answer was made of (question, standalone
+    query, sources, text), so that it outlives the answer (regenerated or deleted) and can become
+    an evaluation item (`manage.py export_feedback`)."""
+
+    class Rating(models.TextChoices):
+        UP = "up", "Helpful"
+        DOWN = "down", "Not helpful"
+
+    class Kind(models.TextChoices):
+        AUTO = "", "Decide from the evidence"
+        FACTOID = "factoid", "Factoid (one or two sentences)"
+        SECTION = "section", "Section (a whole passage)"
+
+    message = models.OneToOneField(Message, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="feedback")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    rating = models.CharField(max_length=8, choices=Rating.choices)
+    comment = models.TextField(blank=True)
+    question = models.TextField(help_text="The question as the user asked it.")
+    query = models.TextField(blank=True, help_text="The standalone query retrieval searched for.")
+    answer = models.TextField(blank=True)
+    error = models.TextField(blank=True, help_text="Why the answer failed, if it did.")
+    collection_slug = models.CharField(max_length=100, blank=True, help_text="Empty: every readable collection.")
+    # The numbered sources of the answer (as Message.citations) and the numbers its text cites;
+    # every chunk retrieval returned, {"<document id>": {"<chunk index>": relevance}} (Message.relevance).
+    sources = models.JSONField(default=list, blank=True)
+    cited = models.JSONField(default=list, blank=True)
+    retrieved = models.JSONField(default=dict, blank=True)
+    source = models.CharField(max_length=500, blank=True,
+                              help_text="The document (its source path) that answers the question, chosen by the "
+                                        "rater or a reviewer; empty until someone chooses.")
+    evidence = models.JSONField(default=list, blank=True,
+                                help_text="Phrases copied verbatim from that document that answer the question.")
+    kind = models.CharField(max_length=8, choices=Kind.choices, blank=True, default=Kind.AUTO)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "feedback"
+        indexes = [models.Index(fields=["rating", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.get_rating_display()}: {self.question[:60]}"

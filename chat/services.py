@@ -13,12 +13,22 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from django.db import transaction
 from django.db.models import QuerySet
 
-from chat.answering.pipeline import AnswerError, LLMFailed, complete_answer, prepare, stream_answer
+from chat.answering.pipeline import (
+    AnswerError,
+    LLMFailed,
+    NotFound,
+    complete_answer,
+    finish,
+    prepare,
+    stream_answer,
+)
+from chat.errors import log_failure, server_failure_message
 from chat.models import Conversation, Message
 from corpus.models import Collection
-from corpus.permissions import readable_collections
+from corpus.permissions import collection_for, readable_collections
 
 logger = logging.getLogger(__name__)
 
@@ -26,11 +36,10 @@ HISTORY_MESSAGES = 6
 TITLE_CHARS = 80
 # How often a running answer checks whether the user pressed stop (a DB read each time).
 STOP_POLL_SECONDS = 0.3
-UNEXPECTED_ERROR = "Something went wrong while answering; the server log has the details."
 
 
-class CollectionNotReadable(Exception):
-    """The user asked to search a collection that does not exist or that they may not read."""
+class CannotRegenerate(Exception):
+    """The answer cannot be asked again (str(exc) says why)."""
 
 
 @dataclass
@@ -39,6 +48,7 @@ class AskEvent:
     message: Message
     text: str = ""
     upstream_failure: bool = False  # on "done": the LLM failed (vs. nothing to search or found)
+    not_found: bool = False  # on "done": nothing retrieved was relevant enough (an answer, not a failure)
 
 
 def run_to_end(events: Iterator[AskEvent]) -> AskEvent:
@@ -46,18 +56,41 @@ def run_to_end(events: Iterator[AskEvent]) -> AskEvent:
     return deque(events, maxlen=1)[0]
 
 
-def conversation_start(*, user, collection: Collection | None = None, title: str = "") -> Conversation:
-    return Conversation.objects.create(user=user, collection=collection, title=title[:TITLE_CHARS])
+def conversation_start(*, user, collection: Collection | None = None, title: str = "",
+                       source: str = Conversation.Source.CHAT) -> Conversation:
+    """A new conversation; `source` says where it was started (chat page, API or command line)."""
+    return Conversation.objects.create(user=user, collection=collection, title=title[:TITLE_CHARS], source=source)
+
+
+class InvalidTitle(ValueError):
+    """A title that cannot be used (str(exc) says why)."""
+
+
+def conversation_rename(*, conversation: Conversation, title: str) -> Conversation:
+    """Give `conversation` a new title (whitespace collapsed); raises InvalidTitle if it is empty or
+    too long. Renaming does not move the conversation up the list (updated_at is kept)."""
+    title = " ".join(title.split())
+    limit = Conversation._meta.get_field("title").max_length
+    if not title:
+        raise InvalidTitle("The title is empty.")
+    if len(title) > limit:
+        raise InvalidTitle(f"The title is longer than {limit} characters.")
+    Conversation.objects.filter(pk=conversation.pk).update(title=title)
+    conversation.title = title
+    return conversation
+
+
+def conversation_delete(*, conversation: Conversation) -> None:
+    """Delete `conversation` with its messages."""
+    conversation.delete()
 
 
 def collections_for(user, slug: str | None) -> tuple[QuerySet[Collection], Collection | None]:
-    """The collections to search: the readable one named `slug`, or all readable ones."""
-    readable = readable_collections(user)
+    """The collections to search: the readable one named `slug`, or all readable ones.
+    Raises corpus.permissions.Denied (404) when `slug` is not a collection `user` may read."""
     if not slug:
-        return readable, None
-    picked = readable.filter(slug=slug).first()
-    if picked is None:
-        raise CollectionNotReadable(f"There is no collection {slug!r} that you may read.")
+        return readable_collections(user), None
+    picked = collection_for(user, slug)
     return Collection.objects.filter(pk=picked.pk), picked
 
 
@@ -75,7 +108,9 @@ def message_record_failure(*, conversation: Conversation, question: str, error: 
     Message.objects.create(conversation=conversation, role=Message.Role.USER, content=question)
     reply = Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT,
                                    status=Message.Status.FAILED, error=error)
-    conversation.save(update_fields=["updated_at"])
+    if not conversation.title:
+        conversation.title = question.strip()[:TITLE_CHARS]
+    conversation.save(update_fields=["title", "updated_at"])
     return reply
 
 
@@ -91,7 +126,7 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
 
     The assistant message is saved however the generator ends: complete, failed (with a message
     for the user), or stopped (closed early or stop requested) with the partial text kept.
-    Raises CollectionNotReadable before storing anything if `collection_slug` is not readable.
+    Raises corpus.permissions.Denied before storing anything if `collection_slug` is not readable.
     """
     collections, picked = collections_for(conversation.user, collection_slug)
     history = history_of(conversation)
@@ -107,7 +142,8 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
     conversation.save()
 
     parts: list[str] = []
-    upstream_failure = False
+    upstream_failure = not_found = False
+    prepared = None
     try:
         yield AskEvent("start", reply)
         prepared = prepare(question=question, collections=collections, history=history, rse=rse)
@@ -134,17 +170,49 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
             reply.status = Message.Status.COMPLETE
     except AnswerError as exc:
         reply.status, reply.error = Message.Status.FAILED, str(exc)
-        upstream_failure = isinstance(exc, LLMFailed)
+        upstream_failure, not_found = isinstance(exc, LLMFailed), isinstance(exc, NotFound)
     except GeneratorExit:
         # The client went away (stop button, closed tab): keep what was written so far.
         reply.status = Message.Status.STOPPED
         raise
     except Exception:
-        logger.exception("answering message %s failed", reply.pk)
-        reply.status, reply.error = Message.Status.FAILED, UNEXPECTED_ERROR
+        error_id = log_failure(logger, "answering message %s failed", reply.pk)
+        reply.status, reply.error = Message.Status.FAILED, server_failure_message(error_id)
     finally:
         reply.content = "".join(parts)
+        if prepared is not None:
+            # The grounding pass (LLM answers) and the sources the answer cites, kept as the answer.
+            answer = finish(prepared, reply.content)
+            reply.content, reply.citations = answer.text, answer.citations
         if reply.status == Message.Status.STREAMING:
             reply.status = Message.Status.STOPPED
-        reply.save(update_fields=["content", "status", "error"])
-    yield AskEvent("done", reply, upstream_failure=upstream_failure)
+        reply.save(update_fields=["content", "status", "error", "citations"])
+    yield AskEvent("done", reply, upstream_failure=upstream_failure, not_found=not_found)
+
+
+def message_regenerate(*, message: Message, rse: str | None = "balanced", stream: bool = True) -> Iterator[AskEvent]:
+    """Ask the question of `message`, the latest answer of its conversation, again: message_ask's
+    events for a new question and answer, which replace the old pair as soon as they are stored (a
+    rating of the old answer keeps its own copy). The new answer searches the collection the old
+    one did and sees the conversation before the old question.
+
+    Raises, when first advanced and before changing anything: CannotRegenerate if `message` is not
+    the latest answer or is still being written; corpus.permissions.Denied if its collection is no
+    longer readable.
+    """
+    conversation = message.conversation
+    latest = conversation.messages.order_by("-id").first()
+    if message.role != Message.Role.ASSISTANT or latest is None or latest.pk != message.pk:
+        raise CannotRegenerate("Only the latest answer of a conversation can be regenerated.")
+    if message.status == Message.Status.STREAMING:
+        raise CannotRegenerate("This answer is still being written.")
+    question = conversation.messages.filter(role=Message.Role.USER, pk__lt=message.pk).order_by("-id").first()
+    if question is None or not question.content.strip():
+        raise CannotRegenerate("There is no question to ask again.")
+    events = message_ask(conversation=conversation, question=question.content,
+                         collection_slug=message.collection_slug or None, rse=rse, stream=stream)
+    with transaction.atomic():  # the old pair is gone only once the new one is stored
+        Message.objects.filter(pk__in=[question.pk, message.pk]).delete()
+        first = next(events)
+    yield first
+    yield from events

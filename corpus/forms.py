@@ -1,9 +1,21 @@
+"""Forms of the documents page: upload, filters, a collection's fields and its sharing.
+
+The forms only parse input; the rules live elsewhere: which files are accepted in
+corpus.uploads (applied per file by services.document_upload, so one bad file never blocks the
+others), who may do what in corpus.permissions, and a collection's validity in
+services.collection_create / collection_update.
+"""
+
 from __future__ import annotations
 
-from django import forms
-from django.conf import settings
+import re
 
-from corpus.models import Collection
+from django import forms
+from django.core.exceptions import ValidationError
+
+from corpus import selectors, services
+from corpus.models import Collection, Document
+from corpus.uploads import SUPPORTED_EXTENSIONS
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -11,36 +23,110 @@ class MultipleFileInput(forms.ClearableFileInput):
 
 
 class MultipleFileField(forms.FileField):
-    """A file field that accepts several files; each is checked like a single upload."""
+    """Several files, returned as a list. Each file is judged later, on its own, by the upload rule."""
 
     widget = MultipleFileInput
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("allow_empty_file", True)  # an empty file is refused by name, with the others kept
+        super().__init__(**kwargs)
 
     def clean(self, data, initial=None):
         files = data if isinstance(data, list | tuple) else [data]
         files = [f for f in files if f]
         if not files:
-            raise forms.ValidationError("Choose at least one file.")
-        cleaned = [super(MultipleFileField, self).clean(f, initial) for f in files]
-        for upload in cleaned:
-            if upload.size == 0:
-                raise forms.ValidationError(f"{upload.name} is empty.")
-            if upload.size > settings.MAX_UPLOAD_BYTES:
-                limit = settings.MAX_UPLOAD_BYTES // (1024 * 1024)
-                raise forms.ValidationError(f"{upload.name} is larger than the {limit} MB limit.")
-        return cleaned
+            raise forms.ValidationError("Choose at least one file.", code="required")
+        return [super(MultipleFileField, self).clean(f, initial) for f in files]
 
 
 class UploadForm(forms.Form):
-    collection = forms.ModelChoiceField(queryset=Collection.objects.none(), empty_label=None)
-    files = MultipleFileField()
+    """Files and the collection they go to. The choice is limited to `collections` (those the
+    user may write to); with several and no `initial` collection the user must pick one."""
+
+    collection = forms.ModelChoiceField(queryset=Collection.objects.none(), to_field_name="slug",
+                                        empty_label="Choose a collection…",
+                                        error_messages={"invalid_choice": "Choose a collection you may add to."})
+    files = MultipleFileField(help_text="Text, Markdown, reStructuredText, HTML, PDF or DOCX.")
 
     def __init__(self, *args, collections, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["collection"].queryset = collections
+        field = self.fields["collection"]
+        field.queryset = collections
+        field.widget.attrs["required"] = True
+        self.fields["files"].widget.attrs["accept"] = ",".join(sorted(SUPPORTED_EXTENSIONS))
+
+
+class DocumentFilterForm(forms.Form):
+    """The documents page's filters; invalid values are dropped rather than refused."""
+
+    collection = forms.SlugField(required=False)
+    status = forms.ChoiceField(choices=[("", "Any status"), *Document.Status.choices], required=False)
+    q = forms.CharField(required=False, max_length=200, label="Search")
+
+    page = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+
+    def filters(self) -> dict:
+        """The valid, non-empty filters (and page), for links and redirects that keep them."""
+        self.is_valid()
+        return {name: value for name, value in self.cleaned_data.items() if value}
 
 
 class CollectionForm(forms.ModelForm):
+    """A collection's name and ingestion settings. The slug may be left empty: it is then derived
+    from the name (the page's script does the same as you type)."""
+
+    chunk_size = forms.IntegerField(min_value=services.CHUNK_SIZE_MIN, max_value=services.CHUNK_SIZE_MAX,
+                                    initial=200, help_text="Target chunk size in model tokens.")
+
     class Meta:
         model = Collection
-        fields = ["name", "slug", "description", "chunker", "chunk_size", "contextualization", "embedding_mode",
-                  "is_public"]
+        fields = ["name", "slug", "description", "chunker", "chunk_size", "chunk_overlap", "contextualization",
+                  "embedding_mode", "is_public"]
+        widgets = {"description": forms.Textarea(attrs={"rows": 2})}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        slug = self.fields["slug"]
+        slug.required = False
+        slug.help_text = "Used in links and the API. Left empty, it is made from the name."
+        if self.instance.pk is None:  # a new collection's slug follows its name; an existing one's stays
+            self.fields["name"].widget.attrs["data-slug-source"] = "id_slug"
+
+    def clean_slug(self) -> str:
+        slug = self.cleaned_data.get("slug") or services.slug_from_name(self.cleaned_data.get("name") or "")
+        if not slug:
+            raise ValidationError("Give a slug: the name has no letters to make one from.", code="required")
+        return slug
+
+    def clean(self):
+        cleaned = super().clean()
+        size, overlap = cleaned.get("chunk_size"), cleaned.get("chunk_overlap")
+        if size is not None and overlap is not None and overlap >= size:
+            self.add_error("chunk_overlap", "The overlap must be smaller than the chunk size.")
+        return cleaned
+
+
+def _usernames(text: str) -> list[str]:
+    return [name for name in re.split(r"[\s,]+", text) if name]
+
+
+class ShareForm(forms.Form):
+    """Who may read and who may also change the documents of a collection, by username."""
+
+    readers = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
+                              help_text="Usernames, separated by commas or spaces. They may search and read.")
+    editors = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
+                              help_text="They may also upload, re-ingest, move and delete documents.")
+
+    @classmethod
+    def for_collection(cls, collection: Collection) -> ShareForm:
+        def names(users):
+            return ", ".join(users.order_by("username").values_list("username", flat=True))
+
+        return cls(initial={"readers": names(collection.readers), "editors": names(collection.editors)})
+
+    def clean_readers(self) -> list:
+        return selectors.users_by_username(_usernames(self.cleaned_data["readers"]))
+
+    def clean_editors(self) -> list:
+        return selectors.users_by_username(_usernames(self.cleaned_data["editors"]))

@@ -9,7 +9,7 @@ from django.db import models
 from django.db.models import F, Q
 from pgvector.django import HnswIndex, VectorField
 
-from corpus.querysets import ChunkQuerySet, CollectionQuerySet, DocumentQuerySet
+from corpus.querysets import CollectionQuerySet
 
 # The text search configuration used for the keyword index and for queries alike.
 SEARCH_CONFIG = "english"
@@ -124,8 +124,6 @@ class Document(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     ingested_at = models.DateTimeField(null=True, blank=True)
 
-    objects = DocumentQuerySet.as_manager()
-
     class Meta:
         ordering = ["collection", "source"]
         constraints = [
@@ -138,6 +136,17 @@ class Document(models.Model):
     def __str__(self) -> str:
         return self.title or self.source
 
+    @property
+    def in_progress(self) -> bool:
+        """A worker is (or should be) processing it."""
+        return self.status in IN_PROGRESS
+
+    def is_current(self) -> bool:
+        """Built from its current content under its collection's current settings."""
+        return (self.status == self.Status.READY and bool(self.built_hash)
+                and self.built_hash == self.content_hash
+                and self.built_signature == self.collection.pipeline_signature())
+
     def page_at(self, offset: int) -> int | None:
         """1-based page number holding the character at `offset`, for paged (PDF) documents."""
         if not self.pages:
@@ -149,6 +158,10 @@ class Document(models.Model):
             else:
                 break
         return page
+
+
+IN_PROGRESS = (Document.Status.PARSING, Document.Status.CHUNKING, Document.Status.CONTEXTUALIZING,
+               Document.Status.EMBEDDING)
 
 
 class Chunk(models.Model):
@@ -171,8 +184,6 @@ class Chunk(models.Model):
         output_field=SearchVectorField(),
         db_persist=True,
     )
-
-    objects = ChunkQuerySet.as_manager()
 
     class Meta:
         ordering = ["document", "chunk_index"]

@@ -30,13 +30,3 @@ class CollectionQuerySet(models.QuerySet):
         if user.is_superuser:
             return self.all()
         return self.filter(owner=user)
-
-
-class DocumentQuerySet(models.QuerySet):
-    def in_collections(self, collections) -> DocumentQuerySet:
-        return self.filter(collection__in=collections)
-
-
-class ChunkQuerySet(models.QuerySet):
-    def in_collections(self, collections) -> ChunkQuerySet:
-        return self.filter(document__collection__in=collections)

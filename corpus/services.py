@@ -1,35 +1,33 @@
-"""Writes to the corpus: collections, document uploads, re-ingestion and deletion.
+"""Writes to the corpus: collections (create, update, share, delete), document uploads, moves,
+re-ingestion and deletion.
 
 Processing itself happens in a Celery task (corpus.tasks), enqueued only after the transaction
-that made it necessary has committed.
+that made it necessary has committed. Callers check permissions (corpus.permissions) first; these
+functions only keep the data consistent.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from django.conf import settings
+from django.core.exceptions import SuspiciousFileOperation, ValidationError
 from django.core.files.base import ContentFile
 from django.core.validators import validate_slug
 from django.db import IntegrityError, transaction
+from django.utils.text import get_valid_filename, slugify
 
 from corpus import uploads
-from corpus.models import Collection, Document
+from corpus.models import IN_PROGRESS, Collection, Document
+from corpus.tasks import process_document_task
 
 logger = logging.getLogger(__name__)
 
 Status = Document.Status
-
-IN_PROGRESS = (Status.PARSING, Status.CHUNKING, Status.CONTEXTUALIZING, Status.EMBEDDING)
-
-
-def is_current(document: Document) -> bool:
-    """Built from its current content under its collection's current settings."""
-    return (document.status == Status.READY and bool(document.built_hash)
-            and document.built_hash == document.content_hash
-            and document.built_signature == document.collection.pipeline_signature())
 
 
 def collection_get_or_create(*, slug: str, name: str | None = None, owner=None) -> Collection:
@@ -42,17 +40,185 @@ def collection_get_or_create(*, slug: str, name: str | None = None, owner=None) 
     return collection
 
 
-def _enqueue(document_id: int) -> None:
-    from corpus.tasks import process_document_task
+# Collection fields a caller may set besides name and slug; readers and editors go through
+# collection_share, the owner is set at creation.
+COLLECTION_SETTINGS = ("description", "chunker", "chunk_size", "chunk_overlap", "semantic_threshold",
+                       "contextualization", "embedding_mode", "is_public")
 
+
+# The range of the model's collection_chunk_size_range constraint.
+CHUNK_SIZE_MIN, CHUNK_SIZE_MAX = 16, 2048
+
+
+def slug_from_name(name: str) -> str:
+    """The slug a collection named `name` gets when none is given ("" when the name has no
+    letters or digits that transliterate to ASCII)."""
+    return slugify(name)[:Collection._meta.get_field("slug").max_length].strip("-")
+
+
+def _check_fields(fields: dict, allowed: Iterable[str]) -> None:
+    unknown = sorted(set(fields) - set(allowed))
+    if unknown:
+        raise TypeError(f"unknown collection field(s): {', '.join(unknown)}")
+
+
+def _save_validated(collection: Collection) -> None:
+    """Validate every field and constraint (ValidationError with per-field messages), then save."""
+    errors: dict[str, list[str]] = {}
+    try:
+        # The model's check constraints give messages naming the constraint; ours name the field.
+        collection.full_clean(validate_constraints=False)
+    except ValidationError as exc:
+        errors = exc.update_error_dict(errors)
+    if "chunk_size" not in errors and not CHUNK_SIZE_MIN <= collection.chunk_size <= CHUNK_SIZE_MAX:
+        errors["chunk_size"] = [f"The chunk size must be between {CHUNK_SIZE_MIN} and {CHUNK_SIZE_MAX} tokens."]
+    elif not errors.keys() & {"chunk_size", "chunk_overlap"} and collection.chunk_overlap >= collection.chunk_size:
+        errors["chunk_overlap"] = ["The overlap must be smaller than the chunk size."]
+    if errors:
+        raise ValidationError(errors)
+    try:
+        with transaction.atomic():
+            collection.save()
+    except IntegrityError:
+        # Another request took the slug between the check and the save.
+        raise ValidationError({"slug": "A collection with this slug already exists."}) from None
+
+
+def collection_create(*, owner, name: str, slug: str = "", **settings_fields) -> Collection:
+    """Create a collection owned by `owner`; an empty `slug` is derived from the name.
+    `settings_fields` are any of COLLECTION_SETTINGS. Raises ValidationError (per field) for a
+    taken or invalid slug or invalid settings, TypeError for a field that cannot be set."""
+    _check_fields(settings_fields, COLLECTION_SETTINGS)
+    name = (name or "").strip()
+    collection = Collection(owner=owner, name=name, slug=(slug or "").strip() or slug_from_name(name),
+                            **settings_fields)
+    _save_validated(collection)
+    logger.info("created collection %s", collection.slug)
+    return collection
+
+
+def collection_update(*, collection: Collection, **fields) -> Collection:
+    """Change `name`, `slug` or any of COLLECTION_SETTINGS. When the change alters how chunks are
+    built (Collection.pipeline_signature), the collection's documents are queued for re-ingestion.
+    Raises ValidationError like collection_create; the collection is then left unchanged."""
+    _check_fields(fields, ("name", "slug", *COLLECTION_SETTINGS))
+    with transaction.atomic():
+        locked = Collection.objects.select_for_update().get(pk=collection.pk)
+        before = locked.pipeline_signature()
+        for field, value in fields.items():
+            setattr(locked, field, value.strip() if field in ("name", "slug") else value)
+        _save_validated(locked)
+        if locked.pipeline_signature() != before:
+            for document in locked.documents.all():
+                document_reingest(document=document)
+    for field in Collection._meta.concrete_fields:
+        setattr(collection, field.attname, getattr(locked, field.attname))
+    return collection
+
+
+def collection_share(*, collection: Collection, readers: Iterable | None = None,
+                     editors: Iterable | None = None) -> Collection:
+    """Replace who may read (`readers`) and who may also write (`editors`) the collection's
+    documents, as iterables of users. None leaves that set as it is."""
+    with transaction.atomic():
+        if readers is not None:
+            collection.readers.set(list(readers))
+        if editors is not None:
+            collection.editors.set(list(editors))
+    return collection
+
+
+def collection_delete(*, collection: Collection) -> None:
+    """Delete the collection, its documents and their chunks; the stored files go after commit."""
+    with transaction.atomic():
+        names = [name for name in Document.objects.filter(collection=collection).values_list("file", flat=True)
+                 if name]
+        Collection.objects.filter(pk=collection.pk).delete()
+        _delete_files_on_commit(names)
+    logger.info("deleted collection %s (%s stored files)", collection.slug, len(names))
+
+
+def _delete_files_on_commit(names: list[str]) -> None:
+    storage = Document._meta.get_field("file").storage
+
+    def delete() -> None:
+        for name in names:
+            try:
+                storage.delete(name)
+            except OSError:
+                logger.exception("could not delete the stored file %s", name)
+
+    if names:
+        transaction.on_commit(delete)
+
+
+def _enqueue(document_id: int) -> None:
     transaction.on_commit(lambda: process_document_task.delay(document_id))
 
 
-def size_error(size: int) -> str | None:
-    """The message for a file over settings.MAX_UPLOAD_BYTES, else None."""
-    if size <= settings.MAX_UPLOAD_BYTES:
-        return None
-    return f"The file is {size / 1e6:.1f} MB; the limit is {uploads.limit_text()}."
+# A file name is at most 255 bytes on common file systems; the storage may add "_" and 7
+# characters to make a name unique, so stored names stay below that.
+STORED_NAME_MAX_BYTES = 255 - 8
+_MAX_EXTENSION_BYTES = 16
+
+
+def _cut_utf8(text: str, max_bytes: int) -> str:
+    return text.encode("utf-8")[:max(max_bytes, 0)].decode("utf-8", errors="ignore")
+
+
+def stored_name(filename: str) -> str:
+    """A safe name to store an upload under: the base name, characters the storage would refuse
+    removed, cut to STORED_NAME_MAX_BYTES bytes of UTF-8 keeping the extension."""
+    name = PurePosixPath(filename.replace("\\", "/")).name
+    try:
+        name = get_valid_filename(name)
+    except SuspiciousFileOperation:  # nothing usable left (e.g. "..", "???")
+        name = ""
+    if not name or name.startswith("."):  # no hidden files: ".txt" -> "document.txt"
+        name = "document" + name
+    path = PurePosixPath(name)
+    suffix = path.suffix if len(path.suffix.encode("utf-8")) <= _MAX_EXTENSION_BYTES else ""
+    stem = name[:len(name) - len(suffix)] if suffix else name
+    stem = _cut_utf8(stem, STORED_NAME_MAX_BYTES - len(suffix.encode("utf-8"))) or "document"
+    return _cut_utf8(stem + suffix, STORED_NAME_MAX_BYTES)
+
+
+@dataclass(frozen=True)
+class UploadResult:
+    """What became of one uploaded file: the document it created or updated, or why it was
+    refused (a message naming the file)."""
+
+    name: str
+    document: Document | None = None
+    error: str | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.error is None
+
+
+SOURCE_MAX_LENGTH = Document._meta.get_field("source").max_length
+
+
+def document_upload(*, collection: Collection, file, source: str | None = None, uploaded_by=None) -> UploadResult:
+    """Check `file` (anything with .name, .size and .read(), e.g. an UploadedFile) against the one
+    upload rule (corpus.uploads.upload_error) and ingest it into `collection` as `source`
+    (default: its name). A refused file gives an UploadResult with the error and stores nothing.
+    The caller has checked that the uploader may write to `collection`."""
+    name = uploads.clean_name(source or file.name or "")
+    error = uploads.upload_error(name or "(no name)", file.size)
+    if error is None and len(name) > SOURCE_MAX_LENGTH:
+        error = f"{name[:60]}…: the name is longer than {SOURCE_MAX_LENGTH} characters."
+    if error is not None:
+        return UploadResult(name=name, error=error)
+    document = document_ingest(collection=collection, source=name, data=file.read(), filename=file.name or name,
+                               uploaded_by=uploaded_by)
+    return UploadResult(name=name, document=document)
+
+
+def documents_upload(*, collection: Collection, files: Iterable, uploaded_by=None) -> list[UploadResult]:
+    """document_upload for each file, in order: one refused file never blocks the others."""
+    return [document_upload(collection=collection, file=file, uploaded_by=uploaded_by) for file in files]
 
 
 def document_ingest(*, collection: Collection, source: str, data: bytes, filename: str,
@@ -62,7 +228,9 @@ def document_ingest(*, collection: Collection, source: str, data: bytes, filenam
     Unchanged content already built under the collection's current settings is a no-op. Otherwise
     the file is stored and processing is enqueued on commit; the document's current chunks stay
     searchable until the new ones replace them. A file over MAX_UPLOAD_BYTES is not stored: the
-    document is marked failed with a message.
+    document is marked failed with the upload rule's message. Other files the upload rule refuses
+    (empty, unsupported type) are stored and fail when parsed: surfaces check them first through
+    document_upload.
     """
     source = source.strip()
     if not source:
@@ -84,7 +252,7 @@ def _ingest_locked(collection: Collection, source: str, data: bytes, filename: s
     document = Document.objects.select_for_update().filter(collection=collection, source=source).first()
     if document is not None and document.content_hash == content_hash and document.file:
         document.collection = collection
-        if is_current(document):
+        if document.is_current():
             return document
         if document.status not in IN_PROGRESS:
             _requeue(document)
@@ -98,15 +266,15 @@ def _ingest_locked(collection: Collection, source: str, data: bytes, filename: s
     document.uploaded_by = uploaded_by or document.uploaded_by
     document.content_hash = content_hash
     document.progress_done = document.progress_total = 0
-    error = size_error(len(data))
+    # Surfaces refuse such files before this (document_upload); this guards the callers that do not.
+    error = uploads.upload_error(source, len(data)) if len(data) > settings.MAX_UPLOAD_BYTES else None
     if error:
         document.file = ""
         document.status = Status.FAILED
         document.error = error
         document.save()
     else:
-        name = PurePosixPath(filename).name or "document"
-        document.file.save(name, ContentFile(data), save=False)
+        document.file.save(stored_name(filename), ContentFile(data), save=False)
         document.status = Status.QUEUED
         document.error = ""
         document.save()
@@ -128,7 +296,7 @@ def document_reingest(*, document: Document, force: bool = False) -> Document:
     """Process the document again if its chunks are out of date (always, with `force`)."""
     with transaction.atomic():
         locked = Document.objects.select_for_update().select_related("collection").get(pk=document.pk)
-        if not force and is_current(locked):
+        if not force and locked.is_current():
             return locked
         if locked.status == Status.FAILED and not locked.file:
             return locked  # refused at upload; only a new upload can fix it
@@ -138,11 +306,38 @@ def document_reingest(*, document: Document, force: bool = False) -> Document:
     return locked
 
 
+def document_move(*, document: Document, collection: Collection) -> Document:
+    """Move `document` into `collection`. Chunks built under the same settings stay; otherwise the
+    document is re-ingested under the target's settings (a failed one stays failed until
+    re-ingested). Raises ValidationError if the target already holds a document with the same
+    source. The caller has checked write access to both collections."""
+    with transaction.atomic():
+        locked = Document.objects.select_for_update(of=("self",)).select_related("collection").get(pk=document.pk)
+        if locked.collection_id == collection.pk:
+            return locked
+        clash = ValidationError(
+            f"{locked.source}: the collection {collection.name!r} already has a document with this source.",
+            code="source_exists")
+        if Document.objects.filter(collection=collection, source=locked.source).exists():
+            raise clash
+        locked.collection = collection
+        try:
+            with transaction.atomic():
+                locked.save(update_fields=["collection", "updated_at"])
+        except IntegrityError:
+            raise clash from None
+        if locked.status != Status.FAILED and not locked.is_current():
+            if locked.status not in IN_PROGRESS:
+                _requeue(locked)
+            # Even when in progress: the running build uses the old settings; this run follows it.
+            _enqueue(locked.pk)
+    logger.info("moved document %s to collection %s", locked.pk, collection.slug)
+    return locked
+
+
 def document_delete(*, document: Document) -> None:
     """Delete the document, its chunks (and so their vectors) and, after commit, its stored file."""
     with transaction.atomic():
         name = document.file.name if document.file else ""
-        storage = document.file.storage
         Document.objects.filter(pk=document.pk).delete()
-        if name:
-            transaction.on_commit(lambda: storage.delete(name))
+        _delete_files_on_commit([name] if name else [])

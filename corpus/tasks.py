@@ -1,14 +1,20 @@
-"""Celery tasks of the ingestion pipeline. They take ids and call corpus.pipeline; no logic here.
+"""Celery tasks of the ingestion pipeline. They take ids and call corpus.ingest.pipeline; no logic here.
 
 acks_late (settings): a task whose worker dies is redelivered after the broker's visibility
-timeout, and processing is safe to repeat (see corpus.ingest.pipeline).
+timeout, and processing is safe to repeat (see corpus.ingest.pipeline). A worker that starts
+requeues at once the documents a dead worker left in progress, without waiting for that timeout,
+and enqueues the queued ones again (a message lost while the broker was down would wait forever).
+Temporary errors (database or broker gone for a moment) are retried by Celery with exponential
+backoff; when the retries run out, the document is marked failed with the reason.
 """
 
 from __future__ import annotations
 
 import logging
 
-from celery import shared_task
+from celery import Task, shared_task
+from celery.signals import worker_ready
+from django.db import DatabaseError, connection
 
 from corpus.ingest import pipeline
 
@@ -18,18 +24,35 @@ MAX_RETRIES = 8
 BUSY_COUNTDOWN = 30  # seconds before looking again at a document another worker is processing
 
 
-@shared_task(bind=True, name="corpus.process_document", max_retries=MAX_RETRIES)
+class ProcessDocument(Task):
+    def on_failure(self, exc, task_id, args, kwargs, einfo) -> None:
+        if isinstance(exc, pipeline.TRANSIENT_ERRORS) and args:
+            logger.error("document %s: giving up after %s retries: %s", args[0], MAX_RETRIES, exc)
+            try:
+                pipeline.mark_failed(args[0], f"Processing kept failing on a temporary error: {exc}")
+            except DatabaseError:
+                logger.exception("could not mark document %s failed", args[0])
+
+
+@shared_task(bind=True, base=ProcessDocument, name="corpus.process_document", max_retries=MAX_RETRIES,
+             autoretry_for=pipeline.TRANSIENT_ERRORS, retry_backoff=5, retry_backoff_max=300, retry_jitter=True)
 def process_document_task(self, document_id: int) -> str:
     try:
         return pipeline.process_document(document_id)
     except pipeline.DocumentBusy as exc:
         # Stay queued until the other run ends; then this run finds the document up to date.
         raise self.retry(exc=exc, countdown=BUSY_COUNTDOWN, max_retries=None) from exc
-    except pipeline.TRANSIENT_ERRORS as exc:
-        if self.request.retries >= MAX_RETRIES:
-            logger.error("document %s: giving up after %s retries: %s", document_id, MAX_RETRIES, exc)
-            pipeline.mark_failed(document_id, f"Processing kept failing on a temporary error: {exc}")
-            raise
-        countdown = min(300, 5 * 2 ** self.request.retries)
-        logger.warning("document %s: temporary error (%s); retrying in %ss", document_id, exc, countdown)
-        raise self.retry(exc=exc, countdown=countdown) from exc
+
+
+@worker_ready.connect
+def requeue_stalled_documents(**kwargs) -> None:
+    try:
+        ids = pipeline.requeue_stalled()
+        # Also those already queued: a duplicate message is a no-op, a lost one would wait forever.
+        ids += [pk for pk in pipeline.queued_document_ids() if pk not in ids]
+        for document_id in ids:
+            process_document_task.delay(document_id)
+    except pipeline.TRANSIENT_ERRORS:
+        logger.warning("could not look for documents left in progress by a dead worker", exc_info=True)
+    finally:
+        connection.close()  # the worker's main process forks pool processes: share no connection

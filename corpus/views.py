@@ -1,105 +1,200 @@
-"""Documents page: upload, watch ingestion status live, re-ingest and delete.
+"""Documents page (upload, live ingestion status, re-ingest, delete) and collection pages (create,
+edit, share, delete).
 
-Every read and write goes through corpus.permissions, like the API and the admin."""
+Every read and write goes through corpus.permissions, like the API and the admin; writes go
+through corpus.services and the document list through corpus.selectors. The page's filters
+(collection, status, search, page) travel in the query string of every form and redirect, so an
+action brings you back to the list you were looking at.
+"""
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from corpus import permissions, services
-from corpus.forms import CollectionForm, UploadForm
-from corpus.models import Document
+from corpus import permissions, selectors, services
+from corpus.forms import CollectionForm, DocumentFilterForm, ShareForm, UploadForm
+from corpus.models import Collection, Document
 
-_IN_PROGRESS = [s for s in Document.Status.values if s not in (Document.Status.READY, Document.Status.FAILED)]
+PAGE_SIZE = 100
+_FINISHED = (Document.Status.READY, Document.Status.FAILED)
 
 
-def _documents(request: HttpRequest, collection_slug: str | None):
-    documents = (permissions.readable_documents(request.user).select_related("collection")
-                 .annotate(chunk_count=Count("chunks")).order_by("collection__name", "source"))
-    if collection_slug:
-        documents = documents.filter(collection__slug=collection_slug)
-    return documents
+def _http(denied: permissions.Denied) -> Exception:
+    return Http404(str(denied)) if denied.status == 404 else PermissionDenied(str(denied))
+
+
+def _collection(request: HttpRequest, slug: str, **access) -> Collection:
+    try:
+        return permissions.collection_for(request.user, slug, **access)
+    except permissions.Denied as denied:
+        raise _http(denied) from None
+
+
+def _document(request: HttpRequest, pk: int) -> Document:
+    try:
+        return permissions.document_for(request.user, pk, write=True)
+    except permissions.Denied as denied:
+        raise _http(denied) from None
+
+
+def _filters(request: HttpRequest) -> dict:
+    return DocumentFilterForm(request.GET).filters()
+
+
+def _documents_url(filters: dict) -> str:
+    url = reverse("corpus:documents")
+    return f"{url}?{urlencode(filters)}" if filters else url
 
 
 @require_GET
 @login_required
 def document_list(request: HttpRequest) -> HttpResponse:
-    slug = request.GET.get("collection") or None
-    documents = _documents(request, slug)
+    filters = _filters(request)
+    collection = _collection(request, filters["collection"]) if "collection" in filters else None
+    documents = selectors.document_list(user=request.user, collection=collection, status=filters.get("status"),
+                                        search=filters.get("q"))
+    page = Paginator(documents, PAGE_SIZE).get_page(filters.get("page"))
+    writable = permissions.writable_collections(request.user)
     context = {
-        "documents": documents,
-        "collections": permissions.readable_collections(request.user),
-        "writable": permissions.writable_collections(request.user),
-        "selected": slug,
-        "in_progress": documents.filter(status__in=_IN_PROGRESS).exists(),
-        "upload_form": UploadForm(collections=permissions.writable_collections(request.user)),
-        "collection_form": CollectionForm(),
+        "page": page,
+        "documents": page.object_list,
+        "filters": filters,
+        "query": urlencode(filters),
+        "list_query": urlencode({name: value for name, value in filters.items() if name != "page"}),
+        "collection": collection,
+        "in_progress": any(d.status not in _FINISHED for d in page.object_list),
+        "writable_ids": set(writable.values_list("pk", flat=True)),
+        "manageable_ids": set(permissions.manageable_collections(request.user).values_list("pk", flat=True)),
     }
     if request.htmx:
         return render(request, "corpus/documents.html#document-table", context)
+    upload_target = selectors.upload_target(user=request.user, viewing=collection)
+    context |= {
+        "collections": permissions.readable_collections(request.user),
+        "filter_form": DocumentFilterForm(initial=filters),
+        "upload_form": UploadForm(collections=writable, initial={"collection": upload_target}),
+        "upload_elsewhere": collection is not None and upload_target is None,
+        "collection_form": CollectionForm(),
+    }
     return render(request, "corpus/documents.html", context)
 
 
 @require_POST
 @login_required
 def document_upload(request: HttpRequest) -> HttpResponse:
+    filters = _filters(request)
     form = UploadForm(request.POST, request.FILES, collections=permissions.writable_collections(request.user))
     if not form.is_valid():
         for errors in form.errors.values():
             for error in errors:
                 messages.error(request, error)
-        return redirect("corpus:documents")
+        return redirect(_documents_url(filters))
     collection = form.cleaned_data["collection"]
-    for upload in form.cleaned_data["files"]:
-        services.document_ingest(collection=collection, source=upload.name, data=upload.read(),
-                                 filename=upload.name, uploaded_by=request.user)
-    messages.success(request, f"Queued {len(form.cleaned_data['files'])} file(s) into {collection.name}.")
-    return redirect(f"{reverse('corpus:documents')}?collection={collection.slug}")
-
-
-def _writable_document(request: HttpRequest, pk: int) -> Document:
-    document = get_object_or_404(permissions.readable_documents(request.user), pk=pk)
-    if not permissions.can_write_document(request.user, document):
-        raise Http404("No such document.")  # readers learn nothing about write access
-    return document
+    results = services.documents_upload(collection=collection, files=form.cleaned_data["files"],
+                                        uploaded_by=request.user)
+    accepted = [result.name for result in results if result.accepted]
+    if accepted:
+        messages.success(request, f"Added to {collection.name} (queued for ingestion): {', '.join(accepted)}.")
+    for result in results:
+        if not result.accepted:
+            messages.error(request, result.error)
+    if filters.get("collection", collection.slug) != collection.slug:
+        filters["collection"] = collection.slug  # show where the files went
+    filters.pop("page", None)  # new documents come first
+    return redirect(_documents_url(filters))
 
 
 @require_POST
 @login_required
 def document_reingest(request: HttpRequest, pk: int) -> HttpResponse:
-    document = _writable_document(request, pk)
+    document = _document(request, pk)
     services.document_reingest(document=document, force=True)
     messages.success(request, f"Re-ingesting {document}.")
-    return redirect("corpus:documents")
+    return redirect(_documents_url(_filters(request)))
 
 
 @require_POST
 @login_required
 def document_delete(request: HttpRequest, pk: int) -> HttpResponse:
-    document = _writable_document(request, pk)
+    document = _document(request, pk)
     name = str(document)
     services.document_delete(document=document)
     messages.success(request, f"Deleted {name}.")
-    return redirect("corpus:documents")
+    return redirect(_documents_url(_filters(request)))
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def collection_create(request: HttpRequest) -> HttpResponse:
+    form = CollectionForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            collection = services.collection_create(owner=request.user, **form.cleaned_data)
+        except ValidationError as exc:  # e.g. the slug was taken meanwhile
+            form.add_error(None, exc)
+        else:
+            messages.success(request, f"Created the collection {collection.name}.")
+            return redirect(_documents_url({"collection": collection.slug}))
+    status = 400 if form.is_bound else 200
+    return render(request, "corpus/collection_new.html", {"form": form}, status=status)
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def collection_settings(request: HttpRequest, slug: str) -> HttpResponse:
+    """Edit a collection (owners): name, slug, description and ingestion settings."""
+    collection = _collection(request, slug, manage=True)
+    # The form writes the typed values onto its instance; the real change goes through the service.
+    form = CollectionForm(request.POST or None, instance=Collection.objects.get(pk=collection.pk))
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.collection_update(collection=collection, **form.cleaned_data)
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(request, f"Saved the collection {collection.name}.")
+            return redirect("corpus:collection", slug=collection.slug)
+    return _settings_page(request, collection, form=form, share_form=ShareForm.for_collection(collection))
 
 
 @require_POST
 @login_required
-def collection_create(request: HttpRequest) -> HttpResponse:
-    form = CollectionForm(request.POST)
-    if not form.is_valid():
-        for field, errors in form.errors.items():
-            for error in errors:
-                messages.error(request, f"{field}: {error}")
+def collection_share(request: HttpRequest, slug: str) -> HttpResponse:
+    collection = _collection(request, slug, manage=True)
+    form = ShareForm(request.POST)
+    if form.is_valid():
+        services.collection_share(collection=collection, readers=form.cleaned_data["readers"],
+                                  editors=form.cleaned_data["editors"])
+        messages.success(request, f"Saved who may use {collection.name}.")
+        return redirect("corpus:collection", slug=collection.slug)
+    return _settings_page(request, collection, form=CollectionForm(instance=collection), share_form=form)
+
+
+def _settings_page(request: HttpRequest, collection: Collection, *, form, share_form) -> HttpResponse:
+    status = 400 if (form.is_bound and form.errors) or (share_form.is_bound and share_form.errors) else 200
+    return render(request, "corpus/collection_settings.html",
+                  {"collection": collection, "form": form, "share_form": share_form,
+                   "document_count": collection.documents.count()}, status=status)
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def collection_delete(request: HttpRequest, slug: str) -> HttpResponse:
+    """GET asks for confirmation; POST deletes the collection with its documents and files."""
+    collection = _collection(request, slug, manage=True)
+    if request.method == "POST":
+        name = collection.name
+        services.collection_delete(collection=collection)
+        messages.success(request, f"Deleted the collection {name} and its documents.")
         return redirect("corpus:documents")
-    collection = form.save(commit=False)
-    collection.owner = request.user
-    collection.save()
-    messages.success(request, f"Created the collection {collection.name}.")
-    return redirect(f"{reverse('corpus:documents')}?collection={collection.slug}")
+    return render(request, "corpus/collection_delete.html",
+                  {"collection": collection, "document_count": collection.documents.count()})

@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files, served from static/ (no CDN)
     "django_htmx",
     "template_partials",
     "corpus",
@@ -61,6 +62,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, so its process_exception sees a view's exception first: 413/503 instead of a 500 page.
+    "api.errors.ServiceErrorMiddleware",
 ]
 
 ROOT_URLCONF = "ragweb.urls"
@@ -124,6 +127,13 @@ LOGOUT_REDIRECT_URL = "login"
 # Uploads: the largest document accepted (bytes); bigger ones are refused with a message.
 MAX_UPLOAD_BYTES = env_int("MAX_UPLOAD_BYTES", 50 * 1024 * 1024, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# What one document may cost to process (corpus/ingest/parse/limits.py): bytes a compressed file
+# (a .docx's parts together, one PDF stream) may inflate to, markup elements in a DOCX or HTML
+# file (each costs ~110 bytes in lxml's tree), characters of extracted text, and chunks.
+MAX_DECOMPRESSED_BYTES = env_int("MAX_DECOMPRESSED_BYTES", 100 * 1024 * 1024, minimum=1)
+MAX_MARKUP_ELEMENTS = env_int("MAX_MARKUP_ELEMENTS", 3_000_000, minimum=1)
+MAX_DOCUMENT_CHARS = env_int("MAX_DOCUMENT_CHARS", 10_000_000, minimum=1)
+MAX_CHUNKS_PER_DOCUMENT = env_int("MAX_CHUNKS_PER_DOCUMENT", 20_000, minimum=1)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
 # Celery. Tasks ack late, so a killed worker's task is redelivered; Redis redelivers an
@@ -182,6 +192,27 @@ SEARCH_FUSION = env_choice("SEARCH_FUSION", "convex", ("convex", "rrf"))
 SEARCH_HNSW_EF = env_int("SEARCH_HNSW_EF", 100, minimum=1, maximum=1000)
 # Collections this small are searched exactly (perfect recall, no index); larger ones through HNSW.
 SEARCH_EXACT_MAX_CHUNKS = env_int("SEARCH_EXACT_MAX_CHUNKS", 5000, minimum=0)
+# An answer is "not found" unless a retrieved chunk is at least this relevant (0-1; 0 never abstains).
+ANSWER_MIN_RELEVANCE = env_float("ANSWER_MIN_RELEVANCE", 0.6, minimum=0.0, maximum=1.0)
+
+
+def _throttle_rate(name: str, default: str) -> str | None:
+    """A DRF throttle rate such as "60/min" ("number/second|minute|hour|day"); "off" or "" for none."""
+    raw = env_str(name, default).strip().lower()
+    if raw in {"", "0", "off", "none"}:
+        return None
+    number, _, period = raw.partition("/")
+    if not number.isdigit() or int(number) < 1 or not period or period[0] not in "smhd":
+        raise ImproperlyConfigured(f"{name} must look like 60/min (per s, min, hour or day) or off, got {raw!r}")
+    return raw
+
+
+# Requests per user and web process (the throttle counts live in each process's memory) to the costly
+# endpoints: search (POST /api/search/) and ask (POST /api/ask/, POST /v1/chat/completions).
+API_THROTTLE_RATES = {
+    "search": _throttle_rate("API_THROTTLE_SEARCH", "600/min"),
+    "ask": _throttle_rate("API_THROTTLE_ASK", "120/min"),
+}
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -194,7 +225,20 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "api.errors.json_exception_handler",
 }
-SPECTACULAR_SETTINGS = {"TITLE": "ragweb API", "VERSION": "1.0.0", "SERVE_INCLUDE_SCHEMA": False}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "ragweb API",
+    "DESCRIPTION": "Search, ask and manage the document collections you may read. Authenticate with "
+                   "`Authorization: Token KEY` (`manage.py drf_create_token USER`) or a signed-in session; "
+                   "the OpenAI-compatible endpoints under /v1 take the same key as `Authorization: Bearer KEY`.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": r"/(api|v1)",
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # No request to the online validator (swagger.io): the docs page must work offline.
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None, "persistAuthorization": True},
+    "COMPONENT_SPLIT_REQUEST": True,
+}
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"

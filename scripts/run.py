@@ -1,6 +1,15 @@
-"""`make run`: embedded services, migrations, an admin account, the demo corpus, a Celery
-worker and the web server; Ctrl-C stops all of them.
+"""`make run`: embedded services, migrations, an admin account, the demo corpus, a Celery worker
+and the web server (gunicorn); Ctrl-C stops all of them.
 
+The worker and the web server are supervised: one that dies (a crash, the OOM killer, `kill -9`)
+is started again, its leftover processes (a worker's pool children) killed first, so `make run`
+keeps serving. A child that keeps exiting on its own right after it starts (a bad setting, say)
+is given up on after a few tries (/healthz then reports the worker down) rather than restarted
+forever; one killed by a signal is always started again. A restarted worker puts
+back in the queue at once the documents its predecessor left in progress (corpus.tasks).
+
+gunicorn (gthread: WEB_WORKERS processes x WEB_THREADS threads, default 2 x 8, as docker-compose)
+serves many clients at once and keeps database connections (DB_CONN_MAX_AGE, default 600 here).
 With DATABASE_URL / CELERY_BROKER_URL set, the embedded services are not started.
 """
 
@@ -11,47 +20,164 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
+
+# A child that dies within this many seconds of starting counts as a quick failure; after
+# MAX_QUICK_FAILURES of them in a row it is not started again.
+QUICK_FAILURE_SECONDS = 30.0
+MAX_QUICK_FAILURES = 5
+STOP_SECONDS = 20.0
+POLL_SECONDS = 0.5
 
 
 def manage(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run([PY, "manage.py", *args], cwd=ROOT, check=check)
 
 
+def log(message: str) -> None:
+    print(f"[make run] {message}", file=sys.stderr, flush=True)
+
+
+@dataclass
+class Child:
+    """A supervised process, started in its own process group (so its own children go with it)."""
+
+    name: str
+    command: list[str]
+    env: dict[str, str]
+    process: subprocess.Popen | None = None
+    started_at: float = 0.0
+    quick_failures: int = 0
+    restart_at: float | None = None
+    given_up: bool = False
+    restarts: int = field(default=0)
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(self.command, cwd=ROOT, env=self.env, start_new_session=True)
+        self.started_at = time.monotonic()
+        self.restart_at = None
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def kill_group(self, sig: int = signal.SIGKILL) -> None:
+        if self.process is None:
+            return
+        try:
+            os.killpg(self.process.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def stop(self) -> None:
+        """SIGTERM to the group (a warm shutdown), then SIGKILL whatever is left."""
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            self.kill_group(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                log(f"{self.name} did not stop within {STOP_SECONDS:.0f}s; killing it")
+        self.kill_group(signal.SIGKILL)
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def check(self, now: float) -> None:
+        """Notice a death and schedule the restart; restart when its time has come."""
+        if self.given_up:
+            return
+        if self.restart_at is not None:
+            if now >= self.restart_at:
+                self.restarts += 1
+                log(f"starting the {self.name} again (restart {self.restarts})")
+                self.start()
+            return
+        if self.alive():
+            return
+        code = self.process.returncode if self.process is not None else None
+        self.kill_group()  # what it leaves behind, e.g. a worker's pool process mid-task
+        killed = code is not None and code < 0  # by a signal from outside (kill -9, the OOM killer): not its fault
+        if now - self.started_at < QUICK_FAILURE_SECONDS and not killed:
+            self.quick_failures += 1
+        else:
+            self.quick_failures = 0
+        if self.quick_failures >= MAX_QUICK_FAILURES:
+            self.given_up = True
+            log(f"the {self.name} exited ({code}) {self.quick_failures} times right after starting; not starting "
+                "it again (see its output above)")
+            return
+        delay = min(2.0 ** self.quick_failures, 30.0) if self.quick_failures else 1.0
+        log(f"the {self.name} exited ({describe(code)}); starting it again in {delay:.0f}s")
+        self.restart_at = now + delay
+
+
+def describe(code: int | None) -> str:
+    if code is None:
+        return "unknown status"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit status {code}"
+
+
+def worker_command() -> list[str]:
+    return [PY, "-m", "celery", "-A", "ragweb", "worker", "--loglevel", "WARNING", "--concurrency", "1",
+            "--hostname", "ragweb-run@%h"]
+
+
+def web_command(port: str) -> list[str]:
+    return [PY, "-m", "gunicorn", "ragweb.wsgi:application", "--bind", f"127.0.0.1:{port}",
+            "--worker-class", "gthread", "--workers", os.environ.get("WEB_WORKERS", "2"),
+            "--threads", os.environ.get("WEB_THREADS", "8"), "--timeout", "120", "--graceful-timeout", "10",
+            "--backlog", "2048", "--no-control-socket"]
+
+
+def _stop_on_sigterm(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
 def main() -> int:
     port = os.environ.get("PORT", "8000")
     embedded = not (os.environ.get("DATABASE_URL") or os.environ.get("CELERY_BROKER_URL"))
-    if embedded:
-        subprocess.run([PY, "scripts/services.py", "start"], cwd=ROOT, check=True)
-    manage("migrate", "--noinput", "-v", "0")
-    manage("ensure_admin")
-    children: list[subprocess.Popen] = []
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    # Ctrl-C: also when started from a shell that ignores SIGINT for background jobs.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    env = dict(os.environ)
+    env.setdefault("DB_CONN_MAX_AGE", "600")
+    children: list[Child] = []
     try:
-        children.append(subprocess.Popen(
-            [PY, "-m", "celery", "-A", "ragweb", "worker", "--loglevel", "WARNING", "--concurrency", "1",
-             "--hostname", "ragweb-run@%h"], cwd=ROOT))
+        if embedded:
+            subprocess.run([PY, "scripts/services.py", "start"], cwd=ROOT, check=True)
+        manage("migrate", "--noinput", "-v", "0")
+        manage("ensure_admin")
+        worker = Child("worker", worker_command(), env)
+        web = Child("web server", web_command(port), env)
+        children = [worker, web]
+        worker.start()
         # Queued after the worker starts; ingestion is watched in the admin and the chat page.
-        manage("ingest", "demo", "--collection", "demo", "--public", "--quiet", check=False)
-        children.append(subprocess.Popen(
-            [PY, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"], cwd=ROOT))
+        manage("ingest", "demo/docs", "--collection", "demo", "--public", "--quiet", check=False)
+        web.start()
         print(f"\nragweb is running on http://127.0.0.1:{port}/  (Ctrl-C stops everything)\n", flush=True)
-        while all(child.poll() is None for child in children):
-            time.sleep(0.5)
-        return 1  # a child died on its own
+        while not web.given_up:
+            time.sleep(POLL_SECONDS)
+            now = time.monotonic()
+            for child in children:
+                child.check(now)
+        return 1  # nothing left to serve
     except KeyboardInterrupt:
         return 0
     finally:
-        for child in children:
-            if child.poll() is None:
-                child.send_signal(signal.SIGTERM)
-        for child in children:
-            try:
-                child.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                child.kill()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
+        for child in reversed(children):  # the web server first, then the worker
+            child.stop()
         if embedded:
             subprocess.run([PY, "scripts/services.py", "stop"], cwd=ROOT)
 

@@ -1,10 +1,12 @@
 """The answer pipeline shared by the chat page, POST /api/ask/ and `manage.py ask`:
 
-    follow-up → standalone query (LLM) → hybrid search + RSE → numbered sources →
-    LLM answer citing [n] (streamed or not)  |  extractive answer (no LLM)
+    follow-up → standalone query (rewritten by the LLM, or built from the conversation) →
+    hybrid search + RSE → "not found" unless a chunk is relevant enough → numbered sources →
+    LLM answer citing [n] (streamed or not) → grounding pass  |  extractive answer (no LLM)
+    → the sources the answer cites
 
-Failures a person should see (nothing to search, nothing found, LLM down or slow) are raised as
-AnswerError with a readable message; callers show it in the conversation.
+Failures a person should see (nothing to search, nothing relevant found, LLM down or slow) are
+raised as AnswerError with a readable message; callers show it in the conversation.
 """
 
 from __future__ import annotations
@@ -13,12 +15,15 @@ import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+import openai
 from django.conf import settings
 
-from chat.answering.citations import CONTEXT_CHARS, build_citations, relevance_map
-from chat.answering.extractive import extractive_answer
+from chat.answering.citations import CONTEXT_CHARS, build_citations, cited_numbers, relevance_map
+from chat.answering.extractive import Hit, extractive_answer
+from chat.answering.grounding import ground
 from chat.answering.prompts import answer_messages
-from chat.answering.rewrite import rewrite_query
+from chat.answering.rewrite import contextual_query, rewrite_query
+from chat.retrieval import SearchError, search
 from corpus import llm
 
 logger = logging.getLogger(__name__)
@@ -26,6 +31,7 @@ logger = logging.getLogger(__name__)
 ANSWER_MAX_TOKENS = 800
 SEARCH_K = 10
 RSE_PRESETS = ("balanced", "precision", "find_all")
+NOT_FOUND = "Nothing in the searched documents answers this question."
 
 
 class AnswerError(Exception):
@@ -34,6 +40,10 @@ class AnswerError(Exception):
 
 class LLMFailed(AnswerError):
     """The language model was unreachable, slow or failing (an upstream failure, HTTP 502 in the API)."""
+
+
+class NotFound(AnswerError):
+    """Nothing retrieved is relevant enough to answer from: the answer is "not found"."""
 
 
 @dataclass
@@ -45,6 +55,19 @@ class Prepared:
     mode: str  # "llm" | "extractive"
     citations: list[dict] = field(default_factory=list)
     relevance: dict[str, dict[str, float]] = field(default_factory=dict)
+    top_relevance: float | None = None  # of the most relevant retrieved chunk
+    hits: tuple[Hit, ...] = ()  # the retrieved chunks (where they are, how relevant)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A finished answer: its text and the sources it cites (numbered as in the prompt)."""
+
+    text: str
+    citations: list[dict]
+    raw_text: str  # as written by the LLM or the extractive step, before the grounding pass
+    partly_unsupported: bool = False
+    declined: bool = False  # the LLM only said the sources do not hold the answer
 
 
 class IncompleteStream(Exception):
@@ -53,8 +76,6 @@ class IncompleteStream(Exception):
 
 def llm_error_message(exc: BaseException) -> str:
     """A sentence for the user about an LLM failure (details go to the log)."""
-    import openai
-
     if isinstance(exc, IncompleteStream):
         return str(exc)
     if isinstance(exc, openai.APITimeoutError):
@@ -80,23 +101,56 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
     if not collections.exists():
         raise AnswerError("There is no collection you may read yet, so there is nothing to search.")
     mode = "llm" if llm.llm_configured() else "extractive"
-    query = rewrite_query(question, history) if mode == "llm" else question
-    from chat.retrieval import SearchError, search  # imported here: keeps this module light to import
+    query = rewrite_query(question, history)
 
+    result = _search(query, collections, rse)
+    if not _relevant(result) and history and query == question:
+        # Nothing relevant for the question as asked, and no rewrite: it may be a follow-up that
+        # does not look like one ("Can I choose the name of the result?"). Try it in context.
+        in_context = contextual_query(question, history, force=True)
+        if in_context != question:
+            retried = _search(in_context, collections, rse)
+            if _relevant(retried):
+                query, result = in_context, retried
+    citations = build_citations(result)
+    if not citations:
+        raise NotFound("No passage in the searched documents matches this question. "
+                       "Try other words, or check that the documents have finished processing.")
+    if not _relevant(result):
+        raise NotFound(NOT_FOUND)
+    return Prepared(question=question, query=query, mode=mode, citations=citations,
+                    relevance=relevance_map(result), top_relevance=top_relevance(result),
+                    hits=retrieved_hits(result))
+
+
+def _search(query: str, collections, rse: str | None):
     try:
         # RSE is told the budget the sources are cut to, so a long first segment is trimmed
         # around its best chunks instead of crowding the other segments out, and the top chunks
         # the segments lack take part (chat.retrieval.rse._budgeted).
-        result = search(query=query, collections=collections, mode="hybrid", k=SEARCH_K, rse=rse,
-                        max_chars=CONTEXT_CHARS)
+        return search(query=query, collections=collections, mode="hybrid", k=SEARCH_K, rse=rse,
+                      max_chars=CONTEXT_CHARS)
     except SearchError as exc:
         raise AnswerError(str(exc)) from exc
-    citations = build_citations(result)
-    if not citations:
-        raise AnswerError("No passage in the searched documents matches this question. "
-                          "Try other words, or check that the documents have finished processing.")
-    return Prepared(question=question, query=query, mode=mode, citations=citations,
-                    relevance=relevance_map(result))
+
+
+def _relevant(result) -> bool:
+    """Some retrieved chunk is relevant enough to answer from. Relevance is calibrated 0-1
+    (chat.retrieval.relevance): a question whose best chunk is not clearly relevant is answered
+    "not found", not from unrelated passages (settings.ANSWER_MIN_RELEVANCE)."""
+    top = top_relevance(result)
+    return top is None or top >= settings.ANSWER_MIN_RELEVANCE
+
+
+def retrieved_hits(result) -> tuple[Hit, ...]:
+    return tuple(Hit(document=c.document.id, start=c.start, end=c.end, relevance=c.relevance)
+                 for c in result.chunks if getattr(c, "relevance", None) is not None)
+
+
+def top_relevance(result) -> float | None:
+    """The calibrated relevance of the best retrieved chunk (None when the search gives none)."""
+    values = [c.relevance for c in result.chunks if getattr(c, "relevance", None) is not None]
+    return max(values) if values else None
 
 
 def _llm_stream(messages: list[dict], *, max_tokens: int) -> Iterator[str]:
@@ -125,7 +179,7 @@ def stream_answer(prepared: Prepared, history: Sequence[tuple[str, str]] = ()) -
     Raises AnswerError if the LLM fails; pieces already yielded are the partial answer.
     """
     if prepared.mode == "extractive":
-        yield extractive_answer(prepared.query, prepared.citations)
+        yield extractive_answer(prepared.query, prepared.citations, hits=prepared.hits)
         return
     messages = answer_messages(question=prepared.query, citations=prepared.citations, history=history)
     try:
@@ -135,10 +189,28 @@ def stream_answer(prepared: Prepared, history: Sequence[tuple[str, str]] = ()) -
         raise LLMFailed(llm_error_message(exc)) from exc
 
 
+def finish(prepared: Prepared, text: str) -> Answer:
+    """The answer as shown: an LLM's text after the grounding pass, and the sources it cites."""
+    if prepared.mode == "extractive" or not text.strip():
+        cited = set(cited_numbers(text))
+        return Answer(text=text, raw_text=text, citations=[c for c in prepared.citations if c["n"] in cited])
+    grounded = ground(text, {c["n"]: c["text"] for c in prepared.citations})
+    cited = set(grounded.cited)
+    return Answer(text=grounded.text, raw_text=text, partly_unsupported=grounded.partly_unsupported,
+                  declined=grounded.declined, citations=[c for c in prepared.citations if c["n"] in cited])
+
+
+def answer_question(*, question: str, collections, history: Sequence[tuple[str, str]] = (),
+                    rse: str | None = "balanced") -> tuple[Prepared, Answer]:
+    """The whole pipeline, not streamed: what the chat stores for `question` (the evaluation's entry)."""
+    prepared = prepare(question=question, collections=collections, history=history, rse=rse)
+    return prepared, finish(prepared, complete_answer(prepared, history))
+
+
 def complete_answer(prepared: Prepared, history: Sequence[tuple[str, str]] = ()) -> str:
     """The whole answer at once (a non-streamed LLM call)."""
     if prepared.mode == "extractive":
-        return extractive_answer(prepared.query, prepared.citations)
+        return extractive_answer(prepared.query, prepared.citations, hits=prepared.hits)
     messages = answer_messages(question=prepared.query, citations=prepared.citations, history=history)
     try:
         return llm.complete(messages, max_tokens=ANSWER_MAX_TOKENS, temperature=0.2)

@@ -9,9 +9,16 @@ falls on a word boundary (a tokenizer pre-token boundary), where token counts si
 the size of any candidate chunk is two binary searches instead of a re-tokenisation.
 
 Bounds: no chunk has more than `size` tokens, except a chunk made of a single word whose
-word pieces alone exceed `size` (a word is never cut in half; the tokenizer caps words at 100
-characters, so this needs a tiny `size`). No chunk is empty or whitespace-only, except the one
-chunk of a text that is itself only whitespace (zero tokens): it is returned whole.
+word pieces alone exceed `size` (a word is never cut in half by the token bound; the tokenizer
+caps words at 100 characters, so this needs a tiny `size`). No chunk has more than `max_chars`
+characters, whatever the tokenizer says: a 20 MB line without spaces is one [UNK] "word" to it,
+so a longer chunk is cut again, at whitespace or a word start when there is one in its last half,
+else where the bound falls. No chunk is empty or whitespace-only, except the one chunk of a text
+that is itself only whitespace (zero tokens, returned whole up to `max_chars`) and the pieces of a
+whitespace run longer than `max_chars`.
+
+A document that would make more than `max_chunks` chunks raises TooManyChunks, as soon as its
+token count shows it (before any chunking work).
 """
 
 from __future__ import annotations
@@ -25,7 +32,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from corpus.ingest.tokens import tokenize
+from corpus.ingest.embed import embed_texts
+from corpus.ingest.tokens import TokenIndex, tokenize
 
 if TYPE_CHECKING:
     from corpus.ingest.parse import Heading
@@ -59,17 +67,33 @@ class Span:
     end: int
 
 
+# A chunk's character bound, unless configured: this many characters per token of `size` (prose
+# averages 4-5, tables and indented code up to ~10), and never less than MIN_MAX_CHARS.
+MAX_CHARS_PER_TOKEN = 16
+MIN_MAX_CHARS = 2048
+
+
+class TooManyChunks(ValueError):
+    """The document would make more chunks than allowed; str(exc) is a message for its uploader."""
+
+
 @dataclass(frozen=True)
 class ChunkingConfig:
     """strategy: a Collection.Chunker value; size/overlap in model tokens; threshold: the cosine
     similarity below which "semantic" breaks, the breakpoint percentile / 100 of
     "semantic_percentile" (0.9 = break at the 10% least similar neighbour pairs), and the cohesion
-    a single-sentence chunk is given by "maxmin"."""
+    a single-sentence chunk is given by "maxmin"; max_chars: the character bound of a chunk
+    (0: size x MAX_CHARS_PER_TOKEN, at least MIN_MAX_CHARS)."""
 
     strategy: str
     size: int
     overlap: int = 0
     threshold: float = 0.5
+    max_chars: int = 0
+
+    @property
+    def char_limit(self) -> int:
+        return self.max_chars or max(self.size * MAX_CHARS_PER_TOKEN, MIN_MAX_CHARS)
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -78,37 +102,88 @@ class ChunkingConfig:
             raise ValueError("Chunk size must be at least 1 token.")
         if not 0 <= self.overlap < self.size:
             raise ValueError("Chunk overlap must be at least 0 and smaller than the chunk size.")
+        if self.max_chars < 0:
+            raise ValueError("The chunk character bound must be positive (or 0 for the default).")
 
 
 Embed = Callable[[list[str]], np.ndarray]
 
 
 def chunk_text(text: str, config: ChunkingConfig, *, headings: Sequence[Heading] = (),
-               embed: Embed | None = None) -> list[Span]:
+               embed: Embed | None = None, max_chunks: int | None = None) -> list[Span]:
     """Split `text` per `config` (see the module docstring for the guarantees).
 
     headings: section starts for "markdown" (without them it behaves as "recursive").
     embed: texts -> one vector per text, for the semantic strategies; defaults to the
     configured embedding model (corpus.ingest.embed.embed_texts).
+    max_chunks: raise TooManyChunks rather than return more chunks than this.
     """
     if not text:
         return []
-    doc = _Doc(text)
-    if not len(doc.index):
-        return [Span(0, len(text))]
+    index = tokenize(text)
     size = config.size
-    strategy = config.strategy
-    if strategy == "sliding":
-        return _sliding(doc, size, config.overlap)
-    if strategy == "fixed":
-        cuts = doc.window_cuts(0, len(text), size)
-    elif strategy == "recursive":
-        cuts = _recursive_cuts(doc, 0, len(text), 0, size)
-    elif strategy == "markdown":
-        cuts = _markdown_cuts(doc, headings, size)
+    if max_chunks is not None and len(index) > max_chunks * size:
+        # Each chunk holds at most `size` tokens (bar single long words), so this many cannot fit.
+        raise _too_many(max_chunks)
+    doc = _Doc(text, index)
+    if not len(doc.index):
+        spans = [Span(0, len(text))]
+    elif config.strategy == "sliding":
+        spans = _sliding(doc, size, config.overlap)
     else:
-        cuts = _semantic_cuts(doc, config, embed)
-    return doc.spans(cuts)
+        if config.strategy == "fixed":
+            cuts = doc.window_cuts(0, len(text), size)
+        elif config.strategy == "recursive":
+            cuts = _recursive_cuts(doc, 0, len(text), 0, size)
+        elif config.strategy == "markdown":
+            cuts = _markdown_cuts(doc, headings, size)
+        else:
+            cuts = _semantic_cuts(doc, config, embed)
+        spans = doc.spans(cuts)
+    spans = _bound_chars(doc, spans, config.char_limit)
+    if max_chunks is not None and len(spans) > max_chunks:
+        raise _too_many(max_chunks)
+    return spans
+
+
+def _too_many(max_chunks: int) -> TooManyChunks:
+    return TooManyChunks(f"The document would make more than {max_chunks:,} chunks, the limit per document; "
+                         "split it into smaller files.")
+
+
+_WORD_AFTER_SPACE = re.compile(r"\s(?=\S)")
+_SPACE = re.compile(r"\s")
+
+
+def _bound_chars(doc: _Doc, spans: list[Span], limit: int) -> list[Span]:
+    """Cut every span longer than `limit` characters into pieces of at most `limit`: each cut falls
+    in the piece's last half, at the last word start after whitespace, else the last word start,
+    else the last whitespace, else at the bound itself (inside a "word" that long)."""
+    if all(span.end - span.start <= limit for span in spans):
+        return spans
+    word_starts = doc.index.word_starts
+    bounded: list[Span] = []
+    for span in spans:
+        start = span.start
+        while span.end - start > limit:
+            low, high = start + limit // 2, start + limit
+            window = doc.text[low:high + 1]
+            cut = None
+            for match in _WORD_AFTER_SPACE.finditer(window):
+                cut = low + match.end()
+            if cut is None:
+                i = int(np.searchsorted(word_starts, high, side="right")) - 1
+                if i >= 0 and word_starts[i] > low:
+                    cut = int(word_starts[i])
+            if cut is None:
+                for match in _SPACE.finditer(window, 1):
+                    cut = low + match.start()
+            if cut is None or cut <= start:
+                cut = high
+            bounded.append(Span(start, cut))
+            start = cut
+        bounded.append(Span(start, span.end))
+    return bounded
 
 
 def heading_path_at(headings: Sequence[Heading], offset: int) -> list[str]:
@@ -144,9 +219,9 @@ def heading_paths(headings: Sequence[Heading], offsets: Sequence[int]) -> list[l
 class _Doc:
     """A text with its tokens, answering token counts between word-boundary cuts."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, index: TokenIndex) -> None:
         self.text = text
-        self.index = tokenize(text)
+        self.index = index
         self.starts: list[int] = self.index.starts.tolist()
         n = len(self.index)
         self.word_first = self.index.is_word_first
@@ -329,7 +404,7 @@ def _semantic_cuts(doc: _Doc, config: ChunkingConfig, embed: Embed | None) -> li
     if len(units) <= 2:
         return []
     if embed is None:
-        from corpus.ingest.embed import embed_texts as embed
+        embed = embed_texts
     vectors = np.asarray(embed([doc.text[a:b].strip() for a, b in pairwise(units)]), dtype=np.float32)
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
     if config.strategy == "maxmin":

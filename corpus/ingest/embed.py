@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -43,9 +44,9 @@ def prefer_idle_threads() -> None:
     """Let torch's OpenMP threads sleep as soon as a parallel region ends, in processes that
     embed one query at a time between database statements (web, search commands). By default
     libgomp keeps them spinning for a while, and on a small machine they take the cores Postgres
-    needs next: measured +4 ms on the candidates that follow, and slower embedding too. Ingestion
-    workers embed long batches, where spinning pays (about 8% throughput), so they keep the
-    default. Takes effect only before torch is loaded; an OMP_WAIT_POLICY already set wins."""
+    needs next. Ingestion workers embed long batches, where spinning pays, so they keep the
+    default (figures in docs/evaluation.md). Takes effect only before torch is loaded; an
+    OMP_WAIT_POLICY already set wins."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
@@ -156,13 +157,19 @@ def _windows(n_tokens: int, width: int) -> list[tuple[int, int]]:
         start += step
 
 
-def late_chunk_embeddings(text: str, spans: list[tuple[int, int]], *, prefix: str = "") -> np.ndarray:
+def late_chunk_embeddings(text: str, spans: list[tuple[int, int]], *, tokens, prefix: str = "",
+                          on_progress: Callable[[int], None] | None = None) -> np.ndarray:
     """One L2-normalised vector per (start, end) character span of `text`, by late chunking.
 
-    The document is tokenised once; windows of up to 512 positions ([CLS] + prefix tokens + a slice
+    `tokens` is the text's corpus.ingest.tokens.TokenIndex (ids, starts, ends; the caller has it,
+    and tokens imports this module). Windows of up to 512 positions ([CLS] + prefix tokens + a slice
     of the document + [SEP]) overlap by half, and each token takes its vector from the window in
     which it sits farthest from an edge. A span's vector is the mean of its tokens' vectors; a
     span with no tokens (only whitespace) is embedded on its own.
+
+    Memory is bounded by the spans, not the tokens: each window's token vectors are added into
+    the sums of the spans they fall in, then dropped. on_progress(spans finished) is called after
+    each group of windows (it may raise to stop the work).
     """
     import torch
 
@@ -170,46 +177,66 @@ def late_chunk_embeddings(text: str, spans: list[tuple[int, int]], *, prefix: st
         return np.zeros((0, settings.EMBEDDING_DIMENSIONS), dtype=np.float32)
     model = get_model()
     tokenizer = model.tokenizer
-    # verbose=False: the whole document is longer than max_seq_length on purpose (it is windowed below).
-    encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
-    ids: list[int] = encoded["input_ids"]
-    offsets: list[tuple[int, int]] = encoded["offset_mapping"]
+    index = tokens
+    ids = index.ids
     prefix_ids: list[int] = tokenizer(prefix, add_special_tokens=False)["input_ids"] if prefix else []
     # Keep at least half of each window for the document itself.
     prefix_ids = prefix_ids[: (MAX_POSITIONS - 2) // 2]
     width = MAX_POSITIONS - 2 - len(prefix_ids)
     dims = settings.EMBEDDING_DIMENSIONS
-    token_vectors = np.zeros((len(ids), dims), dtype=np.float32)
-    best_margin = np.full(len(ids), -1, dtype=np.int64)
+    n_tokens = len(ids)
+    windows = _windows(n_tokens, width)
+    # The window each token takes its vector from: the one where it sits farthest from an edge
+    # (the first such window on a tie), decided before any window runs.
+    owner = np.zeros(n_tokens, dtype=np.int32)
+    best_margin = np.full(n_tokens, -1, dtype=np.int32)
+    for w, (w_start, w_end) in enumerate(windows):
+        positions = np.arange(w_start, w_end)
+        margin = np.minimum(positions - w_start, w_end - 1 - positions).astype(np.int32)
+        take = margin > best_margin[w_start:w_end]
+        owner[w_start:w_end][take] = w
+        best_margin[w_start:w_end][take] = margin[take]
+    del best_margin
+    # Offsets are increasing, so the tokens overlapping a span form one run [low, high).
+    span_starts = np.array([s for s, _ in spans], dtype=np.int64)
+    span_ends = np.array([e for _, e in spans], dtype=np.int64)
+    lows = np.searchsorted(index.ends, span_starts, side="right")
+    highs = np.searchsorted(index.starts, span_ends, side="left")
+    sums = np.zeros((len(spans), dims), dtype=np.float64)
+    # Spans ordered by their first token, to find those a window reaches with two binary searches.
+    by_low = np.argsort(lows, kind="stable")
+    sorted_lows = lows[by_low]
+    max_high = np.maximum.accumulate(highs[by_low]) if len(spans) else highs
     transformer = model[0]
     _use_threads(settings.EMBEDDING_THREADS)
     with torch.inference_mode():
-        for w_start, w_end in _windows(len(ids), width):
-            window_ids = [tokenizer.cls_token_id, *prefix_ids, *ids[w_start:w_end], tokenizer.sep_token_id]
+        for w, (w_start, w_end) in enumerate(windows):
+            window_ids = [tokenizer.cls_token_id, *prefix_ids, *ids[w_start:w_end].tolist(), tokenizer.sep_token_id]
             features = {"input_ids": torch.tensor([window_ids]),
                         "attention_mask": torch.ones((1, len(window_ids)), dtype=torch.long)}
             if "token_type_ids" in tokenizer.model_input_names:
                 features["token_type_ids"] = torch.zeros((1, len(window_ids)), dtype=torch.long)
             output = transformer(features)["token_embeddings"][0].float().numpy()
             first = 1 + len(prefix_ids)
-            positions = np.arange(w_start, w_end)
-            margin = np.minimum(positions - w_start, w_end - 1 - positions)
-            take = margin > best_margin[w_start:w_end]
-            token_vectors[w_start:w_end][take] = output[first: first + (w_end - w_start)][take]
-            best_margin[w_start:w_end][take] = margin[take]
-
-    starts = np.array([s for s, _ in offsets], dtype=np.int64)
-    ends = np.array([e for _, e in offsets], dtype=np.int64)
+            owned = output[first: first + (w_end - w_start)].astype(np.float64)
+            owned[owner[w_start:w_end] != w] = 0.0
+            # cumulative[k] = sum of the owned vectors of the window's first k tokens.
+            cumulative = np.zeros((len(owned) + 1, dims), dtype=np.float64)
+            np.cumsum(owned, axis=0, out=cumulative[1:])
+            # Spans whose tokens meet [w_start, w_end): low < w_end and high > w_start.
+            last = int(np.searchsorted(sorted_lows, w_end, side="left"))
+            first_reaching = int(np.searchsorted(max_high, w_start, side="right"))
+            for i in by_low[first_reaching:last]:
+                low, high = max(int(lows[i]), w_start), min(int(highs[i]), w_end)
+                if high > low:
+                    sums[i] += cumulative[high - w_start] - cumulative[low - w_start]
+            if on_progress is not None and (w % 16 == 15 or w == len(windows) - 1):
+                # Spans starting before this window's end are done, bar the last one it reaches.
+                on_progress(len(spans) if w == len(windows) - 1 else max(0, last - 1))
     result = np.zeros((len(spans), dims), dtype=np.float32)
-    empty: list[int] = []
-    for i, (span_start, span_end) in enumerate(spans):
-        # Offsets are increasing, so the tokens overlapping the span form one run [low, high).
-        low = int(np.searchsorted(ends, span_start, side="right"))
-        high = int(np.searchsorted(starts, span_end, side="left"))
-        if high > low:
-            result[i] = token_vectors[low:high].mean(axis=0)
-        else:
-            empty.append(i)
+    counted = highs > lows
+    result[counted] = (sums[counted] / (highs[counted] - lows[counted])[:, None]).astype(np.float32)
+    empty = np.flatnonzero(~counted).tolist()
     if empty:
         result[empty] = embed_texts([text[spans[i][0]: spans[i][1]] for i in empty])
     return _normalise(result)

@@ -6,14 +6,22 @@ document already built from its current content and settings does nothing. Chunk
 memory and published in one transaction (old chunks deleted, new ones inserted, document marked
 ready), so a search sees the old chunks or the new ones, never a mix. Status and progress are
 written as they change, in their own small committed updates, for the admin and `ingest --wait`.
+
+Each of those updates also checks that the run is still wanted: a document deleted or given new
+content meanwhile stops the run there (between stages, and between embedding batches), so the
+worker moves on to the next document instead of finishing work nobody will see. A document would
+make more than MAX_CHUNKS_PER_DOCUMENT chunks fails with a message before anything is embedded.
+
+A document left in progress by a worker that died holds no lock any more: stalled_document_ids()
+finds such documents at once (no waiting for the broker's visibility timeout), and
+requeue_stalled() puts them back in the queue; a new worker calls it when it starts, and enqueues
+the queued documents again too (queued_document_ids), in case the broker lost their messages.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-import time
-from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,12 +35,11 @@ from django.db import DatabaseError, InterfaceError, OperationalError, connectio
 from django.utils import timezone
 
 from corpus.ingest import embed as embedding
-from corpus.ingest.chunk import ChunkingConfig, chunk_text, heading_path_at
+from corpus.ingest.chunk import ChunkingConfig, TooManyChunks, chunk_text, heading_path_at
 from corpus.ingest.contextualize import contextualize
 from corpus.ingest.parse import ParseError, parse_document
-from corpus.ingest.tokens import count_tokens
-from corpus.models import Chunk, Collection, Document
-from corpus.services import IN_PROGRESS, is_current
+from corpus.ingest.tokens import count_tokens, tokenize
+from corpus.models import IN_PROGRESS, Chunk, Collection, Document
 
 logger = logging.getLogger(__name__)
 
@@ -47,12 +54,18 @@ TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
 LOCK_NAMESPACE = 0x52414744
 INSERT_BATCH = 500
 
-# Seconds spent per stage in this process; bench_ingest reads it to show what dominates.
-stage_seconds: Counter[str] = Counter()
 
 
 class DocumentBusy(Exception):
     """Another live worker is processing this document; try again later."""
+
+
+class Cancelled(Exception):
+    """The document was deleted ("missing") or got new content ("superseded") while being built."""
+
+    def __init__(self, outcome: str) -> None:
+        super().__init__(outcome)
+        self.outcome = outcome
 
 
 @dataclass(frozen=True)
@@ -67,15 +80,6 @@ class Built:
     pages: list[int]
     summary: str
     chunks: list[Chunk]
-
-
-@contextmanager
-def _timed(stage: str) -> Iterator[None]:
-    started = time.perf_counter()
-    try:
-        yield
-    finally:
-        stage_seconds[stage] += time.perf_counter() - started
 
 
 @contextmanager
@@ -96,6 +100,43 @@ def document_lock(document_id: int) -> Iterator[bool]:
                 logger.warning("could not release the lock of document %s; it goes with the connection", document_id)
 
 
+def stalled_document_ids() -> list[int]:
+    """Documents shown in progress that no live run holds the lock of: their worker died.
+
+    The lock goes with the dead worker's database session, so this is known at once. (A run that
+    hit a temporary error and waits for its retry is listed too; requeueing it only brings the
+    retry forward.)"""
+    in_progress = list(Document.objects.filter(status__in=IN_PROGRESS).values_list("pk", flat=True))
+    if not in_progress:
+        return []
+    with connection.cursor() as cursor:
+        # A two-key advisory lock shows its keys as classid and objid, with objsubid 2.
+        cursor.execute("SELECT objid FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 2 AND classid = %s "
+                       "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+                       "AND granted", [LOCK_NAMESPACE])
+        locked = {int(row[0]) for row in cursor.fetchall()}
+    return [pk for pk in in_progress if (pk & 0x7FFFFFFF) not in locked]
+
+
+def requeue_stalled() -> list[int]:
+    """Put the stalled documents (see stalled_document_ids) back to "queued"; returns their ids,
+    for the caller to enqueue. A document whose run took the lock meanwhile is left alone by the
+    run itself: its claim finds the work in progress or done."""
+    ids = stalled_document_ids()
+    if ids:
+        Document.objects.filter(pk__in=ids, status__in=IN_PROGRESS).update(
+            status=Status.QUEUED, progress_done=0, progress_total=0, updated_at=timezone.now())
+        logger.info("requeued %s document(s) left in progress by a worker that died: %s", len(ids), ids)
+    return ids
+
+
+def queued_document_ids() -> list[int]:
+    """Documents waiting in the queue. Enqueueing them again is safe (a run of an up-to-date
+    document does nothing) and recovers a message the broker lost or never got (an upload while
+    it was down)."""
+    return list(Document.objects.filter(status=Status.QUEUED).order_by("pk").values_list("pk", flat=True))
+
+
 def process_document(document_id: int) -> str:
     """Build and publish the chunks of one document. Returns what happened: "ready", "failed",
     "unchanged" (already built), "missing" (deleted) or "superseded" (new content arrived meanwhile).
@@ -113,13 +154,16 @@ def process_document(document_id: int) -> str:
             built = _build(document)
         except TRANSIENT_ERRORS:
             raise
-        except ParseError as exc:
+        except Cancelled as exc:
+            logger.info("document %s %s while being processed; stopped", document_id,
+                        "was deleted" if exc.outcome == "missing" else "got new content")
+            return exc.outcome
+        except (ParseError, TooManyChunks) as exc:
             return _fail(document_id, content_hash, str(exc))
         except Exception as exc:
             logger.exception("processing document %s failed", document_id)
             return _fail(document_id, content_hash, f"Processing failed: {exc}")
-        with _timed("publish"):
-            return _publish(document_id, built)
+        return _publish(document_id, built)
 
 
 def _claim(document_id: int) -> Document | str:
@@ -129,7 +173,7 @@ def _claim(document_id: int) -> Document | str:
         if document is None:
             logger.info("document %s no longer exists", document_id)
             return "missing"
-        if is_current(document):
+        if document.is_current():
             return "unchanged"
         if document.status == Status.FAILED and document.error and not document.file:
             return "failed"  # refused at upload (e.g. too large): nothing to process
@@ -144,8 +188,13 @@ def _claim(document_id: int) -> Document | str:
 
 
 def _progress(document_id: int, content_hash: str, **fields) -> None:
-    """A committed status/progress update, skipped if the document got new content meanwhile."""
-    Document.objects.filter(pk=document_id, content_hash=content_hash).update(**fields, updated_at=timezone.now())
+    """A committed status/progress update; raises Cancelled if the document was deleted or got new
+    content meanwhile (then there is nothing to update, and nothing left worth doing)."""
+    updated = Document.objects.filter(pk=document_id, content_hash=content_hash).update(
+        **fields, updated_at=timezone.now())
+    if not updated:
+        exists = Document.objects.filter(pk=document_id).exists()
+        raise Cancelled("superseded" if exists else "missing")
 
 
 def _read(document: Document) -> bytes:
@@ -174,49 +223,47 @@ def _build(document: Document) -> Built:
     signature = collection.pipeline_signature()
     document_id = document.pk
 
-    with _timed("parse"):
-        data = _read(document)
-        content_hash = hashlib.sha256(data).hexdigest()
-        parsed = parse_document(data, filename=_filename(document))
+    data = _read(document)
+    content_hash = hashlib.sha256(data).hexdigest()
+    parsed = parse_document(data, filename=_filename(document))
     text = parsed.text
     title = (parsed.title or PurePosixPath(document.source).stem).strip()[:500]
 
     _progress(document_id, document.content_hash, status=Status.CHUNKING)
-    with _timed("chunk"):
-        config = ChunkingConfig(strategy=collection.chunker, size=collection.chunk_size,
-                                overlap=collection.chunk_overlap, threshold=collection.semantic_threshold)
-        spans = chunk_text(text, config, headings=parsed.headings, embed=embedding.embed_texts)
-        _check_spans(spans, text, overlapping=collection.overlapping)
-        heading_paths = [heading_path_at(parsed.headings, span.start) for span in spans]
-        chunk_texts = [text[span.start: span.end] for span in spans]
+    config = ChunkingConfig(strategy=collection.chunker, size=collection.chunk_size,
+                            overlap=collection.chunk_overlap, threshold=collection.semantic_threshold)
+    spans = chunk_text(text, config, headings=parsed.headings, embed=embedding.embed_texts,
+                       max_chunks=settings.MAX_CHUNKS_PER_DOCUMENT)
+    _check_spans(spans, text, overlapping=collection.overlapping)
+    heading_paths = [heading_path_at(parsed.headings, span.start) for span in spans]
+    chunk_texts = [text[span.start: span.end] for span in spans]
 
     _progress(document_id, document.content_hash, status=Status.CONTEXTUALIZING)
-    with _timed("contextualize"):
-        result = contextualize(mode=collection.contextualization, title=title, text=text, chunk_texts=chunk_texts,
-                               heading_paths=heading_paths)
+    result = contextualize(mode=collection.contextualization, title=title, text=text, chunk_texts=chunk_texts,
+                           heading_paths=heading_paths)
 
     n = len(spans)
     _progress(document_id, document.content_hash, status=Status.EMBEDDING, progress_done=0, progress_total=n)
-    with _timed("embed"):
-        if collection.embedding_mode == Collection.EmbeddingMode.LATE:
-            vectors = embedding.late_chunk_embeddings(
-                text, [(span.start, span.end) for span in spans], prefix=result.llm_title or title)
-            _progress(document_id, document.content_hash, progress_done=n)
-        else:
-            vectors = _embed_plain(document_id, document.content_hash, result.contexts, chunk_texts)
-            if collection.embedding_mode == Collection.EmbeddingMode.NEIGHBOURS and not collection.overlapping:
-                vectors = embedding.blend_neighbours(vectors, settings.EMBEDDING_NEIGHBOUR_WEIGHT)
+    if collection.embedding_mode == Collection.EmbeddingMode.LATE:
+        vectors = embedding.late_chunk_embeddings(
+            text, [(span.start, span.end) for span in spans], tokens=tokenize(text),
+            prefix=result.llm_title or title,
+            on_progress=lambda done: _progress(document_id, document.content_hash, progress_done=done))
+        _progress(document_id, document.content_hash, progress_done=n)
+    else:
+        vectors = _embed_plain(document_id, document.content_hash, result.contexts, chunk_texts)
+        if collection.embedding_mode == Collection.EmbeddingMode.NEIGHBOURS and not collection.overlapping:
+            vectors = embedding.blend_neighbours(vectors, settings.EMBEDDING_NEIGHBOUR_WEIGHT)
 
-    with _timed("assemble"):
-        pages = list(parsed.pages)
-        page_finder = Document(pages=pages)
-        chunks = [
-            Chunk(document_id=document_id, chunk_index=i, text=chunk_texts[i], start=span.start, end=span.end,
-                  heading_path=" > ".join(heading_paths[i]), context=result.contexts[i],
-                  page=page_finder.page_at(span.start), token_count=count_tokens(chunk_texts[i]),
-                  embedding=vectors[i])
-            for i, span in enumerate(spans)
-        ]
+    pages = list(parsed.pages)
+    page_finder = Document(pages=pages)
+    chunks = [
+        Chunk(document_id=document_id, chunk_index=i, text=chunk_texts[i], start=span.start, end=span.end,
+              heading_path=" > ".join(heading_paths[i]), context=result.contexts[i],
+              page=page_finder.page_at(span.start), token_count=count_tokens(chunk_texts[i]),
+              embedding=vectors[i])
+        for i, span in enumerate(spans)
+    ]
     return Built(content_hash=content_hash, signature=signature, title=title, text=text,
                  media_type=parsed.media_type, pages=pages, summary=result.summary, chunks=chunks)
 

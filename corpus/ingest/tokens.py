@@ -8,6 +8,7 @@ any two character offsets with a binary search instead of re-tokenising candidat
 from __future__ import annotations
 
 import itertools
+import re
 import threading
 from dataclasses import dataclass
 from functools import cached_property
@@ -15,9 +16,16 @@ from pathlib import Path
 
 import numpy as np
 
-# Texts longer than this are cut at line breaks and encoded as a batch, which the Rust tokenizer
-# spreads over all cores. A line break is always a word boundary, so the tokens are the same.
+from corpus.ingest.embed import model_path
+
+# Texts longer than this are cut at word boundaries (line breaks where there are some) and encoded
+# as a batch, which the Rust tokenizer spreads over all cores; the tokens are the same.
 _BATCH_PIECE_CHARS = 16_000
+# Pieces encoded at once: the tokenizer's Encoding objects of one group are alive at a time.
+_GROUP_PIECES = 64
+# Where a piece without a line break may end: after its last whitespace or ASCII punctuation mark
+# (the tokenizer splits words at both).
+_LAST_BREAK = re.compile(r".*[\s!-/:-@\[-`{-~]", re.DOTALL)
 
 _lock = threading.Lock()
 _tokenizer = None
@@ -34,9 +42,9 @@ def get_tokenizer():
 
 
 def _load_tokenizer():
-    from corpus.ingest.embed import model_path
-
     path = Path(model_path())
+    # tokenizers/transformers are imported when the tokenizer is first needed: web processes
+    # that never chunk do not pay for loading them.
     if (path / "tokenizer.json").is_file():
         from tokenizers import Tokenizer
 
@@ -72,7 +80,8 @@ class TokenIndex:
     """The tokens of one text as parallel arrays, for counting between character offsets.
 
     starts/ends: character span of each token; words: the number of the word (pre-token: a run of
-    letters/digits, or one punctuation mark) each token belongs to, increasing through the text.
+    letters/digits, or one punctuation mark) each token belongs to, increasing through the text;
+    ids: each token's id in the model's vocabulary.
     A cut between two words never changes how either side tokenises, so for cuts at word
     boundaries count(a, b) == count_tokens(text[a:b]).
     """
@@ -80,6 +89,7 @@ class TokenIndex:
     starts: np.ndarray
     ends: np.ndarray
     words: np.ndarray
+    ids: np.ndarray  # the model's token ids (int32), for late chunking
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -126,37 +136,55 @@ class TokenIndex:
 
 
 def tokenize(text: str) -> TokenIndex:
-    """Tokenise `text` once (long texts in parallel pieces cut at line breaks)."""
+    """Tokenise `text` once, in pieces cut at word boundaries (in parallel, a group at a time).
+
+    Memory stays proportional to the number of tokens (three integers each): the tokenizer's own
+    per-token objects (about 500 bytes a token) exist for one group of pieces at a time, and no
+    piece is longer than about 2 x _BATCH_PIECE_CHARS characters, so a 20 MB line costs no more
+    than 20 MB of short lines."""
     tokenizer = get_tokenizer()
     bounds = _piece_bounds(text)
-    encodings = tokenizer.encode_batch([text[a:b] for a, b in bounds], add_special_tokens=False)
-    starts_parts, ends_parts, word_parts = [], [], []
+    starts_parts, ends_parts, word_parts, id_parts = [], [], [], []
     word_base = 0
-    for (piece_start, _), encoding in zip(bounds, encodings, strict=True):
-        n = len(encoding.ids)
-        if not n:
-            continue
-        flat = np.fromiter(itertools.chain.from_iterable(encoding.offsets), dtype=np.int64, count=2 * n)
-        starts_parts.append(flat[0::2] + piece_start)
-        ends_parts.append(flat[1::2] + piece_start)
-        words = np.fromiter((-1 if w is None else w for w in encoding.word_ids), dtype=np.int64, count=n)
-        word_parts.append(words + word_base)
-        word_base += int(words.max()) + 1
+    for group in range(0, len(bounds), _GROUP_PIECES):
+        group_bounds = bounds[group: group + _GROUP_PIECES]
+        encodings = tokenizer.encode_batch([text[a:b] for a, b in group_bounds], add_special_tokens=False)
+        for (piece_start, _), encoding in zip(group_bounds, encodings, strict=True):
+            n = len(encoding.ids)
+            if not n:
+                continue
+            flat = np.fromiter(itertools.chain.from_iterable(encoding.offsets), dtype=np.int64, count=2 * n)
+            starts_parts.append(flat[0::2] + piece_start)
+            ends_parts.append(flat[1::2] + piece_start)
+            words = np.fromiter((-1 if w is None else w for w in encoding.word_ids), dtype=np.int64, count=n)
+            word_parts.append(words + word_base)
+            word_base += int(words.max()) + 1
+            id_parts.append(np.asarray(encoding.ids, dtype=np.int32))
+        del encodings
     if not starts_parts:
         empty = np.zeros(0, dtype=np.int64)
-        return TokenIndex(empty, empty, empty)
-    return TokenIndex(np.concatenate(starts_parts), np.concatenate(ends_parts), np.concatenate(word_parts))
+        return TokenIndex(empty, empty, empty, np.zeros(0, dtype=np.int32))
+    return TokenIndex(np.concatenate(starts_parts), np.concatenate(ends_parts), np.concatenate(word_parts),
+                      np.concatenate(id_parts))
 
 
 def _piece_bounds(text: str) -> list[tuple[int, int]]:
-    """Consecutive (start, end) pieces of about _BATCH_PIECE_CHARS, each ending after a newline."""
+    """Consecutive (start, end) pieces of about _BATCH_PIECE_CHARS, each ending at a word boundary:
+    after a newline within twice that length, else after a space or an ASCII punctuation mark (the
+    tokenizer splits words there too), else anywhere (inside one enormous "word", which the
+    tokenizer maps to [UNK] whole or in pieces alike)."""
     bounds = []
     start = 0
-    while len(text) - start > _BATCH_PIECE_CHARS:
-        newline = text.find("\n", start + _BATCH_PIECE_CHARS)
-        if newline < 0:
-            break
-        bounds.append((start, newline + 1))
-        start = newline + 1
-    bounds.append((start, len(text)))
+    length = len(text)
+    while length - start > _BATCH_PIECE_CHARS:
+        end = text.find("\n", start + _BATCH_PIECE_CHARS, start + 2 * _BATCH_PIECE_CHARS)
+        if end >= 0:
+            end += 1
+        else:
+            low = start + _BATCH_PIECE_CHARS // 2
+            match = _LAST_BREAK.match(text, low, start + _BATCH_PIECE_CHARS)
+            end = match.end() if match else start + _BATCH_PIECE_CHARS
+        bounds.append((start, end))
+        start = end
+    bounds.append((start, length))
     return bounds

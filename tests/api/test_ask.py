@@ -83,7 +83,7 @@ def test_ask_unreadable_collection_is_404(api, other_user, corpus):
     make_collection("secret", owner=other_user)
     response = api.post("/api/ask/", {"question": "x", "collection": "secret"}, format="json")
     assert response.status_code == 404
-    assert response.json() == {"detail": "There is no collection 'secret' that you may read."}
+    assert response.json() == {"detail": "No collection 'secret' that you may read."}
     assert not Message.objects.exists()
 
 
@@ -100,3 +100,11 @@ def test_ask_without_rse_cites_single_chunks(api, corpus, no_llm):
                     format="json").json()
     assert body["citations"] and all(c["end"] - c["start"] == 1 for c in body["citations"])
     assert [c["text"] for c in body["citations"]] == [GUIDE[c["start"]] for c in body["citations"]]
+
+
+def test_ask_off_topic_is_a_200_with_an_empty_answer_and_the_reason(api, corpus, no_llm):
+    response = api.post("/api/ask/", {"question": "What is the capital of Mongolia?"}, format="json")
+    body = response.json()
+    assert response.status_code == 200
+    assert (body["answer"], body["citations"]) == ("", [])
+    assert body["error"] == "Nothing in the searched documents answers this question."

@@ -57,3 +57,17 @@ def test_healthz_is_503_when_database_unreachable(client, monkeypatch):
     body = response.json()
     assert response.status_code == 503
     assert body["database"] == {"ok": False, "error": "connection refused"}
+
+
+@pytest.mark.django_db
+def test_healthz_counts_documents_left_in_progress_by_a_dead_worker(client):
+    from corpus.models import Collection, Document
+
+    collection = Collection.objects.create(slug="notes", name="Notes")
+    Document.objects.create(collection=collection, source="a.md", status=Document.Status.EMBEDDING)
+    Document.objects.create(collection=collection, source="b.md", status=Document.Status.READY)
+
+    body = client.get("/healthz").json()
+
+    # No live run holds its lock: stalled (a starting worker requeues it).
+    assert body["documents"] == {"in_progress": 1, "stalled": 1}

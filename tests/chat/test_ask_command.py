@@ -32,5 +32,16 @@ def test_ask_command_streams_and_lists_sources(user, corpus, fake_llm):
 
 def test_ask_command_rejects_unreadable_collection(user, other_user, corpus):
     make_collection("secret", owner=other_user)
-    with pytest.raises(CommandError, match="There is no collection 'secret' that you may read."):
+    with pytest.raises(CommandError, match="No collection 'secret' that you may read."):
         call_command("ask", "x", "--user", "alice", "--collection", "secret")
+
+
+def test_ask_command_says_plainly_when_nothing_answers(user, corpus, no_llm):
+    out = StringIO()
+    call_command("ask", "Who painted the Mona Lisa?", "--user", "alice", stdout=out)  # no CommandError
+    assert out.getvalue().strip() == "Not found: Nothing in the searched documents answers this question."
+    out = StringIO()
+    call_command("ask", "Who painted the Mona Lisa?", "--user", "alice", "--json", stdout=out)
+    body = json.loads(out.getvalue())
+    assert (body["answer"], body["citations"], body["error"]) == (
+        "", [], "Nothing in the searched documents answers this question.")

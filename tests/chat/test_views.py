@@ -50,6 +50,11 @@ def answered(user, question="What is the default request timeout?", **kwargs) ->
     return list(message_ask(conversation=conversation, question=question, stream=False, **kwargs))[-1].message
 
 
+def with_question(conversation, question="A question"):
+    Message.objects.create(conversation=conversation, role="user", content=question)
+    return conversation
+
+
 def test_chat_page_requires_login(client):
     response = client.get(reverse("chat:index"))
     assert response.status_code == 302 and response["Location"].startswith("/login/")
@@ -58,8 +63,8 @@ def test_chat_page_requires_login(client):
 def test_page_lists_own_conversations_and_readable_collections(alice, user, other_user, corpus):
     make_collection("secret", owner=other_user)
     make_collection("shared", public=True)
-    conversation_start(user=user, title="Mine about timeouts")
-    conversation_start(user=other_user, title="Bob's private chat")
+    with_question(conversation_start(user=user, title="Mine about timeouts"))
+    with_question(conversation_start(user=other_user, title="Bob's private chat"))
     html = alice.get(reverse("chat:index")).content.decode()
     assert "Mine about timeouts" in html and "Bob&#x27;s private chat" not in html
     options = re.findall(r'<option value="([^"]*)"', html)
@@ -104,13 +109,31 @@ def test_empty_question_is_a_notice(alice, corpus):
     assert not Message.objects.exists()
 
 
-def test_unreadable_collection_becomes_a_message(alice, other_user, corpus, no_llm):
+def test_unreadable_collection_in_a_new_conversation_stores_nothing_and_keeps_the_question(
+        alice, other_user, corpus, no_llm):
     make_collection("secret", owner=other_user)
-    alice.post(reverse("chat:ask"), {"question": "Tell me secrets", "collection": "secret"})
+    response = alice.post(reverse("chat:ask"), {"question": "Tell me secrets", "collection": "secret"})
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert "No collection &#x27;secret&#x27; that you may read." in html
+    assert re.search(r'<textarea name="question"[^>]*>Tell me secrets</textarea>', html)
+    streamed = alice.post(reverse("chat:ask"), {"question": "Tell me secrets", "collection": "secret"},
+                          HTTP_ACCEPT="text/event-stream")
+    assert sse_events(streamed) == [("notice", {"message": "No collection 'secret' that you may read."})]
+    assert not Conversation.objects.exists() and not Message.objects.exists()
+
+
+def test_unreadable_collection_in_a_conversation_becomes_a_message(alice, user, other_user, corpus, no_llm):
+    make_collection("secret", owner=other_user)
+    conversation = conversation_start(user=user)
+    alice.post(reverse("chat:ask"), {"question": "Tell me secrets", "collection": "secret",
+                                     "conversation": conversation.pk})
     reply = Message.objects.get(role="assistant")
-    assert reply.status == "failed" and reply.error == "There is no collection 'secret' that you may read."
+    assert reply.status == "failed" and reply.error == "No collection 'secret' that you may read."
+    conversation.refresh_from_db()
+    assert conversation.title == "Tell me secrets"  # not "Conversation 7"
     html = alice.get(reply.conversation.get_absolute_url()).content.decode()
-    assert "There is no collection &#x27;secret&#x27; that you may read." in html
+    assert "No collection &#x27;secret&#x27; that you may read." in html
 
 
 def test_other_users_conversation_is_404(alice, other_user, corpus):
@@ -121,7 +144,7 @@ def test_other_users_conversation_is_404(alice, other_user, corpus):
 
 
 def test_conversation_list_partial_for_htmx(alice, user):
-    conversation_start(user=user, title="Only this")
+    with_question(conversation_start(user=user, title="Only this"))
     response = alice.get(reverse("chat:index"), HTTP_HX_REQUEST="true", HTTP_HX_TARGET="conversation-list")
     html = response.content.decode()
     assert html.strip().startswith('<nav id="conversation-list"') and "Only this" in html
@@ -145,8 +168,9 @@ def test_passage_view_highlights_the_segment_and_charts_relevance(alice, user, c
     response = alice.get(reverse("chat:passage", args=[reply.pk, citation["n"]]))
     html = response.content.decode()
     assert response.status_code == 200
-    mark = re.search(r'<mark id="passage" class="passage block">(.*?)</mark>', html, re.S).group(1)
-    assert "thirty seconds by default" in mark and "Logs are written" not in mark.split("Retries")[0]
+    segment = re.search(r'<div class="passage segment">(.*?)</div>', html, re.S).group(1)
+    mark = re.search(r'<mark class="passage support" id="passage">(.*?)</mark>', segment, re.S).group(1)
+    assert mark == "The request timeout is thirty seconds by default."  # the sentence the answer quotes
     assert "<h1>Deployment guide</h1>" in html.replace(f"[{citation['n']}] ", "")
     assert '<svg class="relevance-chart"' in html
     assert len(re.findall(r'<rect class="bar', html)) == len(GUIDE)
@@ -163,7 +187,8 @@ def test_passage_view_shows_pdf_page(alice, user, no_llm):
     citation = next(c for c in reply.citations if c["start"] <= 1 < c["end"])
     html = alice.get(reverse("chat:passage", args=[reply.pk, citation["n"]])).content.decode()
     assert '<pre class="doc plain">' in html
-    assert f'<span class="page">page {1 if citation["start"] == 0 else 2}</span>' in html
+    # The page of the sentence the answer cites, wherever the cited segment starts.
+    assert '<span class="page">page 2</span>' in html and '<span class="page-break" id="page-2"' in html
 
 
 def test_passage_view_is_404_without_read_permission(alice, client, user, other_user, corpus, no_llm):
@@ -180,19 +205,20 @@ def test_passage_view_is_404_without_read_permission(alice, client, user, other_
 
 
 def test_hostile_document_text_cannot_run_script(alice, user, no_llm):
-    collection = make_collection("hostile", owner=user)
     parts = ["# Hostile\n\nThe request timeout is thirty seconds by default. <script>alert(1)</script>\n\n",
              "<img src=x onerror=alert(2)> [link](javascript:alert(3)) <iframe src=https://evil.example>\n\n"]
-    make_document(collection, source="evil.md", title="<b onmouseover=alert(4)>Evil</b>", parts=parts)
-    make_document(collection, source="evil.txt", title="Evil text", parts=[p.replace("#", "") for p in parts],
-                  media_type="text/plain")
-    reply = answered(user)
-    assert {c["document"]["source"] for c in reply.citations} == {"evil.md", "evil.txt"}
-    for citation in reply.citations:
-        html = alice.get(reverse("chat:passage", args=[reply.pk, citation["n"]])).content.decode()
-        assert_inert(html)
-        assert "thirty seconds by default" in html
-    assert_inert(alice.get(reply.conversation.get_absolute_url()).content.decode())
+    make_document(make_collection("hostile-md", owner=user), source="evil.md",
+                  title="<b onmouseover=alert(4)>Evil</b>", parts=parts)
+    make_document(make_collection("hostile-txt", owner=user), source="evil.txt", title="Evil text",
+                  parts=[p.replace("#", "") for p in parts], media_type="text/plain")
+    for slug, source in (("hostile-md", "evil.md"), ("hostile-txt", "evil.txt")):
+        reply = answered(user, collection_slug=slug)
+        assert {c["document"]["source"] for c in reply.citations} == {source}
+        for citation in reply.citations:
+            html = alice.get(reverse("chat:passage", args=[reply.pk, citation["n"]])).content.decode()
+            assert_inert(html)
+            assert "thirty seconds by default" in html
+        assert_inert(alice.get(reply.conversation.get_absolute_url()).content.decode())
 
 
 def test_hostile_llm_answer_is_sanitized(alice, corpus, fake_llm):
@@ -229,3 +255,57 @@ def test_asking_again_continues_the_conversation(alice, corpus, no_llm):
     assert list(conversation.messages.values_list("role", flat=True)) == ["user", "assistant"] * 2
     html = alice.get(conversation.get_absolute_url()).content.decode()
     assert html.index("What is the default request timeout?") < html.index("How are failed requests retried?")
+
+
+def test_only_staff_see_the_admin_link(alice, client, django_user_model):
+    assert 'href="/admin/"' not in alice.get(reverse("chat:index")).content.decode()
+    staff = django_user_model.objects.create_user(username="sam", password="pw-sam-12345", is_staff=True)
+    client.force_login(staff)
+    html = client.get(reverse("chat:index")).content.decode()
+    assert '<a href="/admin/">Admin</a>' in html
+    assert '<a href="/"aria-current' not in html and 'aria-current="page">Chat</a>' in html
+
+
+def test_a_server_error_is_told_with_an_id_that_is_in_the_log(alice, corpus, monkeypatch, caplog):
+    def broken(**kwargs):
+        raise RuntimeError("database on fire")
+
+    monkeypatch.setattr("chat.views.message_ask", broken)
+    response = alice.post(reverse("chat:ask"), {"question": "What is the timeout?"}, HTTP_ACCEPT="text/event-stream")
+    body = response.json()
+    assert response.status_code == 500 and re.fullmatch(r"[0-9a-f]{8}", body["error_id"])
+    assert body["error"].startswith(f"The server failed while answering (error {body['error_id']}).")
+    logged = [r for r in caplog.records if body["error_id"] in r.getMessage()]
+    assert logged and "database on fire" in logged[0].exc_text
+    assert not Conversation.objects.exists()  # the conversation started for it is gone again
+
+    page = alice.post(reverse("chat:ask"), {"question": "What is the timeout?"})
+    html = page.content.decode()
+    assert page.status_code == 500 and "The server failed while answering (error " in html
+    assert re.search(r'<textarea name="question"[^>]*>What is the timeout\?</textarea>', html)
+
+
+def test_a_failure_while_answering_is_stored_with_an_id(alice, corpus, monkeypatch, caplog):
+    def broken(**kwargs):
+        raise RuntimeError("index corrupted")
+
+    monkeypatch.setattr("chat.services.prepare", broken)
+    alice.post(reverse("chat:ask"), {"question": "What is the timeout?"})
+    reply = Message.objects.get(role="assistant")
+    error_id = re.search(r"\(error ([0-9a-f]{8})\)", reply.error).group(1)
+    assert reply.status == "failed" and reply.error.startswith("The server failed while answering")
+    assert any(error_id in r.getMessage() and "index corrupted" in r.exc_text for r in caplog.records)
+    assert Message.objects.get(role="user").content == "What is the timeout?"  # the question is kept
+
+
+def test_a_failure_mid_stream_ends_with_an_error_event(alice, corpus, monkeypatch, fake_llm):
+    fake_llm.reply = lambda request: "It is thirty seconds [1]."
+
+    def broken(request, message):
+        raise RuntimeError("template missing")
+
+    monkeypatch.setattr("chat.views.render_message", broken)
+    response = alice.post(reverse("chat:ask"), {"question": "What is the timeout?"}, HTTP_ACCEPT="text/event-stream")
+    events = sse_events(response)
+    assert events[0][0] == "start" and events[-1][0] == "error"
+    assert events[-1][1]["message"].startswith(f"The server failed while answering (error {events[-1][1]['error_id']})")

@@ -144,3 +144,45 @@ def test_a_worker_killed_mid_document_leaves_it_to_the_next_worker(settings, tmp
     assert log.count("] succeeded") == log.count("] received") >= 1
     assert log.count(": 'ready'") == 1
     assert log.count(": 'unchanged'") == log.count("] received") - 1
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("eager_media")
+def test_a_starting_worker_requeues_what_a_dead_worker_left_in_progress():
+    from corpus.tasks import requeue_stalled_documents
+
+    document = services.document_ingest(collection=make_collection(), source="guide.md", data=GUIDE_V1,
+                                        filename="guide.md")
+    # As a worker killed mid-embedding leaves it: in progress, no lock held, the old build gone.
+    Document.objects.filter(pk=document.pk).update(status=Status.EMBEDDING, built_hash="", progress_done=4,
+                                                   progress_total=9)
+
+    requeue_stalled_documents()  # the worker_ready signal's handler (tasks run eagerly here)
+
+    document.refresh_from_db()
+    assert document.status == Status.READY
+    assert_chunks_tile(document)
+
+
+def test_transient_errors_are_retried_by_celery_with_backoff():
+    assert process_document_task.autoretry_for == pipeline.TRANSIENT_ERRORS
+    assert process_document_task.retry_backoff and process_document_task.retry_jitter
+    assert process_document_task.max_retries == MAX_RETRIES
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("eager_media")
+def test_a_starting_worker_enqueues_queued_documents_whose_message_was_lost(monkeypatch):
+    from corpus.tasks import requeue_stalled_documents
+
+    with monkeypatch.context() as patched:
+        patched.setattr(process_document_task, "delay", lambda document_id: None)  # the broker loses it
+        document = services.document_ingest(collection=make_collection(), source="guide.md", data=GUIDE_V1,
+                                            filename="guide.md")
+    assert Document.objects.get(pk=document.pk).status == Status.QUEUED
+
+    requeue_stalled_documents()
+
+    document.refresh_from_db()
+    assert document.status == Status.READY
+    assert_chunks_tile(document)

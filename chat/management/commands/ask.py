@@ -8,8 +8,11 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from chat.answering.citations import chunk_range_label
+from chat.answering.payload import answer_payload
 from chat.answering.pipeline import RSE_PRESETS
-from chat.services import CollectionNotReadable, collections_for, conversation_start, message_ask
+from chat.models import Conversation
+from chat.services import conversation_start, message_ask
+from corpus.permissions import Denied, collection_for
 
 
 class Command(BaseCommand):
@@ -28,11 +31,12 @@ class Command(BaseCommand):
         if not question.strip():
             raise CommandError("The question is empty.")
         asker = self._user(user)
-        try:
-            collections_for(asker, collection)
-        except CollectionNotReadable as exc:
-            raise CommandError(str(exc)) from exc
-        conversation = conversation_start(user=asker, title=question)
+        if collection:
+            try:
+                collection_for(asker, collection)
+            except Denied as exc:
+                raise CommandError(str(exc)) from exc
+        conversation = conversation_start(user=asker, title=question, source=Conversation.Source.CLI)
         events = message_ask(conversation=conversation, question=question, collection_slug=collection,
                              rse=None if rse == "none" else rse, stream=not json)
         done = None
@@ -42,8 +46,6 @@ class Command(BaseCommand):
                 self.stdout.flush()
         message = done.message
         if json:
-            from api.ask import answer_payload
-
             self.stdout.write(_dumps(answer_payload(message)))
         else:
             self.stdout.write("")
@@ -53,7 +55,10 @@ class Command(BaseCommand):
                     page = f", page {c['page']}" if c.get("page") else ""
                     self.stdout.write(f"  [{c['n']}] {c['document']['title'] or c['document']['source']} — "
                                       f"{c['document']['source']}{page}, {chunk_range_label(c['start'], c['end'])}")
-        if message.error:
+        if done.not_found:
+            if not json:  # an answer, not a failure: said plainly, exit status 0
+                self.stdout.write(f"Not found: {message.error}")
+        elif message.error:
             raise CommandError(message.error)
 
     def _user(self, username: str | None):

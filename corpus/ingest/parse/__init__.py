@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
+from django.conf import settings
+
 from corpus.ingest.parse.base import Heading, ParsedDocument, ParseError
 from corpus.ingest.parse.detect import (
     DOCX,
@@ -21,6 +23,12 @@ from corpus.ingest.parse.detect import (
     detect_media_type,
     normalise_media_type,
 )
+from corpus.ingest.parse.htmltext import parse_html
+from corpus.ingest.parse.limits import check_text_length, size_text
+from corpus.ingest.parse.markup import markdown_headings, rst_headings
+from corpus.ingest.parse.pdf import parse_pdf
+from corpus.ingest.parse.text import decode_text
+from corpus.ingest.parse.word import parse_docx
 
 __all__ = ["Heading", "ParseError", "ParsedDocument", "detect_media_type", "parse_document", "SUPPORTED"]
 
@@ -36,7 +44,7 @@ def parse_document(data: bytes, *, filename: str, media_type: str | None = None,
     unsupported files."""
     limit = max_bytes if max_bytes is not None else _default_limit()
     if len(data) > limit:
-        raise ParseError(f"The file is {_size(len(data))}, over the {_size(limit)} limit.")
+        raise ParseError(f"The file is {size_text(len(data))}, over the {size_text(limit)} limit.")
     if not data:
         raise ParseError("The file is empty.")
     detected = detect_media_type(filename, data)
@@ -49,6 +57,7 @@ def parse_document(data: bytes, *, filename: str, media_type: str | None = None,
         kind = declared
     stem = PurePath(filename).stem or filename or "Untitled"
     document = _parse(data, kind, filename)
+    check_text_length(len(document.text))
     if not document.text.strip():
         raise ParseError("The file contains no text.")
     if not document.title:
@@ -57,37 +66,25 @@ def parse_document(data: bytes, *, filename: str, media_type: str | None = None,
 
 
 def _parse(data: bytes, kind: str, filename: str) -> ParsedDocument:
-    from corpus.ingest.parse.text import decode_text
-
     if kind in (TEXT, MARKDOWN, RST):
         text = decode_text(data)
         if kind == MARKDOWN:
-            from corpus.ingest.parse.markup import markdown_headings
-
             headings, title = markdown_headings(text)
             title = title or next((h.title for h in headings if h.level == 1), None)
             return ParsedDocument(text, title or "", kind, headings)
         if kind == RST:
-            from corpus.ingest.parse.markup import rst_headings
-
             headings = rst_headings(text)
             return ParsedDocument(text, headings[0].title if headings else "", kind, headings)
         return ParsedDocument(text, "", kind)
     if kind == HTML:
-        from corpus.ingest.parse.htmltext import parse_html
-
         text, headings, title = parse_html(data)
         if not text.strip():
             raise ParseError("The HTML page has no visible text.")
         return ParsedDocument(text, title or "", kind, headings)
     if kind == PDF:
-        from corpus.ingest.parse.pdf import parse_pdf
-
         text, pages, title = parse_pdf(data)
         return ParsedDocument(text, title or "", kind, [], pages)
     if kind == DOCX:
-        from corpus.ingest.parse.word import parse_docx
-
         text, headings, title = parse_docx(data)
         return ParsedDocument(text, title or "", kind, headings)
     if kind == ZIP:
@@ -99,14 +96,4 @@ def _parse(data: bytes, kind: str, filename: str) -> ParsedDocument:
 
 
 def _default_limit() -> int:
-    from django.conf import settings
-
     return settings.MAX_UPLOAD_BYTES
-
-
-def _size(n: int) -> str:
-    if n >= 1024 * 1024:
-        return f"{n / (1024 * 1024):.1f} MB".replace(".0 MB", " MB")
-    if n >= 1024:
-        return f"{n / 1024:.1f} KB".replace(".0 KB", " KB")
-    return f"{n} bytes"

@@ -7,7 +7,10 @@ import re
 import zipfile
 from pathlib import PurePath
 
+from corpus.ingest.parse.archive import MAX_ENTRIES, entry_count
 from corpus.ingest.parse.base import ParseError
+from corpus.ingest.parse.markup import looks_like_rst
+from corpus.ingest.parse.text import decode_text
 
 TEXT = "text/plain"
 MARKDOWN = "text/markdown"
@@ -69,6 +72,9 @@ def detect_media_type(filename: str, data: bytes) -> str:
 
 
 def _is_docx(data: bytes) -> bool:
+    count = entry_count(data)
+    if count is not None and count > MAX_ENTRIES:
+        return False  # zipfile would build an object per entry; no Word file has so many
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             return "word/document.xml" in archive.namelist()
@@ -77,8 +83,6 @@ def _is_docx(data: bytes) -> bool:
 
 
 def _decodes(data: bytes) -> bool:
-    from corpus.ingest.parse.text import decode_text
-
     try:
         decode_text(data[:65536])
     except ParseError:
@@ -93,9 +97,6 @@ def _decodes(data: bytes) -> bool:
 
 
 def _decodes_as_rst(data: bytes) -> bool:
-    from corpus.ingest.parse.markup import looks_like_rst
-    from corpus.ingest.parse.text import decode_text
-
     try:
         return looks_like_rst(decode_text(data))
     except ParseError:

@@ -2,7 +2,9 @@
 
 Scripts, styles, navigation, page headers and footers, asides and hidden elements are dropped.
 A <header>/<footer> inside an <article>, <main> or <section> is kept: there it holds the
-article's own title, not site furniture.
+article's own title, not site furniture. A page with more elements than MAX_MARKUP_ELEMENTS is
+refused before lxml builds its tree; libxml2 nests at most 255 levels deep (deeper content is
+dropped), which bounds the recursive walk.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import lxml.html
 from lxml import etree
 
 from corpus.ingest.parse.base import Heading, ParseError
+from corpus.ingest.parse.limits import check_markup
 from corpus.ingest.parse.text import decode_text
 
 _SKIP = frozenset({"script", "style", "nav", "aside", "noscript", "template", "head", "iframe", "svg", "canvas",
@@ -73,6 +76,17 @@ class _TextBuilder:
         return "".join(self.parts)
 
 
+def _visible_text(element) -> str:
+    """element.text_content() without what a reader never sees (scripts, styles, hidden elements)."""
+    parts = [element.text or ""]
+    for child in element:
+        tag = child.tag.lower() if isinstance(child.tag, str) else None
+        if tag is not None and not (tag in _SKIP or _hidden(child)):
+            parts.append(_visible_text(child))
+        parts.append(child.tail or "")
+    return "".join(parts)
+
+
 def _hidden(element) -> bool:
     style = (element.get("style") or "").replace(" ", "").lower()
     return (element.get("hidden") is not None or element.get("aria-hidden") == "true"
@@ -104,7 +118,7 @@ class _Walker:
         out = self.out
         if tag in _HEADINGS:
             out.brk(2)
-            title = _SPACES.sub(" ", element.text_content()).strip()
+            title = _SPACES.sub(" ", _visible_text(element)).strip()
             if title:
                 start = out.write(title)
                 self.headings.append(Heading(start, _HEADINGS[tag], title))
@@ -112,7 +126,7 @@ class _Walker:
             return
         if tag == "pre":
             out.brk(2)
-            out.write(element.text_content().strip("\n"), verbatim=True)
+            out.write(_visible_text(element).strip("\n"), verbatim=True)
             out.brk(2)
             return
         if tag == "br":
@@ -133,6 +147,7 @@ class _Walker:
 
 def parse_html(data: bytes) -> tuple[str, list[Heading], str | None]:
     """(visible text, headings, <title> or None)."""
+    check_markup(data, "The HTML page")
     declared = _META_CHARSET.search(data[:4096])
     source = decode_text(data, declared=declared.group(1).decode("ascii") if declared else None)
     # lxml refuses str input that carries an XML encoding declaration (the text is decoded already).

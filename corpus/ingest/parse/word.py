@@ -1,11 +1,17 @@
-"""DOCX: paragraphs and tables in document order; headings from the "Heading N" and "Title" styles."""
+"""DOCX: paragraphs and tables in document order; headings from the "Heading N" and "Title" styles.
+
+The archive is checked first (corpus.ingest.parse.archive: inflated size and markup elements
+bounded), and text stops accumulating at the document text limit.
+"""
 
 from __future__ import annotations
 
 import io
 import re
 
+from corpus.ingest.parse.archive import check_zip
 from corpus.ingest.parse.base import Heading, ParseError, normalise_newlines
+from corpus.ingest.parse.limits import max_text_chars, text_error
 
 DAMAGED_MESSAGE = "The Word file is damaged or is not a .docx document and could not be read."
 _HEADING_STYLE = re.compile(r"Heading ([1-9])")
@@ -17,15 +23,26 @@ def parse_docx(data: bytes) -> tuple[str, list[Heading], str | None]:
     import docx
     from docx.table import Table
 
+    check_zip(data, "The Word file", DAMAGED_MESSAGE)
+    limit = max_text_chars()
     try:
         document = docx.Document(io.BytesIO(data))
         blocks: list[tuple[str, int | None]] = []
+        length = 0
         for item in document.iter_inner_content():
             if isinstance(item, Table):
-                blocks.append((_table_text(item), None))
+                block = (_table_text(item), None)
             else:
-                blocks.append((item.text, _heading_level(item)))
+                block = (item.text, _heading_level(item))
+            if not block[0]:
+                continue  # an empty paragraph: nothing to keep (and millions of them cost nothing)
+            length += len(block[0])
+            if length > limit:
+                raise text_error()
+            blocks.append(block)
         core_title = document.core_properties.title
+    except ParseError:
+        raise
     except Exception as exc:  # noqa: BLE001 - python-docx/lxml/zipfile signal damage with many exception types
         raise ParseError(DAMAGED_MESSAGE) from exc
     parts: list[str] = []

@@ -1,12 +1,21 @@
-"""`manage.py ingest PATH... [--collection SLUG] [--wait] [--quiet]`: queue files and folders for ingestion."""
+"""`manage.py ingest PATH... [--collection SLUG] [--wait] [--quiet]`: queue files and folders for ingestion.
+
+Every file goes through the same upload rule as the web page, the admin and the API
+(corpus.uploads.upload_error, via services.document_upload) and a refused one is reported with the
+same message. Files of another type met while walking a folder are skipped (reported unless
+--quiet); any other refusal (an empty or too large file, a named file of another type) is an error:
+the other files are still ingested, then the command exits non-zero.
+"""
 
 from __future__ import annotations
 
 import logging
+import os
 import time
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
+from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Sum
 
@@ -17,25 +26,41 @@ Status = Document.Status
 POLL_SECONDS = 0.5
 
 
-def iter_files(path: Path) -> tuple[list[tuple[Path, str]], list[Path]]:
-    """(file, source) pairs under `path` and the files skipped as unsupported.
+def iter_files(path: Path) -> tuple[list[tuple[Path, str]], list[tuple[Path, str]]]:
+    """(file, source) pairs under `path`, and (path, why) for what was skipped.
 
     A folder is walked recursively, skipping hidden files and folders; source is the path
-    relative to the folder (POSIX separators). A single file's source is its name.
+    relative to the folder (POSIX separators). Symbolic links inside the folder, to files or to
+    folders, are never followed, wherever they point: one could make a secret outside the folder
+    (say var/secret_key) a document others may read. A path named on the command line is taken
+    as given, link or not (the operator chose it). A single file's source is its name.
     """
     if path.is_file():
         return [(path, path.name)], []
     found: list[tuple[Path, str]] = []
-    skipped: list[Path] = []
-    for file in sorted(path.rglob("*")):
-        relative = file.relative_to(path)
-        if any(part.startswith(".") for part in relative.parts) or not file.is_file():
-            continue
-        if file.suffix.lower() in uploads.SUPPORTED_EXTENSIONS:
-            found.append((file, relative.as_posix()))
-        else:
-            skipped.append(file)
-    return found, skipped
+    skipped: list[tuple[Path, str]] = []
+    for directory, folders, names in os.walk(path):  # followlinks=False: linked folders are not entered
+        base = Path(directory)
+        folders[:] = sorted(f for f in folders if not f.startswith("."))
+        for name in [*folders, *names]:
+            entry = base / name
+            if not name.startswith(".") and entry.is_symlink():
+                skipped.append((entry, f"{entry}: a symbolic link, not followed"))
+        for name in sorted(names):
+            file = base / name
+            if name.startswith(".") or file.is_symlink() or not file.is_file():
+                continue
+            if file.suffix.lower() in uploads.SUPPORTED_EXTENSIONS:
+                found.append((file, file.relative_to(path).as_posix()))
+            else:
+                skipped.append((file, uploads.upload_error(str(file), file.stat().st_size)))
+    found.sort(key=lambda pair: pair[1])
+    return found, sorted(skipped)
+
+
+def _open_no_follow(file: Path):
+    """Open a file found in a folder for reading, refusing it if it was swapped for a link since."""
+    return os.fdopen(os.open(file, os.O_RDONLY | os.O_NOFOLLOW), "rb")
 
 
 class Command(BaseCommand):
@@ -65,14 +90,15 @@ class Command(BaseCommand):
     def _ingest(self, *, paths: list[Path], collection: str, public: bool, wait: bool, timeout: float | None,
                 quiet: bool, **options):
         files: list[tuple[Path, str]] = []
+        named = {path for path in paths if path.is_file()}  # followed even if links: the operator named them
         for path in paths:
             if not path.exists():
                 raise CommandError(f"{path} does not exist.")
             found, skipped = iter_files(path)
             files.extend(found)
             if not quiet:
-                for file in skipped:
-                    self.stdout.write(f"skipped {file}: unsupported file type")
+                for _, why in skipped:
+                    self.stdout.write(f"skipped {why}")
         if not files:
             raise CommandError("No supported files found "
                                f"(supported: {', '.join(sorted(uploads.SUPPORTED_EXTENSIONS))}).")
@@ -85,21 +111,36 @@ class Command(BaseCommand):
             target.save(update_fields=["is_public"])
 
         ids: list[int] = []
-        unchanged = 0
+        unchanged = refused = 0
         for file, source in files:
             before = Document.objects.filter(collection=target, source=source).values_list(
                 "built_hash", "status").first()
-            document = services.document_ingest(collection=target, source=source, data=file.read_bytes(),
-                                                filename=file.name)
+            try:
+                handle = file.open("rb") if file in named else _open_no_follow(file)
+            except OSError as exc:  # ELOOP: it became a link since the folder was listed
+                refused += 1
+                self.stderr.write(f"refused {file}: {exc.strerror or exc}")
+                continue
+            with handle:
+                result = services.document_upload(collection=target, file=File(handle, name=file.name),
+                                                  source=source)
+            if not result.accepted:
+                refused += 1
+                self.stderr.write(f"refused {result.error}")
+                continue
+            document = result.document
             ids.append(document.pk)
             if before and before == (document.content_hash, Status.READY) and document.status == Status.READY:
                 unchanged += 1
             elif not quiet:
-                self.stdout.write(f"queued {source}")
+                self.stdout.write(f"queued {document.source}")
         self.stdout.write(f"{len(ids)} document(s) in collection {target.slug!r}: "
-                          f"{len(ids) - unchanged} queued, {unchanged} unchanged.")
-        if wait:
+                          f"{len(ids) - unchanged} queued, {unchanged} unchanged"
+                          + (f"; {refused} file(s) refused." if refused else "."))
+        if wait and ids:
             self._wait(ids, timeout=timeout, quiet=quiet)
+        if refused:
+            raise CommandError(f"{refused} file(s) refused (see above).")
 
     def _wait(self, ids: list[int], *, timeout: float | None, quiet: bool) -> None:
         from tqdm import tqdm

@@ -340,3 +340,76 @@ def test_sliding_window_cut_before_a_long_word_keeps_every_character(text, size,
     assert spans[0].start == 0 and spans[-1].end == len(text)
     for previous, following in zip(spans, spans[1:], strict=False):
         assert previous.start < following.start <= previous.end
+
+
+# --- the character bound and the chunk ceiling ---
+
+def assert_char_bounded_partition(text: str, spans: list[Span], size: int, max_chars: int) -> None:
+    """In order, exact cover, at most max_chars each, within size; a chunk without tokens only where
+    whitespace runs longer than the bound (or the whole text is whitespace)."""
+    assert "".join(text[s.start:s.end] for s in spans) == text
+    assert [s.start for s in spans[1:]] == [s.end for s in spans[:-1]]
+    for span in spans:
+        chunk = text[span.start:span.end]
+        assert 0 < len(chunk) <= max_chars, (len(chunk), chunk)
+        assert count_tokens(chunk) <= size or one_word(chunk)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=documents, size=st.integers(4, 40), max_chars=st.integers(8, 120), strategy=st.sampled_from(STRATEGIES))
+def test_every_strategy_bounds_chunk_characters(text, size, max_chars, strategy):
+    config = ChunkingConfig(strategy, size, max_chars=max_chars)
+    spans = chunk_text(text, config, embed=fake_embed)
+    if strategy == "sliding":
+        assert all(0 < s.end - s.start <= max_chars for s in spans)
+        assert not text or (spans[0].start == 0 and spans[-1].end == len(text))
+    else:
+        assert_char_bounded_partition(text, spans, size, max_chars)
+
+
+@pytest.mark.parametrize("strategy", ["fixed", "recursive", "markdown", "semantic"])
+def test_a_long_line_without_spaces_becomes_many_bounded_chunks(strategy):
+    text = "Intro line.\n" + "x" * 2_000_000 + "\nOutro line."
+    config = ChunkingConfig(strategy, 200)
+    assert config.char_limit == 3200
+
+    spans = chunk_text(text, config, embed=fake_embed)
+
+    assert len(spans) >= 2_000_000 // 3200
+    assert max(s.end - s.start for s in spans) <= 3200
+    assert "".join(text[s.start:s.end] for s in spans) == text
+
+
+def test_the_bound_cuts_at_whitespace_or_a_word_start_when_it_can():
+    text = "alpha " * 30 + "b" * 100 + "," + "c" * 100
+    spans = chunk_text(text, ChunkingConfig("fixed", 200, max_chars=100))
+
+    pieces = [text[s.start:s.end] for s in spans]
+    assert pieces[0].endswith("alpha ") and pieces[1].startswith("alpha")
+    assert all(len(p) <= 100 for p in pieces) and "".join(pieces) == text
+    assert ",c" not in "".join(p for p in pieces if p.startswith("b"))  # cut at the word "," or after it
+
+
+def test_a_whitespace_run_longer_than_the_bound_is_split_too():
+    text = "word" + " " * 500 + "next"
+    spans = chunk_text(text, ChunkingConfig("recursive", 50, max_chars=100))
+
+    assert "".join(text[s.start:s.end] for s in spans) == text
+    assert max(s.end - s.start for s in spans) <= 100
+
+
+def test_real_prose_is_not_cut_by_the_default_bound():
+    text = "\n\n".join(f"Paragraph {i}. " + "Tomatoes need sun and water every day. " * 12 for i in range(20))
+    config = ChunkingConfig("recursive", 200)
+    assert chunk_text(text, config) == chunk_text(text, ChunkingConfig("recursive", 200, max_chars=10**9))
+
+
+def test_too_many_chunks_is_refused_with_a_message():
+    text = "word " * 1_000
+    assert len(chunk_text(text, ChunkingConfig("fixed", 16), max_chunks=100)) <= 100
+
+    with pytest.raises(Exception) as caught:
+        chunk_text(text, ChunkingConfig("fixed", 16), max_chunks=10)
+    assert str(caught.value) == ("The document would make more than 10 chunks, the limit per document; "
+                                 "split it into smaller files.")
+    assert type(caught.value).__name__ == "TooManyChunks"

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from corpus.ingest import embed as embedding
+from corpus.ingest.tokens import tokenize
 
 
 @pytest.mark.slow
@@ -36,14 +37,14 @@ def test_late_chunking_over_several_windows_gives_one_normalised_vector_per_span
     text = " ".join(f"Sentence {i} is about topic {i % 7} in the garden." for i in range(300))
     spans = [(start, min(len(text), start + 400)) for start in range(0, len(text), 400)]
 
-    vectors = embedding.late_chunk_embeddings(text, spans, prefix="Garden notes")
+    vectors = embedding.late_chunk_embeddings(text, spans, tokens=tokenize(text), prefix="Garden notes")
     plain = embedding.embed_texts([text[s:e] for s, e in spans])
 
     assert vectors.shape == (len(spans), 384)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     similarity = (vectors * plain).sum(axis=1)
     assert similarity.min() > 0.3 and similarity.max() < 0.999
-    assert embedding.late_chunk_embeddings(text, []).shape == (0, 384)
+    assert embedding.late_chunk_embeddings(text, [], tokens=tokenize(text)).shape == (0, 384)
 
 
 def test_blend_neighbours_adds_weighted_neighbours_and_normalises():
@@ -107,7 +108,8 @@ def test_queries_and_batches_embed_on_their_own_thread_counts(settings):
     assert torch.get_num_threads() == 1
     assert np.allclose(queries, batch, atol=1e-5)
     assert np.allclose(embedding.embed_query(texts[0]), batch[0], atol=1e-5)
-    embedding.late_chunk_embeddings("A field is a column. A model is a table.", [(0, 19), (20, 40)])
+    text = "A field is a column. A model is a table."
+    embedding.late_chunk_embeddings(text, [(0, 19), (20, 40)], tokens=tokenize(text))
     assert torch.get_num_threads() == 2  # late chunking is batch work
     settings.QUERY_EMBEDDING_THREADS = 0  # one per available CPU
     embedding.embed_queries(texts[:1])

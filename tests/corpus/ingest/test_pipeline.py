@@ -270,3 +270,110 @@ def test_changing_the_neighbour_weight_rebuilds_on_reingest(settings):
     plain = collection.pipeline_signature()
     settings.EMBEDDING_NEIGHBOUR_WEIGHT = 0.2
     assert collection.pipeline_signature() == plain  # plain vectors do not depend on it
+
+
+# --- bounds, cancellation and stalled documents ---
+
+@pytest.mark.django_db
+def test_a_document_over_the_chunk_ceiling_fails_before_embedding(settings, monkeypatch,
+                                                                   django_capture_on_commit_callbacks):
+    settings.MAX_CHUNKS_PER_DOCUMENT = 5
+    embedded = []
+    monkeypatch.setattr(pipeline.embedding, "embed_texts", lambda texts, **kw: embedded.append(texts) or 1 / 0)
+
+    document = ingest(make_collection(chunker="recursive"), long_markdown(30), "notes.md",
+                      django_capture_on_commit_callbacks)
+
+    assert document.status == Status.FAILED
+    assert document.error == ("The document would make more than 5 chunks, the limit per document; "
+                              "split it into smaller files.")
+    assert not embedded and not Chunk.objects.filter(document=document).exists()
+
+
+@pytest.mark.django_db
+def test_a_long_line_without_spaces_becomes_bounded_chunks(django_capture_on_commit_callbacks):
+    data = b"Header line\n" + b"x" * 1_000_000 + b"\nlast line\n"
+    document = ingest(make_collection(chunk_size=200), data, "line.txt", django_capture_on_commit_callbacks)
+
+    assert document.status == Status.READY, document.error
+    chunks = list(Chunk.objects.filter(document=document).order_by("chunk_index"))
+    assert len(chunks) >= 1_000_000 // 3200
+    assert max(len(c.text) for c in chunks) <= 3200
+    assert "".join(c.text for c in chunks) == document.text
+
+
+def _embed_then(action, calls):
+    """An embed_texts stand-in that runs `action` after its first call (another request, meanwhile)."""
+    def embed(texts, **kwargs):
+        calls.append(len(texts))
+        if len(calls) == 1:
+            action()
+        vectors = np.random.default_rng(0).normal(size=(len(texts), 384)).astype(np.float32)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    return embed
+
+
+@pytest.mark.django_db
+def test_deleting_a_document_mid_embedding_stops_its_run(settings, monkeypatch):
+    settings.EMBEDDING_BATCH_SIZE = 2  # groups of 16 chunks
+    # In a test transaction the task enqueued on commit never runs: the test runs the pipeline itself.
+    document = services.document_ingest(collection=make_collection(), source="notes.md", data=long_markdown(40),
+                                        filename="notes.md")
+    calls: list[int] = []
+    monkeypatch.setattr(pipeline.embedding, "embed_texts",
+                        _embed_then(lambda: Document.objects.filter(pk=document.pk).delete(), calls))
+
+    assert pipeline.process_document(document.pk) == "missing"
+    assert len(calls) == 1  # stopped after the batch that was running
+    assert not Chunk.objects.filter(document_id=document.pk).exists()
+
+
+@pytest.mark.django_db
+def test_new_content_mid_embedding_stops_the_old_run(settings, monkeypatch):
+    settings.EMBEDDING_BATCH_SIZE = 2
+    # In a test transaction the task enqueued on commit never runs: the test runs the pipeline itself.
+    document = services.document_ingest(collection=make_collection(), source="notes.md", data=long_markdown(40),
+                                        filename="notes.md")
+    calls: list[int] = []
+
+    def new_upload():
+        Document.objects.filter(pk=document.pk).update(content_hash="0" * 64, status=Status.QUEUED)
+
+    monkeypatch.setattr(pipeline.embedding, "embed_texts", _embed_then(new_upload, calls))
+
+    assert pipeline.process_document(document.pk) == "superseded"
+    assert len(calls) == 1
+    document.refresh_from_db()
+    assert document.status == Status.QUEUED and not document.error  # left to the new content's run
+    assert not Chunk.objects.filter(document=document).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_document_left_in_progress_by_a_dead_worker_is_found_and_requeued():
+    collection = make_collection()
+    stalled = Document.objects.create(collection=collection, source="a.md", status=Status.EMBEDDING,
+                                      progress_done=3, progress_total=9)
+    running = Document.objects.create(collection=collection, source="b.md", status=Status.CHUNKING)
+    Document.objects.create(collection=collection, source="c.md", status=Status.QUEUED)
+    taken, release = threading.Event(), threading.Event()
+
+    def live_worker():
+        with pipeline.document_lock(running.pk) as acquired:
+            assert acquired
+            taken.set()
+            release.wait(10)
+        connection.close()
+
+    thread = threading.Thread(target=live_worker)
+    thread.start()
+    try:
+        assert taken.wait(10)
+        assert pipeline.stalled_document_ids() == [stalled.pk]
+        assert pipeline.requeue_stalled() == [stalled.pk]
+    finally:
+        release.set()
+        thread.join()
+    stalled.refresh_from_db()
+    running.refresh_from_db()
+    assert (stalled.status, stalled.progress_done) == (Status.QUEUED, 0)
+    assert running.status == Status.CHUNKING

@@ -55,3 +55,17 @@ def test_counts_between_safe_cuts_equal_counts_of_the_substring(text, raw_cuts):
     cuts = sorted({0, len(text), *(index.safe_cut(min(c, len(text))) for c in raw_cuts)})
     for a, b in zip(cuts, cuts[1:], strict=False):
         assert index.count(a, b) == count_tokens(text[a:b])
+
+
+def test_a_long_line_is_tokenised_in_pieces_exactly_like_one_pass():
+    text = "naïve,café-tokens(and)punctuation;" * 3_000  # 100,000 characters, no space or newline
+    whole = get_tokenizer().encode(text, add_special_tokens=False)
+    assert token_spans(text) == whole.offsets
+
+
+def test_an_enormous_word_is_tokenised_in_bounded_pieces():
+    text = "x" * 200_000  # one "word" to the tokenizer: [UNK] whole, or in pieces
+    index = tokenize(text)
+    lengths = (index.ends - index.starts).tolist()
+    assert sum(lengths) == len(text) and max(lengths) <= 32_000
+    assert index.is_word_first.all()  # every piece may start a chunk

@@ -1,0 +1,162 @@
+"""REST API for collections: list the ones you may read, create one (you own it), show, change,
+share (readers and editors, by username) and delete. Changing, sharing and deleting are the
+owner's (corpus.permissions.collection_for(manage=True)): an editor gets 403, someone who may not
+read the collection 404. Writes go through corpus.services."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import transaction
+from django.db.models import Count
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from api.errors import errors
+from corpus import permissions, services
+from corpus.models import Collection
+from corpus.selectors import users_by_username
+
+SETTINGS_FIELDS = list(services.COLLECTION_SETTINGS)
+
+
+class UsernamesField(serializers.ListField):
+    child = serializers.CharField(max_length=150)
+
+
+class CollectionOutput(serializers.ModelSerializer):
+    owner = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True,
+                                         help_text="The owner's username (null when it has none).")
+    document_count = serializers.IntegerField(read_only=True)
+    can_write = serializers.SerializerMethodField(help_text="Whether you may add, move, delete and re-ingest its "
+                                                            "documents.")
+    can_manage = serializers.SerializerMethodField(help_text="Whether you may change, share and delete it.")
+    readers = serializers.SerializerMethodField(help_text="Usernames who may read it (shown to its managers only).")
+    editors = serializers.SerializerMethodField(help_text="Usernames who may also change its documents (shown to "
+                                                          "its managers only).")
+
+    class Meta:
+        model = Collection
+        fields = ["slug", "name", "owner", *SETTINGS_FIELDS, "readers", "editors", "document_count", "can_write",
+                  "can_manage", "created_at"]
+        read_only_fields = fields
+
+    def _allowed(self, level: str) -> set[int]:
+        """Pks of the collections the caller may write to / manage, read once per response."""
+        key = f"_{level}_pks"
+        if key not in self.context:
+            user = self.context["request"].user
+            found = (permissions.writable_collections if level == "write" else permissions.manageable_collections)(user)
+            self.context[key] = set(found.values_list("pk", flat=True))
+        return self.context[key]
+
+    def get_can_write(self, collection: Collection) -> bool:
+        return collection.pk in self._allowed("write")
+
+    def get_can_manage(self, collection: Collection) -> bool:
+        return collection.pk in self._allowed("manage")
+
+    def get_readers(self, collection: Collection) -> list[str] | None:
+        if not self.get_can_manage(collection):
+            return None
+        return sorted(user.username for user in collection.readers.all())
+
+    def get_editors(self, collection: Collection) -> list[str] | None:
+        if not self.get_can_manage(collection):
+            return None
+        return sorted(user.username for user in collection.editors.all())
+
+
+class CollectionInput(serializers.ModelSerializer):
+    """The fields a caller may set; readers and editors replace the current lists."""
+
+    # Declared here, so the model's uniqueness check is left to corpus.services (per-field messages).
+    slug = serializers.SlugField(required=False, allow_blank=True, max_length=100,
+                                 help_text="Default: made from the name.")
+    readers = UsernamesField(required=False, help_text="Usernames who may read it.")
+    editors = UsernamesField(required=False, help_text="Usernames who may also add, move, delete and re-ingest "
+                                                       "its documents.")
+
+    class Meta:
+        model = Collection
+        fields = ["name", "slug", *SETTINGS_FIELDS, "readers", "editors"]
+
+    def validate(self, attrs):
+        unknown = set(self.initial_data) - set(self.fields) if isinstance(self.initial_data, dict) else set()
+        if unknown:
+            raise serializers.ValidationError(f"Unknown field(s): {', '.join(sorted(unknown))}.")
+        for role in ("readers", "editors"):
+            if role in attrs:
+                try:
+                    attrs[role] = users_by_username(attrs[role])
+                except DjangoValidationError as exc:
+                    raise serializers.ValidationError({role: exc.messages}) from exc
+        return attrs
+
+
+def _collections(user):
+    return (permissions.readable_collections(user).select_related("owner").prefetch_related("readers", "editors")
+            .annotate(document_count=Count("documents", distinct=True)).order_by("name", "slug"))
+
+
+def _shown(request: Request, collection: Collection) -> dict:
+    return CollectionOutput(_collections(request.user).get(pk=collection.pk), context={"request": request}).data
+
+
+def _save(collection: Collection | None, request: Request, data: dict) -> Collection:
+    """Create (collection None) or update, then share: all or nothing."""
+    readers, editors = data.pop("readers", None), data.pop("editors", None)
+    with transaction.atomic():
+        if collection is None:
+            collection = services.collection_create(owner=request.user, **data)
+        elif data:
+            collection = services.collection_update(collection=collection, **data)
+        if readers is not None or editors is not None:
+            services.collection_share(collection=collection, readers=readers, editors=editors)
+    return collection
+
+
+class CollectionListView(APIView):
+    pagination_class = LimitOffsetPagination
+
+    @extend_schema(responses={200: CollectionOutput(many=True), **errors(401)}, tags=["collections"],
+                   summary="Collections you may read")
+    def get(self, request: Request) -> Response:
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(_collections(request.user), request, view=self)
+        return paginator.get_paginated_response(CollectionOutput(page, many=True, context={"request": request}).data)
+
+    @extend_schema(request=CollectionInput, responses={201: CollectionOutput, **errors(400, 401)},
+                   tags=["collections"], summary="Create a collection (you own it)")
+    def post(self, request: Request) -> Response:
+        data = CollectionInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        collection = _save(None, request, dict(data.validated_data))
+        return Response(_shown(request, collection), status=status.HTTP_201_CREATED)
+
+
+class CollectionDetailView(APIView):
+    @extend_schema(responses={200: CollectionOutput, **errors(401, 404)}, tags=["collections"],
+                   summary="One collection")
+    def get(self, request: Request, slug: str) -> Response:
+        return Response(_shown(request, permissions.collection_for(request.user, slug)))
+
+    @extend_schema(request=CollectionInput(partial=True), responses={200: CollectionOutput,
+                                                                    **errors(400, 401, 403, 404)},
+                   tags=["collections"], summary="Change or share a collection (owner only)")
+    def patch(self, request: Request, slug: str) -> Response:
+        collection = permissions.collection_for(request.user, slug, manage=True)
+        data = CollectionInput(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        collection = _save(collection, request, dict(data.validated_data))
+        return Response(_shown(request, collection))
+
+    @extend_schema(responses={204: None, **errors(401, 403, 404)}, tags=["collections"],
+                   summary="Delete a collection with its documents (owner only)")
+    def delete(self, request: Request, slug: str) -> Response:
+        collection = permissions.collection_for(request.user, slug, manage=True)
+        services.collection_delete(collection=collection)
+        return Response(status=status.HTTP_204_NO_CONTENT)

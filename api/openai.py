@@ -1,0 +1,343 @@
+"""OpenAI-compatible endpoints, so any OpenAI SDK or chat front end can use ragweb as a "model":
+
+- GET /v1/models: one model per collection the caller may read, `ragweb/<slug>`, plus `ragweb`
+  (all of them).
+- POST /v1/chat/completions: the last user message is the question, the earlier user and
+  assistant turns its history (system messages are ignored: the answer pipeline has its own
+  prompt); answered by chat.answering.pipeline like the chat page (extractive without an LLM),
+  streamed (`chat.completion.chunk` events, then `data: [DONE]`) or not. Nothing is stored.
+
+The key is the DRF API token, sent as `Authorization: Bearer KEY`. Citations are `[n]` in the
+text and the extra field `citations` (on the completion, and on the last streamed chunk): the
+numbered sources the answer cites, each a chunk range of a document. Errors come in OpenAI's
+shape (api.errors), e.g. 404 `model_not_found` for a collection the caller may not read.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Iterator
+
+from django.db.models import QuerySet
+from django.http import StreamingHttpResponse
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
+from rest_framework import serializers, status
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from api.errors import OpenAIError
+from api.serializers import SourceOutput
+from api.throttles import AskThrottle
+from chat.answering.citations import cited_numbers
+from chat.answering.pipeline import AnswerError, LLMFailed, complete_answer, finish, prepare, stream_answer
+from chat.retrieval.search import MAX_QUERY_CHARS
+from chat.services import HISTORY_MESSAGES
+from corpus.models import Collection
+from corpus.permissions import Denied, collection_for, readable_collections
+
+logger = logging.getLogger(__name__)
+
+MODEL_ALL = "ragweb"
+MODEL_PREFIX = MODEL_ALL + "/"
+ROLES = ("system", "developer", "user", "assistant", "tool")
+
+
+class BearerTokenAuthentication(TokenAuthentication):
+    """The DRF API token as an OpenAI key: `Authorization: Bearer KEY`."""
+
+    keyword = "Bearer"
+
+
+class BearerTokenScheme(OpenApiAuthenticationExtension):
+    target_class = BearerTokenAuthentication
+    name = "bearerAuth"
+
+    def get_security_definition(self, auto_schema):
+        return {"type": "http", "scheme": "bearer", "description": "The API token (manage.py drf_create_token)."}
+
+
+def model_id(collection: Collection | None) -> str:
+    return MODEL_ALL if collection is None else MODEL_PREFIX + collection.slug
+
+
+def collections_of_model(user, model: str) -> QuerySet[Collection]:
+    """The collections the model `model` answers from. OpenAIError 404 model_not_found when it
+    names no collection `user` may read (existing or not: the message is the same)."""
+    if model == MODEL_ALL:
+        return readable_collections(user)
+    if model.startswith(MODEL_PREFIX):
+        try:
+            return Collection.objects.filter(pk=collection_for(user, model[len(MODEL_PREFIX):]).pk)
+        except Denied:
+            pass
+    raise OpenAIError(f"The model {model!r} does not exist or you do not have access to it.",
+                      status_code=status.HTTP_404_NOT_FOUND, code="model_not_found", param="model")
+
+
+# --- output shapes -------------------------------------------------------------------------------
+
+class ModelOutput(serializers.Serializer):
+    id = serializers.CharField(help_text=f'"{MODEL_ALL}" (every collection you may read) or '
+                                         f'"{MODEL_PREFIX}<collection slug>".')
+    object = serializers.ChoiceField(choices=["model"])
+    created = serializers.IntegerField(help_text="Unix time the collection was created.")
+    owned_by = serializers.CharField(help_text="The collection's owner (username), or ragweb.")
+    name = serializers.CharField(help_text="The collection's name.")
+
+
+class ModelListOutput(serializers.Serializer):
+    object = serializers.ChoiceField(choices=["list"])
+    data = ModelOutput(many=True)
+
+
+class MessageOutput(serializers.Serializer):
+    role = serializers.ChoiceField(choices=["assistant"])
+    content = serializers.CharField()
+
+
+class ChoiceOutput(serializers.Serializer):
+    index = serializers.IntegerField()
+    message = MessageOutput()
+    finish_reason = serializers.ChoiceField(choices=["stop"])
+
+
+class ChatCompletionOutput(serializers.Serializer):
+    id = serializers.CharField()
+    object = serializers.ChoiceField(choices=["chat.completion"])
+    created = serializers.IntegerField()
+    model = serializers.CharField()
+    choices = ChoiceOutput(many=True)
+    citations = SourceOutput(many=True, help_text="The numbered sources the answer cites ([n] in the text).")
+
+
+class DeltaOutput(serializers.Serializer):
+    role = serializers.ChoiceField(choices=["assistant"], required=False)
+    content = serializers.CharField(required=False)
+
+
+class ChunkChoiceOutput(serializers.Serializer):
+    index = serializers.IntegerField()
+    delta = DeltaOutput()
+    finish_reason = serializers.ChoiceField(choices=["stop"], allow_null=True)
+
+
+class ChatCompletionChunkOutput(serializers.Serializer):
+    """One `data:` event of a streamed completion; the last one carries `citations`."""
+
+    id = serializers.CharField()
+    object = serializers.ChoiceField(choices=["chat.completion.chunk"])
+    created = serializers.IntegerField()
+    model = serializers.CharField()
+    choices = ChunkChoiceOutput(many=True)
+    citations = SourceOutput(many=True, required=False, help_text="On the last chunk only.")
+
+
+class OpenAIErrorBody(serializers.Serializer):
+    message = serializers.CharField()
+    type = serializers.CharField()
+    param = serializers.CharField(allow_null=True)
+    code = serializers.CharField(allow_null=True)
+
+
+class OpenAIErrorOutput(serializers.Serializer):
+    error = OpenAIErrorBody()
+
+
+# --- input ---------------------------------------------------------------------------------------
+
+@extend_schema_field({"oneOf": [
+    {"type": "string"},
+    {"type": "array", "items": {"type": "object", "required": ["type", "text"],
+                                "properties": {"type": {"type": "string", "enum": ["text"]},
+                                               "text": {"type": "string"}}}},
+], "nullable": True})
+class MessageContentField(serializers.Field):
+    """A message's content: a string, or OpenAI content parts of type "text" (joined)."""
+
+    default_error_messages = {"invalid": "content must be a string or a list of text parts.",
+                              "not_text": "Only text content is supported."}
+
+    def to_internal_value(self, data) -> str:
+        if data is None:
+            return ""
+        if isinstance(data, str):
+            return data
+        if not isinstance(data, list):
+            self.fail("invalid")
+        texts = []
+        for part in data:
+            if not isinstance(part, dict):
+                self.fail("invalid")
+            if part.get("type") != "text" or not isinstance(part.get("text"), str):
+                self.fail("not_text")
+            texts.append(part["text"])
+        return "\n".join(texts)
+
+
+class MessageInput(serializers.Serializer):
+    role = serializers.ChoiceField(choices=ROLES)
+    content = MessageContentField(allow_null=True)
+
+
+class ChatCompletionInput(serializers.Serializer):
+    """Other OpenAI parameters (temperature, max_tokens, ...) are accepted and ignored."""
+
+    model = serializers.CharField(help_text=f'"{MODEL_ALL}" or "{MODEL_PREFIX}<collection slug>" '
+                                            "(GET /v1/models lists yours).")
+    messages = MessageInput(many=True, allow_empty=False)
+    stream = serializers.BooleanField(default=False)
+
+    def validate_messages(self, messages: list[dict]) -> list[dict]:
+        if messages[-1]["role"] != "user" or not messages[-1]["content"].strip():
+            raise serializers.ValidationError("The last message must be the user's question.")
+        if len(messages[-1]["content"]) > MAX_QUERY_CHARS:
+            raise serializers.ValidationError(f"The question is longer than {MAX_QUERY_CHARS} characters.")
+        return messages
+
+
+def _history(messages: list[dict]) -> list[tuple[str, str]]:
+    """The user and assistant turns before the question, the last few, oldest first."""
+    turns = [(m["role"], m["content"]) for m in messages[:-1]
+             if m["role"] in ("user", "assistant") and m["content"].strip()]
+    return turns[-HISTORY_MESSAGES:]
+
+
+# --- views ---------------------------------------------------------------------------------------
+
+_OPENAI_ERRORS = {code: OpenApiResponse(OpenAIErrorOutput, description=text) for code, text in {
+    400: "Bad request (OpenAI error shape).", 401: "Missing or invalid API key (`invalid_api_key`).",
+    404: "No such model you may use (`model_not_found`).", 429: "Too many requests (`rate_limit_exceeded`).",
+    502: "The language model failed (`upstream_error`).",
+}.items()}
+
+
+class OpenAIView(APIView):
+    authentication_classes = [BearerTokenAuthentication, TokenAuthentication, SessionAuthentication]
+    openai_errors = True  # api.errors answers in OpenAI's error shape
+
+
+def _models(collections) -> list[dict]:
+    """The model of all `collections`, then one per collection."""
+    newest = max((c.created_at for c in collections), default=None)
+    models = [{"id": MODEL_ALL, "object": "model", "created": int(newest.timestamp()) if newest else 0,
+               "owned_by": "ragweb", "name": "All your collections"}]
+    models += [{"id": model_id(c), "object": "model", "created": int(c.created_at.timestamp()),
+                "owned_by": c.owner.get_username() if c.owner else "ragweb", "name": c.name}
+               for c in collections]
+    return models
+
+
+class ModelListView(OpenAIView):
+    @extend_schema(responses={200: ModelListOutput, 401: _OPENAI_ERRORS[401]}, tags=["openai"],
+                   operation_id="v1_models_list",
+                   summary="Models: one per collection you may read, plus one for all of them")
+    def get(self, request: Request) -> Response:
+        collections = readable_collections(request.user).select_related("owner").order_by("slug")
+        return Response(ModelListOutput({"object": "list", "data": _models(collections)}).data)
+
+
+class ModelDetailView(OpenAIView):
+    @extend_schema(responses={200: ModelOutput, 401: _OPENAI_ERRORS[401], 404: _OPENAI_ERRORS[404]},
+                   tags=["openai"], operation_id="v1_models_retrieve", summary="One model")
+    def get(self, request: Request, model: str) -> Response:
+        collections = collections_of_model(request.user, model).select_related("owner")
+        found = _models(collections)[0 if model == MODEL_ALL else 1]
+        return Response(ModelOutput(found).data)
+
+
+class ChatCompletionView(OpenAIView):
+    throttle_classes = [AskThrottle]
+
+    @extend_schema(
+        request=ChatCompletionInput, tags=["openai"], operation_id="v1_chat_completions_create",
+        summary="Answer the conversation's last question",
+        responses={200: OpenApiResponse(ChatCompletionOutput, description="Not streamed. Streamed "
+                                        "(`stream: true`): text/event-stream of `data: <chat.completion.chunk>` "
+                                        "events, then `data: [DONE]`."),
+                   **{code: _OPENAI_ERRORS[code] for code in (400, 401, 404, 429, 502)}})
+    def post(self, request: Request) -> Response | StreamingHttpResponse:
+        if not isinstance(request.data, dict):
+            raise OpenAIError("The body must be a JSON object.", status_code=400)
+        params = ChatCompletionInput(data=request.data)
+        params.is_valid(raise_exception=True)
+        data = params.validated_data
+        collections = collections_of_model(request.user, data["model"])
+        messages = data["messages"]
+        history = _history(messages)
+        completion_id, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
+        meta = {"id": completion_id, "created": created, "model": data["model"]}
+        try:
+            prepared = prepare(question=messages[-1]["content"], collections=collections, history=history)
+        except AnswerError as exc:
+            # Nothing to search or nothing relevant found: the "model" says so, like the chat does.
+            prepared, refusal = None, str(exc)
+        if data["stream"]:
+            pieces = stream_answer(prepared, history) if prepared else iter([refusal])
+            sources = prepared.citations if prepared else []
+            return _event_stream(_chunks(meta, pieces, sources))
+        if prepared is None:
+            text, cited = refusal, []
+        else:
+            try:
+                # The grounding pass and the sources the answer cites, as the chat stores them.
+                answer = finish(prepared, complete_answer(prepared, history))
+            except LLMFailed as exc:
+                raise OpenAIError(str(exc), status_code=status.HTTP_502_BAD_GATEWAY, type="api_error",
+                                  code="upstream_error") from exc
+            text, cited = answer.text, answer.citations
+        body = {**meta, "object": "chat.completion", "citations": cited,
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}
+        return Response(ChatCompletionOutput(body).data)
+
+
+def _chunk(meta: dict, delta: dict, finish_reason: str | None = None, citations: list | None = None) -> str:
+    body = {**meta, "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
+    if citations is not None:
+        body["citations"] = citations
+    return f"data: {json.dumps(ChatCompletionChunkOutput(body).data)}\n\n"
+
+
+def _chunks(meta: dict, pieces: Iterator[str], sources: list[dict]) -> Iterator[str]:
+    """The SSE body: the role, the text piece by piece, a last chunk with the sources the streamed
+    text cites, [DONE]. (The text went out as written: unlike the stored chat answer, it gets no
+    grounding pass afterwards.) An LLM failure midway becomes an OpenAI error event (the SDKs
+    raise it) before [DONE]."""
+    yield _chunk(meta, {"role": "assistant", "content": ""})
+    parts: list[str] = []
+    try:
+        for piece in pieces:
+            parts.append(piece)
+            yield _chunk(meta, {"content": piece})
+    except LLMFailed as exc:
+        yield _error_event(str(exc), code="upstream_error")
+    except Exception:
+        logger.exception("streamed chat completion failed")
+        yield _error_event("Something went wrong while answering; the server log has the details.",
+                           code="server_error")
+    else:
+        cited = set(cited_numbers("".join(parts)))
+        yield _chunk(meta, {}, "stop", [c for c in sources if c["n"] in cited])
+    finally:
+        close = getattr(pieces, "close", None)
+        if close:
+            close()  # the client went away: drop the LLM's stream now
+    yield "data: [DONE]\n\n"
+
+
+def _error_event(message: str, *, code: str) -> str:
+    error = {"message": message, "type": "api_error", "param": None, "code": code}
+    return f"data: {json.dumps({'error': error})}\n\n"
+
+
+def _event_stream(body: Iterator[str]) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(body, content_type="text/event-stream; charset=utf-8")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"  # nginx: do not buffer the stream
+    return response

@@ -1,0 +1,80 @@
+"""Output shapes shared by several endpoints (one serializer per concept): a document reference,
+a scored chunk, a segment and a citation. They read the retrieval types' attributes
+(chat.retrieval: DocumentRef, the scored chunk, Segment) or the same keys of a dict, so the
+OpenAPI schema is what clients receive. Strict input fields live here too."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+
+class StrictCharField(serializers.CharField):
+    """A string and nothing else (DRF would turn 5 into "5")."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """A JSON integer and nothing else (DRF would accept "5", 5.0 and true)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class DocumentRefOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    title = serializers.CharField()
+    source = serializers.CharField(help_text="Path relative to the ingested folder, file name or URL.")
+
+
+class RanksOutput(serializers.Serializer):
+    vector = serializers.IntegerField(allow_null=True, help_text="1-based rank on the vector side, or null.")
+    keyword = serializers.IntegerField(allow_null=True, help_text="1-based rank on the BM25 side, or null.")
+
+
+class ScoredChunkOutput(serializers.Serializer):
+    chunk_id = serializers.IntegerField()
+    document = DocumentRefOutput()
+    chunk_index = serializers.IntegerField()
+    text = serializers.CharField()
+    start = serializers.IntegerField(help_text="Character offset in the document text.")
+    end = serializers.IntegerField(help_text="Character offset, exclusive.")
+    score = serializers.FloatField(
+        help_text="Hybrid: the fused score (0-1, a weighted average of the min-max normalised similarity and BM25 "
+                  "over the candidates; the RRF score when the server runs SEARCH_FUSION=rrf; with several queries, "
+                  "1 / (60 + the chunk's best rank)); vector: cosine similarity; keyword: BM25.")
+    relevance = serializers.FloatField(help_text="Calibrated 0-1 relevance used by RSE.")
+    ranks = RanksOutput()
+
+
+class SegmentOutput(serializers.Serializer):
+    document = DocumentRefOutput()
+    start = serializers.IntegerField(help_text="First chunk index.")
+    end = serializers.IntegerField(help_text="Chunk index after the segment (exclusive).")
+    char_start = serializers.IntegerField(help_text="Character offset in the document text.")
+    char_end = serializers.IntegerField(help_text="Character offset, exclusive.")
+    text = serializers.CharField()
+    score = serializers.FloatField()
+    page = serializers.IntegerField(allow_null=True, help_text="PDF page of the segment's start.")
+
+
+class SourceOutput(serializers.Serializer):
+    """Source [n] of an answer: a segment of a document (chunks start..end-1) and its text."""
+
+    n = serializers.IntegerField(help_text="The number the answer cites as [n].")
+    document = DocumentRefOutput()
+    start = serializers.IntegerField(help_text="First chunk index of the segment.")
+    end = serializers.IntegerField(help_text="Chunk index after the segment (exclusive).")
+    text = serializers.CharField()
+    page = serializers.IntegerField(allow_null=True, help_text="PDF page of the segment's start.")
+
+
+class CitationOutput(SourceOutput):
+    """A source of a stored answer (/api/ask/), with the web page that shows it."""
+
+    url = serializers.CharField(help_text="The passage in its document, highlighted (web UI, signed in).")

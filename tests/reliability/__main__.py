@@ -1,0 +1,218 @@
+"""`make reliability` = `python -m tests.reliability`: start the app as `make run` does (its own data
+folder var/reliability/ and free ports), then faults, hostile input, security and load, and print
+one summary table (also written to var/reliability/summary.md and report.json).
+
+    python -m tests.reliability [--only faults,hostile,security,load,llm] [--kills 10] [--files 60]
+                                [--load-seconds 60] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import traceback
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from tests.reliability.app import ROOT, App, configure_django
+
+SECTIONS = ("faults", "hostile", "security", "load", "llm")
+GB = 1024 ** 3
+
+
+@dataclass
+class Row:
+    section: str
+    scenario: str
+    ok: bool
+    detail: str
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default=",".join(SECTIONS))
+    parser.add_argument("--kills", type=int, default=10)
+    parser.add_argument("--files", type=int, default=60)
+    parser.add_argument("--load-seconds", type=float, default=60)
+    parser.add_argument("--search-clients", type=int, default=50)
+    parser.add_argument("--ask-clients", type=int, default=10)
+    parser.add_argument("--quick", action="store_true", help="small numbers: a check of the harness itself")
+    parser.add_argument("--var", type=Path, default=ROOT / "var" / "reliability")
+    args = parser.parse_args(argv)
+    sections = [s.strip() for s in args.only.split(",") if s.strip()]
+    if args.quick:
+        args.kills, args.files, args.load_seconds = 2, 6, 10
+        args.search_clients, args.ask_clients = 10, 3
+    work = args.var
+    work.mkdir(parents=True, exist_ok=True)
+    app = App(work / "app")
+    configure_django(app.var, app.pg_port, app.redis_port)
+    rows: list[Row] = []
+    started = time.monotonic()
+    print(f"starting the app (make run) on port {app.port}; log: {app.log_path}", flush=True)
+    try:
+        app.start()
+        from tests.reliability.security import create_user
+
+        _, token = create_user("harness", staff=True)
+        for section in sections:
+            print(f"\n== {section} ==", flush=True)
+            first = len(rows)
+            try:
+                rows.extend(RUNNERS[section](app, token, work, args))
+            except Exception as exc:  # a section that breaks is a failed row, and the others still run
+                traceback.print_exc()
+                rows.append(Row(section, "(the section itself)", False, f"{type(exc).__name__}: {exc}"))
+            for row in rows[first:]:
+                print(f"  {'PASS' if row.ok else 'FAIL'}  {row.scenario}: {row.detail}", flush=True)
+    finally:
+        app.stop()
+    table = render(rows, time.monotonic() - started)
+    print("\n" + table)
+    (work / "summary.md").write_text(table + "\n")
+    (work / "report.json").write_text(json.dumps([asdict(r) for r in rows], indent=1))
+    return 0 if all(r.ok for r in rows) else 1
+
+
+def render(rows: list[Row], seconds: float) -> str:
+    lines = ["| section | scenario | result | details |", "|---|---|---|---|"]
+    for row in rows:
+        detail = row.detail.replace("|", "/").replace("\n", " ")
+        lines.append(f"| {row.section} | {row.scenario} | {'pass' if row.ok else '**FAIL**'} | {detail} |")
+    passed = sum(r.ok for r in rows)
+    lines.append(f"\n{passed} of {len(rows)} passed in {seconds / 60:.0f} min.")
+    return "\n".join(lines)
+
+
+# --- sections ---
+
+def run_faults(app: App, token: str, work: Path, args) -> list[Row]:
+    from tests.reliability import faults
+
+    rows = []
+    for result in (faults.worker_kills(app, token, work / "files", files=args.files, kills=args.kills),
+                   faults.redis_restart(app, token, work / "files", files=max(6, args.files // 3)),
+                   faults.postgres_restart(app, token, work / "files", files=max(6, args.files // 3))):
+        outcome = result.outcome
+        detail = (f"{outcome.ready} ready, {outcome.failed} failed of {outcome.documents} "
+                  f"({outcome.chunks} chunks checked)" if outcome else "")
+        if outcome and not outcome.ok:
+            detail += f"; {outcome.problems()}"
+        detail += f"; web: {_web(result.web)}"
+        if result.problems:
+            detail += f"; {'; '.join(result.problems)}"
+        detail += f"; {'; '.join(n for n in result.notes if not n.startswith(('HTTP', 'POST', 'GET')))}"
+        rows.append(Row("faults", result.name, result.ok, detail))
+    return rows
+
+
+def _web(counts) -> str:
+    keys = ["ok", "clear", "bad", "dropped"]
+    text = ", ".join(f"{counts.get(k, 0)} {k}" for k in keys)
+    codes = [f"{k} x{v}" for k, v in counts.items() if k.startswith("HTTP")]
+    return text + (f" ({', '.join(codes)})" if codes else "")
+
+
+def run_hostile(app: App, token: str, work: Path, args) -> list[Row]:
+    from tests.reliability import hostile
+
+    app.request("POST", "/api/collections/", json_body={"name": "Hostile", "slug": "hostile"}, token=token)
+    kinds = [k for k in hostile.KINDS if k.light] if args.quick else hostile.KINDS
+    results = hostile.run_api(app, token, "hostile", kinds)
+    folder = work / "hostile-cli"
+    if folder.exists():
+        import shutil
+
+        shutil.rmtree(folder)
+    results += hostile.run_cli(app, "hostile-cli", kinds, folder)
+    rows = []
+    for result in results:
+        detail = f"{result.outcome}"
+        if result.message:
+            detail += f": {result.message[:110]}"
+        if result.peak_rss and result.way == "api":
+            detail += f"; worker peak RSS {result.peak_rss / GB:.2f} GB"
+        if result.problem:
+            detail += f"; PROBLEM: {result.problem}"
+        rows.append(Row("hostile", f"{result.kind} ({result.way})", not result.problem, detail))
+    peaks = [r.peak_rss for r in results if r.peak_rss]
+    if peaks:
+        worst = max(peaks)
+        rows.append(Row("hostile", "worker peak RSS over all hostile files", worst < hostile.RSS_LIMIT,
+                        f"{worst / GB:.2f} GB (limit 2 GB)"))
+    return rows
+
+
+def run_security(app: App, token: str, work: Path, args) -> list[Row]:
+    from tests.reliability import security
+
+    rows = []
+    for result in (security.xss(app), security.permissions(app),
+                   security.schemathesis_run(app, work, max_examples=10 if args.quick else 30,
+                                             max_time=120 if args.quick else 600)):
+        detail = f"{result.checked} checked"
+        if result.failures:
+            detail += f"; {len(result.failures)} failures: {'; '.join(result.failures[:5])}"
+        if result.notes:
+            detail += f"; {'; '.join(result.notes[:3])}"
+        rows.append(Row("security", result.name, result.ok, detail))
+    return rows
+
+
+def run_load(app: App, token: str, work: Path, args) -> list[Row]:
+    from tests.reliability import load
+
+    load.run(app, endpoint="search", clients=min(10, args.search_clients), seconds=5)  # warm-up, not counted
+    rows = []
+    search = load.run(app, endpoint="search", clients=args.search_clients, seconds=args.load_seconds)
+    print("  " + search.line(), flush=True)
+    floor = load.query_embedding_cpu()
+    ok = (search.server_errors == 0 and search.dropped == 0 and search.percentile(95) < 1.0
+          and search.throughput >= 56)
+    rows.append(Row("load", f"search, {search.clients} clients, {search.seconds:.0f} s", ok,
+                    _load_detail(search) + f"; embedding one query alone: {floor * 1000:.1f} ms CPU "
+                    f"(server CPU per search = {search.cpu_per_request / floor:.1f}x that)"))
+    ask = load.run(app, endpoint="ask", clients=args.ask_clients, seconds=args.load_seconds)
+    print("  " + ask.line(), flush=True)
+    rows.append(Row("load", f"ask (extractive), {ask.clients} clients, {ask.seconds:.0f} s",
+                    ask.server_errors == 0 and ask.dropped == 0, _load_detail(ask)))
+    return rows
+
+
+def _load_detail(result) -> str:
+    errors = f"{result.errors} errors" + (f" ({dict(result.statuses)})" if result.errors else "")
+    return (f"{result.completed} requests, {result.throughput:.1f}/s, p50 {result.percentile(50) * 1000:.0f} ms, "
+            f"p95 {result.percentile(95) * 1000:.0f} ms, p99 {result.percentile(99) * 1000:.0f} ms, {errors}, "
+            f"{result.dropped} dropped; server CPU {result.cpu_per_request * 1000:.1f} ms per request; /healthz "
+            f"sampled {sum(result.health.values())} times: {dict(result.health)}, slowest "
+            f"{result.health_max_seconds:.1f} s")
+
+
+def run_llm(app: App, token: str, work: Path, args) -> list[Row]:
+    from tests.chat.fake_openai import FakeOpenAI
+    from tests.reliability import faults
+
+    timeout = 5.0
+    rows = []
+    with FakeOpenAI("Tomatoes need water twice a week [1].", token_delay=0.05) as fake:
+        app.restart(LLM_BASE_URL=fake.base_url, LLM_MODEL="fake", LLM_API_KEY="x", LLM_TIMEOUT=str(timeout),
+                    LLM_MAX_RETRIES="0")
+        try:
+            for result in faults.llm_faults(app, token, fake, llm_timeout=timeout):
+                detail = "; ".join(result.notes)
+                if result.problems:
+                    detail += f"; PROBLEM: {'; '.join(result.problems)}"
+                rows.append(Row("faults", result.name, result.ok, detail))
+        finally:
+            app.restart()
+    return rows
+
+
+RUNNERS = {"faults": run_faults, "hostile": run_hostile, "security": run_security, "load": run_load,
+           "llm": run_llm}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""Generated files that cost far more to unpack or parse than their size suggests."""
+
+from __future__ import annotations
+
+import io
+import struct
+import zipfile
+import zlib
+from pathlib import Path
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "files"
+_BLOCK = 1 << 20
+
+
+def docx_bomb(inflated: int = 1_100_000_000, *, base: bytes | None = None) -> bytes:
+    """A real .docx (the fixture report.docx) whose word/document.xml inflates to about `inflated`
+    bytes: blank space between the XML's elements, which is still well-formed XML."""
+    base = base if base is not None else (FIXTURES / "report.docx").read_bytes()
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(base)) as source, \
+            zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as target:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename != "word/document.xml":
+                target.writestr(info, data)
+                continue
+            head, tail = data.split(b"<w:body>", 1)
+            with target.open("word/document.xml", "w") as member:  # the archive's deflate, level 9
+                member.write(head + b"<w:body>")
+                block = b" " * _BLOCK
+                for _ in range(max(0, inflated - len(data)) // _BLOCK):
+                    member.write(block)
+                member.write(tail)
+    return out.getvalue()
+
+
+def docx_lying_sizes(inflated: int = 200_000_000) -> bytes:
+    """A .docx bomb whose headers declare word/document.xml to be 1 KB."""
+    data = bytearray(docx_bomb(inflated))
+    name = b"word/document.xml"
+    # Central directory entries ("PK\1\2"): the uncompressed size is at offset 24 of the entry.
+    at = 0
+    while (at := data.find(b"PK\x01\x02", at)) >= 0:
+        name_length = struct.unpack_from("<H", data, at + 28)[0]
+        if bytes(data[at + 46: at + 46 + name_length]) == name:
+            struct.pack_into("<I", data, at + 24, 1024)
+            local = struct.unpack_from("<I", data, at + 42)[0]
+            struct.pack_into("<I", data, local + 22, 1024)
+        at += 4
+    return bytes(data)
+
+
+def docx_many_paragraphs(paragraphs: int) -> bytes:
+    """A small .docx with `paragraphs` empty paragraphs (each an element in lxml's tree)."""
+    base = (FIXTURES / "report.docx").read_bytes()
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(base)) as source, \
+            zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as target:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename == "word/document.xml":
+                head, tail = data.split(b"<w:body>", 1)
+                data = head + b"<w:body>" + b"<w:p/>" * paragraphs + tail
+            target.writestr(info, data)
+    return out.getvalue()
+
+
+def pdf_pages(contents: list[bytes], *, raw: bool = False) -> bytes:
+    """A minimal, valid PDF with one page per content stream (FlateDecode compressed; `raw`: each
+    is already compressed)."""
+    streams = [content if raw else zlib.compress(content, 9) for content in contents]
+    pages = len(streams)
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [" + b" ".join(b"%d 0 R" % (4 + 2 * i) for i in range(pages))
+        + b"] /Count %d >>" % pages,
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    for i, stream in enumerate(streams):
+        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
+                       b"/Contents %d 0 R >>" % (5 + 2 * i))
+        objects.append(b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream")
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    for offset in offsets:
+        out += b"%010d 00000 n \n" % offset
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def pdf_text(text: str, *, pages: int = 1) -> bytes:
+    """A PDF whose pages each show `text` on one line."""
+    escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)").encode("latin-1")
+    return pdf_pages([b"BT /F1 12 Tf 72 720 Td (" + escaped + b") Tj ET"] * pages)
+
+
+def _deflated_blank(size: int) -> bytes:
+    compressor = zlib.compressobj(9)
+    parts = [compressor.compress(b" " * _BLOCK) for _ in range(size // _BLOCK)]
+    parts.append(compressor.flush())
+    return b"".join(parts)
+
+
+def pdf_bomb(inflated: int = 500_000_000, *, pages: int = 1) -> bytes:
+    """A PDF whose pages' content streams each inflate to `inflated` bytes of blank space."""
+    stream = _deflated_blank(inflated)
+    return pdf_pages([stream] * pages, raw=True)

@@ -1,0 +1,150 @@
+"""`make run` (scripts/run.py): survives its worker being killed, serves with gunicorn, and stops
+everything on Ctrl-C. Runs its own copy (own data folder and ports) so the suite's servers are untouched."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import psutil
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+def health(port: int) -> dict | None:
+    """/healthz's JSON body with its HTTP status as "code", or None if nothing answers."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10) as response:
+            return {**json.loads(response.read()), "code": response.status}
+    except urllib.error.HTTPError as error:
+        return {**json.loads(error.read()), "code": error.code}
+    except OSError:
+        return None
+
+
+def celery_main(run: psutil.Process) -> psutil.Process | None:
+    for child in run.children():
+        if "celery" in " ".join(child.cmdline()):
+            return child
+    return None
+
+
+@pytest.fixture
+def app(tmp_path):
+    # Under the project (not /tmp) so the unprivileged postgres user can traverse it like var/.
+    var = ROOT / "var" / f"test-run-{os.getpid()}"
+    ports = {"PORT": free_port(), "RAGWEB_PG_PORT": free_port(), "RAGWEB_REDIS_PORT": free_port()}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "CELERY_", "DJANGO_"))}
+    env.update({k: str(v) for k, v in ports.items()}, RAGWEB_VAR_DIR=str(var), RAGWEB_WARM_UP="0")
+    log = tmp_path / "run.log"
+    process = subprocess.Popen([sys.executable, "scripts/run.py"], cwd=ROOT, env=env, stdout=log.open("w"),
+                               stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        yield process, ports, log
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGINT)
+            try:
+                process.wait(timeout=90)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+        subprocess.run([sys.executable, "scripts/services.py", "stop", "--var", str(var)], cwd=ROOT, env=env,
+                       capture_output=True)
+        subprocess.run(["rm", "-rf", str(var)], check=False)
+
+
+@pytest.mark.slow
+def test_make_run_survives_its_worker_dying_and_ctrl_c_stops_everything(app):
+    process, ports, log = app
+    port = ports["PORT"]
+    wait_for(lambda: (health(port) or {}).get("code") == 200, 300, f"a healthy app (log: {log})")
+    run = psutil.Process(process.pid)
+    web = [c for c in run.children() if "gunicorn" in " ".join(c.cmdline())]
+    assert web, "served by gunicorn"
+    worker = celery_main(run)
+    pool = worker.children(recursive=True)
+    assert pool, "the worker's pool process"
+
+    worker.send_signal(signal.SIGKILL)
+
+    # The web server keeps answering, and the worker comes back: a new one, the old pool gone too.
+    assert health(port) is not None
+    replaced = wait_for(lambda: (w := celery_main(run)) and w.pid != worker.pid and w, 60, "a new worker")
+    assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in pool)
+    assert wait_for(lambda: (h := health(port)) and h["code"] == 200 and h["workers"]["ok"] and h, 120,
+                    "the new worker to answer")
+    assert "the worker exited (killed by SIGKILL); starting it again" in log.read_text()
+
+    descendants = run.children(recursive=True)
+    os.kill(process.pid, signal.SIGINT)  # Ctrl-C
+    assert process.wait(timeout=90) == 0
+    assert replaced.pid in [d.pid for d in descendants]
+    assert not [d for d in descendants if d.is_running() and d.status() != psutil.STATUS_ZOMBIE]
+    for name in ("PORT", "RAGWEB_PG_PORT", "RAGWEB_REDIS_PORT"):
+        with socket.socket() as probe:
+            assert probe.connect_ex(("127.0.0.1", ports[name])) != 0, f"{name} still answers"
+
+
+def load_run_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ragweb_run", ROOT / "scripts" / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["ragweb_run"] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_child_exiting_on_its_own_right_after_start_is_given_up_after_five_tries():
+    run = load_run_module()
+    child = run.Child("worker", [sys.executable, "-c", "raise SystemExit(3)"], dict(os.environ))
+    child.start()
+    for _ in range(20):
+        child.process.wait()
+        child.check(time.monotonic())  # notices the exit and schedules the restart
+        if child.given_up:
+            break
+        child.check(time.monotonic() + 60)  # the restart's time has come
+
+    assert child.given_up and child.quick_failures == run.MAX_QUICK_FAILURES and child.restarts == 4
+
+
+def test_a_child_killed_by_a_signal_is_always_started_again():
+    run = load_run_module()
+    child = run.Child("worker", [sys.executable, "-c", "import time; time.sleep(60)"], dict(os.environ))
+    child.start()
+    try:
+        for _ in range(7):  # more than MAX_QUICK_FAILURES kills, each right after a start
+            child.kill_group()
+            child.process.wait()
+            child.check(time.monotonic())
+            child.check(time.monotonic() + 60)
+            assert child.alive()
+    finally:
+        child.stop()
+    assert child.restarts == 7 and not child.given_up

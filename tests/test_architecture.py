@@ -1,0 +1,92 @@
+"""The layering is a contract a tool checks: the import-linter contracts in pyproject.toml, plus
+two rules import-linter cannot state for packages that grow: no import cycle anywhere (imports
+inside functions included), and no production module reaching the evaluation package."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("ragweb", "corpus", "chat", "api")
+EVALUATION = "chat.evaluation"
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return grimp.build_graph(*PACKAGES, cache_dir=None)
+
+
+def strongly_connected(nodes, edges) -> list[list[str]]:
+    """Tarjan's algorithm, iterative: the groups of modules that import each other in a cycle."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups = []
+    counter = 0
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    groups.append(sorted(group))
+    return groups
+
+
+def test_strongly_connected_finds_a_cycle_and_only_it():
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert strongly_connected(["a", "b", "c", "d"], edges) == [["a", "b", "c"]]
+
+
+def test_it_has_no_import_cycle(graph):
+    modules = sorted(graph.modules)
+    edges = {m: graph.find_modules_directly_imported_by(m) & graph.modules for m in modules}
+    assert strongly_connected(modules, edges) == []
+
+
+def test_production_never_imports_evaluation(graph):
+    production = sorted(m for m in graph.modules if m != EVALUATION and not m.startswith(EVALUATION + "."))
+    offenders = [m for m in production
+                 if any(i == EVALUATION or i.startswith(EVALUATION + ".")
+                        for i in graph.find_upstream_modules(m))]
+    assert offenders == []
+
+
+def test_import_linter_contracts_are_kept():
+    lint = Path(sys.executable).parent / "lint-imports"
+    result = subprocess.run([str(lint), "--no-cache"], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "BROKEN" not in result.stdout
