@@ -26,7 +26,12 @@ import kombu.exceptions
 import redis.exceptions
 from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import (
+    RequestDataTooBig,
+    SuspiciousOperation,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DataError, InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -136,6 +141,18 @@ def server_error(request: HttpRequest) -> HttpResponse:
     return defaults.server_error(request)
 
 
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """handler404: an unknown URL under /api/ or /v1/ is a JSON 404 (OpenAI's shape under /v1/);
+    web pages keep Django's page."""
+    if request.path.startswith("/v1/"):
+        return JsonResponse({"error": {"message": f"Unknown endpoint {request.method} {request.path}.",
+                                       "type": "invalid_request_error", "param": None, "code": "unknown_url"}},
+                            status=404)
+    if wants_json(request):
+        return JsonResponse({"detail": f"No API endpoint {request.path}; see /api/docs/."}, status=404)
+    return defaults.page_not_found(request, exception)
+
+
 def _rest_response(exc, context) -> Response | None:
     known = service_error(exc)
     if known is not None:
@@ -146,6 +163,15 @@ def _rest_response(exc, context) -> Response | None:
                         headers={"Retry-After": str(RETRY_AFTER_SECONDS)} if code == 503 else None)
     if isinstance(exc, Denied):
         return Response({"detail": str(exc)}, status=exc.status)
+    if isinstance(exc, TooManyFilesSent):
+        return Response({"detail": f"Send at most {settings.DATA_UPLOAD_MAX_NUMBER_FILES} files in one request."},
+                        status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, TooManyFieldsSent):
+        return Response({"detail": f"Send at most {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS} fields in one request."},
+                        status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, SuspiciousOperation):  # Django refused to read the request as sent
+        logger.warning("API: suspicious request refused: %s", exc)
+        return Response({"detail": "The request was refused as malformed."}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, DjangoValidationError):  # from a service: per field when it names fields
         if hasattr(exc, "error_dict"):
             body = {"non_field_errors" if name == "__all__" else name: messages

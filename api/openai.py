@@ -9,7 +9,7 @@
 
 The key is the DRF API token, sent as `Authorization: Bearer KEY`. Citations are `[n]` in the
 text and the extra field `citations` (on the completion, and on the last streamed chunk): the
-numbered sources the answer was given, each a chunk range of a document. Errors come in OpenAI's
+numbered sources the answer cites, each a chunk range of a document. Errors come in OpenAI's
 shape (api.errors), e.g. 404 `model_not_found` for a collection the caller may not read.
 """
 
@@ -32,9 +32,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.errors import OpenAIError
-from api.serializers import DocumentRefOutput
+from api.serializers import SourceOutput
 from api.throttles import AskThrottle
-from chat.answering.pipeline import AnswerError, LLMFailed, Prepared, complete_answer, prepare, stream_answer
+from chat.answering.citations import cited_numbers
+from chat.answering.pipeline import AnswerError, LLMFailed, complete_answer, finish, prepare, stream_answer
 from chat.retrieval.search import MAX_QUERY_CHARS
 from chat.services import HISTORY_MESSAGES
 from corpus.models import Collection
@@ -95,17 +96,6 @@ class ModelListOutput(serializers.Serializer):
     data = ModelOutput(many=True)
 
 
-class SourceOutput(serializers.Serializer):
-    """Source [n]: a segment of a document (chunks start..end-1) and its text."""
-
-    n = serializers.IntegerField(help_text="The number the answer cites as [n].")
-    document = DocumentRefOutput()
-    start = serializers.IntegerField(help_text="First chunk index of the segment.")
-    end = serializers.IntegerField(help_text="Chunk index after the segment (exclusive).")
-    text = serializers.CharField()
-    page = serializers.IntegerField(allow_null=True)
-
-
 class MessageOutput(serializers.Serializer):
     role = serializers.ChoiceField(choices=["assistant"])
     content = serializers.CharField()
@@ -123,7 +113,7 @@ class ChatCompletionOutput(serializers.Serializer):
     created = serializers.IntegerField()
     model = serializers.CharField()
     choices = ChoiceOutput(many=True)
-    citations = SourceOutput(many=True, help_text="The numbered sources the answer was given ([n] in the text).")
+    citations = SourceOutput(many=True, help_text="The numbered sources the answer cites ([n] in the text).")
 
 
 class DeltaOutput(serializers.Serializer):
@@ -220,13 +210,6 @@ def _history(messages: list[dict]) -> list[tuple[str, str]]:
     return turns[-HISTORY_MESSAGES:]
 
 
-def _sources(prepared: Prepared | None) -> list[dict]:
-    if prepared is None:
-        return []
-    return [{"n": c["n"], "document": c["document"], "start": c["start"], "end": c["end"], "text": c["text"],
-             "page": c.get("page")} for c in prepared.citations]
-
-
 # --- views ---------------------------------------------------------------------------------------
 
 _OPENAI_ERRORS = {code: OpenApiResponse(OpenAIErrorOutput, description=text) for code, text in {
@@ -298,13 +281,19 @@ class ChatCompletionView(OpenAIView):
             prepared, refusal = None, str(exc)
         if data["stream"]:
             pieces = stream_answer(prepared, history) if prepared else iter([refusal])
-            return _event_stream(_chunks(meta, pieces, _sources(prepared)))
-        try:
-            text = complete_answer(prepared, history) if prepared else refusal
-        except LLMFailed as exc:
-            raise OpenAIError(str(exc), status_code=status.HTTP_502_BAD_GATEWAY, type="api_error",
-                              code="upstream_error") from exc
-        body = {**meta, "object": "chat.completion", "citations": _sources(prepared),
+            sources = prepared.citations if prepared else []
+            return _event_stream(_chunks(meta, pieces, sources))
+        if prepared is None:
+            text, cited = refusal, []
+        else:
+            try:
+                # The grounding pass and the sources the answer cites, as the chat stores them.
+                answer = finish(prepared, complete_answer(prepared, history))
+            except LLMFailed as exc:
+                raise OpenAIError(str(exc), status_code=status.HTTP_502_BAD_GATEWAY, type="api_error",
+                                  code="upstream_error") from exc
+            text, cited = answer.text, answer.citations
+        body = {**meta, "object": "chat.completion", "citations": cited,
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}
         return Response(ChatCompletionOutput(body).data)
 
@@ -318,11 +307,15 @@ def _chunk(meta: dict, delta: dict, finish_reason: str | None = None, citations:
 
 
 def _chunks(meta: dict, pieces: Iterator[str], sources: list[dict]) -> Iterator[str]:
-    """The SSE body: the role, the text piece by piece, a last chunk with the citations, [DONE].
-    An LLM failure midway becomes an OpenAI error event (the SDKs raise it) before [DONE]."""
+    """The SSE body: the role, the text piece by piece, a last chunk with the sources the streamed
+    text cites, [DONE]. (The text went out as written: unlike the stored chat answer, it gets no
+    grounding pass afterwards.) An LLM failure midway becomes an OpenAI error event (the SDKs
+    raise it) before [DONE]."""
     yield _chunk(meta, {"role": "assistant", "content": ""})
+    parts: list[str] = []
     try:
         for piece in pieces:
+            parts.append(piece)
             yield _chunk(meta, {"content": piece})
     except LLMFailed as exc:
         yield _error_event(str(exc), code="upstream_error")
@@ -331,7 +324,8 @@ def _chunks(meta: dict, pieces: Iterator[str], sources: list[dict]) -> Iterator[
         yield _error_event("Something went wrong while answering; the server log has the details.",
                            code="server_error")
     else:
-        yield _chunk(meta, {}, "stop", sources)
+        cited = set(cited_numbers("".join(parts)))
+        yield _chunk(meta, {}, "stop", [c for c in sources if c["n"] in cited])
     finally:
         close = getattr(pieces, "close", None)
         if close:

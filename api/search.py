@@ -59,8 +59,7 @@ class SearchOutput(serializers.Serializer):
     timings_ms = serializers.DictField(
         child=serializers.FloatField(),
         help_text="Milliseconds per stage: embed, candidates, fusion, rerank (when on), rse (or text without RSE) "
-                  "and total. keyword: the hybrid search's keyword half, which ran on a second database "
-                  "connection during embed (absent when it ran with the vector half).")
+                  "and total.")
 
 
 class SearchView(APIView):

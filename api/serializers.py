@@ -63,13 +63,18 @@ class SegmentOutput(serializers.Serializer):
     page = serializers.IntegerField(allow_null=True, help_text="PDF page of the segment's start.")
 
 
-class CitationOutput(serializers.Serializer):
-    """Source [n] of an answer: a segment of a document (a chunk range)."""
+class SourceOutput(serializers.Serializer):
+    """Source [n] of an answer: a segment of a document (chunks start..end-1) and its text."""
 
     n = serializers.IntegerField(help_text="The number the answer cites as [n].")
     document = DocumentRefOutput()
     start = serializers.IntegerField(help_text="First chunk index of the segment.")
     end = serializers.IntegerField(help_text="Chunk index after the segment (exclusive).")
     text = serializers.CharField()
-    page = serializers.IntegerField(allow_null=True)
+    page = serializers.IntegerField(allow_null=True, help_text="PDF page of the segment's start.")
+
+
+class CitationOutput(SourceOutput):
+    """A source of a stored answer (/api/ask/), with the web page that shows it."""
+
     url = serializers.CharField(help_text="The passage in its document, highlighted (web UI, signed in).")

@@ -1,7 +1,7 @@
 """/api/ (REST, schema and docs) and /v1/ (OpenAI-compatible) routes; ragweb.urls mounts both."""
 
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularSwaggerView
 
 from api.ask import AskView
 from api.collections import CollectionDetailView, CollectionListView
@@ -13,12 +13,12 @@ from api.documents import (
     DocumentReingestView,
 )
 from api.openai import ChatCompletionView, ModelDetailView, ModelListView
+from api.schema import SchemaView
 from api.search import SearchView
 
 urlpatterns = [
-    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("schema/", SchemaView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
-    path("redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
     path("collections/", CollectionListView.as_view(), name="collections"),
     path("collections/<slug:slug>/", CollectionDetailView.as_view(), name="collection"),
     path("documents/", DocumentListView.as_view(), name="documents"),

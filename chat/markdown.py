@@ -11,6 +11,8 @@ import nh3
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from chat.answering.citations import CITATION
+
 ALLOWED_TAGS = {
     "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "div", "dl", "dt", "em", "h1", "h2", "h3",
     "h4", "h5", "h6", "hr", "i", "kbd", "li", "ol", "p", "pre", "s", "span", "strong", "sub", "sup",
@@ -50,7 +52,6 @@ def render_markdown(text: str) -> SafeString:
 
 
 _TAG_OR_TEXT = re.compile(r"(<[^>]*>)")
-_CITATION = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
 
 
 def link_citations(html: str, urls: dict[int, str]) -> str:
@@ -76,5 +77,5 @@ def link_citations(html: str, urls: dict[int, str]) -> str:
                 inside_code = max(0, inside_code - 1)
             continue
         if not inside_code:
-            parts[i] = _CITATION.sub(replace, part)
+            parts[i] = CITATION.sub(replace, part)
     return "".join(parts)

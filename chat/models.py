@@ -37,6 +37,8 @@ class Conversation(models.Model):
     title = models.CharField(max_length=200, blank=True)
     source = models.CharField(max_length=8, choices=Source.choices, default=Source.CHAT,
                               help_text="Where it was started; the chat page lists its own ones only.")
+    # The secret of the read-only link to this conversation (chat.sharing); null while not shared.
+    share_token = models.CharField(max_length=64, unique=True, null=True, blank=True, editable=False)
     # The collection last picked for this conversation; null = every collection the user may read.
     collection = models.ForeignKey("corpus.Collection", null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+")
@@ -104,3 +106,50 @@ class Message(models.Model):
             if citation.get("n") == n:
                 return citation
         return None
+
+
+class Feedback(models.Model):
+    """A rating of an answer, with a copy of what the answer was made of (question, standalone
+    query, sources, text), so that it outlives the answer (regenerated or deleted) and can become
+    an evaluation item (`manage.py export_feedback`)."""
+
+    class Rating(models.TextChoices):
+        UP = "up", "Helpful"
+        DOWN = "down", "Not helpful"
+
+    class Kind(models.TextChoices):
+        AUTO = "", "Decide from the evidence"
+        FACTOID = "factoid", "Factoid (one or two sentences)"
+        SECTION = "section", "Section (a whole passage)"
+
+    message = models.OneToOneField(Message, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="feedback")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    rating = models.CharField(max_length=8, choices=Rating.choices)
+    comment = models.TextField(blank=True)
+    question = models.TextField(help_text="The question as the user asked it.")
+    query = models.TextField(blank=True, help_text="The standalone query retrieval searched for.")
+    answer = models.TextField(blank=True)
+    error = models.TextField(blank=True, help_text="Why the answer failed, if it did.")
+    collection_slug = models.CharField(max_length=100, blank=True, help_text="Empty: every readable collection.")
+    # The numbered sources of the answer (as Message.citations) and the numbers its text cites;
+    # every chunk retrieval returned, {"<document id>": {"<chunk index>": relevance}} (Message.relevance).
+    sources = models.JSONField(default=list, blank=True)
+    cited = models.JSONField(default=list, blank=True)
+    retrieved = models.JSONField(default=dict, blank=True)
+    source = models.CharField(max_length=500, blank=True,
+                              help_text="The document (its source path) that answers the question, chosen by the "
+                                        "rater or a reviewer; empty until someone chooses.")
+    evidence = models.JSONField(default=list, blank=True,
+                                help_text="Phrases copied verbatim from that document that answer the question.")
+    kind = models.CharField(max_length=8, choices=Kind.choices, blank=True, default=Kind.AUTO)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "feedback"
+        indexes = [models.Index(fields=["rating", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.get_rating_display()}: {self.question[:60]}"

@@ -1,9 +1,19 @@
-"""The cited passage in its document: the text with the segment highlighted, and the chunk
-relevance values that explain why it was chosen."""
+"""The cited passage in its document: the document with the cited segment shown lightly and,
+inside it, the sentence(s) that support the answer's sentences citing it highlighted (the page
+scrolls to the first one); PDF page breaks marked; and the chunk relevance values that explain why
+the segment was chosen.
+
+Supporting sentences are found by words: each answer sentence that cites [n] is matched to the
+segment sentence holding most of its content words (an extractive answer quotes it; an LLM
+answer usually reuses its words). Markdown documents are rendered as Markdown with the highlight
+inserted line by line after each line's list or heading markup, so lists stay lists.
+"""
 
 from __future__ import annotations
 
 import logging
+import re
+import secrets
 from dataclasses import dataclass
 
 from django.db.models import Max, Min
@@ -11,19 +21,35 @@ from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from pgvector.django import CosineDistance
 
+from chat.answering.grounding import sentences_citing
+from chat.answering.text import content_terms
 from chat.markdown import render_markdown
+from corpus.ingest.embed import embed_query
 from corpus.models import Chunk, Document
 
 logger = logging.getLogger(__name__)
 
 MARKDOWN_TYPES = {"text/markdown", "text/x-markdown"}
+# An answer sentence is matched to the segment sentence holding at least this share of its words.
+MIN_SUPPORT = 0.5
+
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=\S)|\n[ \t]*\n|\n(?=[ \t]*(?:[-*+•]|\d+[.)]|#{1,6})\s)")
+_LINE_MARKUP = re.compile(r"[ \t]*(?:(?:[-*+•]|\d+[.)]|#{1,6}|>)[ \t]+)*")
 
 
-@dataclass
-class Passage:
-    char_start: int
-    char_end: int
-    html: SafeString
+@dataclass(frozen=True)
+class Highlight:
+    """What the passage view shows: offsets are into the document text, `end`s exclusive."""
+
+    segment: tuple[int, int]
+    # The supporting sentences, in the order of the answer's sentences they support: the first
+    # supports the answer's first sentence citing the segment, and is where the page scrolls.
+    support: tuple[tuple[int, int], ...]
+
+    @property
+    def focus(self) -> int:
+        """Where the reader's eye should land: the first supporting sentence, else the segment."""
+        return self.support[0][0] if self.support else self.segment[0]
 
 
 def is_markdown(document: Document) -> bool:
@@ -42,18 +68,112 @@ def segment_chars(document: Document, citation: dict) -> tuple[int, int]:
     return start, citation.get("char_end") or start
 
 
-def highlighted_document(document: Document, char_start: int, char_end: int) -> SafeString:
-    """The document text with [char_start, char_end) wrapped in <mark id="passage">."""
-    text = document.text
-    before, segment, after = text[:char_start], text[char_start:char_end], text[char_end:]
+def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """(start, end) of each sentence or list item of text[start:end], as offsets into `text`,
+    without surrounding white space."""
+    end = len(text) if end is None else end
+    spans, position = [], start
+    for match in _SENTENCE_BREAK.finditer(text, start, end):
+        spans.append((position, match.start()))
+        position = match.end()
+    spans.append((position, end))
+    trimmed = []
+    for a, b in spans:
+        piece = text[a:b]
+        a += len(piece) - len(piece.lstrip())
+        b -= len(piece) - len(piece.rstrip())
+        if b > a:
+            trimmed.append((a, b))
+    return trimmed
+
+
+def supporting_spans(text: str, segment: tuple[int, int], claims: list[str]) -> tuple[tuple[int, int], ...]:
+    """The sentences of text[segment] that best support each claim (an answer sentence), when
+    one holds at least MIN_SUPPORT of the claim's content words; in the order of the claims."""
+    spans = sentence_spans(text, *segment)
+    terms = [content_terms(text[a:b]) for a, b in spans]
+    found: dict[tuple[int, int], None] = {}
+    for claim in claims:
+        wanted = content_terms(claim)
+        if not wanted:
+            continue
+        best, best_key = None, (MIN_SUPPORT, 0.0)
+        for span, span_terms in zip(spans, terms, strict=True):
+            shared = len(wanted & span_terms)
+            recall = shared / len(wanted)
+            precision = shared / len(span_terms) if span_terms else 0.0
+            if (recall, precision) >= best_key:
+                best, best_key = span, (recall, precision)
+        if best is not None:
+            found[best] = None
+    return tuple(found)
+
+
+def highlight_for(document: Document, citation: dict, answer: str) -> Highlight:
+    """The segment of `citation` and the sentences in it that support the answer's sentences citing it."""
+    segment = segment_chars(document, citation)
+    claims = sentences_citing(answer, citation["n"])
+    return Highlight(segment=segment, support=supporting_spans(document.text, segment, claims))
+
+
+def highlighted_document(document: Document, highlight: Highlight) -> SafeString:
+    """The document as HTML: the segment in <mark class="passage segment">, supporting sentences in
+    <mark class="passage support">, the first focus carrying id="passage"; PDF page breaks shown."""
     if is_markdown(document):
-        # Rendered in three parts so the mark surrounds whole blocks; chunk boundaries fall between
-        # blocks for the Markdown chunker, and elsewhere the cost is a paragraph split in two.
-        return format_html('<div class="doc markdown">{}<mark id="passage" class="passage block">{}</mark>{}</div>',
-                           render_markdown(before), render_markdown(segment), render_markdown(after))
-    return mark_safe(  # noqa: S308 — every piece of text is escaped here
-        f'<pre class="doc plain">{escape(before)}<mark id="passage" class="passage">{escape(segment)}</mark>'
-        f"{escape(after)}</pre>")
+        return _markdown_html(document.text, highlight)
+    return _plain_html(document.text, highlight, document.pages or [])
+
+
+def _plain_html(text: str, highlight: Highlight, pages: list[int]) -> SafeString:
+    # Every tag opens and closes at an offset; at one offset: closings, then a page break, then openings.
+    seg_start, seg_end = highlight.segment
+    focus_id = ' id="passage"'
+    events: list[tuple[int, int, str]] = []  # (offset, 0 close | 1 page break | 2 open, html)
+    segment_tag = f'<mark class="passage segment"{"" if highlight.support else focus_id}>'
+    events += [(seg_start, 2, segment_tag), (seg_end, 0, "</mark>")]
+    for i, (a, b) in enumerate(highlight.support):
+        events += [(a, 2, f'<mark class="passage support"{focus_id if i == 0 else ""}>'), (b, 0, "</mark>")]
+    for number, offset in enumerate(pages, start=1):
+        if number > 1:
+            events.append((offset, 1, f'<span class="page-break" id="page-{number}" role="separator">'
+                                      f"Page {number}</span>"))
+    events.sort(key=lambda e: (e[0], e[1]))
+    html, position = [], 0
+    for offset, _kind, tag in events:
+        html.append(escape(text[position:offset]))
+        html.append(tag)
+        position = offset
+    html.append(escape(text[position:]))
+    return mark_safe(f'<pre class="doc plain">{"".join(html)}</pre>')  # noqa: S308 — text escaped above
+
+
+def _markdown_html(text: str, highlight: Highlight) -> SafeString:
+    seg_start, seg_end = highlight.segment
+    nonce = secrets.token_hex(6)
+    focus, opening, closing = f"zqmk{nonce}f", f"zqmk{nonce}o", f"zqmk{nonce}c"
+    segment = text[seg_start:seg_end]
+    # Markers go in line by line, after each line's list, heading or quote markup, so that the
+    # Markdown keeps its structure; after rendering they become <mark> tags.
+    inserts: list[tuple[int, str]] = []
+    for number, (a, b) in enumerate(highlight.support):
+        line_start = a
+        while line_start < b:
+            line_end = text.find("\n", line_start, b)
+            line_end = b if line_end < 0 else line_end
+            content = max(_LINE_MARKUP.match(text, line_start).end(), a)
+            if text[content:line_end].strip():
+                marker = focus if number == 0 and line_start == a else opening
+                inserts += [(content - seg_start, marker), (line_end - seg_start, closing)]
+            line_start = line_end + 1
+    for offset, marker in sorted(inserts, key=lambda item: item[0], reverse=True):
+        segment = segment[:offset] + marker + segment[offset:]
+    body = str(render_markdown(segment))
+    body = (body.replace(focus, '<mark class="passage support" id="passage">')
+            .replace(opening, '<mark class="passage support">').replace(closing, "</mark>"))
+    segment_id = "" if highlight.support else ' id="passage"'
+    return format_html('<div class="doc markdown">{}<div class="passage segment"{}>{}</div>{}</div>',
+                       render_markdown(text[:seg_start]), mark_safe(segment_id),  # noqa: S308 — a constant
+                       mark_safe(body), render_markdown(text[seg_end:]))  # noqa: S308 — sanitised Markdown
 
 
 def chunk_similarities(document: Document, query: str) -> list[float | None]:
@@ -61,8 +181,6 @@ def chunk_similarities(document: Document, query: str) -> list[float | None]:
     if not query:
         return []
     try:
-        from corpus.ingest.embed import embed_query
-
         vector = embed_query(query)
     except Exception:  # the chart is an explanation, never a reason for the page to fail
         logger.warning("could not embed the query for the relevance chart", exc_info=True)

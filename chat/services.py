@@ -13,9 +13,11 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from django.db import transaction
 from django.db.models import QuerySet
 
 from chat.answering.pipeline import AnswerError, LLMFailed, complete_answer, finish, prepare, stream_answer
+from chat.errors import log_failure, server_failure_message
 from chat.models import Conversation, Message
 from corpus.models import Collection
 from corpus.permissions import collection_for, readable_collections
@@ -26,7 +28,10 @@ HISTORY_MESSAGES = 6
 TITLE_CHARS = 80
 # How often a running answer checks whether the user pressed stop (a DB read each time).
 STOP_POLL_SECONDS = 0.3
-UNEXPECTED_ERROR = "Something went wrong while answering; the server log has the details."
+
+
+class CannotRegenerate(Exception):
+    """The answer cannot be asked again (str(exc) says why)."""
 
 
 @dataclass
@@ -162,8 +167,8 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
         reply.status = Message.Status.STOPPED
         raise
     except Exception:
-        logger.exception("answering message %s failed", reply.pk)
-        reply.status, reply.error = Message.Status.FAILED, UNEXPECTED_ERROR
+        error_id = log_failure(logger, "answering message %s failed", reply.pk)
+        reply.status, reply.error = Message.Status.FAILED, server_failure_message(error_id)
     finally:
         reply.content = "".join(parts)
         if prepared is not None:
@@ -174,3 +179,31 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
             reply.status = Message.Status.STOPPED
         reply.save(update_fields=["content", "status", "error", "citations"])
     yield AskEvent("done", reply, upstream_failure=upstream_failure)
+
+
+def message_regenerate(*, message: Message, rse: str | None = "balanced", stream: bool = True) -> Iterator[AskEvent]:
+    """Ask the question of `message`, the latest answer of its conversation, again: message_ask's
+    events for a new question and answer, which replace the old pair as soon as they are stored (a
+    rating of the old answer keeps its own copy). The new answer searches the collection the old
+    one did and sees the conversation before the old question.
+
+    Raises, when first advanced and before changing anything: CannotRegenerate if `message` is not
+    the latest answer or is still being written; corpus.permissions.Denied if its collection is no
+    longer readable.
+    """
+    conversation = message.conversation
+    latest = conversation.messages.order_by("-id").first()
+    if message.role != Message.Role.ASSISTANT or latest is None or latest.pk != message.pk:
+        raise CannotRegenerate("Only the latest answer of a conversation can be regenerated.")
+    if message.status == Message.Status.STREAMING:
+        raise CannotRegenerate("This answer is still being written.")
+    question = conversation.messages.filter(role=Message.Role.USER, pk__lt=message.pk).order_by("-id").first()
+    if question is None or not question.content.strip():
+        raise CannotRegenerate("There is no question to ask again.")
+    events = message_ask(conversation=conversation, question=question.content,
+                         collection_slug=message.collection_slug or None, rse=rse, stream=stream)
+    with transaction.atomic():  # the old pair is gone only once the new one is stored
+        Message.objects.filter(pk__in=[question.pk, message.pk]).delete()
+        first = next(events)
+    yield first
+    yield from events

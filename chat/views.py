@@ -3,40 +3,42 @@ stop button and the cited passage view."""
 
 from __future__ import annotations
 
-import re
+import logging
 from collections.abc import Iterator
 
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.core.exceptions import RequestDataTooBig
+from django.db import InterfaceError, OperationalError
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
-from chat.answering.citations import citation_url
+from chat.answering.citations import citation_url, cited_numbers
+from chat.errors import log_failure, server_failure_message
+from chat.export import answer_markdown
 from chat.markdown import link_citations, render_markdown
 from chat.models import Conversation, Message
-from chat.passages import chunk_similarities, highlighted_document, segment_chars
+from chat.passages import chunk_similarities, highlight_for, highlighted_document
 from chat.relevance_chart import relevance_svg
 from chat.selectors import listed_conversations
 from chat.services import (
+    CannotRegenerate,
     conversation_start,
     message_ask,
     message_record_failure,
+    message_regenerate,
     message_request_stop,
     run_to_end,
 )
 from chat.sse import sse_event, sse_response
+from corpus.models import Document
 from corpus.permissions import Denied, collection_for, document_for, readable_collections
 
-_CITED = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
-
-
-def cited_numbers(text: str) -> set[int]:
-    return {int(part) for match in _CITED.finditer(text) for part in match.group(1).split(",")}
-
+logger = logging.getLogger(__name__)
 
 def answer_html(message: Message) -> str:
     """The answer as sanitized HTML with its [n] linked to the passages."""
@@ -45,19 +47,29 @@ def answer_html(message: Message) -> str:
 
 
 def sources_of(message: Message) -> list[dict]:
-    """The sources listed under an answer: those it cites, or all it was given if it cites none."""
+    """The sources listed under an answer: those it cites (none when it cites none)."""
     cited = cited_numbers(message.content)
-    chosen = [c for c in message.citations if c["n"] in cited] or (message.citations if message.content else [])
+    chosen = [c for c in message.citations if c["n"] in cited]
     return [{**c, "url": citation_url(message.pk, c["n"])} for c in chosen]
 
 
-def _message_context(message: Message) -> dict:
-    return {"msg": message, "html": answer_html(message) if message.role == "assistant" else "",
-            "sources": sources_of(message) if message.role == "assistant" else []}
+def message_context(request: HttpRequest, message: Message, *, latest: bool = False,
+                    feedback_open: bool = False) -> dict:
+    """What the message partial shows; for an answer also its actions (copy, regenerate when it is
+    the `latest` answer, rating)."""
+    context = {"msg": message, "html": "", "sources": []}
+    if message.role == Message.Role.ASSISTANT:
+        sources = sources_of(message)
+        context.update(html=answer_html(message), sources=sources, latest=latest,
+                       feedback=getattr(message, "feedback", None), feedback_open=feedback_open,
+                       copy_text=answer_markdown(message, sources, absolute=request.build_absolute_uri))
+    return context
 
 
 def render_message(request: HttpRequest, message: Message) -> str:
-    return render_to_string("chat/index.html#message", _message_context(message), request=request)
+    """An answer that just finished (so the latest of its conversation), for the stream's last event."""
+    return render_to_string("chat/index.html#message", message_context(request, message, latest=True),
+                            request=request)
 
 
 def _page(request: HttpRequest, conversation: Conversation | None, *, question: str = "",
@@ -72,7 +84,12 @@ def _page(request: HttpRequest, conversation: Conversation | None, *, question: 
         response["Cache-Control"] = "no-store"
         patch_vary_headers(response, ["HX-Request", "HX-Target"])
         return response
-    items = [_message_context(m) for m in conversation.messages.all()] if conversation else []
+    items = []
+    if conversation:
+        messages = list(conversation.messages.select_related("feedback"))
+        opened = request.GET.get("feedback", "")
+        items = [message_context(request, m, latest=m is messages[-1], feedback_open=opened == str(m.pk))
+                 for m in messages]
     collections = readable_collections(request.user).only("slug", "name")
     response = render(request, "chat/index.html", {
         **listing, "items": items, "collections": collections, "question": question,
@@ -108,7 +125,27 @@ def _wants_stream(request: HttpRequest) -> bool:
 @login_required
 def ask(request: HttpRequest) -> HttpResponse:
     """Ask a question. With "Accept: text/event-stream" (chat.js) the answer streams as SSE;
-    otherwise the answer is computed and the browser is redirected to the conversation."""
+    otherwise the answer is computed and the browser is redirected to the conversation.
+
+    An unexpected failure is logged with an error id and told as a server failure quoting it:
+    JSON with HTTP 500 to chat.js, the page again (with the question in the box) without JS."""
+    try:
+        return _ask(request)
+    except (Http404, RequestDataTooBig, OperationalError, InterfaceError):
+        raise  # a 404, or the service's state (413, 503): answered by the middleware, not a bug
+    except Exception:
+        error_id = log_failure(logger, "POST /ask/ by user %s failed", request.user.pk)
+        message = server_failure_message(error_id)
+        if _wants_stream(request):
+            return JsonResponse({"error": message, "error_id": error_id}, status=500)
+        flash.error(request, message)
+        conv_id = request.POST.get("conversation", "")
+        conv = (Conversation.objects.filter(pk=int(conv_id), user=request.user).first()
+                if conv_id.isdigit() else None)
+        return _page(request, conv, question=request.POST.get("question", ""), status=500)
+
+
+def _ask(request: HttpRequest) -> HttpResponse:
     question = request.POST.get("question", "").strip()
     slug = request.POST.get("collection", "").strip() or None
     conv_id = request.POST.get("conversation", "").strip()
@@ -118,6 +155,8 @@ def ask(request: HttpRequest) -> HttpResponse:
             raise Http404("No such conversation.")
         conv = get_object_or_404(Conversation, pk=int(conv_id), user=request.user)
 
+    if request.POST.get("regenerate"):
+        return _regenerate(request, request.POST["regenerate"].strip())
     if not question:
         notice = "Please type a question."
         if _wants_stream(request):
@@ -134,7 +173,9 @@ def ask(request: HttpRequest) -> HttpResponse:
                 return sse_response([sse_event("notice", {"message": str(exc)})])
             flash.error(request, str(exc))
             return _page(request, None, question=question, status=400)
-        conv = conversation_start(user=request.user, collection=picked)
+        conv = new = conversation_start(user=request.user, collection=picked)
+    else:
+        new = None
     try:
         events = message_ask(conversation=conv, question=question, collection_slug=slug,
                              stream=_wants_stream(request))
@@ -144,7 +185,33 @@ def ask(request: HttpRequest) -> HttpResponse:
         if _wants_stream(request):
             return sse_response(_failure_events(request, conv, reply))
         return redirect(f"{conv.get_absolute_url()}#m{reply.pk}")
+    except Exception:
+        if new is not None and not new.messages.exists():
+            new.delete()  # no empty conversation is left behind by a failure
+        raise
+    return _answer_response(request, conv, first, events)
 
+
+def _regenerate(request: HttpRequest, pk: str) -> HttpResponse:
+    """Ask the question of the latest answer `pk` again (the Regenerate button posts to /ask/)."""
+    if not pk.isdigit():
+        raise Http404("No such answer.")
+    message = get_object_or_404(Message.objects.select_related("conversation"), pk=int(pk),
+                                 conversation__user=request.user, role=Message.Role.ASSISTANT)
+    conv = message.conversation
+    try:
+        events = message_regenerate(message=message, stream=_wants_stream(request))
+        first = next(events)
+    except (CannotRegenerate, Denied) as exc:
+        if _wants_stream(request):
+            return sse_response([sse_event("notice", {"message": str(exc)})])
+        flash.error(request, str(exc))
+        return redirect(f"{conv.get_absolute_url()}#m{message.pk}")
+    return _answer_response(request, conv, first, events)
+
+
+def _answer_response(request: HttpRequest, conv: Conversation, first, events) -> HttpResponse:
+    """The answer streamed as SSE, or (without JS) computed and then shown in the conversation."""
     if not _wants_stream(request):
         final = run_to_end(events)
         return redirect(f"{conv.get_absolute_url()}#m{final.message.pk}")
@@ -170,6 +237,9 @@ def _stream_events(request: HttpRequest, conv: Conversation, first, events) -> I
             elif event.kind == "done":
                 yield sse_event("done", {"html": render_message(request, event.message),
                                          "status": event.message.status})
+    except Exception:
+        error_id = log_failure(logger, "streaming the answer %s failed", first.message.pk)
+        yield sse_event("error", {"message": server_failure_message(error_id), "error_id": error_id})
     finally:
         events.close()  # the browser went away: save the partial answer now, not at garbage collection
 
@@ -187,17 +257,23 @@ def stop(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 @login_required
 def passage(request: HttpRequest, pk: int, n: int) -> HttpResponse:
-    """Citation [n] of an answer: the document with the segment highlighted, and why it was chosen.
-    404 unless the answer is the user's and the document is readable by them now."""
+    """Citation [n] of an answer: the document with the cited segment shown, the sentences that
+    support the answer highlighted, and why the segment was chosen. 404 unless the answer is the
+    user's and the document is readable by them now; 410 with a page saying so when the document
+    has been deleted since."""
     message = get_object_or_404(Message, pk=pk, conversation__user=request.user, role=Message.Role.ASSISTANT)
     citation = message.citation(n)
     if citation is None:
         raise Http404("No such citation.")
+    back_url = f"{message.conversation.get_absolute_url()}#m{message.pk}"
+    if not Document.objects.filter(pk=citation["document"]["id"]).exists():
+        return render(request, "chat/passage_deleted.html", {"citation": citation, "back_url": back_url},
+                      status=410)
     try:
         document = document_for(request.user, citation["document"]["id"])
     except Denied as exc:
         raise Http404("No such document.") from exc
-    char_start, char_end = segment_chars(document, citation)
+    highlight = highlight_for(document, citation, message.content)
     similarity = chunk_similarities(document, message.query)
     retrieved = {int(i): v for i, v in (message.relevance.get(str(document.pk)) or {}).items()}
     chart = None
@@ -206,7 +282,7 @@ def passage(request: HttpRequest, pk: int, n: int) -> HttpResponse:
         chart = relevance_svg(similarity + [None] * (count - len(similarity)),
                               selected=(citation["start"], citation["end"]), retrieved=retrieved)
     return render(request, "chat/passage.html", {
-        "message": message, "citation": citation, "document": document,
-        "page": document.page_at(char_start), "body": highlighted_document(document, char_start, char_end),
-        "chart": chart, "back_url": f"{message.conversation.get_absolute_url()}#m{message.pk}",
+        "message": message, "citation": citation, "document": document, "page": document.page_at(highlight.focus),
+        "supported": bool(highlight.support), "body": highlighted_document(document, highlight),
+        "chart": chart, "back_url": back_url,
     })

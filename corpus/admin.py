@@ -1,21 +1,39 @@
-"""Admin for collections, documents and (read-only) chunks.
+"""Admin for running a team's corpus: collections, documents (live status and progress, multi-file
+upload, re-ingest, move, delete, chunk list and preview) and read-only chunks.
 
-Who sees and changes what comes from corpus.permissions, not from Django's model permissions,
-so the admin, the web pages and the API agree. Uploads, re-ingestion and deletion go through
-corpus.services like everywhere else.
+Who sees and changes what comes from corpus.permissions, not from Django's model permissions, so
+the admin, the web pages and the API agree: staff see the collections they may read (superusers:
+all, and the pages say so), change documents where they may write and change collections they
+manage. Every write goes through corpus.services like everywhere else.
 """
 
 from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
-from django.db.models import Count, QuerySet
-from django.http import HttpRequest
-from django.urls import reverse
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
 from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 
-from corpus import permissions, services
+from corpus import permissions, preview, selectors, services
+from corpus.forms import MultipleFileField
 from corpus.models import Chunk, Collection, Document
+from corpus.uploads import SUPPORTED_EXTENSIONS
+
+SUPERUSER_NOTICE = "You are a superuser: you see and may change every collection, whoever owns it."
+
+
+class PermittedCollectionFilter(admin.RelatedFieldListFilter):
+    """The collection filter, offering only the collections the user may read: Django's own lists
+    every collection, and so would show staff the names and ids of other people's private ones."""
+
+    def field_choices(self, field, request, model_admin):
+        return [(c.pk, str(c)) for c in permissions.readable_collections(request.user).order_by("name")]
 
 
 class _StaffOnly:
@@ -27,11 +45,29 @@ class _StaffOnly:
     def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
         return self.has_module_permission(request)
 
+    def changelist_view(self, request: HttpRequest, extra_context=None):
+        extra_context = {"superuser_notice": SUPERUSER_NOTICE if request.user.is_superuser else "",
+                         **(extra_context or {})}
+        return super().changelist_view(request, extra_context)
+
+
+# Collections ---------------------------------------------------------------------------------------
+
+
+class CollectionAdminForm(forms.ModelForm):
+    def clean(self):
+        cleaned = super().clean()
+        size, overlap = cleaned.get("chunk_size"), cleaned.get("chunk_overlap")
+        if size is not None and overlap is not None and overlap >= size:
+            self.add_error("chunk_overlap", "The overlap must be smaller than the chunk size.")
+        return cleaned
+
 
 @admin.register(Collection)
 class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
-    list_display = ["name", "slug", "chunker", "chunk_size", "contextualization", "embedding_mode", "is_public",
-                    "document_count"]
+    form = CollectionAdminForm
+    list_display = ["name", "slug", "owner", "chunker", "chunk_size", "contextualization", "embedding_mode",
+                    "is_public", "document_count", "documents_link"]
     list_filter = ["chunker", "contextualization", "is_public"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
@@ -40,17 +76,31 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
         (None, {"fields": ["name", "slug", "description", "owner"]}),
         ("Ingestion", {"fields": ["chunker", "chunk_size", "chunk_overlap", "semantic_threshold",
                                   "contextualization", "embedding_mode"],
-                       "description": "Changing these makes re-ingestion rebuild the documents' chunks."}),
+                       "description": "Changing these re-ingests the collection's documents."}),
         ("Access", {"fields": ["is_public", "readers", "editors"]}),
     ]
-    actions = ["reingest_collections"]
+    actions = ["reingest_collections", "delete_collections"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Collection]:
-        return permissions.readable_collections(request.user).annotate(n_documents=Count("documents"))
+        return (permissions.readable_collections(request.user).select_related("owner")
+                .annotate(n_documents=Count("documents")))
+
+    def get_readonly_fields(self, request: HttpRequest, obj=None):
+        return [] if request.user.is_superuser else ["owner"]  # only a superuser hands a collection over
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)  # it would skip the services (stored files)
+        return actions
 
     @admin.display(description="documents", ordering="n_documents")
     def document_count(self, obj: Collection) -> int:
         return obj.n_documents
+
+    @admin.display(description="")
+    def documents_link(self, obj: Collection) -> str:
+        url = reverse("admin:corpus_document_changelist") + f"?collection__id__exact={obj.pk}"
+        return format_html('<a href="{}">Documents</a>', url)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return self.has_module_permission(request)
@@ -58,15 +108,32 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
     def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
         if obj is None:
             return self.has_module_permission(request)
-        return permissions.can_write_collection(request.user, obj)
+        return permissions.can_manage_collection(request.user, obj)
 
     def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
         return self.has_change_permission(request, obj)
 
     def save_model(self, request, obj: Collection, form, change: bool) -> None:
-        if not change and obj.owner is None:
-            obj.owner = request.user
-        super().save_model(request, obj, form, change)
+        if not change:
+            owner = obj.owner if request.user.is_superuser and obj.owner else request.user
+            created = services.collection_create(owner=owner, name=obj.name, slug=obj.slug, **{
+                name: getattr(obj, name) for name in services.COLLECTION_SETTINGS})
+            obj.pk, obj.owner, obj._state.adding = created.pk, owner, False  # for save_related and the redirect
+            return
+        fields = {name: form.cleaned_data[name] for name in form.changed_data
+                  if name in ("name", "slug", *services.COLLECTION_SETTINGS)}
+        stored = Collection.objects.get(pk=obj.pk)
+        if "owner" in form.changed_data and request.user.is_superuser:
+            stored.owner = obj.owner
+            stored.save(update_fields=["owner"])
+        services.collection_update(collection=stored, **fields)  # re-ingests when the chunk settings change
+
+    def save_related(self, request, form, formsets, change: bool) -> None:
+        services.collection_share(collection=form.instance, readers=form.cleaned_data["readers"],
+                                  editors=form.cleaned_data["editors"])
+
+    def delete_model(self, request, obj: Collection) -> None:
+        services.collection_delete(collection=obj)
 
     @admin.action(description="Re-ingest the documents of the selected collections (if out of date)")
     def reingest_collections(self, request: HttpRequest, queryset: QuerySet[Collection]) -> None:
@@ -79,84 +146,81 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
                 count += 1
         self.message_user(request, f"Checked {count} document(s); out-of-date ones are queued.")
 
+    @admin.action(description="Delete the selected collections with their documents and files")
+    def delete_collections(self, request: HttpRequest, queryset: QuerySet[Collection]):
+        manageable = [c for c in queryset if permissions.can_manage_collection(request.user, c)]
+        refused = queryset.count() - len(manageable)
+        if request.POST.get("confirm") != "yes":
+            return TemplateResponse(request, "admin/corpus/collection/delete_confirm.html", {
+                **self.admin_site.each_context(request), "title": "Delete collections?", "collections": manageable,
+                "refused": refused, "opts": self.opts,
+                "documents": Document.objects.filter(collection__in=manageable).count(),
+                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME})
+        for collection in manageable:
+            services.collection_delete(collection=collection)
+        self.message_user(request, f"Deleted {len(manageable)} collection(s).")
+        if refused:
+            self.message_user(request, f"{refused} collection(s) are not yours to delete.", level=messages.WARNING)
+        return None
 
-class DocumentUploadForm(forms.ModelForm):
-    """Adding a document in the admin is an upload: the file goes through services.document_ingest."""
 
-    upload = forms.FileField(help_text="Text, Markdown, reStructuredText, HTML, PDF or DOCX.")
+# Documents -----------------------------------------------------------------------------------------
 
-    class Meta:
-        model = Document
-        fields = ["collection", "source"]
 
-    def __init__(self, *args, user=None, **kwargs):
+class AdminUploadForm(forms.Form):
+    collection = forms.ModelChoiceField(queryset=Collection.objects.none(), empty_label="Choose a collection…",
+                                        error_messages={"invalid_choice": "Choose a collection you may add to."})
+    files = MultipleFileField(help_text="Text, Markdown, reStructuredText, HTML, PDF or DOCX. Each file is checked "
+                                        "on its own: a refused one is reported by name, the others are added.")
+
+    def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["collection"].queryset = permissions.writable_collections(user)
-        self.fields["source"].required = False
-        self.fields["source"].help_text = "Defaults to the file name."
+        self.fields["files"].widget.attrs["accept"] = ",".join(sorted(SUPPORTED_EXTENSIONS))
 
-    def clean_upload(self):
-        upload = self.cleaned_data["upload"]
-        error = services.size_error(upload.size)
-        if error:
-            raise forms.ValidationError(error)
-        if not upload.size:
-            raise forms.ValidationError("The file is empty.")
-        return upload
 
-    def clean(self):
-        cleaned = super().clean()
-        if not cleaned.get("source") and cleaned.get("upload"):
-            cleaned["source"] = cleaned["upload"].name
-            self.instance.source = cleaned["source"]
-        return cleaned
+class MoveForm(forms.Form):
+    target = forms.ModelChoiceField(queryset=Collection.objects.none(), label="Move to",
+                                    empty_label="Choose a collection…")
 
-    def validate_unique(self):
-        pass  # uploading an existing source updates that document
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["target"].queryset = permissions.writable_collections(user)
 
 
 @admin.register(Document)
 class DocumentAdmin(_StaffOnly, admin.ModelAdmin):
-    list_display = ["__str__", "collection", "status", "progress", "chunk_count", "short_error", "updated_at"]
-    list_filter = ["status", "collection"]
+    list_display = ["__str__", "collection", "status_progress", "chunk_count", "short_error", "updated_at",
+                    "views_links"]
+    list_filter = ["status", ("collection", PermittedCollectionFilter)]
     search_fields = ["title", "source"]
     list_select_related = ["collection"]
     readonly_fields = ["collection", "source", "title", "file", "media_type", "content_hash", "built_hash",
-                       "built_signature", "status", "progress", "error", "chunk_count", "chunks_link", "summary",
+                       "built_signature", "status_progress", "error", "chunk_count", "views_links", "summary",
                        "uploaded_by", "created_at", "updated_at", "ingested_at"]
-    exclude = ["text", "pages", "progress_done", "progress_total"]
-    actions = ["reingest_documents", "delete_documents"]
+    fields = readonly_fields
+    actions = ["reingest_documents", "move_documents", "delete_documents"]
+
+    class Media:
+        js = ["corpus/admin-progress.js"]
+        css = {"all": ["corpus/admin.css"]}
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Document]:
         return permissions.readable_documents(request.user).annotate(n_chunks=Count("chunks"))
 
+    def get_urls(self):
+        own = [
+            path("progress/", self.admin_site.admin_view(self.progress_view), name="corpus_document_progress"),
+            path("<int:pk>/chunks/", self.admin_site.admin_view(self.chunks_view), name="corpus_document_chunks"),
+            path("<int:pk>/preview/", self.admin_site.admin_view(self.preview_view),
+                 name="corpus_document_preview"),
+        ]
+        return own + super().get_urls()
+
     def get_actions(self, request):
         actions = super().get_actions(request)
-        actions.pop("delete_selected", None)  # bulk delete would skip services (stored files)
+        actions.pop("delete_selected", None)  # it would skip the services (stored files)
         return actions
-
-    def get_form(self, request, obj=None, change=False, **kwargs):
-        if obj is None:
-            form = DocumentUploadForm
-
-            class UploadFormForUser(form):
-                def __init__(self, *args, **kw):
-                    super().__init__(*args, user=request.user, **kw)
-
-            kwargs["form"] = UploadFormForUser
-            kwargs["fields"] = ["collection", "source", "upload"]
-        return super().get_form(request, obj, change=change, **kwargs)
-
-    def get_readonly_fields(self, request, obj=None):
-        return self.readonly_fields if obj is not None else []
-
-    def get_exclude(self, request, obj=None):
-        return self.exclude if obj is not None else None
-
-    def get_fields(self, request, obj=None):
-        if obj is None:
-            return ["collection", "source", "upload"]
-        return super().get_fields(request, obj)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return self.has_module_permission(request) and permissions.writable_collections(request.user).exists()
@@ -169,32 +233,101 @@ class DocumentAdmin(_StaffOnly, admin.ModelAdmin):
             return self.has_module_permission(request)
         return permissions.can_write_document(request.user, obj)
 
-    def save_model(self, request, obj: Document, form, change: bool) -> None:
-        upload = form.cleaned_data["upload"]
-        document = services.document_ingest(
-            collection=form.cleaned_data["collection"], source=form.cleaned_data.get("source") or upload.name,
-            data=upload.read(), filename=upload.name, uploaded_by=request.user)
-        obj.pk = document.pk  # so the admin redirects to the document it just stored
-
     def delete_model(self, request, obj: Document) -> None:
         services.document_delete(document=obj)
 
-    @admin.display(description="progress")
-    def progress(self, obj: Document) -> str:
-        return f"{obj.progress_done}/{obj.progress_total}" if obj.progress_total else "–"
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        if object_id is None:
+            return self.upload_view(request)  # "Add document" is the multi-file upload
+        return super().changeform_view(request, object_id, form_url, extra_context)
+
+    # Columns
+
+    @admin.display(description="status")
+    def status_progress(self, obj: Document) -> str:
+        """Status and progress; admin-progress.js refreshes them while ingestion runs."""
+        return format_html(
+            '<span class="doc-progress" data-document="{}" data-status="{}" data-url="{}">'
+            '<span class="doc-status status-{}">{}</span> {}</span>',
+            obj.pk, obj.status, reverse("admin:corpus_document_progress"), obj.status, obj.get_status_display(),
+            _progress_bar(obj))
 
     @admin.display(description="chunks", ordering="n_chunks")
-    def chunk_count(self, obj: Document) -> int:
-        return obj.n_chunks
+    def chunk_count(self, obj: Document) -> str:
+        return format_html('<span class="doc-chunks" data-document="{}">{}</span>', obj.pk, obj.n_chunks)
 
     @admin.display(description="error")
     def short_error(self, obj: Document) -> str:
-        return obj.error[:120]
+        return format_html('<span class="doc-error" data-document="{}" title="{}">{}</span>', obj.pk, obj.error,
+                           _shorten(obj.error))
 
-    @admin.display(description="chunk list")
-    def chunks_link(self, obj: Document) -> str:
-        url = reverse("admin:corpus_chunk_changelist") + f"?document__id__exact={obj.pk}"
-        return format_html('<a href="{}">Show the chunks</a>', url)
+    @admin.display(description="chunks and preview")
+    def views_links(self, obj: Document) -> str:
+        return format_html('<a href="{}">Chunks</a> · <a href="{}">Preview</a>',
+                           reverse("admin:corpus_document_chunks", args=[obj.pk]),
+                           reverse("admin:corpus_document_preview", args=[obj.pk]))
+
+    # Pages
+
+    def progress_view(self, request: HttpRequest) -> JsonResponse:
+        """Status and progress of the documents `?ids=1,2,3` the user may read (others are left out)."""
+        ids = [int(part) for part in request.GET.get("ids", "").split(",") if part.strip().isdigit()][:500]
+        documents = self.get_queryset(request).filter(pk__in=ids)
+        return JsonResponse({"documents": [{
+            "id": d.pk, "status": d.status, "status_display": d.get_status_display(),
+            "progress_done": d.progress_done, "progress_total": d.progress_total, "error": d.error,
+            "error_short": _shorten(d.error), "chunk_count": d.n_chunks} for d in documents]})
+
+    def upload_view(self, request: HttpRequest) -> HttpResponse:
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        form = AdminUploadForm(request.POST or None, request.FILES or None, user=request.user,
+                               initial={"collection": _upload_default(request)})
+        if request.method == "POST" and form.is_valid():
+            collection = form.cleaned_data["collection"]
+            results = services.documents_upload(collection=collection, files=form.cleaned_data["files"],
+                                                uploaded_by=request.user)
+            accepted = [r.name for r in results if r.accepted]
+            if accepted:
+                self.message_user(request, f"Added to {collection.name} (queued for ingestion): "
+                                           f"{', '.join(accepted)}.", level=messages.SUCCESS)
+            for result in results:
+                if not result.accepted:
+                    self.message_user(request, result.error, level=messages.ERROR)
+            return redirect(reverse("admin:corpus_document_changelist") + f"?collection__id__exact={collection.pk}")
+        context = {**self.admin_site.each_context(request), "title": "Upload documents", "form": form,
+                   "opts": self.opts, "media": self.media + form.media,
+                   "superuser_notice": SUPERUSER_NOTICE if request.user.is_superuser else ""}
+        return TemplateResponse(request, "admin/corpus/document/upload.html", context,
+                                status=400 if form.is_bound else 200)
+
+    def _readable(self, request: HttpRequest, pk: int) -> Document:
+        document = self.get_queryset(request).select_related("collection").filter(pk=pk).first()
+        if document is None:
+            raise PermissionDenied  # the admin's way: no hint whether it exists
+        return document
+
+    def chunks_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        """Each chunk's text, context and whether it is embedded (read only)."""
+        document = self._readable(request, pk)
+        chunks = (Chunk.objects.filter(document=document).defer("embedding")
+                  .annotate(embedded=ExpressionWrapper(Q(embedding__isnull=False), output_field=BooleanField()))
+                  .order_by("chunk_index"))
+        return TemplateResponse(request, "admin/corpus/document/chunks.html", {
+            **self.admin_site.each_context(request), "title": f"Chunks of {document}", "document": document,
+            "chunks": chunks, "opts": self.opts})
+
+    def preview_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        """The document's text with its chunk boundaries marked."""
+        document = self._readable(request, pk)
+        spans = [preview.Span(index, start, end) for index, start, end in
+                 Chunk.objects.filter(document=document).values_list("chunk_index", "start", "end")]
+        return TemplateResponse(request, "admin/corpus/document/preview.html", {
+            **self.admin_site.each_context(request), "title": f"Preview of {document}", "document": document,
+            "pieces": preview.pieces(document.text, spans), "chunk_count": len(spans), "opts": self.opts,
+            "media": self.media})
+
+    # Actions
 
     @admin.action(description="Re-ingest the selected documents")
     def reingest_documents(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
@@ -207,6 +340,30 @@ class DocumentAdmin(_StaffOnly, admin.ModelAdmin):
         done = self._for_each_writable(request, queryset,
                                        lambda document: services.document_delete(document=document))
         self.message_user(request, f"Deleted {done} document(s).")
+
+    @admin.action(description="Move the selected documents to another collection")
+    def move_documents(self, request: HttpRequest, queryset: QuerySet[Document]):
+        form = MoveForm(request.POST if "apply" in request.POST else None, user=request.user)
+        if not form.is_valid():
+            return TemplateResponse(request, "admin/corpus/document/move.html", {
+                **self.admin_site.each_context(request), "title": "Move documents", "form": form,
+                "documents": queryset.select_related("collection"), "opts": self.opts,
+                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME})
+        target = form.cleaned_data["target"]
+        clashes: list[str] = []
+
+        def move(document: Document) -> None:
+            try:
+                services.document_move(document=document, collection=target)
+            except ValidationError as exc:
+                clashes.extend(exc.messages)
+
+        done = self._for_each_writable(request, queryset, move)
+        self.message_user(request, f"Moved {done - len(clashes)} document(s) to {target.name}; documents "
+                                   "built under other settings are re-ingested.")
+        for clash in clashes:
+            self.message_user(request, clash, level=messages.ERROR)
+        return None
 
     def _for_each_writable(self, request: HttpRequest, queryset: QuerySet[Document], apply) -> int:
         """Apply `apply` to the documents the user may change; warn about the others. Returns the count done."""
@@ -223,17 +380,56 @@ class DocumentAdmin(_StaffOnly, admin.ModelAdmin):
         return done
 
 
+def _upload_default(request: HttpRequest) -> Collection | None:
+    """selectors.upload_target for the collection `?collection=<id>` (the list's filter), if readable."""
+    wanted = request.GET.get("collection", "")
+    readable = permissions.readable_collections(request.user)
+    viewing = readable.filter(pk=int(wanted)).first() if wanted.isdigit() else None
+    return selectors.upload_target(user=request.user, viewing=viewing)
+
+
+def _progress_bar(document: Document) -> str:
+    if document.progress_total:
+        return format_html('<progress max="{}" value="{}"></progress> <span class="doc-count">{}/{}</span>',
+                           document.progress_total, document.progress_done, document.progress_done,
+                           document.progress_total)
+    if document.status in (Document.Status.READY, Document.Status.FAILED):
+        return mark_safe('<span class="doc-count"></span>')
+    return mark_safe('<progress></progress> <span class="doc-count"></span>')  # not counted yet
+
+
+def _shorten(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+# Chunks --------------------------------------------------------------------------------------------
+
+
 @admin.register(Chunk)
 class ChunkAdmin(_StaffOnly, admin.ModelAdmin):
-    list_display = ["document", "chunk_index", "start", "end", "page", "token_count", "heading_path"]
-    list_filter = ["document__collection"]
+    list_display = ["document", "chunk_index", "short_text", "short_context", "embedded", "page", "token_count"]
+    list_filter = [("document__collection", PermittedCollectionFilter)]
     search_fields = ["text", "document__source"]
     list_select_related = ["document"]
-    fields = ["document", "chunk_index", "start", "end", "page", "token_count", "heading_path", "context", "text"]
+    fields = ["document", "chunk_index", "start", "end", "page", "token_count", "heading_path", "embedded", "context",
+              "text"]
     readonly_fields = fields
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Chunk]:
-        return permissions.readable_chunks(request.user).defer("embedding")
+        return (permissions.readable_chunks(request.user).defer("embedding")
+                .annotate(is_embedded=ExpressionWrapper(Q(embedding__isnull=False), output_field=BooleanField())))
+
+    @admin.display(description="embedded", boolean=True, ordering="is_embedded")
+    def embedded(self, obj: Chunk) -> bool:
+        return obj.is_embedded
+
+    @admin.display(description="text")
+    def short_text(self, obj: Chunk) -> str:
+        return _shorten(obj.text, 160)
+
+    @admin.display(description="context")
+    def short_context(self, obj: Chunk) -> str:
+        return _shorten(obj.context, 80)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -243,3 +439,4 @@ class ChunkAdmin(_StaffOnly, admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
+

@@ -32,6 +32,17 @@ def document_list(*, user, collection: Collection | None = None, status: str | N
             .order_by("-created_at", "-pk"))
 
 
+def upload_target(*, user, viewing: Collection | None) -> Collection | None:
+    """The collection an upload form starts on: the one being viewed if `user` may add to it;
+    with none viewed, their only writable collection. Otherwise none, and they choose: a form
+    never silently picks another collection, least of all someone else's private one."""
+    writable = permissions.writable_collections(user)
+    if viewing is not None:
+        return viewing if writable.filter(pk=viewing.pk).exists() else None
+    only = list(writable[:2])
+    return only[0] if len(only) == 1 else None
+
+
 def users_by_username(usernames: Iterable[str]) -> list:
     """The active users named in `usernames` (blank entries and repeats ignored), in the order
     given. Raises ValidationError naming every username that matches no active user."""

@@ -156,15 +156,6 @@ def _enqueue(document_id: int) -> None:
     transaction.on_commit(lambda: process_document_task.delay(document_id))
 
 
-def size_error(size: int) -> str | None:
-    """The message for a file over settings.MAX_UPLOAD_BYTES, else None. document_ingest's own
-    guard for callers that skip the upload rule; surfaces check uploads.upload_error (through
-    document_upload) instead."""
-    if size <= settings.MAX_UPLOAD_BYTES:
-        return None
-    return f"The file is {size / 1e6:.1f} MB; the limit is {uploads.limit_text()}."
-
-
 # A file name is at most 255 bytes on common file systems; the storage may add "_" and 7
 # characters to make a name unique, so stored names stay below that.
 STORED_NAME_MAX_BYTES = 255 - 8
@@ -237,7 +228,9 @@ def document_ingest(*, collection: Collection, source: str, data: bytes, filenam
     Unchanged content already built under the collection's current settings is a no-op. Otherwise
     the file is stored and processing is enqueued on commit; the document's current chunks stay
     searchable until the new ones replace them. A file over MAX_UPLOAD_BYTES is not stored: the
-    document is marked failed with a message.
+    document is marked failed with the upload rule's message. Other files the upload rule refuses
+    (empty, unsupported type) are stored and fail when parsed: surfaces check them first through
+    document_upload.
     """
     source = source.strip()
     if not source:
@@ -273,7 +266,8 @@ def _ingest_locked(collection: Collection, source: str, data: bytes, filename: s
     document.uploaded_by = uploaded_by or document.uploaded_by
     document.content_hash = content_hash
     document.progress_done = document.progress_total = 0
-    error = size_error(len(data))
+    # Surfaces refuse such files before this (document_upload); this guards the callers that do not.
+    error = uploads.upload_error(source, len(data)) if len(data) > settings.MAX_UPLOAD_BYTES else None
     if error:
         document.file = ""
         document.status = Status.FAILED

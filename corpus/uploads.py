@@ -27,8 +27,17 @@ def supported(name: str) -> bool:
     return PurePosixPath(name).suffix.lower() in SUPPORTED_EXTENSIONS
 
 
+def size_text(size: int) -> str:
+    """A byte count for people: "512 bytes", "12.3 KB", "50.0 MB"."""
+    if size < 1000:
+        return f"{size} bytes"
+    if size < 1_000_000:
+        return f"{size / 1e3:.1f} KB"
+    return f"{size / 1e6:.1f} MB"
+
+
 def limit_text() -> str:
-    return f"{settings.MAX_UPLOAD_BYTES / 1e6:.1f} MB"
+    return size_text(settings.MAX_UPLOAD_BYTES)
 
 
 def upload_error(name: str, size: int) -> str | None:
@@ -39,5 +48,5 @@ def upload_error(name: str, size: int) -> str | None:
     if size == 0:
         return f"{name}: the file is empty."
     if size > settings.MAX_UPLOAD_BYTES:
-        return f"{name}: the file is {size / 1e6:.1f} MB; the limit is {limit_text()}."
+        return f"{name}: the file is {size_text(size)}; the limit is {limit_text()}."
     return None

@@ -77,7 +77,7 @@ def document_list(request: HttpRequest) -> HttpResponse:
     }
     if request.htmx:
         return render(request, "corpus/documents.html#document-table", context)
-    upload_target = _upload_default(collection, writable)
+    upload_target = selectors.upload_target(user=request.user, viewing=collection)
     context |= {
         "collections": permissions.readable_collections(request.user),
         "filter_form": DocumentFilterForm(initial=filters),
@@ -86,15 +86,6 @@ def document_list(request: HttpRequest) -> HttpResponse:
         "collection_form": CollectionForm(),
     }
     return render(request, "corpus/documents.html", context)
-
-
-def _upload_default(collection: Collection | None, writable) -> Collection | None:
-    """The collection the upload form starts on: the one being viewed if the user may add to it;
-    with none viewed, the user's only writable collection. Otherwise none: the user chooses."""
-    if collection is not None:
-        return collection if writable.filter(pk=collection.pk).exists() else None
-    only = list(writable[:2])
-    return only[0] if len(only) == 1 else None
 
 
 @require_POST

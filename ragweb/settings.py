@@ -183,42 +183,17 @@ LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 2, minimum=0, maximum=10)
 if LLM_BASE_URL and not LLM_MODEL:
     raise ImproperlyConfigured("LLM_MODEL must be set when LLM_BASE_URL is set")
 
-# Retrieval.
-# How a hybrid search merges its sides (chat/retrieval/fusion.py): "convex", a weighted average of the
-# min-max normalised similarity and BM25 with the keyword side's share SEARCH_CONVEX_KEYWORD_SHARE,
-# or "rrf", reciprocal rank fusion with SEARCH_RRF_K and the two weights.
+# Retrieval: the choices an operator makes. The engine's tuned numbers (BM25 k1/b, fusion shares,
+# relevance calibration, candidate counts) are constants in chat/retrieval/tuning.py.
+# How a hybrid search merges its sides (chat/retrieval/fusion.py): "convex", a weighted average of
+# the min-max normalised similarity and BM25 (the measured default), or "rrf", reciprocal rank fusion.
 SEARCH_FUSION = env_choice("SEARCH_FUSION", "convex", ("convex", "rrf"))
-SEARCH_CONVEX_KEYWORD_SHARE = env_float("SEARCH_CONVEX_KEYWORD_SHARE", 1 / 3, minimum=0.0, maximum=1.0)
-# The keyword side's share when the query names an underscore identifier the collections hold
-# (DJANGO_SETTINGS_MODULE): the embedding cannot tell it from its words, the keyword index can.
-SEARCH_CONVEX_IDENTIFIER_SHARE = env_float("SEARCH_CONVEX_IDENTIFIER_SHARE", 0.6, minimum=0.0, maximum=1.0)
-SEARCH_RRF_K = env_int("SEARCH_RRF_K", 60, minimum=1)
-SEARCH_VECTOR_WEIGHT = env_float("SEARCH_VECTOR_WEIGHT", 1.0, minimum=0.0)
-SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 1.0, minimum=0.0)
-SEARCH_BM25_K1 = env_float("SEARCH_BM25_K1", 1.2, minimum=0.0)
-SEARCH_BM25_B = env_float("SEARCH_BM25_B", 0.75, minimum=0.0)
-# BM25 reads at most this many postings per query term in each collection searched (best first; all
-# of a rarer term's; beyond four collections holding the term, four budgets shared), picks a pool of
-# the best-scoring chunks from them and scores the pool exactly (chat/retrieval/bm25.py).
-SEARCH_BM25_TERM_POSTINGS = env_int("SEARCH_BM25_TERM_POSTINGS", 500, minimum=1)
-SEARCH_BM25_POOL = env_int("SEARCH_BM25_POOL", 200, minimum=1)
+# HNSW ef_search: recall against latency, which depend on the corpus size and the hardware.
 SEARCH_HNSW_EF = env_int("SEARCH_HNSW_EF", 100, minimum=1, maximum=1000)
-# Iterative HNSW scans stop after this many tuples; the exact-scan fallback covers the rest.
-SEARCH_HNSW_MAX_SCAN_TUPLES = env_int("SEARCH_HNSW_MAX_SCAN_TUPLES", 20000, minimum=1)
-# Collections this small are searched exactly (cheap and perfect recall).
+# Collections this small are searched exactly (perfect recall, no index); larger ones through HNSW.
 SEARCH_EXACT_MAX_CHUNKS = env_int("SEARCH_EXACT_MAX_CHUNKS", 5000, minimum=0)
-# Candidates fetched per side (vector, keyword) before fusion; RSE sees their relevance.
-SEARCH_CANDIDATES = env_int("SEARCH_CANDIDATES", 60, minimum=1, maximum=1000)
-# With RERANKER_MODEL set: how many fused candidates the cross-encoder rescores.
-SEARCH_RERANK_CANDIDATES = env_int("SEARCH_RERANK_CANDIDATES", 30, minimum=1, maximum=1000)
-# Relevance calibration for RSE (chat/retrieval/relevance.py): logistic over cosine similarity, blended with
-# the BM25 share of the query's IDF.
-SEARCH_SIMILARITY_CENTER = env_float("SEARCH_SIMILARITY_CENTER", 0.35)
-SEARCH_SIMILARITY_WIDTH = env_float("SEARCH_SIMILARITY_WIDTH", 0.08, minimum=0.001)
-SEARCH_RELEVANCE_KEYWORD_WEIGHT = env_float("SEARCH_RELEVANCE_KEYWORD_WEIGHT", 0.30, minimum=0.0)
-# ... times a logistic of the shortfall from the query's best similarity: 0.5 at this margin (0: off).
-SEARCH_SIMILARITY_MARGIN = env_float("SEARCH_SIMILARITY_MARGIN", 0.15, minimum=0.0)
-SEARCH_SIMILARITY_MARGIN_WIDTH = env_float("SEARCH_SIMILARITY_MARGIN_WIDTH", 0.05, minimum=0.001)
+# An answer is "not found" unless a retrieved chunk is at least this relevant (0-1; 0 never abstains).
+ANSWER_MIN_RELEVANCE = env_float("ANSWER_MIN_RELEVANCE", 0.6, minimum=0.0, maximum=1.0)
 
 
 def _throttle_rate(name: str, default: str) -> str | None:
@@ -260,7 +235,8 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": r"/(api|v1)",
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
+    # No request to the online validator (swagger.io): the docs page must work offline.
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None, "persistAuthorization": True},
     "COMPONENT_SPLIT_REQUEST": True,
 }
 

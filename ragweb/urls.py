@@ -5,6 +5,7 @@ from django.urls import include, path
 from api.health import healthz
 from api.urls import openai_urlpatterns
 
+handler404 = "api.errors.not_found"
 handler500 = "api.errors.server_error"
 
 urlpatterns = [

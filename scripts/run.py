@@ -163,7 +163,7 @@ def main() -> int:
         children = [worker, web]
         worker.start()
         # Queued after the worker starts; ingestion is watched in the admin and the chat page.
-        manage("ingest", "demo", "--collection", "demo", "--public", "--quiet", check=False)
+        manage("ingest", "demo/docs", "--collection", "demo", "--public", "--quiet", check=False)
         web.start()
         print(f"\nragweb is running on http://127.0.0.1:{port}/  (Ctrl-C stops everything)\n", flush=True)
         while not web.given_up:

@@ -1,26 +1,23 @@
 """Turn a search result into the numbered sources of an answer ([1]..[n]) and the relevance map
-kept with the message. Works on the SearchResult of chat.retrieval.search (objects or dicts alike)."""
+kept with the message, from the SearchResult of chat.retrieval.search."""
 
 from __future__ import annotations
 
 import re
-from typing import Any
+
+from django.urls import reverse
+
+from chat.retrieval import DocumentRef, SearchResult
+from corpus.models import Document
 
 # Character budget of all sources given to the LLM (or scanned for an extractive answer).
 CONTEXT_CHARS = 12000
 MAX_SOURCES = 8
 
 
-def _field(obj: Any, name: str, default: Any = None) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
-
-
-def document_ref(document: Any) -> dict:
-    """{"id", "title", "source"} of a document given as a model, a dataclass or a dict."""
-    return {"id": _field(document, "id"), "title": _field(document, "title") or "",
-            "source": _field(document, "source") or ""}
+def document_ref(document: DocumentRef) -> dict:
+    """The stored form of a document reference: {"id", "title", "source"}."""
+    return {"id": document.id, "title": document.title or "", "source": document.source or ""}
 
 
 def _page_for(document_id: int, char_start: int | None, pages: dict[int, list[int]]) -> int | None:
@@ -35,33 +32,22 @@ def _page_for(document_id: int, char_start: int | None, pages: dict[int, list[in
 
 
 def _document_pages(document_ids: set[int]) -> dict[int, list[int]]:
-    from corpus.models import Document
-
     return dict(Document.objects.filter(pk__in=document_ids).values_list("pk", "pages"))
 
 
-def build_citations(result: Any, *, budget: int = CONTEXT_CHARS, max_sources: int = MAX_SOURCES) -> list[dict]:
+def build_citations(result: SearchResult, *, budget: int = CONTEXT_CHARS,
+                    max_sources: int = MAX_SOURCES) -> list[dict]:
     """Numbered sources from RSE segments, or from the top chunks when there are no segments
-    (collections with overlapping chunks get none). Texts are cut to fit `budget` characters."""
-    items = []
-    for segment in _field(result, "segments", None) or []:
-        items.append({
-            "document": document_ref(_field(segment, "document")),
-            "start": _field(segment, "start"), "end": _field(segment, "end"),
-            "char_start": _field(segment, "char_start"), "char_end": _field(segment, "char_end"),
-            "text": _field(segment, "text") or "", "score": _field(segment, "score"),
-            "page": _field(segment, "page"),
-        })
+    (collections with overlapping chunks get none). Texts are cut to fit `budget` characters.
+    Each is the JSON stored on the answer's Message.citations: n, document, start, end (chunk
+    range), char_start, char_end, text, score, page."""
+    items = [{"document": document_ref(s.document), "start": s.start, "end": s.end, "char_start": s.char_start,
+              "char_end": s.char_end, "text": s.text or "", "score": s.score, "page": s.page}
+             for s in result.segments]
     if not items:
-        for chunk in _field(result, "chunks", None) or []:
-            index = _field(chunk, "chunk_index")
-            items.append({
-                "document": document_ref(_field(chunk, "document")),
-                "start": index, "end": index + 1,
-                "char_start": _field(chunk, "start"), "char_end": _field(chunk, "end"),
-                "text": _field(chunk, "text") or "", "score": _field(chunk, "score"),
-                "page": _field(chunk, "page"),
-            })
+        items = [{"document": document_ref(c.document), "start": c.chunk_index, "end": c.chunk_index + 1,
+                  "char_start": c.start, "char_end": c.end, "text": c.text or "", "score": c.score, "page": None}
+                 for c in result.chunks]
     citations: list[dict] = []
     remaining = budget
     for item in items:
@@ -84,22 +70,16 @@ def build_citations(result: Any, *, budget: int = CONTEXT_CHARS, max_sources: in
     return citations
 
 
-def relevance_map(result: Any) -> dict[str, dict[str, float]]:
+def relevance_map(result: SearchResult) -> dict[str, dict[str, float]]:
     """{"<document id>": {"<chunk index>": relevance}} for the retrieved chunks (JSON keys are strings)."""
     relevance: dict[str, dict[str, float]] = {}
-    for chunk in _field(result, "chunks", None) or []:
-        value = _field(chunk, "relevance")
-        if value is None:
-            continue
-        doc_id = str(document_ref(_field(chunk, "document"))["id"])
-        relevance.setdefault(doc_id, {})[str(_field(chunk, "chunk_index"))] = round(float(value), 4)
+    for chunk in result.chunks:
+        relevance.setdefault(str(chunk.document.id), {})[str(chunk.chunk_index)] = round(float(chunk.relevance), 4)
     return relevance
 
 
 def citation_url(message_id: int, n: int) -> str:
     """The passage view of citation [n]; the fragment scrolls the highlight into view, with or without JS."""
-    from django.urls import reverse
-
     return reverse("chat:passage", args=[message_id, n]) + "#passage"
 
 
@@ -113,10 +93,11 @@ def chunk_range_label(start: int, end: int) -> str:
     return f"chunk {start}" if end - start <= 1 else f"chunks {start}–{end - 1}"
 
 
-_CITED = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
+# "[n]" or "[1, 2]" in an answer: the one pattern for citations, everywhere.
+CITATION = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
 
 
 def cited_numbers(text: str) -> list[int]:
     """The [n] (and [n, m]) numbers cited in `text`, in order of first citation."""
-    numbers = (int(part) for match in _CITED.finditer(text) for part in match.group(1).split(","))
+    numbers = (int(part) for match in CITATION.finditer(text) for part in match.group(1).split(","))
     return list(dict.fromkeys(numbers))

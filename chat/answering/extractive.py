@@ -1,150 +1,257 @@
-"""The answer without an LLM: the sentences of the top sources that best match the query,
-each with its [n] citation. A sentence's score mixes embedding similarity to the query with
-the share of the query's words it contains (the latter rescues exact names and numbers)."""
+"""The answer without an LLM: the few sentences of the sources that answer the question, each
+with its [n] citation, the best one first.
+
+A sentence is scored by how well it answers the query, not only by how similar it is:
+
+- meaning: the embedding similarity of the query and the sentence read under its heading
+  ("Path converters: The following path converters are available by default");
+- the query's words it holds, each weighted by how rare it is among the candidate sentences
+  (so "many-to-many" and "save_m2m" count for more than "form", which every sentence shares), its
+  heading's words counting half;
+- retrieval's own judgement: the calibrated relevance of the retrieved chunk the sentence sits
+  in (a sentence of the chunk that best matched the whole question is more likely the answer
+  than a similar sentence of a chunk that was only brought along for context).
+
+The answer is the best sentence, then more of the same section (the same source under the same
+heading: an answer is usually told in one place) until the length budget is used or the
+sentences left are much weaker, and a sentence from elsewhere only when it is nearly as good as
+the best: fewer, better sentences; a short answer is fine. A sentence that ends in a colon
+brings the list items or table rows it introduces; a question in the source ("Why do we use
+...?") hands its score to the sentence after it, which answers it. Code, tables without an
+introduction and headings are never quoted.
+"""
 
 from __future__ import annotations
 
 import logging
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from chat.answering.blocks import CODE, ITEM, PARAGRAPH, ROW, Block, display_text, parse_blocks
+from chat.answering.text import content_terms
+
 logger = logging.getLogger(__name__)
 
 LABEL = "Extractive answer (no LLM configured)"
-SIMILARITY_WEIGHT = 0.6
-OVERLAP_WEIGHT = 0.4
+SIMILARITY_WEIGHT = 0.5
+OVERLAP_WEIGHT = 0.5
+RETRIEVAL_WEIGHT = 0.3  # times the relevance (0-1) of the retrieved chunk holding the sentence
+HEADING_WEIGHT = 0.5  # a heading's words count this much toward a sentence's share of the query
+# "Why ...?" is answered by a reason: sentences that give one gain this much.
+REASON_WEIGHT = 0.1
+# More of the best sentence's section joins while it scores at least this share of the best;
+# a sentence from elsewhere must score ELSEWHERE_RATIO of it.
+SECTION_RATIO = 0.6
+ELSEWHERE_RATIO = 0.95
+MAX_CHARS = 550  # of quoted text, list items included
+MAX_ITEMS = 6  # list items or table rows kept under a sentence that introduces them
+MAX_ITEM_CHARS = 160
 MIN_WORDS = 4
 MAX_SENTENCE_CHARS = 400
-SOURCES_SCANNED = 4
+SOURCES_SCANNED = 5
 
-_STOPWORDS = frozenset(
-    "a an and are as at be by can do does for from how i in is it its of on or that the this to was what when "
-    "where which who why will with you your my me we our they them there their about into than then so if not "
-    "no yes should would could".split())
-_WORD = re.compile(r"[A-Za-z0-9_]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[`*A-Z0-9])")
-_MARKUP_PREFIX = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)+")
+_WHY = re.compile(r"\bwhy\b", re.IGNORECASE)
+_REASON = re.compile(r"\b(because|reason|so that|in order to|otherwise|that way|this means)\b", re.IGNORECASE)
+_ABBREVIATION = re.compile(r"\b(e\.g|i\.e|etc|vs|cf|approx|Mr|Mrs|Dr|No)\.$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A retrieved chunk: where it is in its document and how relevant retrieval found it."""
+
+    document: int
+    start: int
+    end: int
+    relevance: float
 
 
 @dataclass(frozen=True)
 class Sentence:
-    n: int          # citation number of the source it comes from
-    position: int   # order within that source
-    text: str
+    n: int  # citation number of the source it comes from
+    rank: int  # 0 for the first source, 1 for the next...
+    position: int  # order within that source
+    text: str  # as displayed (Markdown)
+    heading: str
+    items: tuple[str, ...] = ()  # list items or table rows it introduces (it ends with a colon)
+    relevance: float = 0.0  # of the retrieved chunk holding it (0 when retrieval did not return it)
+    asks: bool = False  # a question of the source's own ("Why do we...?")
 
-
-def _terms(text: str) -> set[str]:
-    return {w for w in (m.lower() for m in _WORD.findall(text)) if len(w) > 1 and w not in _STOPWORDS}
-
-
-_RST_ROLE = re.compile(r":[\w.-]+(?::[\w.-]+)?:(?=`)")
-_RULE_CHARS = set("=-~^*#_+`:'\".| ")
-_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-
-
-def _paragraphs(text: str) -> list[str]:
-    """Prose paragraphs with hard-wrapped lines joined; code (fenced, or reST literal blocks after
-    "::"), tables, heading underlines and directives are left out."""
-    paragraphs: list[str] = []
-    current: list[str] = []
-    in_fence = literal = False
-
-    def flush() -> None:
-        if current:
-            paragraphs.append(" ".join(current))
-            current.clear()
-
-    for raw_line in text.splitlines():
-        stripped = raw_line.strip()
-        if stripped.startswith(("```", "~~~")):
-            flush()
-            in_fence = not in_fence
-            continue
-        if in_fence:
-            continue
-        if literal:  # a reST literal block lasts while lines are blank or indented
-            if not stripped or raw_line[:1].isspace():
-                continue
-            literal = False
-        if not stripped:
-            flush()
-            continue
-        if stripped.startswith(("|", ".. ")) or set(stripped) <= _RULE_CHARS or stripped.startswith("#"):
-            flush()
-            continue
-        if _LIST_ITEM.match(raw_line):
-            flush()
-        current.append(stripped)
-        if stripped.endswith("::"):
-            flush()
-            literal = True
-    flush()
-    return paragraphs
+    @property
+    def section(self) -> tuple[int, str]:
+        return self.n, self.heading
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences of a source, skipping code, tables, headings and fragments too short to answer."""
-    sentences: list[str] = []
-    for paragraph in _paragraphs(text):
-        paragraph = _RST_ROLE.sub("", _MARKUP_PREFIX.sub("", paragraph))
-        for part in _SENTENCE_END.split(paragraph):
-            part = part.strip().rstrip(":").strip()
+    """Sentences of prose (paragraphs and list items), in order; code, tables and headings skipped."""
+    return [s.text for s in _sentences(parse_blocks(text), n=0, rank=0)]
+
+
+def _split(paragraph: str) -> list[str]:
+    parts: list[str] = []
+    for piece in _SENTENCE_END.split(paragraph):
+        if parts and _ABBREVIATION.search(parts[-1]):
+            parts[-1] += " " + piece  # "e.g. Foo" does not end a sentence
+        else:
+            parts.append(piece)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _sentences(blocks: Sequence[Block], *, n: int, rank: int,
+               relevance_at: Callable[[int], float] = lambda offset: 0.0) -> list[Sentence]:
+    sentences: list[Sentence] = []
+    for index, block in enumerate(blocks):
+        if block.kind not in (PARAGRAPH, ITEM):
+            continue
+        parts = _split(display_text(block.text))
+        relevance = relevance_at(block.start)
+        for i, part in enumerate(parts):
             if len(part.split()) < MIN_WORDS:
                 continue
+            items: tuple[str, ...] = ()
+            if i == len(parts) - 1 and part.endswith(":"):
+                items = _introduced(blocks, index)
+                if not items and _followed_by_code(blocks, index):
+                    part = part[:-1].rstrip() + " …"  # what it introduces is code: see the source
             if len(part) > MAX_SENTENCE_CHARS:
                 part = part[:MAX_SENTENCE_CHARS].rsplit(" ", 1)[0] + " …"
-            sentences.append(part)
+            sentences.append(Sentence(n=n, rank=rank, position=len(sentences), text=part,
+                                      heading=display_text(block.heading), items=items, relevance=relevance,
+                                      asks=part.endswith("?")))
     return sentences
 
 
-def overlap_score(query_terms: set[str], sentence: str) -> float:
-    if not query_terms:
-        return 0.0
-    return len(query_terms & _terms(sentence)) / len(query_terms)
+def _introduced(blocks: Sequence[Block], index: int) -> tuple[str, ...]:
+    """The list items or table rows right after block `index`, shortened."""
+    following: list[str] = []
+    for block in blocks[index + 1:]:
+        if block.kind not in (ITEM, ROW) or len(following) == MAX_ITEMS:
+            break
+        item = display_text(block.text)
+        if len(item) > MAX_ITEM_CHARS:
+            item = item[:MAX_ITEM_CHARS].rsplit(" ", 1)[0] + " …"
+        following.append(item)
+    return tuple(following)
+
+
+def _followed_by_code(blocks: Sequence[Block], index: int) -> bool:
+    return index + 1 < len(blocks) and blocks[index + 1].kind == CODE
 
 
 def _default_similarity(query: str, sentences: list[str]) -> np.ndarray:
-    from corpus.ingest.embed import embed_query, embed_texts
+    from corpus.ingest.embed import embed_query, embed_texts  # loads the model: only when answering
 
     return embed_texts(sentences) @ embed_query(query)
 
 
+def _idf(count: int, terms: Sequence[set[str]]) -> Callable[[str], float]:
+    frequency: dict[str, int] = {}
+    for sentence_terms in terms:
+        for term in sentence_terms:
+            frequency[term] = frequency.get(term, 0) + 1
+    return lambda term: math.log(1 + (count + 1) / (frequency.get(term, 0) + 0.5))
+
+
 def score_sentences(query: str, sentences: Sequence[Sentence],
                     similarity: Callable[[str, list[str]], np.ndarray] | None = None) -> list[float]:
-    """One score per sentence (higher is better)."""
-    texts = [s.text for s in sentences]
+    """One score per sentence (higher answers the query better)."""
+    texts = [f"{s.heading}: {s.text}" if s.heading else s.text for s in sentences]
     try:
         sims = np.asarray((similarity or _default_similarity)(query, texts), dtype=float)
     except Exception:  # the embedding model is optional here: words alone still rank sentences
-        logger.warning("sentence embedding failed; ranking by word overlap only", exc_info=True)
+        logger.warning("sentence embedding failed; ranking by words only", exc_info=True)
         sims = np.zeros(len(texts))
-    query_terms = _terms(query)
-    return [SIMILARITY_WEIGHT * float(sim) + OVERLAP_WEIGHT * overlap_score(query_terms, text)
-            for sim, text in zip(sims, texts, strict=True)]
+    own = [content_terms(s.text) for s in sentences]
+    headings = [content_terms(s.heading) for s in sentences]
+    idf = _idf(len(sentences), own)
+    query_terms = content_terms(query)
+    total = sum(idf(t) for t in query_terms)
+    asks_why = bool(_WHY.search(query))
+    scores = []
+    for sentence, sim, terms, heading_terms in zip(sentences, sims, own, headings, strict=True):
+        overlap = 0.0
+        if total:
+            overlap = sum(idf(t) * (1.0 if t in terms else HEADING_WEIGHT if t in heading_terms else 0.0)
+                          for t in query_terms) / total
+        score = (SIMILARITY_WEIGHT * max(0.0, float(sim)) + OVERLAP_WEIGHT * overlap
+                 + RETRIEVAL_WEIGHT * sentence.relevance)
+        if asks_why and _REASON.search(sentence.text):
+            score += REASON_WEIGHT
+        scores.append(score)
+    # A question of the source is answered by the sentence after it: that one is the answer.
+    for i, sentence in enumerate(sentences[:-1]):
+        following = sentences[i + 1]
+        if sentence.asks and following.n == sentence.n and following.position == sentence.position + 1:
+            scores[i + 1] = max(scores[i + 1], scores[i])
+            scores[i] = 0.0
+    return scores
 
 
-def extractive_answer(query: str, citations: Sequence[dict], *, max_sentences: int = 4,
-                      similarity: Callable[[str, list[str]], np.ndarray] | None = None) -> str:
-    """Markdown: the label, then the best sentences as a list, each ending in its "[n]"."""
-    candidates = [Sentence(c["n"], i, text)
-                  for c in list(citations)[:SOURCES_SCANNED]
-                  for i, text in enumerate(split_sentences(c["text"]))]
-    if not candidates:
-        return f"*{LABEL}.* The sources found contain no sentence that answers this; open them below."
-    scores = score_sentences(query, candidates, similarity)
-    ranked = sorted(zip(scores, candidates, strict=True), key=lambda pair: (-pair[0], pair[1].n, pair[1].position))
-    chosen: list[Sentence] = []
-    seen: set[str] = set()
-    for _score, sentence in ranked:
-        key = " ".join(sentence.text.lower().split())
-        if key in seen:
+def choose(sentences: Sequence[Sentence], scores: Sequence[float], *, max_chars: int = MAX_CHARS) -> list[Sentence]:
+    """The best sentence, then more of its section, then the few nearly as good from elsewhere:
+    best first, then in the order of the source, within `max_chars`."""
+    if not sentences:
+        return []
+    order = sorted(range(len(sentences)), key=lambda i: (-scores[i], sentences[i].rank, sentences[i].position))
+    best = sentences[order[0]]
+    best_score = scores[order[0]]
+    picked = [order[0]]
+    used = _length(best)
+    seen = {_key(best.text), *(_key(item) for item in best.items)}
+    for i in order[1:]:
+        sentence, score = sentences[i], scores[i]
+        ratio = SECTION_RATIO if sentence.section == best.section else ELSEWHERE_RATIO
+        if score < ratio * best_score or _key(sentence.text) in seen or used + _length(sentence) > max_chars:
             continue
-        seen.add(key)
-        chosen.append(sentence)
-        if len(chosen) == max_sentences:
-            break
-    lines = [f"- {s.text} [{s.n}]" for s in chosen]
-    return f"*{LABEL}: the most relevant sentences of the sources.*\n\n" + "\n".join(lines)
+        seen.update([_key(sentence.text), *(_key(item) for item in sentence.items)])
+        picked.append(i)
+        used += _length(sentence)
+    rest = sorted(picked[1:], key=lambda i: (sentences[i].section != best.section, sentences[i].rank,
+                                             sentences[i].position))
+    return [best] + [sentences[i] for i in rest]
+
+
+def _length(sentence: Sentence) -> int:
+    return len(sentence.text) + sum(len(item) for item in sentence.items)
+
+
+def _key(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def candidates(citations: Sequence[dict], hits: Sequence[Hit] = ()) -> list[Sentence]:
+    """The sentences of the first sources, in source order, each with the relevance of the
+    retrieved chunk (among `hits`) that holds it."""
+    found: list[Sentence] = []
+    for rank, citation in enumerate(list(citations)[:SOURCES_SCANNED]):
+        document = (citation.get("document") or {}).get("id")
+        base = citation.get("char_start") or 0
+        own = [h for h in hits if h.document == document]
+
+        def relevance_at(offset: int, own=own, base=base) -> float:
+            return max((h.relevance for h in own if h.start <= base + offset < h.end), default=0.0)
+
+        found += _sentences(parse_blocks(citation["text"]), n=citation["n"], rank=rank, relevance_at=relevance_at)
+    return found
+
+
+def extractive_answer(query: str, citations: Sequence[dict], *, hits: Sequence[Hit] = (),
+                      similarity: Callable[[str, list[str]], np.ndarray] | None = None,
+                      max_chars: int = MAX_CHARS) -> str:
+    """Markdown: the label, then the chosen sentences as a list, each ending in its "[n]"; a
+    sentence that introduces a list keeps its first items as a nested list."""
+    found = candidates(citations, hits)
+    if not found:
+        listed = "".join(f"[{c['n']}]" for c in list(citations)[:SOURCES_SCANNED])
+        return (f"*{LABEL}.* The passages found hold code or tables rather than sentences to quote; "
+                f"open them: {listed}.")
+    chosen = choose(found, score_sentences(query, found, similarity), max_chars=max_chars)
+    lines = []
+    for sentence in chosen:
+        lines.append(f"- {sentence.text} [{sentence.n}]")
+        lines += [f"    - {item}" for item in sentence.items]
+    return f"*{LABEL}: quoted from the sources.*\n\n" + "\n".join(lines)

@@ -151,3 +151,22 @@ def _with_citations(claim: str, numbers: Sequence[int]) -> str:
     while end and stripped[end - 1] in ".!?:;":
         end -= 1
     return f"{stripped[:end]} {markers}{stripped[end:]}{trailing}"
+
+
+def sentences_citing(text: str, n: int) -> list[str]:
+    """The sentences of `text` (Markdown) that cite [n], without their citation markers."""
+    found = []
+    in_fence = False
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence or not line.strip():
+            continue
+        prefix = _LIST_PREFIX.match(line)
+        body = line[prefix.end():] if prefix else line
+        for match in _SENTENCE.finditer(body):
+            sentence = match.group(0)
+            if n in marker_numbers(sentence):
+                found.append(_MARKER.sub("", sentence).strip())
+    return found

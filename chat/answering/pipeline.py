@@ -15,13 +15,15 @@ import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+import openai
 from django.conf import settings
 
 from chat.answering.citations import CONTEXT_CHARS, build_citations, cited_numbers, relevance_map
-from chat.answering.extractive import extractive_answer
+from chat.answering.extractive import Hit, extractive_answer
 from chat.answering.grounding import ground
 from chat.answering.prompts import answer_messages
-from chat.answering.rewrite import rewrite_query
+from chat.answering.rewrite import contextual_query, rewrite_query
+from chat.retrieval import SearchError, search
 from corpus import llm
 
 logger = logging.getLogger(__name__)
@@ -29,9 +31,6 @@ logger = logging.getLogger(__name__)
 ANSWER_MAX_TOKENS = 800
 SEARCH_K = 10
 RSE_PRESETS = ("balanced", "precision", "find_all")
-# The answer is "not found" unless some retrieved chunk is at least this relevant. Relevance is
-# calibrated 0-1 (chat.retrieval.relevance), so 0.5 reads "as likely relevant as not".
-MIN_RELEVANCE = 0.5
 NOT_FOUND = "Nothing in the searched documents answers this question."
 
 
@@ -57,6 +56,7 @@ class Prepared:
     citations: list[dict] = field(default_factory=list)
     relevance: dict[str, dict[str, float]] = field(default_factory=dict)
     top_relevance: float | None = None  # of the most relevant retrieved chunk
+    hits: tuple[Hit, ...] = ()  # the retrieved chunks (where they are, how relevant)
 
 
 @dataclass(frozen=True)
@@ -76,8 +76,6 @@ class IncompleteStream(Exception):
 
 def llm_error_message(exc: BaseException) -> str:
     """A sentence for the user about an LLM failure (details go to the log)."""
-    import openai
-
     if isinstance(exc, IncompleteStream):
         return str(exc)
     if isinstance(exc, openai.APITimeoutError):
@@ -104,25 +102,49 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
         raise AnswerError("There is no collection you may read yet, so there is nothing to search.")
     mode = "llm" if llm.llm_configured() else "extractive"
     query = rewrite_query(question, history)
-    from chat.retrieval.search import SearchError, search  # imported here: keeps this module light to import
 
-    try:
-        # RSE is told the budget the sources are cut to, so a long first segment is trimmed
-        # around its best chunks instead of crowding the other segments out, and the top chunks
-        # the segments lack take part (chat.retrieval.segments._budgeted).
-        result = search(query=query, collections=collections, mode="hybrid", k=SEARCH_K, rse=rse,
-                        max_chars=CONTEXT_CHARS)
-    except SearchError as exc:
-        raise AnswerError(str(exc)) from exc
+    result = _search(query, collections, rse)
+    if not _relevant(result) and history and query == question:
+        # Nothing relevant for the question as asked, and no rewrite: it may be a follow-up that
+        # does not look like one ("Can I choose the name of the result?"). Try it in context.
+        in_context = contextual_query(question, history, force=True)
+        if in_context != question:
+            retried = _search(in_context, collections, rse)
+            if _relevant(retried):
+                query, result = in_context, retried
     citations = build_citations(result)
     if not citations:
         raise NotFound("No passage in the searched documents matches this question. "
                        "Try other words, or check that the documents have finished processing.")
-    top = top_relevance(result)
-    if top is not None and top < MIN_RELEVANCE:
+    if not _relevant(result):
         raise NotFound(NOT_FOUND)
     return Prepared(question=question, query=query, mode=mode, citations=citations,
-                    relevance=relevance_map(result), top_relevance=top)
+                    relevance=relevance_map(result), top_relevance=top_relevance(result),
+                    hits=retrieved_hits(result))
+
+
+def _search(query: str, collections, rse: str | None):
+    try:
+        # RSE is told the budget the sources are cut to, so a long first segment is trimmed
+        # around its best chunks instead of crowding the other segments out, and the top chunks
+        # the segments lack take part (chat.retrieval.rse._budgeted).
+        return search(query=query, collections=collections, mode="hybrid", k=SEARCH_K, rse=rse,
+                      max_chars=CONTEXT_CHARS)
+    except SearchError as exc:
+        raise AnswerError(str(exc)) from exc
+
+
+def _relevant(result) -> bool:
+    """Some retrieved chunk is relevant enough to answer from. Relevance is calibrated 0-1
+    (chat.retrieval.relevance): a question whose best chunk is not clearly relevant is answered
+    "not found", not from unrelated passages (settings.ANSWER_MIN_RELEVANCE)."""
+    top = top_relevance(result)
+    return top is None or top >= settings.ANSWER_MIN_RELEVANCE
+
+
+def retrieved_hits(result) -> tuple[Hit, ...]:
+    return tuple(Hit(document=c.document.id, start=c.start, end=c.end, relevance=c.relevance)
+                 for c in result.chunks if getattr(c, "relevance", None) is not None)
 
 
 def top_relevance(result) -> float | None:
@@ -157,7 +179,7 @@ def stream_answer(prepared: Prepared, history: Sequence[tuple[str, str]] = ()) -
     Raises AnswerError if the LLM fails; pieces already yielded are the partial answer.
     """
     if prepared.mode == "extractive":
-        yield extractive_answer(prepared.query, prepared.citations)
+        yield extractive_answer(prepared.query, prepared.citations, hits=prepared.hits)
         return
     messages = answer_messages(question=prepared.query, citations=prepared.citations, history=history)
     try:
@@ -188,7 +210,7 @@ def answer_question(*, question: str, collections, history: Sequence[tuple[str, 
 def complete_answer(prepared: Prepared, history: Sequence[tuple[str, str]] = ()) -> str:
     """The whole answer at once (a non-streamed LLM call)."""
     if prepared.mode == "extractive":
-        return extractive_answer(prepared.query, prepared.citations)
+        return extractive_answer(prepared.query, prepared.citations, hits=prepared.hits)
     messages = answer_messages(question=prepared.query, citations=prepared.citations, history=history)
     try:
         return llm.complete(messages, max_tokens=ANSWER_MAX_TOKENS, temperature=0.2)

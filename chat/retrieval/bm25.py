@@ -13,9 +13,7 @@ corpus/migrations/0003_bm25_length_distinct.py); tf and len are copied into bm25
 bm25_term_stats (corpus/migrations/0002_bm25_stats.py), summed over the collections searched.
 Triggers keep all three tables exact as chunks come and go.
 
-Postgres' own ts_rank_cd ignores corpus statistics (no IDF); it is kept as a comparison mode,
-matching through the GIN index on `search`. The SQL here is a set of CTEs that
-chat/retrieval/candidates.py splices into one statement.
+The SQL here is a set of CTEs that chat/retrieval/candidates.py splices into one statement.
 """
 
 from __future__ import annotations
@@ -30,30 +28,6 @@ from corpus.models import SEARCH_CONFIG
 # 0009_search_identifiers.py): the configuration's words plus each underscore identifier whole.
 QUERY_IDENTIFIERS = "to_tsvector('simple', ragweb_identifiers('', %(query)s))"
 QUERY_TSVECTOR = f"(to_tsvector('{SEARCH_CONFIG}', %(query)s) || {QUERY_IDENTIFIERS})"
-
-# A lexeme quoted for tsquery input (embedded quotes and backslashes doubled), so nothing in a
-# user's query is read as tsquery syntax.
-_QUOTED = r"'''' || replace(replace(lexeme, '\', '\\'), '''', '''''') || ''''"
-
-# ts_rank_cd baseline: chunks of the searched collections matching any query lexeme, found through
-# the GIN index.
-TS_RANK_CD_CTES = f"""
-kw_query AS (
-    SELECT string_agg({_QUOTED}, ' | ')::tsquery AS tsq
-    FROM unnest({QUERY_TSVECTOR})
-),
-kw_match AS (
-    SELECT c.id, c.search
-    FROM corpus_chunk c
-    WHERE c.search @@ (SELECT tsq FROM kw_query)
-      AND c.document_id IN (SELECT id FROM corpus_document WHERE collection_id = ANY(%(collections)s::bigint[]))
-),
-kw_scored AS (
-    SELECT m.id, ts_rank_cd(m.search, (SELECT tsq FROM kw_query)) AS score, NULL::float8 AS bm25
-    FROM kw_match m
-),
-kw_ranked AS (SELECT id, score FROM kw_scored),
-kw_idf_sum AS (SELECT NULL::float8 AS total, NULL::bigint AS identifiers)"""
 
 # BM25 from the postings table (corpus/migrations/0004_bm25_postings.py), in two passes.
 # 1. Each query lexeme's postings are read from the impact index, best first, at most
@@ -147,18 +121,13 @@ kw AS (
 )"""
 
 
-def keyword_ctes(scoring: str, *, with_vector: bool) -> str:
-    """CTEs defining kw_scored (id, score of the chunks scored: for BM25 the pool and, with_vector,
-    the vec CTE's chunks; for ts_rank_cd every match), kw (the top %(candidates)s with rank) and
-    kw_idf_sum. Parameters: query, collections, k1, b, candidates, term_postings, pool."""
-    if scoring == "bm25":
-        scored_ids = "SELECT chunk_id FROM kw_pool" + (" UNION SELECT id FROM vec" if with_vector else "")
-        return ",".join([_stats_ctes(), BM25_POOL_CTES,
-                         BM25_SCORED_CTE.format(tf_factor=TF_FACTOR, scored_ids=scored_ids),
-                         BM25_RANKED_CTE, RANKED_CTE])
-    if scoring == "ts_rank_cd":
-        return TS_RANK_CD_CTES + "," + RANKED_CTE
-    raise ValueError(f"unknown keyword scoring {scoring!r}")
+def keyword_ctes(*, with_vector: bool) -> str:
+    """CTEs defining kw_scored (id, BM25 score of the chunks scored: the pool and, with_vector, the
+    vec CTE's chunks), kw (the top %(candidates)s with rank) and kw_idf_sum. Parameters: query,
+    collections, k1, b, candidates, term_postings, pool."""
+    scored_ids = "SELECT chunk_id FROM kw_pool" + (" UNION SELECT id FROM vec" if with_vector else "")
+    return ",".join([_stats_ctes(), BM25_POOL_CTES, BM25_SCORED_CTE.format(tf_factor=TF_FACTOR, scored_ids=scored_ids),
+                     BM25_RANKED_CTE, RANKED_CTE])
 
 
 def _stats_ctes() -> str:

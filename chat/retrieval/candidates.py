@@ -6,7 +6,7 @@ the BM25 score, so fusion and relevance calibration (pure Python, chat/retrieval
 chat/retrieval/relevance.py) need no further query. In hybrid mode every candidate has both
 scores: the statement computes the similarity of the keyword side's chunks and the BM25 of the
 vector side's. The rows carry no text: of a hundred-odd candidates a search returns ten or so,
-and their text is read with the segments' (chat.retrieval.segments.fetch_texts).
+and their text is read with the segments' (chat/retrieval/segment_text.py).
 """
 
 from __future__ import annotations
@@ -18,29 +18,12 @@ from functools import cache
 from django.conf import settings
 from django.db import connection
 
+from chat.retrieval import tuning
 from chat.retrieval.bm25 import keyword_ctes
-from chat.retrieval.vector import VECTOR_CTES, execute_with_session_settings, vector_literal
+from chat.retrieval.types import Candidate
+from chat.retrieval.vector import QUERY_VECTOR_CTE, VECTOR_CTES, execute_with_session_settings, vector_literal
 
-MODES = ("hybrid", "vector", "keyword", "ts_rank_cd")
-
-
-@dataclass
-class Candidate:
-    chunk_id: int
-    document_id: int
-    collection_id: int
-    chunk_index: int
-    text: str | None  # not fetched with the candidates: chat.retrieval.segments.fetch_texts fills the returned ones
-    start: int
-    end: int
-    page: int | None
-    title: str
-    source: str
-    vector_rank: int | None
-    keyword_rank: int | None
-    similarity: float | None
-    bm25: float | None
-    keyword_score: float | None  # the keyword side's ranking score (BM25 or ts_rank_cd)
+MODES = ("hybrid", "vector", "keyword")
 
 
 @dataclass
@@ -54,44 +37,40 @@ class CandidateSet:
 @dataclass(frozen=True)
 class _Sides:
     vector: bool  # search the vector side
-    keyword: str | None  # search the keyword side, scored "bm25" or "ts_rank_cd"
+    keyword: bool  # search the keyword side (BM25)
 
 
 _MODE_SIDES = {
-    "hybrid": _Sides(vector=True, keyword="bm25"),
-    "vector": _Sides(vector=True, keyword=None),
-    "keyword": _Sides(vector=False, keyword="bm25"),
-    "ts_rank_cd": _Sides(vector=False, keyword="ts_rank_cd"),
+    "hybrid": _Sides(vector=True, keyword=True),
+    "vector": _Sides(vector=True, keyword=False),
+    "keyword": _Sides(vector=False, keyword=True),
 }
 
 
 @cache
 def _statement(sides: _Sides) -> str:
-    ctes = []
+    ctes = [QUERY_VECTOR_CTE]
     if sides.vector:
         ctes.append(VECTOR_CTES)
     if sides.keyword:
-        ctes.append(keyword_ctes(sides.keyword, with_vector=sides.vector))
+        ctes.append(keyword_ctes(with_vector=sides.vector))
     searched = (["SELECT id FROM vec"] if sides.vector else []) + (["SELECT id FROM kw"] if sides.keyword else [])
     ctes.append("ids AS (" + " UNION ".join(searched) + ")")
     vector_rank = "v.rank" if sides.vector else "NULL::bigint"
     scan = ("(SELECT CASE WHEN EXISTS (SELECT 1 FROM vec_exact) THEN 'exact' ELSE 'hnsw' END)" if sides.vector
             else "NULL::text")
     keyword_rank = "k.rank" if sides.keyword else "NULL::bigint"
-    if sides.keyword == "ts_rank_cd":
-        keyword_cols = "NULL::float8, ks.score, NULL::float8, NULL::bigint"
-    elif sides.keyword:
+    if sides.keyword:
         # Not among the scored chunks: no query term, BM25 taken as 0.
-        keyword_cols = ("coalesce(ks.score, 0), ks.score, (SELECT total FROM kw_idf_sum), "
-                        "(SELECT identifiers FROM kw_idf_sum)")
+        keyword_cols = "coalesce(ks.score, 0), (SELECT total FROM kw_idf_sum), (SELECT identifiers FROM kw_idf_sum)"
     else:
-        keyword_cols = "NULL::float8, NULL::float8, NULL::float8, NULL::bigint"
+        keyword_cols = "NULL::float8, NULL::float8, NULL::bigint"
     # The vector side's chunks have their distance already: only the others' is computed here
     # (COALESCE evaluates lazily).
     if sides.vector:
-        similarity = "1 - coalesce(v.distance, c.embedding <=> %(vector)s::vector)"
+        similarity = "1 - coalesce(v.distance, c.embedding <=> (SELECT v FROM query_vector))"
     else:
-        similarity = "1 - (c.embedding <=> %(vector)s::vector)"
+        similarity = "1 - (c.embedding <=> (SELECT v FROM query_vector))"
     joins = []
     if sides.vector:
         joins.append("LEFT JOIN vec v ON v.id = c.id")
@@ -120,12 +99,11 @@ def _run(sides: _Sides, params: dict) -> CandidateSet:
     idf_sum = identifiers = scan = None
     for row in rows:
         chunk_id, document_id, collection_id, chunk_index, start, end, page, title, source = row[:9]
-        vector_rank, keyword_rank, bm25, keyword_score, idf_sum, identifiers, similarity, scan = row[9:]
+        vector_rank, keyword_rank, bm25, idf_sum, identifiers, similarity, scan = row[9:]
         result.append(Candidate(
             chunk_id=chunk_id, document_id=document_id, collection_id=collection_id, chunk_index=chunk_index,
             text=None, start=start, end=end, page=page, title=title, source=source, vector_rank=vector_rank,
-            keyword_rank=keyword_rank, similarity=_float(similarity), bm25=_float(bm25),
-            keyword_score=_float(keyword_score)))
+            keyword_rank=keyword_rank, similarity=_float(similarity), bm25=_float(bm25)))
     return CandidateSet(result, _float(idf_sum), identifiers, scan)
 
 
@@ -136,10 +114,10 @@ def _parameters(query: str, vector: Sequence[float], collection_ids: list[int], 
         "collections": list(collection_ids),
         "candidates": int(candidates),
         "exact_max": int(settings.SEARCH_EXACT_MAX_CHUNKS),
-        "k1": float(settings.SEARCH_BM25_K1),
-        "b": float(settings.SEARCH_BM25_B),
-        "term_postings": int(settings.SEARCH_BM25_TERM_POSTINGS),
-        "pool": max(int(settings.SEARCH_BM25_POOL), int(candidates)),
+        "k1": float(tuning.BM25_K1),
+        "b": float(tuning.BM25_B),
+        "term_postings": int(tuning.BM25_TERM_POSTINGS),
+        "pool": max(int(tuning.BM25_POOL), int(candidates)),
     }
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 
-RRF_K = 60
+from chat.retrieval.tuning import RRF_K
 
 
 def rrf_scores(rankings: Sequence[Sequence[Hashable]], *, weights: Sequence[float] | None = None,

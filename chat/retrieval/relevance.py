@@ -24,15 +24,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from chat.retrieval import tuning
+
 
 @dataclass(frozen=True)
 class Calibration:
-    similarity_center: float = 0.35
-    similarity_width: float = 0.08
-    keyword_weight: float = 0.30  # share of the keyword evidence in the blend; the rest is semantic
+    similarity_center: float = tuning.SIMILARITY_CENTER
+    similarity_width: float = tuning.SIMILARITY_WIDTH
+    keyword_weight: float = tuning.RELEVANCE_KEYWORD_WEIGHT  # the keyword evidence's share; the rest is semantic
     # Relative factor: 0.5 for a chunk this much less similar than the query's best chunk (0: off).
-    similarity_margin: float = 0.15
-    similarity_margin_width: float = 0.05
+    similarity_margin: float = tuning.SIMILARITY_MARGIN
+    similarity_margin_width: float = tuning.SIMILARITY_MARGIN_WIDTH
 
 
 DEFAULT_CALIBRATION = Calibration()

@@ -13,8 +13,9 @@ from functools import lru_cache
 
 from django.conf import settings
 
+from chat.retrieval import tuning
 from chat.retrieval.relevance import beta_cdf_relevance
-from chat.retrieval.segments import RankedQuery
+from chat.retrieval.types import RankedQuery
 
 # (query, texts) -> probabilities 0-1, one per text.
 Scorer = Callable[[str, list[str]], list[float]]
@@ -40,10 +41,10 @@ def cross_encoder_scorer(query: str, texts: list[str]) -> list[float]:
 
 def rerank(query: str, ranked: RankedQuery, scores: dict[int, float], *, scorer: Scorer | None = None,
            limit: int | None = None) -> tuple[RankedQuery, dict[int, float]]:
-    """Rescore the first `limit` candidates (settings.SEARCH_RERANK_CANDIDATES) with the scorer;
+    """Rescore the first `limit` candidates (tuning.RERANK_CANDIDATES) with the scorer;
     they come first, by probability; the rest keep their order and get relevance 0."""
     scorer = scorer or cross_encoder_scorer
-    limit = settings.SEARCH_RERANK_CANDIDATES if limit is None else limit
+    limit = tuning.RERANK_CANDIDATES if limit is None else limit
     head, tail = ranked.candidates[:limit], ranked.candidates[limit:]
     if not head:
         return ranked, scores

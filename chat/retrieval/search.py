@@ -1,23 +1,30 @@
-"""Search entry point: query -> embed -> candidates (vector + BM25) -> fusion -> [rerank] -> RSE.
+"""Search entry point: query -> embed -> candidates (vector + BM25) -> fusion -> [rerank] ->
+relevance -> RSE -> segment text.
 
 Permission-free: callers pass the collections the user may read
 (corpus.permissions.readable_collections). See DESIGN.md "Retrieval".
+
+Every statement runs on the caller's `django.db.connection`, so Django's connection handling
+(CONN_MAX_AGE, health checks, the caller's transaction) applies: one read of the searched
+collections, one statement per query for its candidates (both sides, chat/retrieval/candidates.py),
+and one for the text of the segments and the returned chunks (chat/retrieval/segment_text.py).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db.models import QuerySet
 
 from chat.retrieval import rerank as rerank_stage
-from chat.retrieval.candidates import MODES, Candidate, fetch_candidates
+from chat.retrieval import tuning
+from chat.retrieval.candidates import MODES, fetch_candidates
 from chat.retrieval.fusion import fuse_convex, fuse_rrf, round_robin
 from chat.retrieval.relevance import Calibration, blended_relevance, similarity_relevance
-from chat.retrieval.rse import PRESETS
-from chat.retrieval.segments import RankedQuery, extract_segments, fetch_texts
+from chat.retrieval.rse import PRESETS, choose_segments
+from chat.retrieval.segment_text import fetch_texts, read_segments
+from chat.retrieval.types import Candidate, DocumentRef, RankedQuery, ScoredChunk, SearchResult
 from corpus.ingest.embed import embed_queries, prefer_idle_threads
 from corpus.models import Collection
 
@@ -34,64 +41,6 @@ FUSIONS = ("convex", "rrf")
 
 class SearchError(ValueError):
     """Bad search input; str(exc) is a message for the person who sent it."""
-
-
-@dataclass(frozen=True)
-class DocumentRef:
-    id: int
-    title: str
-    source: str
-
-    def as_dict(self) -> dict:
-        return {"id": self.id, "title": self.title, "source": self.source}
-
-
-@dataclass
-class ChunkHit:
-    chunk_id: int
-    document: DocumentRef
-    chunk_index: int
-    text: str
-    start: int
-    end: int
-    score: float
-    relevance: float
-    ranks: dict[str, int | None]
-
-    def as_dict(self) -> dict:
-        return {"chunk_id": self.chunk_id, "document": self.document.as_dict(), "chunk_index": self.chunk_index,
-                "text": self.text, "start": self.start, "end": self.end, "score": self.score,
-                "relevance": self.relevance, "ranks": dict(self.ranks)}
-
-
-@dataclass
-class Segment:
-    document: DocumentRef
-    start: int  # chunk index, inclusive
-    end: int  # chunk index, exclusive
-    char_start: int
-    char_end: int
-    text: str
-    score: float
-    page: int | None
-
-    def as_dict(self) -> dict:
-        return {"document": self.document.as_dict(), "start": self.start, "end": self.end,
-                "char_start": self.char_start, "char_end": self.char_end, "text": self.text,
-                "score": self.score, "page": self.page}
-
-
-@dataclass
-class SearchResult:
-    query: str | list[str]
-    mode: str
-    chunks: list[ChunkHit] = field(default_factory=list)
-    segments: list[Segment] = field(default_factory=list)
-    timings_ms: dict[str, float] = field(default_factory=dict)
-
-    def as_dict(self) -> dict:
-        return {"query": self.query, "mode": self.mode, "chunks": [c.as_dict() for c in self.chunks],
-                "segments": [s.as_dict() for s in self.segments], "timings_ms": dict(self.timings_ms)}
 
 
 def _queries(query: str | list[str]) -> list[str]:
@@ -112,11 +61,7 @@ def _rank_one(candidates: list[Candidate], mode: str, idf_sum: float | None,
               fusion: str, names_identifier: bool = False) -> tuple[list[Candidate], dict, dict]:
     """Order one query's candidates for `mode`; return them with their scores and relevance.
     `names_identifier`: the query names an underscore identifier the collections hold."""
-    calibration = Calibration(similarity_center=settings.SEARCH_SIMILARITY_CENTER,
-                              similarity_width=settings.SEARCH_SIMILARITY_WIDTH,
-                              keyword_weight=settings.SEARCH_RELEVANCE_KEYWORD_WEIGHT,
-                              similarity_margin=settings.SEARCH_SIMILARITY_MARGIN,
-                              similarity_margin_width=settings.SEARCH_SIMILARITY_MARGIN_WIDTH)
+    calibration = Calibration()
     best = max((c.similarity for c in candidates if c.similarity is not None), default=None)
     relevance = {}
     for c in candidates:
@@ -130,8 +75,7 @@ def _rank_one(candidates: list[Candidate], mode: str, idf_sum: float | None,
             # side's chunks and the BM25 of the vector side's (0 without a query term).
             # An embedding cannot spell: a query naming an identifier (DJANGO_SETTINGS_MODULE) is
             # answered by the chunks that contain it, which only the keyword side matches exactly.
-            share = (settings.SEARCH_CONVEX_IDENTIFIER_SHARE if names_identifier
-                     else settings.SEARCH_CONVEX_KEYWORD_SHARE)
+            share = tuning.CONVEX_IDENTIFIER_SHARE if names_identifier else tuning.CONVEX_KEYWORD_SHARE
             fused = fuse_convex([{c.chunk_id: c.similarity for c in candidates if c.similarity is not None},
                                  {c.chunk_id: c.bm25 for c in candidates if c.bm25 is not None}],
                                 weights=[1.0 - share, share], tie_break=relevance)
@@ -139,15 +83,15 @@ def _rank_one(candidates: list[Candidate], mode: str, idf_sum: float | None,
             by_vector = sorted((c for c in candidates if c.vector_rank), key=lambda c: c.vector_rank)
             by_keyword = sorted((c for c in candidates if c.keyword_rank), key=lambda c: c.keyword_rank)
             fused = fuse_rrf([[c.chunk_id for c in by_vector], [c.chunk_id for c in by_keyword]],
-                             weights=[settings.SEARCH_VECTOR_WEIGHT, settings.SEARCH_KEYWORD_WEIGHT],
-                             k=settings.SEARCH_RRF_K, tie_break=relevance)
+                             weights=[tuning.RRF_VECTOR_WEIGHT, tuning.RRF_KEYWORD_WEIGHT],
+                             k=tuning.RRF_K, tie_break=relevance)
         by_id = {c.chunk_id: c for c in candidates}
         return [by_id[i] for i, _ in fused], dict(fused), relevance
     if mode == "vector":
         ordered = sorted((c for c in candidates if c.vector_rank), key=lambda c: c.vector_rank)
         return ordered, {c.chunk_id: c.similarity or 0.0 for c in ordered}, relevance
     ordered = sorted((c for c in candidates if c.keyword_rank), key=lambda c: c.keyword_rank)
-    return ordered, {c.chunk_id: c.keyword_score or 0.0 for c in ordered}, relevance
+    return ordered, {c.chunk_id: c.bm25 or 0.0 for c in ordered}, relevance
 
 
 def search(*, query: str | list[str], collections: QuerySet[Collection], mode: str = "hybrid", k: int = 10,
@@ -172,16 +116,16 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
     if fusion not in FUSIONS:
         raise SearchError(f"Unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}.")
     timings: dict[str, float] = {}
-    result = SearchResult(query=query if isinstance(query, str) else queries, mode=mode, timings_ms=timings)
+    asked = query if isinstance(query, str) else queries
 
-    n_candidates = max(k, settings.SEARCH_CANDIDATES)
+    n_candidates = max(k, tuning.CANDIDATES)
     # The collections are read first: with none to search there is nothing to embed.
     collection_rows = list(collections.values_list("id", "chunker"))
     collection_ids = [cid for cid, _ in collection_rows]
     eligible = {cid for cid, chunker in collection_rows if chunker != Collection.Chunker.SLIDING}
     if not collection_ids:
         timings["total"] = _ms(t0)
-        return result
+        return SearchResult(query=asked, mode=mode, timings_ms=timings)
 
     t = time.perf_counter()
     vectors = embed_queries(queries)
@@ -203,29 +147,27 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
 
     if rerank_stage.enabled():
         t = time.perf_counter()
-        fetch_texts([c for r in ranked for c in r.candidates[:settings.SEARCH_RERANK_CANDIDATES]])
+        fetch_texts([c for r in ranked for c in r.candidates[:tuning.RERANK_CANDIDATES]])
         for i, q in enumerate(queries):
             ranked[i], scores[i] = rerank_stage.rerank(q, ranked[i], scores[i])
         timings["rerank"] = _ms(t)
 
     top = _top_candidates(ranked, scores, k)
     returned = [c for c, _, _ in top]
+    segments = []
     if rse is not None and eligible:
         t = time.perf_counter()
-        segments = extract_segments(ranked, preset=PRESETS[rse], eligible_collections=eligible, texts_for=returned,
-                                    max_chars=max_chars, fill_with=returned)
-        result.segments = [
-            Segment(document=DocumentRef(s.document_id, s.title, s.source), start=s.start, end=s.end,
-                    char_start=s.char_start, char_end=s.char_end, text=s.text, score=s.score, page=s.page)
-            for s in segments]
+        chosen = choose_segments(ranked, preset=PRESETS[rse], eligible_collections=eligible, max_chars=max_chars,
+                                 fill_with=returned)
+        segments = read_segments(chosen, ranked, texts_for=returned)
         timings["rse"] = _ms(t)  # with the text of the returned chunks: the same query
     else:
         t = time.perf_counter()
         fetch_texts(returned)
         timings["text"] = _ms(t)
-    result.chunks = [_hit(c, score, relevance) for c, score, relevance in top if c.text is not None]
+    chunks = [_scored(c, score, relevance) for c, score, relevance in top if c.text is not None]
     timings["total"] = _ms(t0)
-    return result
+    return SearchResult(query=asked, mode=mode, chunks=chunks, segments=segments, timings_ms=timings)
 
 
 def _top_candidates(ranked: list[RankedQuery], scores: list[dict], k: int) -> list[tuple[Candidate, float, float]]:
@@ -239,15 +181,15 @@ def _top_candidates(ranked: list[RankedQuery], scores: list[dict], k: int) -> li
     if len(ranked) == 1:
         order = [(c.chunk_id, scores[0][c.chunk_id]) for c in ranked[0].candidates]
     else:  # several queries take turns
-        order = round_robin([[c.chunk_id for c in r.candidates] for r in ranked], k=settings.SEARCH_RRF_K,
+        order = round_robin([[c.chunk_id for c in r.candidates] for r in ranked], k=tuning.RRF_K,
                             tie_break=relevance)
     return [(by_id[chunk_id], float(score), relevance[chunk_id]) for chunk_id, score in order[:k]]
 
 
-def _hit(c: Candidate, score: float, relevance: float) -> ChunkHit:
-    return ChunkHit(chunk_id=c.chunk_id, document=DocumentRef(c.document_id, c.title, c.source),
-                    chunk_index=c.chunk_index, text=c.text, start=c.start, end=c.end, score=score,
-                    relevance=relevance, ranks={"vector": c.vector_rank, "keyword": c.keyword_rank})
+def _scored(c: Candidate, score: float, relevance: float) -> ScoredChunk:
+    return ScoredChunk(chunk_id=c.chunk_id, document=DocumentRef(c.document_id, c.title, c.source),
+                       chunk_index=c.chunk_index, text=c.text, start=c.start, end=c.end, score=score,
+                       relevance=relevance, ranks={"vector": c.vector_rank, "keyword": c.keyword_rank})
 
 
 def _ms(since: float) -> float:

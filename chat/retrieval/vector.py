@@ -15,23 +15,31 @@ from collections.abc import Sequence
 
 from django.conf import settings
 
+from chat.retrieval import tuning
+
+# The query's vector, written once into a statement that uses it in several places: with
+# client-side parameter binding each %(vector)s is 384 numbers of text for the server to parse.
+# An uncorrelated scalar subquery is computed once (an InitPlan), and the HNSW index still serves
+# ORDER BY embedding <=> (SELECT v FROM query_vector).
+QUERY_VECTOR_CTE = "query_vector AS (SELECT %(vector)s::vector AS v)"
+
 # CTEs defining vec (id, distance, rank, and the chunk's place: document_id, chunk_index, start,
 # "end", page, collection_id, title, source) for the %(candidates)s nearest chunks of the
 # collections. The place is read with the distance, from the chunk row and the document row the
-# scan visits anyway (the document for the collection filter). Parameters: vector (text form,
-# cast to vector), collections, candidates, exact_max.
+# scan visits anyway (the document for the collection filter). Parameters: collections,
+# candidates, exact_max; the query_vector CTE.
 VECTOR_CTES = """
 vec_small AS (
     SELECT coalesce(sum(chunk_count), 0) <= %(exact_max)s AS yes
     FROM bm25_collection_stats WHERE collection_id = ANY(%(collections)s::bigint[])
 ),
 vec_hnsw AS MATERIALIZED (
-    SELECT c.id, c.embedding <=> %(vector)s::vector AS distance, c.document_id, c.chunk_index, c.start, c."end", c.page,
-           d.collection_id, d.title, d.source
+    SELECT c.id, c.embedding <=> (SELECT v FROM query_vector) AS distance,
+           c.document_id, c.chunk_index, c.start, c."end", c.page, d.collection_id, d.title, d.source
     FROM corpus_chunk c JOIN corpus_document d ON d.id = c.document_id
     WHERE NOT (SELECT yes FROM vec_small)
       AND d.collection_id = ANY(%(collections)s::bigint[])
-    ORDER BY c.embedding <=> %(vector)s::vector
+    ORDER BY c.embedding <=> (SELECT v FROM query_vector)
     LIMIT %(candidates)s
 ),
 vec_exact AS MATERIALIZED (
@@ -39,8 +47,8 @@ vec_exact AS MATERIALIZED (
     -- chunks of the collections' documents through the document key (OFFSET 0 keeps the lateral
     -- subquery a parameterised scan): a plan misjudging how few documents the collections hold
     -- would otherwise scan every chunk of every collection.
-    SELECT c.id, c.embedding <=> %(vector)s::vector AS distance, c.document_id, c.chunk_index, c.start, c."end", c.page,
-           d.collection_id, d.title, d.source
+    SELECT c.id, c.embedding <=> (SELECT v FROM query_vector) AS distance,
+           c.document_id, c.chunk_index, c.start, c."end", c.page, d.collection_id, d.title, d.source
     FROM corpus_document d
     CROSS JOIN LATERAL (
         SELECT id, embedding, document_id, chunk_index, start, "end", page
@@ -48,7 +56,7 @@ vec_exact AS MATERIALIZED (
     ) AS c
     WHERE ((SELECT yes FROM vec_small) OR (SELECT count(*) FROM vec_hnsw) < %(candidates)s)
       AND d.collection_id = ANY(%(collections)s::bigint[])
-    ORDER BY (c.embedding <=> %(vector)s::vector) + 0
+    ORDER BY (c.embedding <=> (SELECT v FROM query_vector)) + 0
     LIMIT %(candidates)s
 ),
 vec AS (
@@ -66,9 +74,9 @@ def vector_literal(vector: Sequence[float]) -> str:
 
 def session_settings_sql() -> str:
     """SET LOCAL statements for the HNSW scan (valid until the end of the transaction).
-    Values are validated integers from settings, so they are inlined (SET takes no parameters)."""
+    Values are integers (a validated setting, a constant), so they are inlined (SET takes no parameters)."""
     ef = int(settings.SEARCH_HNSW_EF)
-    max_tuples = int(settings.SEARCH_HNSW_MAX_SCAN_TUPLES)
+    max_tuples = int(tuning.HNSW_MAX_SCAN_TUPLES)
     # No parallel workers: starting them costs more than these small scans (the exact branch's
     # plan is parallel-aware even when its one-time filter skips it).
     return (f"SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = relaxed_order; "

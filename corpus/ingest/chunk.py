@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from corpus.ingest.embed import embed_texts
 from corpus.ingest.tokens import TokenIndex, tokenize
 
 if TYPE_CHECKING:
@@ -403,7 +404,7 @@ def _semantic_cuts(doc: _Doc, config: ChunkingConfig, embed: Embed | None) -> li
     if len(units) <= 2:
         return []
     if embed is None:
-        from corpus.ingest.embed import embed_texts as embed
+        embed = embed_texts
     vectors = np.asarray(embed([doc.text[a:b].strip() for a, b in pairwise(units)]), dtype=np.float32)
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
     if config.strategy == "maxmin":

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import time
-from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -56,8 +54,6 @@ TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
 LOCK_NAMESPACE = 0x52414744
 INSERT_BATCH = 500
 
-# Seconds spent per stage in this process; bench_ingest reads it to show what dominates.
-stage_seconds: Counter[str] = Counter()
 
 
 class DocumentBusy(Exception):
@@ -84,15 +80,6 @@ class Built:
     pages: list[int]
     summary: str
     chunks: list[Chunk]
-
-
-@contextmanager
-def _timed(stage: str) -> Iterator[None]:
-    started = time.perf_counter()
-    try:
-        yield
-    finally:
-        stage_seconds[stage] += time.perf_counter() - started
 
 
 @contextmanager
@@ -176,8 +163,7 @@ def process_document(document_id: int) -> str:
         except Exception as exc:
             logger.exception("processing document %s failed", document_id)
             return _fail(document_id, content_hash, f"Processing failed: {exc}")
-        with _timed("publish"):
-            return _publish(document_id, built)
+        return _publish(document_id, built)
 
 
 def _claim(document_id: int) -> Document | str:
@@ -237,52 +223,47 @@ def _build(document: Document) -> Built:
     signature = collection.pipeline_signature()
     document_id = document.pk
 
-    with _timed("parse"):
-        data = _read(document)
-        content_hash = hashlib.sha256(data).hexdigest()
-        parsed = parse_document(data, filename=_filename(document))
+    data = _read(document)
+    content_hash = hashlib.sha256(data).hexdigest()
+    parsed = parse_document(data, filename=_filename(document))
     text = parsed.text
     title = (parsed.title or PurePosixPath(document.source).stem).strip()[:500]
 
     _progress(document_id, document.content_hash, status=Status.CHUNKING)
-    with _timed("chunk"):
-        config = ChunkingConfig(strategy=collection.chunker, size=collection.chunk_size,
-                                overlap=collection.chunk_overlap, threshold=collection.semantic_threshold)
-        spans = chunk_text(text, config, headings=parsed.headings, embed=embedding.embed_texts,
-                           max_chunks=settings.MAX_CHUNKS_PER_DOCUMENT)
-        _check_spans(spans, text, overlapping=collection.overlapping)
-        heading_paths = [heading_path_at(parsed.headings, span.start) for span in spans]
-        chunk_texts = [text[span.start: span.end] for span in spans]
+    config = ChunkingConfig(strategy=collection.chunker, size=collection.chunk_size,
+                            overlap=collection.chunk_overlap, threshold=collection.semantic_threshold)
+    spans = chunk_text(text, config, headings=parsed.headings, embed=embedding.embed_texts,
+                       max_chunks=settings.MAX_CHUNKS_PER_DOCUMENT)
+    _check_spans(spans, text, overlapping=collection.overlapping)
+    heading_paths = [heading_path_at(parsed.headings, span.start) for span in spans]
+    chunk_texts = [text[span.start: span.end] for span in spans]
 
     _progress(document_id, document.content_hash, status=Status.CONTEXTUALIZING)
-    with _timed("contextualize"):
-        result = contextualize(mode=collection.contextualization, title=title, text=text, chunk_texts=chunk_texts,
-                               heading_paths=heading_paths)
+    result = contextualize(mode=collection.contextualization, title=title, text=text, chunk_texts=chunk_texts,
+                           heading_paths=heading_paths)
 
     n = len(spans)
     _progress(document_id, document.content_hash, status=Status.EMBEDDING, progress_done=0, progress_total=n)
-    with _timed("embed"):
-        if collection.embedding_mode == Collection.EmbeddingMode.LATE:
-            vectors = embedding.late_chunk_embeddings(
-                text, [(span.start, span.end) for span in spans], tokens=tokenize(text),
-                prefix=result.llm_title or title,
-                on_progress=lambda done: _progress(document_id, document.content_hash, progress_done=done))
-            _progress(document_id, document.content_hash, progress_done=n)
-        else:
-            vectors = _embed_plain(document_id, document.content_hash, result.contexts, chunk_texts)
-            if collection.embedding_mode == Collection.EmbeddingMode.NEIGHBOURS and not collection.overlapping:
-                vectors = embedding.blend_neighbours(vectors, settings.EMBEDDING_NEIGHBOUR_WEIGHT)
+    if collection.embedding_mode == Collection.EmbeddingMode.LATE:
+        vectors = embedding.late_chunk_embeddings(
+            text, [(span.start, span.end) for span in spans], tokens=tokenize(text),
+            prefix=result.llm_title or title,
+            on_progress=lambda done: _progress(document_id, document.content_hash, progress_done=done))
+        _progress(document_id, document.content_hash, progress_done=n)
+    else:
+        vectors = _embed_plain(document_id, document.content_hash, result.contexts, chunk_texts)
+        if collection.embedding_mode == Collection.EmbeddingMode.NEIGHBOURS and not collection.overlapping:
+            vectors = embedding.blend_neighbours(vectors, settings.EMBEDDING_NEIGHBOUR_WEIGHT)
 
-    with _timed("assemble"):
-        pages = list(parsed.pages)
-        page_finder = Document(pages=pages)
-        chunks = [
-            Chunk(document_id=document_id, chunk_index=i, text=chunk_texts[i], start=span.start, end=span.end,
-                  heading_path=" > ".join(heading_paths[i]), context=result.contexts[i],
-                  page=page_finder.page_at(span.start), token_count=count_tokens(chunk_texts[i]),
-                  embedding=vectors[i])
-            for i, span in enumerate(spans)
-        ]
+    pages = list(parsed.pages)
+    page_finder = Document(pages=pages)
+    chunks = [
+        Chunk(document_id=document_id, chunk_index=i, text=chunk_texts[i], start=span.start, end=span.end,
+              heading_path=" > ".join(heading_paths[i]), context=result.contexts[i],
+              page=page_finder.page_at(span.start), token_count=count_tokens(chunk_texts[i]),
+              embedding=vectors[i])
+        for i, span in enumerate(spans)
+    ]
     return Built(content_hash=content_hash, signature=signature, title=title, text=text,
                  media_type=parsed.media_type, pages=pages, summary=result.summary, chunks=chunks)
 

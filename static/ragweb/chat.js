@@ -1,6 +1,7 @@
 // Streams answers into the chat page: the ask form is posted with fetch and the answer arrives as
-// server-sent events (start, token..., done). Tokens are inserted as text, never as HTML; the final
-// answer HTML comes from the server, already sanitized. Without JS the form posts normally.
+// server-sent events (start, token..., done). Tokens render as Markdown built from DOM nodes, never
+// as HTML; the final answer HTML comes from the server, already sanitized. Without JS the form posts
+// normally.
 (function () {
   "use strict";
 
@@ -22,6 +23,134 @@
     container.appendChild(note);
     note.scrollIntoView({block: "nearest"});
   }
+
+  // ---- Streaming Markdown (answers render as Markdown while they arrive) ----------------------
+  // A small renderer for the answer's text so far: paragraphs, headings, lists, quotes, fenced code,
+  // `code`, **bold**, *italic*, links (their text) and [n] citations. It builds DOM nodes with
+  // textContent only, never HTML from the text, so nothing in an answer can run. Markup the model has
+  // opened but not yet closed ("**bol", "[1") is shown as it will end, not as raw characters. The
+  // server's sanitised HTML replaces all of it when the answer is done.
+  const LIST_ITEM = /^(\s*)([-*+]|\d+[.)])\s+(.*)$/;
+
+  function streamingFragment(text) {
+    const fragment = document.createDocumentFragment();
+    const lines = text.replace(/\r\n?/g, "\n").split("\n");
+    let paragraph = null;
+    let lists = [];  // open lists, outermost first: {node, indent, ordered}
+    let code = null;
+    const closeParagraph = function () { paragraph = null; };
+    const closeLists = function () { lists = []; };
+    const target = function () { return lists.length ? lists[lists.length - 1].item : fragment; };
+    for (const line of lines) {
+      if (code) {
+        if (/^\s*(```|~~~)/.test(line)) { code = null; continue; }
+        code.textContent += (code.textContent ? "\n" : "") + line;
+        continue;
+      }
+      if (/^\s*(```|~~~)/.test(line)) {
+        closeParagraph();
+        const pre = document.createElement("pre");
+        code = document.createElement("code");
+        pre.appendChild(code);
+        target().appendChild(pre);
+        continue;
+      }
+      if (!line.trim()) { closeParagraph(); continue; }
+      const item = LIST_ITEM.exec(line);
+      if (item) {
+        closeParagraph();
+        const indent = item[1].length;
+        const ordered = /\d/.test(item[2]);
+        while (lists.length && lists[lists.length - 1].indent > indent) lists.pop();
+        let list = lists[lists.length - 1];
+        if (!list || list.indent < indent || list.ordered !== ordered) {
+          if (list && list.indent === indent) lists.pop();
+          const parent = target();
+          const node = document.createElement(ordered ? "ol" : "ul");
+          parent.appendChild(node);
+          list = {node: node, indent: indent, ordered: ordered, item: null};
+          lists.push(list);
+        }
+        list.item = document.createElement("li");
+        list.node.appendChild(list.item);
+        appendInline(list.item, item[3]);
+        continue;
+      }
+      const heading = /^\s{0,3}(#{1,6})\s+(.*)$/.exec(line);
+      if (heading) {
+        closeParagraph();
+        closeLists();
+        const node = document.createElement("h" + Math.min(6, heading[1].length + 2));
+        appendInline(node, heading[2].replace(/\s#+\s*$/, ""));
+        fragment.appendChild(node);
+        continue;
+      }
+      if (lists.length && /^\s+\S/.test(line) && !paragraph) {
+        appendInline(target(), " " + line.trim());  // a list item's wrapped line
+        continue;
+      }
+      if (!/^\s/.test(line)) closeLists();
+      const quote = /^\s*>\s?(.*)$/.exec(line);
+      if (!paragraph) {
+        paragraph = document.createElement(quote ? "blockquote" : "p");
+        target().appendChild(paragraph);
+      } else {
+        paragraph.appendChild(document.createTextNode(" "));
+      }
+      appendInline(paragraph, quote ? quote[1] : line.trim());
+    }
+    return fragment;
+  }
+
+  // Inline Markdown into `parent`: `code`, **bold**, *italic* / _italic_, [text](url) as its text,
+  // [n] citations. Unclosed markup at the end is applied to the rest of the text.
+  function appendInline(parent, text) {
+    const pattern = /(`+)([^`]*)(\1|$)|(\*\*|__)(?=\S)([\s\S]*?)(\4|$)|(\*|_)(?=\S)([\s\S]*?\S)?(\7(?!\7)|$)|\[(\d{1,3}(?:\s*,\s*\d{1,3})*)(\]|$)|\[([^\]\n]*)\]\(([^)\s]*)\)?|\[$/g;
+    let last = 0;
+    let match;
+    while ((match = pattern.exec(text)) !== null) {
+      if (match[0] === "") { pattern.lastIndex++; continue; }
+      if (match.index > last) parent.appendChild(document.createTextNode(text.slice(last, match.index)));
+      if (match[1] !== undefined) {
+        const node = document.createElement("code");
+        node.textContent = match[2];
+        parent.appendChild(node);
+      } else if (match[4] !== undefined) {
+        const node = document.createElement("strong");
+        appendInline(node, match[5] || "");
+        parent.appendChild(node);
+      } else if (match[7] !== undefined) {
+        const node = document.createElement("em");
+        appendInline(node, match[8] || "");
+        parent.appendChild(node);
+      } else if (match[10] !== undefined) {
+        const node = document.createElement("span");
+        node.className = "cite";
+        node.textContent = "[" + match[10] + "]";
+        parent.appendChild(node);
+      } else if (match[12] !== undefined) {
+        appendInline(parent, match[12]);
+      }
+      last = pattern.lastIndex;
+    }
+    if (last < text.length) parent.appendChild(document.createTextNode(text.slice(last)));
+  }
+
+  // Re-renders `container` from `text` at most once per animation frame.
+  function streamingRenderer(container) {
+    let text = "";
+    let pending = false;
+    return function (piece) {
+      text += piece;
+      if (pending) return;
+      pending = true;
+      requestAnimationFrame(function () {
+        pending = false;
+        container.replaceChildren(streamingFragment(text));
+      });
+    };
+  }
+  // ---- end of streaming Markdown ---------------------------------------------------------------
 
   // Parses an SSE byte stream into {event, data} objects, calling onEvent for each.
   async function readEvents(response, onEvent) {
@@ -63,14 +192,15 @@
     const reply = element("article", "message assistant status-streaming");
     const content = element("div", "content answer streaming");
     reply.appendChild(content);
+    const showToken = streamingRenderer(content);
     messages.append(asked, reply);
     reply.scrollIntoView({block: "nearest"});
-    form.elements.question.value = "";
-    submit.disabled = true;
+    submit.disabled = true;  // the question stays in the box until the server has stored it ("start")
 
     const controller = new AbortController();
     let stopUrl = null;
     let finished = false;
+    let started = false;
     stop.hidden = false;
     stop.disabled = false;
     stop.onclick = async function () {
@@ -89,19 +219,23 @@
         method: "POST", body: body, signal: controller.signal,
         headers: {"Accept": "text/event-stream", "X-CSRFToken": csrfToken(form)},
       });
-      if (!response.ok) throw new Error("HTTP " + response.status);
+      if (!response.ok) throw await serverFailure(response);
       await readEvents(response, function (event, data) {
         if (event === "start") {
+          started = true;
+          if (form.elements.question.value.trim() === question) form.elements.question.value = "";
           stopUrl = data.stop_url;
           reply.id = "m" + data.message;
           form.elements.conversation.value = data.conversation;
           if (location.pathname !== data.conversation_url) history.pushState({}, "", data.conversation_url);
         } else if (event === "token") {
-          content.textContent += data.text;
+          showToken(data.text);
         } else if (event === "notice") {
           asked.remove();
           reply.remove();
           showNotice(messages, data.message);
+        } else if (event === "error") {
+          throw new ServerFailure(data.message);
         } else if (event === "done") {
           finished = true;
           stop.hidden = true;
@@ -112,17 +246,57 @@
         showNotice(reply, "The answer stopped early; reload the page to see what was saved.");
       }
     } catch (error) {
-      if (reply.isConnected) {
+      if (!started && error.name !== "AbortError") {
+        // Nothing was stored: the question is still in the box, so leave no half exchange behind.
+        asked.remove();
+        reply.remove();
+        showNotice(messages, failureText(error, false));
+      } else if (reply.isConnected) {
         content.classList.remove("streaming");
-        showNotice(reply, error.name === "AbortError"
-          ? "Stopped; the partial answer is kept."
-          : "The connection to the server was lost; reload the page to see what was saved.");
+        showNotice(reply, error.name === "AbortError" ? "Stopped; the partial answer is kept." : failureText(error, true));
       }
     } finally {
       submit.disabled = false;
       stop.hidden = true;
       refreshConversationList();
     }
+  }
+
+  // A failure the server reported (an HTTP error status or an "error" event), as opposed to a
+  // connection that was lost.
+  class ServerFailure extends Error {
+    constructor(message) {
+      super(message);
+      this.name = "ServerFailure";
+    }
+  }
+
+  async function serverFailure(response) {
+    let message = "";
+    try {
+      const type = response.headers.get("Content-Type") || "";
+      if (type.includes("application/json")) {
+        message = (await response.json()).error || "";
+      } else if (type.startsWith("text/plain")) {
+        // The service's own short answers (database unavailable: 503, body too large: 413).
+        const text = (await response.text()).trim();
+        if (text.length < 300) message = text;
+      }
+    } catch (error) { /* not a body we can show: describe the status instead */ }
+    if (!message) {
+      message = response.status >= 500
+        ? "The server failed while answering (HTTP " + response.status + ")."
+        : "The server refused the question (HTTP " + response.status + "); reload the page and try again.";
+    }
+    return new ServerFailure(message);
+  }
+
+  function failureText(error, started) {
+    const server = error instanceof ServerFailure;
+    const what = server ? error.message : started
+      ? "The connection to the server was lost while the answer was being written."
+      : "The connection to the server was lost before it answered.";
+    return what + (started ? " Reload the page to see what was saved." : " Your question is still in the box.");
   }
 
   function refreshConversationList() {
@@ -137,6 +311,78 @@
     if (form.id !== "ask-form" || !window.fetch || !window.TextDecoder) return;
     event.preventDefault();
     ask(form);
+  });
+
+  // Controls that only work with JS (Copy) are shown once this script runs.
+  document.documentElement.classList.add("js");
+
+  // Copy puts the answer's text with its sources (Markdown, kept in a <template> beside the button)
+  // on the clipboard.
+  async function copyText(text) {
+    if (navigator.clipboard && window.isSecureContext) {
+      await navigator.clipboard.writeText(text);
+      return;
+    }
+    // Pages served over plain HTTP (not localhost) have no clipboard API: copy a selected textarea.
+    const area = element("textarea", "visually-hidden");
+    area.value = text;
+    area.setAttribute("readonly", "");
+    document.body.appendChild(area);
+    area.select();
+    const copied = document.execCommand("copy");
+    area.remove();
+    if (!copied) throw new Error("copy refused");
+  }
+
+  document.addEventListener("click", async function (event) {
+    const linkButton = event.target.closest("button.copy-link");
+    if (linkButton) {
+      const link = linkButton.parentElement.querySelector("input.share-link");
+      try {
+        await copyText(link.value);
+        linkButton.textContent = "Copied";
+      } catch (error) {
+        link.select();
+      }
+      return;
+    }
+    const button = event.target.closest("button.copy-answer");
+    if (!button) return;
+    const actions = button.closest(".answer-actions");
+    const status = actions.querySelector(".action-status");
+    try {
+      await copyText(actions.querySelector("template.copy-text").content.textContent);
+      status.textContent = "Copied.";
+    } catch (error) {
+      status.textContent = "Could not copy; select the text instead.";
+    }
+  });
+
+  // Regenerate streams like a new question: the old question and answer leave the page and the ask
+  // form asks again, naming the answer it replaces (the server keeps the old pair until the new one
+  // is stored). Without JS the Regenerate form posts to the same URL and the page reloads.
+  document.addEventListener("submit", function (event) {
+    const form = event.target;
+    const askForm = document.getElementById("ask-form");
+    if (!form.classList.contains("regenerate") || !askForm || !window.fetch || !window.TextDecoder) return;
+    const answer = form.closest(".message");
+    const question = answer && answer.previousElementSibling;
+    if (!question || !question.classList.contains("user")) return;
+    event.preventDefault();
+    if (askForm.querySelector("button[type=submit]").disabled) return;  // an answer is being written
+    const draft = askForm.elements.question.value;
+    const replaces = element("input", "");
+    replaces.type = "hidden";
+    replaces.name = "regenerate";
+    replaces.value = form.elements.regenerate.value;
+    askForm.appendChild(replaces);
+    askForm.elements.question.value = question.querySelector(".content").innerText;
+    question.remove();
+    answer.remove();
+    askForm.requestSubmit();  // the form's data is read at once, so the extra field can go now
+    replaces.remove();
+    // A draft the user was typing comes back; otherwise the question stays until the server has it.
+    if (draft.trim()) askForm.elements.question.value = draft;
   });
 
   // Opening a conversation shows its latest answer, from the question that led to it (a link to

@@ -78,7 +78,7 @@ def test_upload_ingests_into_a_writable_collection(api, mine, django_capture_on_
 @pytest.mark.parametrize(("name", "data", "message"), [
     ("empty.md", b"", "empty.md: the file is empty."),
     ("program.exe", b"MZ\x90\x00", "program.exe: this file type is not supported"),
-    ("huge.txt", b"x" * 2048, "huge.txt: the file is 0.0 MB; the limit is 0.0 MB."),
+    ("huge.txt", b"x" * 2048, "huge.txt: the file is 2.0 KB; the limit is 1.0 KB."),
 ])
 def test_bad_uploads_are_refused_with_a_message(api, mine, settings, name, data, message):
     settings.MAX_UPLOAD_BYTES = 1024
@@ -104,6 +104,14 @@ def test_one_bad_file_never_blocks_the_others(api, mine, django_capture_on_commi
     assert body["files"][1]["error"] == "empty.txt: the file is empty."
     assert body["files"][3]["error"].startswith("notes.xyz: this file type is not supported")
     assert set(Document.objects.values_list("source", "status")) == {("a.md", Status.READY), ("b.md", Status.READY)}
+
+
+def test_too_many_files_at_once_is_a_json_400(api, mine, settings):
+    settings.DATA_UPLOAD_MAX_NUMBER_FILES = 3
+    response = upload_many(api, "mine", [(f"f{i}.md", GUIDE_V1) for i in range(4)])
+
+    assert response.status_code == 400 and response.json() == {"detail": "Send at most 3 files in one request."}
+    assert not Document.objects.exists()
 
 
 def test_upload_request_errors(api, mine):

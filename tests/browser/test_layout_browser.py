@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 
 from chat.models import Message
 from chat.services import conversation_start, message_ask
+from chat.sharing import conversation_share
 from tests.browser.support import NO_OVERFLOW, VIEWPORTS, in_db_thread, log_in, overflow
 from tests.chat.chat_corpus import GUIDE, make_collection, make_document
 
@@ -30,17 +31,28 @@ def pages(live_server, user, no_llm):
     def create():
         collection = make_collection("guides", owner=user)
         make_document(collection, source="deploy.md", title="Deployment guide", parts=GUIDE)
-        make_document(collection, source="a/deeply/nested/folder/with-a-rather-long-file-name-for-the-wide-"
-                                         "table-and-code-block-example.md", title=LONG_TITLE, parts=WIDE)
-        conversation_start(user=user, title=LONG_TITLE)
+        wide = make_document(collection, source="a/deeply/nested/folder/with-a-rather-long-file-name-for-the-wide-"
+                                                "table-and-code-block-example.md", title=LONG_TITLE, parts=WIDE)
+        long_one = conversation_start(user=user, title=LONG_TITLE)
+        Message.objects.create(conversation=long_one, role="user", content=LONG_TITLE)
         conversation = conversation_start(user=user)
         events = message_ask(conversation=conversation, stream=False,
                              question="What is the default request timeout? " + "x" * 120)
         reply = list(events)[-1].message
-        wide = next(c["n"] for c in reply.citations if c["document"]["title"] == LONG_TITLE)
+        # An answer citing the wide document (code and table), whatever the answer pipeline picks.
+        Message.objects.create(conversation=long_one, role="user", content="Where is the timeout set?")
+        cites_wide = Message.objects.create(
+            conversation=long_one, role="assistant", content="In the environment [1].", query="timeout setting",
+            citations=[{"n": 1, "document": {"id": wide.pk, "title": LONG_TITLE, "source": wide.source},
+                        "start": 0, "end": len(WIDE), "char_start": 0, "char_end": len(wide.text),
+                        "text": wide.text, "page": None, "score": 1.0}])
+        token = conversation_share(conversation=conversation)
         return {"chat": "/", "conversation": conversation.get_absolute_url(),
-                "passage": f"/messages/{reply.pk}/sources/1/", "wide passage": f"/messages/{reply.pk}/sources/{wide}/",
-                "documents": "/documents/"}
+                "passage": f"/messages/{reply.pk}/sources/{reply.citations[0]['n']}/",
+                "wide passage": f"/messages/{cites_wide.pk}/sources/1/",
+                "wide conversation": long_one.get_absolute_url(),
+                "shared": f"/shared/{token}/", "documents": "/documents/",
+                "new collection": "/documents/collections/new/", "collection": "/documents/collections/guides/edit/"}
 
     return in_db_thread(create)
 
@@ -55,7 +67,7 @@ def test_no_page_scrolls_sideways(pages, live_server, chromium, viewport):
 
     page = log_in(chromium, live_server.url, "alice", "alice-password-1", viewport=VIEWPORTS[viewport])
     for name, path in pages.items():
-        page.goto(live_server.url + path)
+        assert page.goto(live_server.url + path).status == 200, name
         assert page.evaluate(NO_OVERFLOW), (name, overflow(page))
         brand = page.locator(".topbar .brand").bounding_box()
         first_link = page.locator(".mainnav a").first.bounding_box()
@@ -73,6 +85,7 @@ def test_phone_conversation_list_is_a_drawer(pages, live_server, chromium):
     page.click("label.drawer-button")
     sidebar.wait_for(state="visible")
     page.wait_for_function("() => document.getElementById('sidebar').getBoundingClientRect().left >= 0")
+    assert page.locator("#sidebar").bounding_box()["height"] == VIEWPORTS["phone"]["height"]  # the full height
     assert page.evaluate(NO_OVERFLOW)
     page.locator("#conversation-list a", has_text=LONG_TITLE[:20]).click()
     expect(page.locator("h1.conversation-title")).to_have_text(LONG_TITLE[:80])  # titles are cut to 80 characters
@@ -86,7 +99,7 @@ def test_desktop_shows_the_list_beside_the_messages(pages, live_server, chromium
     assert page.locator("#sidebar").is_visible() and not page.locator("label.drawer-button").is_visible()
     sidebar, chat = page.locator("#sidebar").bounding_box(), page.locator("#chat").bounding_box()
     assert sidebar["x"] + sidebar["width"] <= chat["x"]
-    assert in_db_thread(lambda: Message.objects.filter(role="assistant", status="complete").count()) == 1
+    assert page.locator(".message.assistant.status-complete").count() == 1
     page.context.close()
 
 

@@ -168,8 +168,9 @@ def test_passage_view_highlights_the_segment_and_charts_relevance(alice, user, c
     response = alice.get(reverse("chat:passage", args=[reply.pk, citation["n"]]))
     html = response.content.decode()
     assert response.status_code == 200
-    mark = re.search(r'<mark id="passage" class="passage block">(.*?)</mark>', html, re.S).group(1)
-    assert "thirty seconds by default" in mark and "Logs are written" not in mark.split("Retries")[0]
+    segment = re.search(r'<div class="passage segment">(.*?)</div>', html, re.S).group(1)
+    mark = re.search(r'<mark class="passage support" id="passage">(.*?)</mark>', segment, re.S).group(1)
+    assert mark == "The request timeout is thirty seconds by default."  # the sentence the answer quotes
     assert "<h1>Deployment guide</h1>" in html.replace(f"[{citation['n']}] ", "")
     assert '<svg class="relevance-chart"' in html
     assert len(re.findall(r'<rect class="bar', html)) == len(GUIDE)
@@ -186,7 +187,8 @@ def test_passage_view_shows_pdf_page(alice, user, no_llm):
     citation = next(c for c in reply.citations if c["start"] <= 1 < c["end"])
     html = alice.get(reverse("chat:passage", args=[reply.pk, citation["n"]])).content.decode()
     assert '<pre class="doc plain">' in html
-    assert f'<span class="page">page {1 if citation["start"] == 0 else 2}</span>' in html
+    # The page of the sentence the answer cites, wherever the cited segment starts.
+    assert '<span class="page">page 2</span>' in html and '<span class="page-break" id="page-2"' in html
 
 
 def test_passage_view_is_404_without_read_permission(alice, client, user, other_user, corpus, no_llm):
@@ -262,3 +264,48 @@ def test_only_staff_see_the_admin_link(alice, client, django_user_model):
     html = client.get(reverse("chat:index")).content.decode()
     assert '<a href="/admin/">Admin</a>' in html
     assert '<a href="/"aria-current' not in html and 'aria-current="page">Chat</a>' in html
+
+
+def test_a_server_error_is_told_with_an_id_that_is_in_the_log(alice, corpus, monkeypatch, caplog):
+    def broken(**kwargs):
+        raise RuntimeError("database on fire")
+
+    monkeypatch.setattr("chat.views.message_ask", broken)
+    response = alice.post(reverse("chat:ask"), {"question": "What is the timeout?"}, HTTP_ACCEPT="text/event-stream")
+    body = response.json()
+    assert response.status_code == 500 and re.fullmatch(r"[0-9a-f]{8}", body["error_id"])
+    assert body["error"].startswith(f"The server failed while answering (error {body['error_id']}).")
+    logged = [r for r in caplog.records if body["error_id"] in r.getMessage()]
+    assert logged and "database on fire" in logged[0].exc_text
+    assert not Conversation.objects.exists()  # the conversation started for it is gone again
+
+    page = alice.post(reverse("chat:ask"), {"question": "What is the timeout?"})
+    html = page.content.decode()
+    assert page.status_code == 500 and "The server failed while answering (error " in html
+    assert re.search(r'<textarea name="question"[^>]*>What is the timeout\?</textarea>', html)
+
+
+def test_a_failure_while_answering_is_stored_with_an_id(alice, corpus, monkeypatch, caplog):
+    def broken(**kwargs):
+        raise RuntimeError("index corrupted")
+
+    monkeypatch.setattr("chat.services.prepare", broken)
+    alice.post(reverse("chat:ask"), {"question": "What is the timeout?"})
+    reply = Message.objects.get(role="assistant")
+    error_id = re.search(r"\(error ([0-9a-f]{8})\)", reply.error).group(1)
+    assert reply.status == "failed" and reply.error.startswith("The server failed while answering")
+    assert any(error_id in r.getMessage() and "index corrupted" in r.exc_text for r in caplog.records)
+    assert Message.objects.get(role="user").content == "What is the timeout?"  # the question is kept
+
+
+def test_a_failure_mid_stream_ends_with_an_error_event(alice, corpus, monkeypatch, fake_llm):
+    fake_llm.reply = lambda request: "It is thirty seconds [1]."
+
+    def broken(request, message):
+        raise RuntimeError("template missing")
+
+    monkeypatch.setattr("chat.views.render_message", broken)
+    response = alice.post(reverse("chat:ask"), {"question": "What is the timeout?"}, HTTP_ACCEPT="text/event-stream")
+    events = sse_events(response)
+    assert events[0][0] == "start" and events[-1][0] == "error"
+    assert events[-1][1]["message"].startswith(f"The server failed while answering (error {events[-1][1]['error_id']})")

@@ -73,3 +73,14 @@ def test_users_by_username_keeps_order_and_names_the_unknown(user, other_user, d
     with pytest.raises(ValidationError) as unknown:
         selectors.users_by_username(["alice", "nobody", "gone"])
     assert unknown.value.messages == ["No such user: nobody, gone."]
+
+
+def test_upload_target_is_the_viewed_writable_collection_or_the_only_one(user, other_user, collections):
+    assert selectors.upload_target(user=user, viewing=None) == collections["mine"]  # the only writable one
+    assert selectors.upload_target(user=user, viewing=collections["mine"]) == collections["mine"]
+    assert selectors.upload_target(user=user, viewing=collections["shared"]) is None  # read-only: never another
+
+    team = Collection.objects.create(slug="team", name="Team", owner=other_user)
+    team.editors.add(user)
+    assert selectors.upload_target(user=user, viewing=None) is None  # several: the user chooses
+    assert selectors.upload_target(user=user, viewing=team) == team

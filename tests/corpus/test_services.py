@@ -126,7 +126,8 @@ def test_oversized_file_fails_without_being_stored(collection, settings, django_
                                  source="big.txt")
 
     assert document.status == Document.Status.FAILED
-    assert document.error.startswith("The file is ") and "the limit is" in document.error
+    assert document.error == uploads.upload_error("big.txt", 101)
+    assert document.error == "big.txt: the file is 101 bytes; the limit is 100 bytes."
     assert not document.file and callbacks == []
     assert not Chunk.objects.filter(document=document).exists()
 
@@ -293,7 +294,7 @@ def test_documents_upload_reports_per_file_and_ingests_the_good_ones(collection,
         ("empty.md", False), ("guide.md", True), ("notes.xyz", False), ("huge.txt", False), ("more.md", True)]
     assert results[0].error == uploads.upload_error("empty.md", 0) == "empty.md: the file is empty."
     assert results[2].error.startswith("notes.xyz: this file type is not supported")
-    assert results[3].error == "huge.txt: the file is 0.0 MB; the limit is 0.0 MB."
+    assert results[3].error == "huge.txt: the file is 1.0 KB; the limit is 1.0 KB."
     assert sorted(Document.objects.values_list("source", "status")) == [("guide.md", "ready"), ("more.md", "ready")]
     assert {r.document.pk for r in results if r.accepted} == set(Document.objects.values_list("pk", flat=True))
 

@@ -313,6 +313,19 @@ def test_delete_asks_for_confirmation_then_deletes(client, user, own_collection,
     assert not Collection.objects.exists() and not Document.objects.exists() and not path.exists()
 
 
+def test_the_page_lists_collections_with_what_the_user_may_do(client, user, own_collection, public_collection,
+                                                               foreign_collection, other_user):
+    team = Collection.objects.create(slug="team", name="Team", owner=other_user)
+    team.editors.add(user)
+    client.force_login(user)
+    page = client.get("/documents/").content.decode()
+    table = page[page.index('<table class="documents collections">'):]
+    rows = re.findall(r'\?collection=([\w-]+)">[^<]*</a>.*?<td[^>]*>([^<]*)</td>\s*<td[^>]*>(.*?)</td>', table,
+                      re.S)
+    assert rows == [("demo", "read", ""), ("mine", "manage", '<a href="/documents/collections/mine/edit/">Settings '
+                                                          'and sharing</a>'), ("team", "add and change documents", "")]
+
+
 def test_an_editor_changes_documents_but_not_the_collection(client, user, other_user, foreign_collection,
                                                              django_capture_on_commit_callbacks):
     foreign_collection.editors.add(user)

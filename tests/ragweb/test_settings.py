@@ -89,3 +89,31 @@ def test_secret_key_is_generated_once_and_kept(tmp_path):
     assert len(first.stdout.strip()) >= 40
     assert first.stdout == second.stdout
     assert (tmp_path / "secret_key").stat().st_mode & 0o077 == 0
+
+
+SEARCH_PRINT = ("import django, json; from django.conf import settings; django.setup(); "
+                "print(json.dumps({n: getattr(settings, n) for n in dir(settings) if n.startswith('SEARCH_')}))")
+
+
+def test_search_settings_are_the_operators_choices_only(tmp_path):
+    import json
+
+    clean = {k: v for k, v in os.environ.items() if k in _PASSTHROUGH}
+    clean.update(RAGWEB_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="ragweb.settings")
+
+    def run(**env):
+        return subprocess.run([sys.executable, "-c", SEARCH_PRINT], cwd=ROOT, env={**clean, **env},
+                              capture_output=True, text=True)
+
+    out = run()
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {"SEARCH_FUSION": "convex", "SEARCH_HNSW_EF": 100, "SEARCH_EXACT_MAX_CHUNKS": 5000}
+    out = run(SEARCH_FUSION="rrf", SEARCH_HNSW_EF="400", SEARCH_EXACT_MAX_CHUNKS="0",
+              SEARCH_BM25_K1="2.0")  # a tuned constant (chat/retrieval/tuning.py), not a setting: ignored
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {"SEARCH_FUSION": "rrf", "SEARCH_HNSW_EF": 400, "SEARCH_EXACT_MAX_CHUNKS": 0}
+    for name, value, message in (("SEARCH_FUSION", "sum", "SEARCH_FUSION must be one of"),
+                                 ("SEARCH_HNSW_EF", "0", "SEARCH_HNSW_EF must be at least 1"),
+                                 ("SEARCH_EXACT_MAX_CHUNKS", "many", "SEARCH_EXACT_MAX_CHUNKS must be an integer")):
+        out = run(**{name: value})
+        assert out.returncode != 0 and "ImproperlyConfigured" in out.stderr and message in out.stderr, out.stderr[-300:]

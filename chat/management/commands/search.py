@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
 from django.core.management.base import BaseCommand, CommandError
 
+from chat.retrieval import SearchError, search
 from chat.retrieval.candidates import MODES
 from chat.retrieval.rse import PRESETS
-from chat.retrieval.search import SearchError, search
 from corpus.models import Collection
 
 
@@ -38,7 +39,7 @@ class Command(BaseCommand):
         except SearchError as exc:
             raise CommandError(str(exc)) from exc
         if json:
-            self.stdout.write(_dumps(result.as_dict()))
+            self.stdout.write(_dumps(asdict(result)))
             return
         self.stdout.write(f"{len(result.chunks)} chunks ({mode})")
         for n, hit in enumerate(result.chunks, start=1):

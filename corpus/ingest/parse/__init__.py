@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
+from django.conf import settings
+
 from corpus.ingest.parse.base import Heading, ParsedDocument, ParseError
 from corpus.ingest.parse.detect import (
     DOCX,
@@ -21,7 +23,12 @@ from corpus.ingest.parse.detect import (
     detect_media_type,
     normalise_media_type,
 )
+from corpus.ingest.parse.htmltext import parse_html
 from corpus.ingest.parse.limits import check_text_length, size_text
+from corpus.ingest.parse.markup import markdown_headings, rst_headings
+from corpus.ingest.parse.pdf import parse_pdf
+from corpus.ingest.parse.text import decode_text
+from corpus.ingest.parse.word import parse_docx
 
 __all__ = ["Heading", "ParseError", "ParsedDocument", "detect_media_type", "parse_document", "SUPPORTED"]
 
@@ -59,37 +66,25 @@ def parse_document(data: bytes, *, filename: str, media_type: str | None = None,
 
 
 def _parse(data: bytes, kind: str, filename: str) -> ParsedDocument:
-    from corpus.ingest.parse.text import decode_text
-
     if kind in (TEXT, MARKDOWN, RST):
         text = decode_text(data)
         if kind == MARKDOWN:
-            from corpus.ingest.parse.markup import markdown_headings
-
             headings, title = markdown_headings(text)
             title = title or next((h.title for h in headings if h.level == 1), None)
             return ParsedDocument(text, title or "", kind, headings)
         if kind == RST:
-            from corpus.ingest.parse.markup import rst_headings
-
             headings = rst_headings(text)
             return ParsedDocument(text, headings[0].title if headings else "", kind, headings)
         return ParsedDocument(text, "", kind)
     if kind == HTML:
-        from corpus.ingest.parse.htmltext import parse_html
-
         text, headings, title = parse_html(data)
         if not text.strip():
             raise ParseError("The HTML page has no visible text.")
         return ParsedDocument(text, title or "", kind, headings)
     if kind == PDF:
-        from corpus.ingest.parse.pdf import parse_pdf
-
         text, pages, title = parse_pdf(data)
         return ParsedDocument(text, title or "", kind, [], pages)
     if kind == DOCX:
-        from corpus.ingest.parse.word import parse_docx
-
         text, headings, title = parse_docx(data)
         return ParsedDocument(text, title or "", kind, headings)
     if kind == ZIP:
@@ -101,6 +96,4 @@ def _parse(data: bytes, kind: str, filename: str) -> ParsedDocument:
 
 
 def _default_limit() -> int:
-    from django.conf import settings
-
     return settings.MAX_UPLOAD_BYTES

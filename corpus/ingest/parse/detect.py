@@ -9,6 +9,8 @@ from pathlib import PurePath
 
 from corpus.ingest.parse.archive import MAX_ENTRIES, entry_count
 from corpus.ingest.parse.base import ParseError
+from corpus.ingest.parse.markup import looks_like_rst
+from corpus.ingest.parse.text import decode_text
 
 TEXT = "text/plain"
 MARKDOWN = "text/markdown"
@@ -81,8 +83,6 @@ def _is_docx(data: bytes) -> bool:
 
 
 def _decodes(data: bytes) -> bool:
-    from corpus.ingest.parse.text import decode_text
-
     try:
         decode_text(data[:65536])
     except ParseError:
@@ -97,9 +97,6 @@ def _decodes(data: bytes) -> bool:
 
 
 def _decodes_as_rst(data: bytes) -> bool:
-    from corpus.ingest.parse.markup import looks_like_rst
-    from corpus.ingest.parse.text import decode_text
-
     try:
         return looks_like_rst(decode_text(data))
     except ParseError:

@@ -1,11 +1,19 @@
 import numpy as np
 
-from chat.answering.extractive import LABEL, extractive_answer, split_sentences
+from chat.answering.extractive import LABEL, Hit, extractive_answer, split_sentences
 
 
-def _word_similarity(query, sentences):
-    # A stand-in for embeddings in the fast unit tests: 1.0 if the sentence mentions "timeout".
-    return np.array([1.0 if "timeout" in s.lower() else 0.0 for s in sentences])
+def _word_similarity(word):
+    # A stand-in for embeddings in the fast unit tests: 1.0 if the sentence mentions `word`.
+    return lambda query, sentences: np.array([1.0 if word in s.lower() else 0.0 for s in sentences])
+
+
+def _no_similarity(query, sentences):
+    return np.zeros(len(sentences))
+
+
+def _bullets(answer):
+    return [line for line in answer.splitlines() if line.startswith("- ")]
 
 
 def test_split_sentences_skips_code_tables_and_headings_markup():
@@ -19,41 +27,95 @@ def test_split_sentences_skips_code_tables_and_headings_markup():
     ]
 
 
-def test_extractive_answer_picks_best_sentences_with_citations():
-    citations = [
-        {"n": 1, "text": "Cats sleep most of the day. They like warm places to rest."},
-        {"n": 2, "text": "The request timeout is thirty seconds by default. Change it in the settings file."},
-    ]
-    answer = extractive_answer("What is the request timeout?", citations, max_sentences=2,
-                               similarity=_word_similarity)
-    lines = answer.splitlines()
-    assert lines[0].startswith(f"*{LABEL}")
-    assert lines[2] == "- The request timeout is thirty seconds by default. [2]"
-    assert len([line for line in lines if line.startswith("- ")]) == 2
-
-
-def test_extractive_answer_uses_term_overlap_without_embeddings():
-    def broken(query, sentences):
-        raise RuntimeError("no model")
-
-    citations = [{"n": 1, "text": "Nothing to see in this sentence here. The port number is 8000 for runserver."}]
-    answer = extractive_answer("runserver port number", citations, max_sentences=1, similarity=broken)
-    assert answer.endswith("- The port number is 8000 for runserver. [1]")
-
-
-def test_extractive_answer_without_sentences_says_so():
-    answer = extractive_answer("anything", [{"n": 1, "text": "```\ncode only\n```"}])
-    assert LABEL in answer
-    assert "no sentence" in answer
-
-
 def test_split_sentences_joins_wrapped_lines_and_skips_rest_literal_blocks():
     text = ("Path converters\n===============\n\nThe following path converters are available by\n"
             "default in :func:`~django.urls.path` patterns. Each one matches a part of\nthe URL.\n\n"
             "For example::\n\n    path('articles/<int:year>/', views.year_archive)\n\n"
             ".. versionadded:: 5.0\n\nRegister custom converter classes in your URLconf using\nregister_converter.\n")
     assert split_sentences(text) == [
-        "The following path converters are available by default in `~django.urls.path` patterns.",
+        "The following path converters are available by default in `path` patterns.",
         "Each one matches a part of the URL.",
         "Register custom converter classes in your URLconf using register_converter.",
     ]
+
+
+def test_a_tilde_underline_is_a_heading_not_a_code_fence():
+    text = ("Non-atomic migrations\n~~~~~~~~~~~~~~~~~~~~~\n\nMigrations run inside a transaction by default.\n\n"
+            ".. code-block:: python\n\n    atomic = False\n\nWithin such a migration, nothing runs in a transaction.\n")
+    assert split_sentences(text) == ["Migrations run inside a transaction by default.",
+                                     "Within such a migration, nothing runs in a transaction."]
+
+
+def test_extractive_answer_puts_the_sentence_that_answers_first():
+    citations = [
+        {"n": 1, "document": {"id": 1}, "text": "Cats sleep most of the day. They like warm places to rest."},
+        {"n": 2, "document": {"id": 2},
+         "text": "The request timeout is thirty seconds by default. Change it in the settings file."},
+    ]
+    answer = extractive_answer("What is the request timeout?", citations, similarity=_word_similarity("timeout"))
+    lines = answer.splitlines()
+    assert lines[0] == f"*{LABEL}: quoted from the sources.*"
+    assert lines[2] == "- The request timeout is thirty seconds by default. [2]"
+    assert "Cats" not in answer  # a weak sentence of another document does not pad the answer
+
+
+def test_extractive_answer_uses_words_without_embeddings():
+    def broken(query, sentences):
+        raise RuntimeError("no model")
+
+    citations = [{"n": 1, "text": "Nothing to see in this sentence here. The port number is 8000 for runserver."}]
+    answer = extractive_answer("runserver port number", citations, similarity=broken)
+    assert _bullets(answer)[0] == "- The port number is 8000 for runserver. [1]"
+
+
+def test_a_sentence_ending_in_a_colon_keeps_the_list_it_introduces():
+    text = ("Path converters\n---------------\n\nThe following path converters are available by default:\n\n"
+            "* ``str`` - Matches any non-empty string, excluding the path separator.\n"
+            "* ``int`` - Matches zero or any positive integer.\n\nUnrelated closing remarks follow here today.\n")
+    answer = extractive_answer("Which path converters are available?", [{"n": 1, "text": text}],
+                               similarity=_word_similarity("available"))
+    lines = answer.splitlines()[2:]
+    assert lines[:3] == ["- The following path converters are available by default: [1]",
+                         "    - `str` - Matches any non-empty string, excluding the path separator.",
+                         "    - `int` - Matches zero or any positive integer."]
+    assert sum("Matches zero" in line for line in lines) == 1  # an item is not quoted twice
+
+
+def test_the_retrieved_chunk_relevance_picks_between_equal_sentences():
+    # Two paragraphs, each a chunk of its own (chunk boundaries fall between blocks).
+    text = "Backups are copied every night to the server.\n\nBackups are copied every week to the tape."
+    second = text.index("Backups are copied every week")
+    citation = {"n": 1, "document": {"id": 7}, "char_start": 100, "text": text}
+    hits = [Hit(document=7, start=100, end=100 + second, relevance=0.1),
+            Hit(document=7, start=100 + second, end=100 + len(text), relevance=0.9)]
+    answer = extractive_answer("When are backups copied?", [citation], hits=hits, similarity=_no_similarity)
+    assert _bullets(answer)[0] == "- Backups are copied every week to the tape. [1]"
+
+
+def test_a_question_in_the_source_hands_its_score_to_its_answer():
+    text = ("Why does the loader skip hidden files in the folder? Because editors leave swap files there. "
+            "Other loaders read every file they find.")
+    answer = extractive_answer("Why does the loader skip hidden files?", [{"n": 1, "text": text}],
+                               similarity=_word_similarity("hidden"))
+    assert _bullets(answer)[0] == "- Because editors leave swap files there. [1]"
+
+
+def test_sentences_from_other_documents_join_only_when_nearly_as_good():
+    citations = [{"n": 1, "document": {"id": 1}, "text": "Uploads are limited to fifty megabytes per file."},
+                 {"n": 2, "document": {"id": 2}, "text": "The limit on uploads is also shown in the admin."},
+                 {"n": 3, "document": {"id": 3}, "text": "Uploads are limited to fifty megabytes per file in total."}]
+    answer = extractive_answer("How large may uploads be? fifty megabytes", citations, similarity=_no_similarity)
+    assert [line[-3:] for line in _bullets(answer)] == ["[1]", "[3]"]
+
+
+def test_the_answer_stays_within_its_budget():
+    text = " ".join(f"Sentence number {i} talks about the cache backend." for i in range(40))
+    answer = extractive_answer("cache backend", [{"n": 1, "text": text}], similarity=_no_similarity)
+    quoted = [line[2:].rsplit(" [", 1)[0] for line in _bullets(answer)]
+    assert 1 < len(quoted) and sum(map(len, quoted)) <= 550
+
+
+def test_extractive_answer_without_sentences_points_at_the_sources():
+    answer = extractive_answer("anything", [{"n": 1, "text": "```\ncode only\n```"}])
+    assert answer == (f"*{LABEL}.* The passages found hold code or tables rather than sentences to quote; "
+                      "open them: [1].")

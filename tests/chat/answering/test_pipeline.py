@@ -1,9 +1,13 @@
 """The answer pipeline end to end: real retrieval on Postgres, the real openai client talking to
 a real HTTP server (tests/chat/fake_openai.py), the stored messages."""
 
+import re
+
 import pytest
 
 from chat.answering.extractive import LABEL
+from chat.answering.grounding import UNSUPPORTED_NOTE
+from chat.answering.pipeline import NOT_FOUND
 from chat.models import Message
 from chat.services import conversation_start, message_ask, message_request_stop
 from corpus.models import Chunk
@@ -163,18 +167,64 @@ def test_closing_the_stream_keeps_the_partial_answer(user, corpus, fake_llm):
     assert (reply.status, reply.content) == ("stopped", "alpha beta")
 
 
-def test_clean_rewrite_takes_the_bare_query():
-    from chat.answering.rewrite import clean_rewrite
-
-    assert clean_rewrite('\n  Query: "How are failed requests retried?"\nBecause...') == \
-        "How are failed requests retried?"
-    assert clean_rewrite("   \n") == ""
-
-
-def test_failed_rewrite_falls_back_to_the_question(user, corpus, fake_llm):
+def test_failed_rewrite_falls_back_to_the_conversation(user, corpus, fake_llm):
     conversation = conversation_start(user=user)
     run(conversation, "What does the guide say about requests?", stream=False)
     fake_llm.status = 500  # every request fails from now on: the rewrite, then the answer
     reply = run(conversation, "And the timeout?", stream=False)[-1].message
-    assert reply.query == "And the timeout?"
+    assert reply.query == "And the timeout? (guide requests)"  # as without an LLM
     assert reply.status == "failed" and reply.error == "The language model answered with an error (HTTP 500)."
+
+
+def _source_number(request, title):
+    """The [n] the prompt gave the source titled `title`."""
+    return int(re.search(rf"^\[(\d+)\] {title}", last_user_content(request), re.MULTILINE).group(1))
+
+
+def test_grounding_cites_an_llm_answer_that_cites_nothing(user, corpus, fake_llm):
+    fake_llm.reply = lambda request: "The request timeout is thirty seconds by default."
+    events = run(conversation_start(user=user), "What is the default request timeout?", stream=True)
+    reply = Message.objects.get(pk=events[-1].message.pk)
+    assert "".join(e.text for e in events if e.kind == "token") == "The request timeout is thirty seconds by default."
+    [cited] = reply.citations  # the sources listed under the answer are the ones it cites
+    assert reply.content == f"The request timeout is thirty seconds by default [{cited['n']}]."
+    assert cited["document"]["source"] == "deploy.md" and cited["start"] <= 2 < cited["end"]
+
+
+def test_grounding_removes_a_citation_of_a_source_that_does_not_exist(user, corpus, fake_llm):
+    fake_llm.reply = lambda request: "Bread is baked for thirty five minutes [9]. The moon is made of cheese [9]."
+    reply = run(conversation_start(user=user), "How long is bread baked?", stream=False)[-1].message
+    sources = fake_llm.requests[-1]["messages"][-1]["content"].count("\n\n[")
+    assert len(reply.citations) < 9 and sources < 9
+    [cited] = reply.citations
+    assert cited["document"]["source"] == "bread.txt"
+    assert reply.content == (f"Bread is baked for thirty five minutes [{cited['n']}]. The moon is made of cheese."
+                             f"\n\n{UNSUPPORTED_NOTE}")
+
+
+def test_grounding_moves_a_citation_to_the_source_that_supports_it(user, corpus, fake_llm):
+    def wrong_source(request):
+        return f"Failed requests are retried twice with exponential backoff [{_source_number(request, 'Bread')}]."
+
+    fake_llm.reply = wrong_source
+    reply = run(conversation_start(user=user), "How are failed requests retried?", stream=False)[-1].message
+    [cited] = reply.citations
+    assert cited["document"]["source"] == "deploy.md"
+    assert reply.content == f"Failed requests are retried twice with exponential backoff [{cited['n']}]."
+
+
+def test_an_off_topic_question_is_not_found(user, corpus, no_llm):
+    reply = run(conversation_start(user=user), "Who won the football world cup in 1998?", stream=False)[-1].message
+    assert (reply.status, reply.content, reply.citations) == ("failed", "", [])
+    assert reply.error == NOT_FOUND
+
+
+def test_a_follow_up_that_finds_nothing_alone_is_tried_in_context(user, corpus, no_llm):
+    conversation = conversation_start(user=user)
+    run(conversation, "How is the request timeout configured?", stream=False)
+    reply = run(conversation, "Could a different duration be chosen?", stream=False)[-1].message
+    assert reply.status == "complete"
+    assert reply.query == "Could a different duration be chosen? (request timeout configured)"
+    assert any(c["document"]["source"] == "deploy.md" and c["start"] <= 2 < c["end"] for c in reply.citations)
+    alone = run(conversation_start(user=user), "Could a different duration be chosen?", stream=False)[-1].message
+    assert alone.error == NOT_FOUND

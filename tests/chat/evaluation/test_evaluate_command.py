@@ -122,12 +122,12 @@ def test_questions_without_evidence_count_for_ranks_but_not_coverage(eval_file, 
 
 
 def test_exact_searches_vectors_without_the_hnsw_graph(eval_file, tmp_path, settings, monkeypatch):
-    from chat.retrieval import candidates
+    from chat.retrieval import candidates, tuning
 
     # The kitchen is tiny: it is scanned exactly unless no collection counts as small and the HNSW
     # scan finds the candidates asked for (3 of its 6 chunks).
     settings.SEARCH_EXACT_MAX_CHUNKS = 0
-    settings.SEARCH_CANDIDATES = 3
+    monkeypatch.setattr(tuning, "CANDIDATES", 3)
     scans = []
     real_run = candidates._run
 
@@ -145,4 +145,5 @@ def test_exact_searches_vectors_without_the_hnsw_graph(eval_file, tmp_path, sett
     assert scans and set(scans) == {"exact"}
     assert exact["settings"]["SEARCH_EXACT_MAX_CHUNKS"] == 2**31 - 1
     assert report["settings"]["SEARCH_EXACT_MAX_CHUNKS"] == 0
+    assert report["settings"]["tuning.CANDIDATES"] == 3 and report["settings"]["tuning.BM25_K1"] == 1.2
     assert [r["rank"] for r in exact["items"]["hybrid"]] == [r["rank"] for r in report["items"]["hybrid"]]

@@ -4,6 +4,7 @@ import re
 import pytest
 from django.db import connection, transaction
 
+from chat.retrieval import tuning
 from chat.retrieval.bm25 import collection_stats, document_frequencies, rebuild_stats
 from chat.retrieval.candidates import fetch_candidates
 from corpus.models import Chunk, Collection
@@ -97,11 +98,12 @@ def _stored_stats() -> tuple[dict, dict]:
 def _keyword_scores(collections, query, mode="keyword"):
     result = fetch_candidates(query=query, vector=ANY_VECTOR, collection_ids=[c.id for c in collections],
                               mode=mode, candidates=100)
-    return {c.chunk_id: c.keyword_score for c in result.candidates}, result
+    return {c.chunk_id: c.bm25 for c in result.candidates}, result
 
 
-def test_bm25_scores_match_reference(settings):
-    settings.SEARCH_BM25_K1, settings.SEARCH_BM25_B = 1.2, 0.75
+def test_bm25_scores_match_reference(monkeypatch):
+    monkeypatch.setattr(tuning, "BM25_K1", 1.2)
+    monkeypatch.setattr(tuning, "BM25_B", 0.75)
     col = make_collection("animals")
     make_document(col, "a.txt", CORPUS[:3])
     make_document(col, "b.txt", CORPUS[3:])
@@ -113,8 +115,9 @@ def test_bm25_scores_match_reference(settings):
             assert scores[cid] == pytest.approx(value, rel=1e-9)
 
 
-def test_bm25_uses_k1_and_b_from_settings(settings):
-    settings.SEARCH_BM25_K1, settings.SEARCH_BM25_B = 2.0, 0.3
+def test_bm25_uses_k1_and_b(monkeypatch):
+    monkeypatch.setattr(tuning, "BM25_K1", 2.0)
+    monkeypatch.setattr(tuning, "BM25_B", 0.3)
     col = make_collection("animals")
     make_document(col, "a.txt", CORPUS)
     scores, _ = _keyword_scores([col], "foxes hunt quick dogs")
@@ -149,18 +152,6 @@ def test_query_syntax_characters_are_plain_words(query):
     scores, _ = _keyword_scores([col], query)
     expected = set(_reference_bm25([col], query, 1.2, 0.75))
     assert set(scores) == expected
-
-
-def test_ts_rank_cd_mode_ranks_without_idf():
-    col = make_collection("animals")
-    make_document(col, "a.txt", CORPUS)
-    scores, result = _keyword_scores([col], "quick fox", mode="ts_rank_cd")
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT id, ts_rank_cd(search, to_tsquery('english', 'quick | fox')) FROM corpus_chunk "
-                       "WHERE search @@ to_tsquery('english', 'quick | fox')")
-        expected = dict(cursor.fetchall())
-    assert scores == pytest.approx(expected)
-    assert all(c.bm25 is None for c in result.candidates)
 
 
 def test_statistics_and_postings_stay_exact_through_insert_replace_update_and_delete():
@@ -212,8 +203,8 @@ def test_rebuild_stats_recomputes_everything():
     assert _stored_postings() == _expected_postings()
 
 
-def test_postings_cut_per_term_still_score_exactly(settings):
-    settings.SEARCH_BM25_TERM_POSTINGS = 1  # the first pass reads one posting per query lexeme
+def test_postings_cut_per_term_still_score_exactly(monkeypatch):
+    monkeypatch.setattr(tuning, "BM25_TERM_POSTINGS", 1)  # the first pass reads one posting per query lexeme
     col = make_collection("animals")
     make_document(col, "a.txt", CORPUS, embeddings=random_unit_vectors(len(CORPUS)))
     query = "fox barks"  # "bark" is in one chunk; "fox" in three, most often in the second
@@ -229,15 +220,15 @@ def test_postings_cut_per_term_still_score_exactly(settings):
     assert {c.chunk_id: c.bm25 for c in hybrid.candidates} == pytest.approx(
         {c.chunk_id: reference.get(c.chunk_id, 0.0) for c in hybrid.candidates}, rel=1e-9)
 
-    settings.SEARCH_BM25_TERM_POSTINGS = 1000
+    monkeypatch.setattr(tuning, "BM25_TERM_POSTINGS", 1000)
     assert _keyword_scores([col], query)[0] == pytest.approx(reference, rel=1e-9)
 
 
-def test_each_collection_searched_reads_its_own_best_postings(settings):
+def test_each_collection_searched_reads_its_own_best_postings(monkeypatch):
     # A large collection whose "apple" chunks all outrank the small one's (short chunks have the
     # higher BM25 term factor) must not crowd the small one out of the first pass: each reads its
     # own best 4, as it would searched alone.
-    settings.SEARCH_BM25_TERM_POSTINGS = 4
+    monkeypatch.setattr(tuning, "BM25_TERM_POSTINGS", 4)
     large, small = make_collection("large"), make_collection("small")
     make_document(large, "a.txt", [f"apple {i}. " for i in range(30)])
     make_document(small, "b.txt", ["apple orchards bloom white in spring. ", "green apple tree leaves fall. ",
@@ -248,9 +239,9 @@ def test_each_collection_searched_reads_its_own_best_postings(settings):
     assert _keyword_scores([small], "apple")[0].keys() <= scores.keys()  # what it finds searched alone
 
 
-def test_beyond_four_collections_the_posting_budget_is_shared_evenly(settings):
+def test_beyond_four_collections_the_posting_budget_is_shared_evenly(monkeypatch):
     # Six collections hold "apple": four budgets of 3 postings, shared, is 2 per collection.
-    settings.SEARCH_BM25_TERM_POSTINGS = 3
+    monkeypatch.setattr(tuning, "BM25_TERM_POSTINGS", 3)
     collections = [make_collection(f"c{n}") for n in range(6)]
     for n, col in enumerate(collections):
         make_document(col, f"{n}.txt", ["apple pie. ", "apple tart recipe. ", "an apple a day keeps doctors away. "])
@@ -260,7 +251,7 @@ def test_beyond_four_collections_the_posting_budget_is_shared_evenly(settings):
     # The two read in each are its best: the two shortest.
     assert set(Chunk.objects.filter(id__in=scores).values_list("text", flat=True)) == {"apple pie. ",
                                                                                      "apple tart recipe. "}
-    settings.SEARCH_BM25_TERM_POSTINGS = 100
+    monkeypatch.setattr(tuning, "BM25_TERM_POSTINGS", 100)
     assert len(_keyword_scores(collections, "apple")[0]) == 18
 
 

@@ -4,7 +4,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chat.retrieval.rse import PRESETS, adjust_for_length, best_segments, chunk_value, fit_to_budget
+from chat.retrieval.rse import (
+    PRESETS,
+    RsePreset,
+    adjust_for_length,
+    best_segments,
+    choose_segments,
+    chunk_value,
+    fit_to_budget,
+)
+from chat.retrieval.types import Candidate, RankedQuery
 
 
 def test_seed_example_gives_segment_two_to_three():
@@ -163,3 +172,139 @@ def test_fitted_segments_fit_and_stay_inside_their_segment(segments, budget):
     for v, (a, b) in zip(values, spans, strict=True):
         assert 0 <= a <= b <= len(v)
         assert a == b or (v[a] > 0 and v[b - 1] > 0)
+
+
+# choose_segments: RSE over a search's ranked candidates, no database.
+
+PIECE = 44  # characters of each chunk of the guide below
+
+
+def _hit(index: int, *, vector_rank=None, keyword_rank=None, document_id=1, collection_id=1, start=None,
+         end=None) -> Candidate:
+    start = index * PIECE if start is None else start
+    return Candidate(chunk_id=document_id * 1000 + index, document_id=document_id, collection_id=collection_id,
+                     chunk_index=index, text=None, start=start, end=start + PIECE if end is None else end, page=None,
+                     title="guide.md", source="guide.md", vector_rank=vector_rank, keyword_rank=keyword_rank,
+                     similarity=None, bm25=None)
+
+
+def _ranges(queries, preset=PRESETS["balanced"], **kwargs):
+    return [(r.start, r.end) for r in choose_segments(queries, preset=preset, eligible_collections={1}, **kwargs)]
+
+
+def _fused_low(*, vector_rank_of_answer):
+    """Chunk 45 (the answer, relevance 0.9) in 21st place of the fused order, after twenty
+    irrelevant chunks."""
+    filler = [_hit(i, keyword_rank=i // 2 + 1) for i in range(0, 40, 2)]
+    answer = _hit(45, vector_rank=vector_rank_of_answer)
+    return RankedQuery(filler + [answer], {c.chunk_id: 0.0 for c in filler} | {answer.chunk_id: 0.9})
+
+
+def test_a_chunk_one_side_ranks_first_keeps_its_value_though_fusion_ranked_it_low():
+    [chosen] = choose_segments([_fused_low(vector_rank_of_answer=1)], preset=PRESETS["balanced"],
+                               eligible_collections={1})
+    assert (chosen.document_id, chosen.start, chosen.end) == (1, 45, 46)
+    # 0.9 x exp(0 / 30) - 0.18 (its value at rank 0 rather than the fused place 20)
+    assert chosen.score == pytest.approx(0.72)
+
+
+def test_a_chunk_ranked_low_everywhere_decays_by_its_fused_place():
+    # 0.9 x exp(-20 / 30) - 0.18 = 0.28, under the preset's minimum segment value 0.5
+    assert _ranges([_fused_low(vector_rank_of_answer=30)]) == []
+
+
+def _two_hits_around_a_gap(gap_piece_length: int) -> RankedQuery:
+    """Chunks 0 and 4 (300 characters each) answer (relevance 0.9, ranks 1 and 2); the three
+    chunks between them are not hits."""
+    far = 300 + 3 * gap_piece_length
+    hits = [_hit(0, vector_rank=1, start=0, end=300), _hit(4, vector_rank=2, start=far, end=far + 300)]
+    return RankedQuery(hits, {c.chunk_id: 0.9 for c in hits})
+
+
+# Low minimum value, so that both choices below are segments: the question is only which.
+LENIENT = RsePreset(max_length=15, overall_max_length=30, minimum_value=0.1, irrelevant_chunk_penalty=0.18,
+                    decay_rate=30)
+
+
+def test_short_chunks_between_two_hits_are_worth_crossing():
+    # Reference length (2 x 300 + 3 x 100) / 5 = 180: hits 0.72 and 0.69 (x 300/180), the gap
+    # 3 x -0.18 (x 100/180): one segment is worth 2.05, the first hit alone 1.20.
+    [chosen] = choose_segments([_two_hits_around_a_gap(100)], preset=LENIENT, eligible_collections={1})
+    assert (chosen.start, chosen.end) == (0, 5)
+    assert chosen.score == pytest.approx((0.72 + 0.9 * math.exp(-1 / 30) - 0.18) * 300 / 180 - 0.54 * 100 / 180)
+
+
+def test_long_chunks_between_two_hits_split_them_into_two_segments():
+    # Reference 480: crossing the 1,800-character gap is worth 0.21, less than either hit alone.
+    chosen = choose_segments([_two_hits_around_a_gap(600)], preset=LENIENT, eligible_collections={1})
+    assert [(r.start, r.end) for r in chosen] == [(0, 1), (4, 5)]
+    assert chosen[0].score == pytest.approx(0.72 * 300 / 480)
+
+
+def _cluster(*, far_hit_rank=None):
+    """Hits 10-20 around the best chunk 15, relevance falling 0.05 a chunk away from it and ranked
+    by that distance; with `far_hit_rank`, chunk 50 (relevance 0.9) too, at that place."""
+    order = sorted(range(10, 21), key=lambda i: (abs(i - 15), i))
+    if far_hit_rank is not None:
+        order.insert(far_hit_rank, 50)
+    hits = [_hit(i, vector_rank=rank) for rank, i in enumerate(order, start=1)]
+    return RankedQuery(hits, {c.chunk_id: 0.9 if c.chunk_index == 50 else 0.9 - 0.05 * abs(c.chunk_index - 15)
+                              for c in hits})
+
+
+def test_a_budget_trims_a_segment_around_its_best_chunk():
+    ranked = _cluster()
+    assert _ranges([ranked]) == [(10, 21)]
+    [fitted] = choose_segments([ranked], preset=PRESETS["balanced"], eligible_collections={1}, max_chars=3 * PIECE)
+    assert (fitted.start, fitted.end) == (14, 17)
+    # Its score is what is left of the segment's value: the three chunks' values.
+    assert fitted.score == pytest.approx(sum((0.9 - 0.05 * abs(i - 15)) * math.exp(-rank / 30) - 0.18
+                                             for i, rank in ((15, 0), (14, 1), (16, 2))))
+
+
+def test_a_budget_keeps_a_later_segment_a_long_first_one_would_crowd_out():
+    ranked = _cluster(far_hit_rank=1)
+    assert _ranges([ranked]) == [(10, 21), (50, 51)]
+    # Cut at five chunks, the whole context would be the first segment's first five chunks. Told
+    # the budget, RSE keeps the far hit and the four best chunks of the cluster (chunk 17, ranked
+    # after 13, goes before it).
+    assert _ranges([ranked], max_chars=5 * PIECE) == [(13, 17), (50, 51)]
+
+
+def test_a_budget_rse_leaves_room_in_is_filled_with_the_top_hits_it_left_out():
+    # Chunk 45 is worth a segment; chunks 30, 46 and 5, ranked 2-4 but of low relevance, are not.
+    hits = [_hit(i, vector_rank=rank) for rank, i in enumerate((45, 30, 46, 5), start=1)]
+    ranked = RankedQuery(hits, {c.chunk_id: 0.9 if c.chunk_index == 45 else 0.1 for c in hits})
+    [plain] = choose_segments([ranked], preset=PRESETS["balanced"], eligible_collections={1})
+    assert (plain.start, plain.end) == (45, 46)
+    # Given room for three chunks: the best two left out, best first. Chunk 46 adjoins the
+    # segment and joins it; chunk 5 does not fit.
+    filled = choose_segments([ranked], preset=PRESETS["balanced"], eligible_collections={1}, max_chars=3 * PIECE,
+                             fill_with=hits)
+    assert [(r.start, r.end) for r in filled] == [(45, 47), (30, 31)]
+    assert filled[0].score == pytest.approx(plain.score + 0.1 * math.exp(-2 / 30) - 0.18)
+    # Nothing to fill with, or no room: as before.
+    assert _ranges([ranked], max_chars=3 * PIECE) == [(45, 46)]
+    assert _ranges([ranked], max_chars=PIECE, fill_with=hits) == [(45, 46)]
+
+
+def test_filling_a_budget_skips_collections_rse_does_not_segment():
+    hits = [_hit(45, vector_rank=1), _hit(0, vector_rank=2, document_id=2, collection_id=2)]
+    ranked = RankedQuery(hits, {c.chunk_id: 0.9 for c in hits})
+    filled = choose_segments([ranked], preset=PRESETS["balanced"], eligible_collections={1}, max_chars=10_000,
+                             fill_with=hits)
+    assert [(r.document_id, r.start, r.end) for r in filled] == [(1, 45, 46)]
+
+
+def test_a_top_hit_rse_left_out_competes_with_the_segments_ends_for_the_budget():
+    # Chunks 10-14 make a segment (relevance 0.6, fused places 0-4, chunk 12 first); chunk 40
+    # (relevance 0.68, place 5) is worth 0.68 x exp(-5 / 30) - 0.18 = 0.396: something, but less
+    # than a segment's minimum of 0.5, so RSE leaves it out.
+    hits = [_hit(i, vector_rank=rank) for rank, i in enumerate((12, 11, 13, 10, 14, 40), start=1)]
+    ranked = RankedQuery(hits, {c.chunk_id: 0.68 if c.chunk_index == 40 else 0.6 for c in hits})
+    assert _ranges([ranked]) == [(10, 15)]
+    # Room for five chunks: chunk 14 (worth 0.6 x exp(-4 / 30) - 0.18 = 0.345) gives way to chunk 40.
+    fitted = choose_segments([ranked], preset=PRESETS["balanced"], eligible_collections={1}, max_chars=5 * PIECE,
+                             fill_with=hits)
+    assert [(r.start, r.end) for r in fitted] == [(10, 14), (40, 41)]
+    assert fitted[1].score == pytest.approx(0.68 * math.exp(-5 / 30) - 0.18)

@@ -1,9 +1,11 @@
+import importlib
+from dataclasses import FrozenInstanceError, asdict
+
 import pytest
 from django.db import connection
 
-from chat.retrieval import rerank
+from chat.retrieval import ScoredChunk, SearchError, SearchResult, Segment, rerank, search, tuning
 from chat.retrieval.candidates import fetch_candidates
-from chat.retrieval.search import SearchError, search
 from corpus.ingest.embed import embed_texts
 from corpus.models import Chunk, Collection
 from tests.chat.factories import make_collection, make_document, random_unit_vectors
@@ -46,9 +48,16 @@ def test_hybrid_search_finds_the_answer_first_with_ranks_and_timings(corpus):
     assert len(result.chunks) == 3
     assert [c.score for c in result.chunks] == sorted((c.score for c in result.chunks), reverse=True)
     assert {"embed", "candidates", "fusion", "rse", "total"} <= result.timings_ms.keys()
-    data = result.as_dict()
+    assert isinstance(result, SearchResult) and isinstance(top, ScoredChunk)
+    assert all(isinstance(s, Segment) for s in result.segments) and result.segments
+    data = asdict(result)  # the field names of the REST contract (DESIGN.md)
     assert data["chunks"][0]["document"] == {"id": guide.id, "title": "guide.md", "source": "guide.md"}
     assert data["chunks"][0]["ranks"] == top.ranks
+    assert set(data["chunks"][0]) == {"chunk_id", "document", "chunk_index", "text", "start", "end", "score",
+                                      "relevance", "ranks"}
+    assert set(data["segments"][0]) == {"document", "start", "end", "char_start", "char_end", "text", "score", "page"}
+    with pytest.raises(FrozenInstanceError):
+        top.score = 1.0
 
 
 def _fused(collection, fusion):
@@ -60,8 +69,8 @@ def _fused(collection, fusion):
     return result, {c.chunk_id: c for c in found.candidates}
 
 
-def test_convex_fusion_scores_are_the_weighted_min_max_normalised_similarity_and_bm25(corpus, settings):
-    settings.SEARCH_CONVEX_KEYWORD_SHARE = 0.25
+def test_convex_fusion_scores_are_the_weighted_min_max_normalised_similarity_and_bm25(corpus, monkeypatch):
+    monkeypatch.setattr(tuning, "CONVEX_KEYWORD_SHARE", 0.25)
     result, candidates = _fused(corpus[0], "convex")
     sims = [c.similarity for c in candidates.values()]
     bm25s = [c.bm25 for c in candidates.values()]
@@ -78,8 +87,8 @@ def test_convex_fusion_scores_are_the_weighted_min_max_normalised_similarity_and
     assert result.chunks[0].score == pytest.approx(max(expected(c) for c in candidates.values()))
 
 
-def test_rrf_fusion_scores_are_weighted_reciprocal_ranks(corpus, settings):
-    settings.SEARCH_KEYWORD_WEIGHT = 2.0
+def test_rrf_fusion_scores_are_weighted_reciprocal_ranks(corpus, monkeypatch):
+    monkeypatch.setattr(tuning, "RRF_KEYWORD_WEIGHT", 2.0)
     result, candidates = _fused(corpus[0], "rrf")
     for hit in result.chunks:
         c = candidates[hit.chunk_id]
@@ -102,7 +111,8 @@ def test_returned_chunks_carry_their_text(corpus, rse):
 
 
 def test_a_chunk_deleted_since_the_candidates_were_found_is_left_out(corpus, monkeypatch):
-    from chat.retrieval import search as search_module
+    # The module, which the package's search() function shadows as an attribute.
+    search_module = importlib.import_module("chat.retrieval.search")
 
     col, guide, _ = corpus
     answer = Chunk.objects.get(document=guide, chunk_index=1)
@@ -162,7 +172,7 @@ SETTINGS_DOCS = [
 ]
 
 
-def test_a_query_naming_an_identifier_the_collection_holds_gives_the_keyword_side_its_identifier_share(settings):
+def test_a_query_naming_an_identifier_the_collection_holds_gives_the_keyword_side_its_identifier_share(monkeypatch):
     collection = make_collection("settings")
     _doc(collection, "settings.md", SETTINGS_DOCS)
     vector = embed_texts(["What is DJANGO_SETTINGS_MODULE?"])[0]
@@ -174,7 +184,8 @@ def test_a_query_naming_an_identifier_the_collection_holds_gives_the_keyword_sid
                             mode="hybrid", candidates=10)
     assert typo.identifiers == 0  # not in the collection: the keyword side has only its words
 
-    settings.SEARCH_CONVEX_KEYWORD_SHARE, settings.SEARCH_CONVEX_IDENTIFIER_SHARE = 0.2, 0.7
+    monkeypatch.setattr(tuning, "CONVEX_KEYWORD_SHARE", 0.2)
+    monkeypatch.setattr(tuning, "CONVEX_IDENTIFIER_SHARE", 0.7)
     scope = Collection.objects.filter(pk=collection.pk)
     for query, found, share in (("What is DJANGO_SETTINGS_MODULE?", held, 0.7),
                                 (misspelt, typo, 0.2)):
@@ -226,12 +237,12 @@ def test_several_queries_fuse_chunks_and_share_segments(corpus):
     assert {s.document.id for s in result.segments} == {guide.id, money.id}
 
 
-def test_filtered_vector_search_still_returns_k_when_other_collections_are_large(settings):
+def test_filtered_vector_search_still_returns_k_when_other_collections_are_large(settings, monkeypatch):
     # Force the HNSW path: an unfiltered scan would return the 40 nearest of 3,000 chunks, almost
     # all from the big collection; the iterative scan keeps going until k pass the filter.
     settings.SEARCH_EXACT_MAX_CHUNKS = 0
     settings.SEARCH_HNSW_EF = 10
-    settings.SEARCH_CANDIDATES = 25
+    monkeypatch.setattr(tuning, "CANDIDATES", 25)
     big, small = make_collection("big"), make_collection("small")
     for d in range(10):
         make_document(big, f"big{d}.txt", [f"filler {d} {i} " for i in range(300)],
@@ -247,9 +258,9 @@ def test_filtered_vector_search_still_returns_k_when_other_collections_are_large
     assert found.vector_scan == "hnsw" and len(found.candidates) == 25
 
 
-def test_exact_fallback_when_the_index_scan_gives_up(settings):
+def test_exact_fallback_when_the_index_scan_gives_up(settings, monkeypatch):
     settings.SEARCH_EXACT_MAX_CHUNKS = 0
-    settings.SEARCH_HNSW_MAX_SCAN_TUPLES = 50  # the iterative scan stops long before finding 20
+    monkeypatch.setattr(tuning, "HNSW_MAX_SCAN_TUPLES", 50)  # the iterative scan stops long before finding 20
     with connection.cursor() as cursor:
         # On a table this small the planner may read the collection's chunks and sort them instead
         # of using the HNSW index (exact, and cheaper); this test needs the index's scan to give up.

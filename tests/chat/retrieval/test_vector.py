@@ -44,3 +44,25 @@ def test_inside_a_transaction_the_settings_last_until_it_ends(settings):
             assert cursor.fetchone()[0] == "55"
         assert _session_values()[0] == "55"
     assert _session_values()[0] != "55"
+
+
+@pytest.mark.django_db
+def test_the_hnsw_index_serves_the_order_by_the_query_vector_written_once(settings):
+    # The statement holds the vector once (query_vector CTE) and orders by a subquery of it: the
+    # index must still be able to produce that order.
+    from chat.retrieval.candidates import _MODE_SIDES, _parameters, _statement
+    from tests.chat.factories import make_collection, make_document, random_unit_vectors
+
+    settings.SEARCH_EXACT_MAX_CHUNKS = 0
+    collection = make_collection("vectors")
+    make_document(collection, "v.txt", [f"chunk {i} " for i in range(50)], embeddings=random_unit_vectors(50))
+    sql = _statement(_MODE_SIDES["hybrid"])
+    assert sql.count("%(vector)s") == 1
+    with connection.cursor() as cursor:
+        # On a table this small the planner would rather sort; with sorting off only the index orders.
+        cursor.execute("SET LOCAL enable_sort = off; SET LOCAL enable_seqscan = off")
+        execute_with_session_settings(cursor, "EXPLAIN (COSTS OFF) " + sql, _parameters(
+            "chunk", random_unit_vectors(1, seed=3)[0], [collection.id], 10))
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "Index Scan using chunk_embedding_hnsw" in plan
+    assert "Order By: (embedding <=> (InitPlan" in plan

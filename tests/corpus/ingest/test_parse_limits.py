@@ -35,7 +35,8 @@ _MEASURE = textwrap.dedent("""
         outcome = str(exc)
     except MemoryError:
         outcome = "MemoryError"
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    # VmHWM, not ru_maxrss: ru_maxrss survives exec, so it would report the forking pytest's own size.
+    peak = next(int(line.split()[1]) * 1024 for line in open("/proc/self/status") if line.startswith("VmHWM:"))
     print(json.dumps({"outcome": outcome, "seconds": time.monotonic() - started, "peak": peak}))
 """)
 

@@ -22,7 +22,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
 from chat.evaluation.metrics import EvalFormatError, first_source_rank, load_items, mean, percentile, reciprocal_ranks
-from chat.retrieval.search import search
+from chat.retrieval import search
 from chat.retrieval.vector import execute_with_session_settings, vector_literal
 from corpus.ingest.embed import embed_queries, embed_texts
 from corpus.models import Chunk, Collection, Document

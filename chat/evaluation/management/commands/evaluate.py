@@ -30,13 +30,12 @@ from chat.evaluation.metrics import (
     percentile,
     reciprocal_ranks,
 )
-from chat.retrieval.search import search
+from chat.retrieval import search, tuning
 from corpus.models import Collection
 
 # run name -> (search mode, RSE preset or None, fusion or None for SEARCH_FUSION)
 RUNS = {
     "bm25": ("keyword", None, None),
-    "ts_rank_cd": ("ts_rank_cd", None, None),
     "vector": ("vector", None, None),
     "hybrid": ("hybrid", None, None),
     "hybrid:rrf": ("hybrid", None, "rrf"),  # reciprocal rank fusion, beside the configured fusion
@@ -330,7 +329,9 @@ class Command(BaseCommand):
             self.stdout.write(format_baseline(against, baseline))
 
         report.mkdir(parents=True, exist_ok=True)
+        # The operator's settings and the engine's tuned constants: what a run's figures depend on.
         config = {name: getattr(settings, name) for name in dir(settings) if name.startswith("SEARCH_")}
+        config |= {f"tuning.{name}": getattr(tuning, name) for name in dir(tuning) if name.isupper()}
         payload = {"eval_file": str(eval_file), "collection": collection, "questions": len(items), "k": k,
                    "settings": config, "summary": summaries, "mrr_comparisons": comparisons,
                    "baseline": None if baseline is None else {"report": str(baseline), "runs": against}, "items": rows}

@@ -1,0 +1,200 @@
+"""A source's text as blocks a reader would see: headings, paragraphs, list items, table rows
+and code, for Markdown, reStructuredText and plain text alike. Pure.
+
+The extractive answer quotes sentences of paragraphs and list items; a sentence that ends in a
+colon brings along the list items or table rows that follow it, and the heading above a sentence
+tells what it is about. Display text turns reST inline markup into Markdown (``code`` to `code`,
+:func:`~a.b.c` to `c`, `link <url>`_ to link).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+HEADING, PARAGRAPH, ITEM, ROW, CODE = "heading", "paragraph", "item", "row", "code"
+
+
+@dataclass(frozen=True)
+class Block:
+    kind: str
+    text: str
+    heading: str  # the nearest heading above the block ("" before any)
+    start: int = 0  # offset of the block's first line in the parsed text
+
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+_RULE = re.compile(r"^\s*([=\-~^\"'`*+#:._])\1{2,}\s*$")
+_SIMPLE_TABLE_RULE = re.compile(r"^\s*=+(?:\s+=+)+\s*$")
+_GRID_LINE = re.compile(r"^\s*\+[-=+]+\+\s*$")
+_LIST_ITEM = re.compile(r"^(\s*)(?:[-*+•]|\d+[.)]|#\.|[a-zA-Z][.)])\s+(?=\S)")
+_DIRECTIVE = re.compile(r"^\s*\.\.\s+([\w:-]+)::\s*(.*)$")
+_CODE_DIRECTIVES = {"code-block", "code", "sourcecode", "console", "literalinclude", "highlight", "math",
+                    "graphviz", "doctest", "testcode", "csv-table", "list-table", "toctree", "image", "figure",
+                    "raw", "only", "include", "autoclass", "automodule", "autofunction"}
+_COMMENT_OR_TARGET = re.compile(r"^\s*\.\.(\s+_[^:]*:.*|\s*$|\s+[^:]*$)")
+_MD_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+
+
+def parse_blocks(text: str) -> list[Block]:
+    """The blocks of `text`, in order. Code is kept as CODE blocks (never quoted as sentences)."""
+    blocks: list[Block] = []
+    heading = ""
+    current: list[str] = []
+    current_start = 0
+    current_kind = PARAGRAPH
+    code: list[str] = []
+    fence = False
+    literal_indent: int | None = None  # inside an indented reST literal block: its parent's indent
+    simple_table = False
+
+    def flush() -> None:
+        nonlocal current
+        if current:
+            joined = " ".join(line.strip() for line in current).strip()
+            if joined:
+                blocks.append(Block(current_kind, joined, heading, current_start))
+        current = []
+
+    def flush_code() -> None:
+        nonlocal code
+        while code and not code[-1].strip():
+            code.pop()
+        if code:
+            blocks.append(Block(CODE, "\n".join(code), heading, offset))
+        code = []
+
+    lines = text.splitlines()
+    offsets = _line_offsets(text)
+    for index, raw in enumerate(lines):
+        offset = offsets[index]
+        stripped = raw.strip()
+        indent = len(raw) - len(raw.lstrip())
+        if fence:
+            if _FENCE.match(raw):
+                fence = False
+                flush_code()
+            else:
+                code.append(raw)
+            continue
+        if _FENCE.match(raw) and not _underlines(current, raw):
+            flush()
+            fence = True
+            continue
+        if literal_indent is not None:
+            if not stripped or indent > literal_indent:
+                code.append(raw)
+                continue
+            literal_indent = None
+            flush_code()
+        if not stripped:
+            flush()
+            continue
+        if _SIMPLE_TABLE_RULE.match(raw):
+            flush()
+            simple_table = not simple_table if _closes_table(lines, index) else True
+            continue
+        if simple_table:
+            flush()
+            blocks.append(Block(ROW, " — ".join(c for c in re.split(r"\s{2,}", stripped) if c), heading, offset))
+            continue
+        if _GRID_LINE.match(raw) or _MD_TABLE_SEPARATOR.match(raw) and "|" in raw:
+            flush()
+            continue
+        if stripped.startswith("|") and stripped.endswith("|") and len(stripped) > 1:
+            flush()
+            cells = [c.strip() for c in stripped.strip("|").split("|")]
+            blocks.append(Block(ROW, " — ".join(c for c in cells if c), heading, offset))
+            continue
+        md_heading = _MD_HEADING.match(raw)
+        if md_heading and not stripped.startswith("#."):
+            flush()
+            heading = md_heading.group(1)
+            blocks.append(Block(HEADING, heading, heading, offset))
+            continue
+        if _RULE.match(raw):
+            # A reST underline makes the one line above it a heading; an overline or a transition
+            # (a rule between blank lines) is only decoration.
+            if _underlines(current, raw):
+                heading = current[0].strip()
+                current = []
+                blocks.append(Block(HEADING, heading, heading, current_start))
+            else:
+                flush()
+            continue
+        directive = _DIRECTIVE.match(raw)
+        if directive:
+            flush()
+            name = directive.group(1).lower()
+            if name in _CODE_DIRECTIVES:
+                literal_indent = indent
+            continue
+        if _COMMENT_OR_TARGET.match(raw):
+            flush()
+            continue
+        item = _LIST_ITEM.match(raw)
+        if item:
+            flush()
+            current_kind, current_start = ITEM, offset
+            current = [raw[item.end():]]
+        else:
+            if not current:
+                current_kind, current_start = PARAGRAPH, offset
+            current.append(stripped)
+        if stripped.endswith("::"):
+            current[-1] = current[-1][:-1]  # "using X::" reads "using X:"; the literal block follows
+            flush()
+            literal_indent = indent
+    flush()
+    flush_code()
+    return blocks
+
+
+def _line_offsets(text: str) -> list[int]:
+    offsets, position = [], 0
+    for line in text.splitlines(keepends=True):
+        offsets.append(position)
+        position += len(line)
+    return offsets
+
+
+def _underlines(current: list[str], line: str) -> bool:
+    """A rule ("~~~~~", "=====") right under a one-line paragraph, about as long: a reST heading."""
+    stripped = line.strip()
+    return (len(current) == 1 and bool(_RULE.match(line))
+            and len(stripped) >= len(current[0].strip()) - 1 and not current[0].strip().startswith("```"))
+
+
+def _closes_table(lines: list[str], index: int) -> bool:
+    """A simple-table rule closes the table unless table rows follow it (the rule under the header)."""
+    return index + 1 >= len(lines) or not lines[index + 1].strip()
+
+
+_ROLE = re.compile(r":(?:[\w.-]+:)?([\w.-]+):`([^`]+)`")
+_LINK = re.compile(r"`([^`<]+?)\s*<[^>]+>`__?")
+_REF = re.compile(r"`([^`]+)`_(?!\w)")
+_LITERAL = re.compile(r"``(.+?)``")
+_PLAIN_ROLES = {"doc", "ref", "term", "pep", "rfc", "abbr", "dfn", "download", "numref", "envvar"}
+
+
+def display_text(text: str) -> str:
+    """reST inline markup as Markdown a reader can read; Markdown passes through unchanged."""
+    def role(match: re.Match) -> str:
+        name, body = match.group(1), match.group(2)
+        label = body
+        target = re.match(r"^(.*?)\s*<[^>]+>$", body)
+        if target:
+            label = target.group(1)
+        elif label.startswith("~"):
+            label = label[1:].rsplit(".", 1)[-1]
+        label = label.lstrip("!")
+        if name in _PLAIN_ROLES:
+            return label
+        return f"`{label}`"
+
+    text = _ROLE.sub(role, text)
+    text = _LINK.sub(r"\1", text)
+    text = _REF.sub(r"\1", text)
+    text = _LITERAL.sub(r"`\1`", text)
+    return text.replace("\\ ", "").strip()

@@ -1,0 +1,185 @@
+"""The OpenAPI schema is what clients get: real responses of every endpoint, successes and errors,
+validate against the schema that /api/schema/ serves (objects held strictly to their declared
+properties), and every operation in the schema is exercised."""
+
+from __future__ import annotations
+
+import copy
+
+import jsonschema
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from corpus.models import Collection, Document
+from tests.chat.chat_corpus import GUIDE, make_collection, make_document
+
+pytestmark = pytest.mark.django_db
+
+
+def json_schema(node):
+    """OpenAPI 3.0 schema objects as JSON Schema: `nullable` as a null alternative, and objects with
+    declared properties closed to others (so an undeclared field in a response fails)."""
+    if isinstance(node, list):
+        return [json_schema(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    node = {key: json_schema(value) for key, value in node.items()}
+    if "properties" in node and "additionalProperties" not in node:
+        node["additionalProperties"] = False
+    if node.pop("nullable", False):
+        node = {"anyOf": [node, {"type": "null"}]}
+    return node
+
+
+class SchemaChecker:
+    def __init__(self, schema: dict):
+        self.schema = schema
+        self.components = json_schema(copy.deepcopy(schema["components"]))
+        self.checked: set[tuple[str, str, int]] = set()
+
+    def check(self, response, path: str) -> dict | None:
+        """Validate `response` against the schema of its operation (`path` as in the schema) and status."""
+        method = response.wsgi_request.method.lower()
+        operation = self.schema["paths"][path][method]
+        declared = operation["responses"].get(str(response.status_code))
+        assert declared is not None, f"{method.upper()} {path}: {response.status_code} is not declared"
+        self.checked.add((path, method, response.status_code))
+        if "content" not in declared:
+            assert not response.content, f"{method.upper()} {path}: undeclared body"
+            return None
+        assert response["Content-Type"].startswith("application/json")
+        body = response.json()
+        schema = {**json_schema(declared["content"]["application/json"]["schema"]), "components": self.components}
+        jsonschema.Draft202012Validator(schema).validate(body)
+        return body
+
+
+@pytest.fixture
+def world(user, other_user):
+    guides = make_collection("guides", owner=user)
+    make_document(guides, source="deploy.md", title="Deployment guide", parts=GUIDE)
+    make_collection("secret", owner=other_user)
+    theirs = make_collection("shared", owner=other_user, public=True)
+    make_document(theirs, source="shared.md", title="Shared", parts=GUIDE[:2])
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    return api
+
+
+def test_every_response_matches_the_schema(world, no_llm, django_capture_on_commit_callbacks, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path
+    api = world
+    schema = api.get("/api/schema/", {"format": "json"}).json()
+    checker = SchemaChecker(schema)
+    check = checker.check
+    anonymous = APIClient()
+    guide = Document.objects.get(source="deploy.md")
+    shared = Document.objects.get(source="shared.md")
+
+    # search
+    body = check(api.post("/api/search/", {"query": "request timeout", "k": 3}, format="json"), "/api/search/")
+    assert body["chunks"] and body["segments"]
+    check(api.post("/api/search/", {"query": ""}, format="json"), "/api/search/")
+    check(api.post("/api/search/", {"query": "x", "collection": "secret"}, format="json"), "/api/search/")
+    check(anonymous.post("/api/search/", {"query": "x"}, format="json"), "/api/search/")
+
+    # ask
+    body = check(api.post("/api/ask/", {"question": "What is the request timeout?"}, format="json"), "/api/ask/")
+    assert body["citations"] and body["mode"] == "extractive"
+    check(api.post("/api/ask/", {"question": " "}, format="json"), "/api/ask/")
+    check(api.post("/api/ask/", {"question": "x", "collection": "secret"}, format="json"), "/api/ask/")
+
+    # collections
+    body = check(api.get("/api/collections/"), "/api/collections/")
+    assert body["count"] == 2
+    body = check(api.post("/api/collections/", {"name": "Notes", "readers": ["bob"]}, format="json"),
+                 "/api/collections/")
+    assert body["slug"] == "notes"
+    check(api.post("/api/collections/", {"name": "Notes"}, format="json"), "/api/collections/")
+    path = "/api/collections/{slug}/"
+    check(api.get("/api/collections/notes/"), path)
+    check(api.get("/api/collections/shared/"), path)
+    check(api.get("/api/collections/secret/"), path)
+    check(api.patch("/api/collections/notes/", {"editors": ["bob"], "chunk_size": 256}, format="json"), path)
+    check(api.patch("/api/collections/notes/", {"chunk_size": 1}, format="json"), path)
+    check(api.patch("/api/collections/shared/", {"name": "Mine"}, format="json"), path)
+
+    # documents
+    path = "/api/documents/"
+    body = check(api.get(path), path)
+    assert body["count"] == 2
+    check(api.get(path, {"status": "bogus"}), path)
+    check(api.get(path, {"collection": "secret"}), path)
+    with django_capture_on_commit_callbacks(execute=False):
+        body = check(api.post(path, {"files": [SimpleUploadedFile("a.md", b"# A\n\nText.")], "collection": "notes"},
+                              format="multipart"), path)
+        assert body["accepted"] == 1
+        body = check(api.post(path, {"files": [SimpleUploadedFile("b.md", b"# B\n\nText."),
+                                               SimpleUploadedFile("c.md", b"")], "collection": "notes"},
+                              format="multipart"), path)
+        assert (body["accepted"], body["refused"]) == (1, 1)
+        body = check(api.post(path, {"file": SimpleUploadedFile("c.exe", b"MZ"), "collection": "notes"},
+                              format="multipart"), path)
+        assert body["refused"] == 1
+        check(api.post(path, {"collection": "notes"}, format="multipart"), path)
+        check(api.post(path, {"file": SimpleUploadedFile("d.md", b"# D"), "collection": "shared"},
+                       format="multipart"), path)
+        check(api.post(path, {"file": SimpleUploadedFile("d.md", b"# D"), "collection": "secret"},
+                       format="multipart"), path)
+    uploaded = Document.objects.get(source="a.md")
+
+    path = "/api/documents/{id}/"
+    check(api.get(f"/api/documents/{guide.pk}/"), path)
+    check(api.get("/api/documents/999999/"), path)
+    check(api.patch(f"/api/documents/{uploaded.pk}/", {"collection": "guides"}, format="json"), path)
+    check(api.patch(f"/api/documents/{uploaded.pk}/", {"collection": "shared"}, format="json"), path)
+    check(api.patch(f"/api/documents/{uploaded.pk}/", {}, format="json"), path)
+    path = "/api/documents/{id}/move/"
+    check(api.post(f"/api/documents/{uploaded.pk}/move/", {"collection": "notes"}, format="json"), path)
+    check(api.post(f"/api/documents/{shared.pk}/move/", {"collection": "notes"}, format="json"), path)
+    check(api.post(f"/api/documents/{uploaded.pk}/move/", {"collection": "secret"}, format="json"), path)
+    path = "/api/documents/{id}/reingest/"
+    with django_capture_on_commit_callbacks(execute=False):
+        check(api.post(f"/api/documents/{guide.pk}/reingest/"), path)
+    check(api.post(f"/api/documents/{shared.pk}/reingest/"), path)
+    path = "/api/documents/{id}/chunks/"
+    body = check(api.get(f"/api/documents/{guide.pk}/chunks/"), path)
+    assert body["count"] == len(GUIDE)
+    check(api.get("/api/documents/999999/chunks/"), path)
+    path = "/api/documents/{id}/"
+    check(api.delete(f"/api/documents/{shared.pk}/"), path)
+    check(api.delete(f"/api/documents/{uploaded.pk}/"), path)
+    check(api.delete("/api/collections/shared/"), "/api/collections/{slug}/")
+    check(api.delete("/api/collections/notes/"), "/api/collections/{slug}/")
+    assert not Collection.objects.filter(slug="notes").exists()
+
+    # /v1
+    body = check(api.get("/v1/models"), "/v1/models")
+    assert [m["id"] for m in body["data"]] == ["ragweb", "ragweb/guides", "ragweb/shared"]
+    check(api.get("/v1/models/ragweb/guides"), "/v1/models/{model}")
+    check(api.get("/v1/models/ragweb/secret"), "/v1/models/{model}")
+    check(anonymous.get("/v1/models"), "/v1/models")
+    path = "/v1/chat/completions"
+    question = [{"role": "user", "content": "What is the request timeout?"}]
+    body = check(api.post(path, {"model": "ragweb/guides", "messages": question}, format="json"), path)
+    assert body["citations"]
+    check(api.post(path, {"model": "ragweb/secret", "messages": question}, format="json"), path)
+    check(api.post(path, {"model": "ragweb", "messages": []}, format="json"), path)
+
+    operations = {(p, m) for p, item in schema["paths"].items() for m in item if m != "parameters"}
+    succeeded = {(p, m) for p, m, code in checker.checked if code < 300}
+    assert operations - {("/api/schema/", "get")} <= succeeded, "operations never exercised"
+    errors = {code for _, _, code in checker.checked if code >= 400}
+    assert {400, 401, 403, 404} <= errors
+
+
+def test_schema_is_viewable_in_a_browser_as_json_and_available_as_yaml(world):
+    browser_accept = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+    for query in ({"format": "json"}, {}):
+        response = world.get("/api/schema/", query, HTTP_ACCEPT=browser_accept)
+        assert response.status_code == 200 and response["Content-Type"].startswith("application/json")
+        assert response.json()["openapi"].startswith("3.") and "attachment" not in response["Content-Disposition"]
+    response = world.get("/api/schema/", {"format": "yaml"})
+    assert response.status_code == 200 and response.content.startswith(b"openapi: 3.")

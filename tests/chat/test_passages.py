@@ -1,0 +1,102 @@
+"""The passage view: the supporting sentence highlighted inside the cited segment, its PDF page,
+Markdown kept intact, and a deleted document's page."""
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from chat.models import Message
+from chat.passages import Highlight, highlighted_document, sentence_spans, supporting_spans
+from chat.services import conversation_start
+from corpus.models import Document
+from tests.chat.chat_corpus import make_collection, make_document
+
+PAGES = [
+    "The lighthouse report. The lighthouse stands on the northern cape of the island.",
+    "Keepers lived in the cottage beside the tower. Supplies came by boat every month.",
+    "The lamp was converted to electricity in 1921. The old oil lamp is now in the museum.",
+    "Visitors may climb the tower in summer. Tickets are sold at the cottage.",
+]
+
+
+def _pdf_text():
+    text, pages = "", []
+    for page in PAGES:
+        if text:
+            text += "\n\n"
+        pages.append(len(text))
+        text += page
+    return text, pages
+
+
+def test_sentence_spans_split_sentences_and_list_items():
+    text = "Intro line here. Second one!\n\n- item one\n- item two\n"
+    assert [text[a:b] for a, b in sentence_spans(text)] == [
+        "Intro line here.", "Second one!", "- item one", "- item two"]
+
+
+def test_the_supporting_sentence_is_the_one_holding_the_claim():
+    text, _ = _pdf_text()
+    spans = supporting_spans(text, (0, len(text)), ["The lamp was converted to electricity in 1921."])
+    assert [text[a:b] for a, b in spans] == ["The lamp was converted to electricity in 1921."]
+    assert supporting_spans(text, (0, len(text)), ["Penguins enjoy cold water."]) == ()
+
+
+def test_plain_text_shows_page_breaks_and_the_sentence_inside_the_segment():
+    text, pages = _pdf_text()
+    document = Document(text=text, pages=pages, media_type="application/pdf", source="report.pdf")
+    start = text.index("The lamp")
+    highlight = Highlight(segment=(0, len(text)), support=((start, start + 46),))
+    html = str(highlighted_document(document, highlight))
+    assert '<mark class="passage segment">' in html
+    assert '<mark class="passage support" id="passage">The lamp was converted to electricity in 1921.</mark>' in html
+    assert [int(n) for n in re.findall(r'id="page-(\d+)"', html)] == [2, 3, 4]
+    assert html.index('id="page-3"') < html.index('id="passage"') < html.index('id="page-4"')
+    assert document.page_at(highlight.focus) == 3
+
+
+def test_markdown_lists_stay_lists_around_the_highlight():
+    text = "# Steps\n\nDo these things:\n\n- Install the package with pip.\n- Run the migrations once.\n\nDone.\n"
+    document = Document(text=text, media_type="text/markdown", source="steps.md")
+    start = text.index("Run the")
+    highlight = Highlight(segment=(text.index("Do these"), text.index("Done.")),
+                          support=((text.index("- Run"), start + len("Run the migrations once.")),))
+    html = str(highlighted_document(document, highlight))
+    assert "<li>Install the package with pip.</li>" in html
+    assert '<li><mark class="passage support" id="passage">Run the migrations once.</mark></li>' in html
+    assert '<div class="passage segment">' in html and "zqmk" not in html
+
+
+@pytest.mark.django_db
+def test_a_citation_lands_on_the_supporting_sentence_of_its_pdf_page(client, user):
+    text, pages = _pdf_text()
+    collection = make_collection("reports", owner=user)
+    parts = [text[a:b] for a, b in zip(pages, [*pages[1:], len(text)], strict=True)]
+    document = make_document(collection, source="report.pdf", title="Lighthouse report", parts=parts,
+                             media_type="application/pdf", pages=pages)
+    message = Message.objects.create(
+        conversation=conversation_start(user=user), role="assistant", content="It was converted in 1921 [1].",
+        citations=[{"n": 1, "document": {"id": document.pk, "title": document.title, "source": document.source},
+                    "start": 0, "end": 4, "char_start": 0, "char_end": len(text), "text": text, "page": 1}])
+    client.force_login(user)
+    html = client.get(reverse("chat:passage", args=[message.pk, 1])).content.decode()
+    assert '<span class="page">page 3</span>' in html
+    mark = re.search(r'<mark class="passage support" id="passage">(.*?)</mark>', html)
+    assert mark.group(1) == "The lamp was converted to electricity in 1921."
+
+
+@pytest.mark.django_db
+def test_a_citation_of_a_deleted_document_says_so(client, user):
+    collection = make_collection("reports", owner=user)
+    document = make_document(collection, source="gone.md", title="Gone guide", parts=["Some text here.\n"])
+    message = Message.objects.create(
+        conversation=conversation_start(user=user), role="assistant", content="Some text [1].",
+        citations=[{"n": 1, "document": {"id": document.pk, "title": "Gone guide", "source": "gone.md"},
+                    "start": 0, "end": 1, "char_start": 0, "char_end": 15, "text": "Some text here.", "page": None}])
+    document.delete()
+    client.force_login(user)
+    response = client.get(reverse("chat:passage", args=[message.pk, 1]))
+    html = response.content.decode()
+    assert response.status_code == 410
+    assert "This document was deleted" in html and "Gone guide" in html and "Some text here." in html

@@ -1,0 +1,471 @@
+"""The permission matrix: every role × every surface × every action, in one parametrised test.
+
+The collection `team` is owned by the owner, read by the reader and edited by the editor; it
+holds one document. What the issue requires:
+- read (list, read, search, ask): reader, editor, owner, superuser;
+- write (upload, move, delete, re-ingest its documents): editor, owner, superuser;
+- manage (change, share, delete the collection): owner, superuser;
+- anyone else can do none of it, and learns nothing: a refusal is 404 for someone who may not
+  read the collection, 403 for a reader asking to write, 401 (API) or the login page (web) when
+  signed out.
+
+Each action below performs a real request and returns whether it took effect; a refused action
+must also have left no trace. Every named user is staff, so the admin rows test the per-object
+rules rather than the door. Add a row by adding an Action to ACTIONS.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from rest_framework.test import APIClient
+
+from chat.models import Conversation, Message
+from corpus.ingest.embed import embed_texts
+from corpus.models import Collection, Document
+from tests.chat.chat_corpus import GUIDE, make_collection
+
+pytestmark = pytest.mark.django_db
+
+ROLES = ["anonymous", "stranger", "reader", "editor", "owner", "superuser"]
+READ, WRITE, MANAGE = "read", "write", "manage"
+ALLOWED = {READ: {"reader", "editor", "owner", "superuser"}, WRITE: {"editor", "owner", "superuser"},
+           MANAGE: {"owner", "superuser"}}
+QUESTION = "What is the default request timeout?"
+
+
+@dataclass
+class World:
+    role: str
+    user: object | None
+    web: Client
+    api: APIClient
+    team: Collection
+    doc: Document
+    own: Collection | None  # a collection the actor may write to (a move target)
+    stranger: object
+
+    def refusal(self, *, web: bool = False) -> set[int]:
+        """The statuses a refused request may have for this role."""
+        if self.user is None:
+            return {302} if web else {401}
+        return {403} if self.role in ALLOWED[READ] else {404}
+
+    def doc_exists(self) -> bool:
+        return Document.objects.filter(pk=self.doc.pk).exists()
+
+    def doc_in(self, collection: Collection) -> bool:
+        return Document.objects.filter(pk=self.doc.pk, collection=collection).exists()
+
+
+def refused_or_ok(world: World, response, ok: int | set[int], *, web: bool = False) -> bool:
+    """True if the response is the success `ok`; else it must be the role's refusal."""
+    ok = {ok} if isinstance(ok, int) else ok
+    if response.status_code in ok:
+        return True
+    assert response.status_code in world.refusal(web=web), (response.status_code, response.content[:300])
+    return False
+
+
+@dataclass(frozen=True)
+class Action:
+    surface: str
+    name: str
+    level: str
+    run: Callable[[World], bool]
+
+    def __str__(self) -> str:
+        return f"{self.surface}: {self.name}"
+
+
+# --- chat -------------------------------------------------------------------------------------------
+
+def chat_picker(w: World) -> bool:
+    response = w.web.get("/")
+    if response.status_code == 302:
+        return False
+    return 'value="team"' in response.content.decode()
+
+
+def chat_ask(w: World) -> bool:
+    response = w.web.post("/ask/", {"question": QUESTION, "collection": "team"})
+    if w.user is None:
+        assert response.status_code == 302 and "/login/" in response["Location"]
+        return False
+    reply = Message.objects.filter(conversation__user=w.user, role=Message.Role.ASSISTANT).order_by("pk").last()
+    if reply is not None and reply.status == Message.Status.COMPLETE:
+        assert {c["document"]["id"] for c in reply.citations} == {w.doc.pk}
+        return True
+    # Refused before anything is asked: the page again with the reason, nothing stored.
+    assert reply is None and response.status_code == 400
+    assert "No collection &#x27;team&#x27; that you may read." in response.content.decode()
+    return False
+
+
+def chat_passage(w: World) -> bool:
+    if w.user is None:
+        return refused_or_ok(w, w.web.get("/messages/1/sources/1/"), 200, web=True)
+    conversation = Conversation.objects.create(user=w.user, title="earlier")
+    citation = {"n": 1, "document": {"id": w.doc.pk, "title": w.doc.title, "source": w.doc.source}, "start": 2,
+                "end": 3, "char_start": None, "char_end": None, "text": GUIDE[2], "score": 1.0, "page": None}
+    message = Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT, content="See [1].",
+                                     citations=[citation], query="timeout", status=Message.Status.COMPLETE)
+    response = w.web.get(f"/messages/{message.pk}/sources/1/")
+    if response.status_code == 200:
+        assert "thirty seconds" in response.content.decode()
+        return True
+    assert response.status_code == 404
+    return False
+
+
+# --- the documents page -----------------------------------------------------------------------------
+
+def page_list(w: World) -> bool:
+    response = w.web.get("/documents/", {"collection": "team"})
+    if refused_or_ok(w, response, 200, web=True):
+        assert w.doc.title in response.content.decode()
+        return True
+    everything = w.web.get("/documents/")
+    assert everything.status_code == 302 or w.doc.title not in everything.content.decode()
+    return False
+
+
+def page_upload(w: World) -> bool:
+    response = w.web.post("/documents/upload/", {"collection": "team",
+                                                 "files": [SimpleUploadedFile("new.md", b"# New\n\nText.")]})
+    created = Document.objects.filter(collection=w.team, source="new.md").exists()
+    assert response.status_code == 302
+    return created
+
+
+def page_reingest(w: World) -> bool:
+    response = w.web.post(f"/documents/{w.doc.pk}/reingest/")
+    done = Document.objects.get(pk=w.doc.pk).status == Document.Status.QUEUED
+    assert done == refused_or_ok(w, response, 302, web=True) or w.user is None
+    return done
+
+
+def page_delete(w: World) -> bool:
+    response = w.web.post(f"/documents/{w.doc.pk}/delete/")
+    assert refused_or_ok(w, response, 302, web=True) == (not w.doc_exists()) or w.user is None
+    return not w.doc_exists()
+
+
+def _collection_form(name: str) -> dict:
+    return {"name": name, "slug": "team", "description": "", "chunker": "markdown", "chunk_size": 200,
+            "chunk_overlap": 50, "contextualization": "header", "embedding_mode": "neighbours"}
+
+
+def page_edit_collection(w: World) -> bool:
+    response = w.web.post("/documents/collections/team/edit/", _collection_form("Renamed"))
+    renamed = Collection.objects.get(pk=w.team.pk).name == "Renamed"
+    assert renamed == refused_or_ok(w, response, 302, web=True) or w.user is None
+    return renamed
+
+
+def page_share(w: World) -> bool:
+    response = w.web.post("/documents/collections/team/share/", {"readers": "rita sam", "editors": "eddie"})
+    shared = w.team.readers.filter(pk=w.stranger.pk).exists()
+    assert shared == refused_or_ok(w, response, 302, web=True) or w.user is None
+    return shared
+
+
+def page_delete_collection(w: World) -> bool:
+    response = w.web.post("/documents/collections/team/delete/")
+    gone = not Collection.objects.filter(pk=w.team.pk).exists()
+    assert gone == refused_or_ok(w, response, 302, web=True) or w.user is None
+    return gone
+
+
+# --- the admin ----------------------------------------------------------------------------------------
+
+DOCUMENTS_ADMIN = "/admin/corpus/document/"
+
+
+def admin_changelist(w: World) -> bool:
+    response = w.web.get(DOCUMENTS_ADMIN)
+    return response.status_code == 200 and f"/admin/corpus/document/{w.doc.pk}/change/" in response.content.decode()
+
+
+def admin_change_page(w: World) -> bool:
+    response = w.web.get(f"{DOCUMENTS_ADMIN}{w.doc.pk}/change/")
+    return response.status_code == 200 and w.doc.source in response.content.decode()
+
+
+def admin_chunks(w: World) -> bool:
+    response = w.web.get(f"{DOCUMENTS_ADMIN}{w.doc.pk}/chunks/")
+    if response.status_code == 200:
+        assert "thirty seconds" in response.content.decode()
+        return True
+    assert response.status_code in {302, 403, 404}
+    return False
+
+
+def admin_upload(w: World) -> bool:
+    w.web.post(f"{DOCUMENTS_ADMIN}add/", {"collection": w.team.pk,
+                                          "files": [SimpleUploadedFile("new.md", b"# New\n\nText.")]})
+    return Document.objects.filter(collection=w.team, source="new.md").exists()
+
+
+def _admin_action(w: World, action: str, **extra) -> None:
+    w.web.post(DOCUMENTS_ADMIN, {"action": action, "_selected_action": [w.doc.pk], **extra})
+
+
+def admin_reingest(w: World) -> bool:
+    _admin_action(w, "reingest_documents")
+    return Document.objects.get(pk=w.doc.pk).status == Document.Status.QUEUED
+
+
+def admin_move(w: World) -> bool:
+    _admin_action(w, "move_documents", apply="1", target=w.own.pk if w.own else "")
+    return w.own is not None and w.doc_in(w.own)
+
+
+def admin_delete(w: World) -> bool:
+    _admin_action(w, "delete_documents")
+    return not w.doc_exists()
+
+
+def admin_share(w: World) -> bool:
+    data = {**_collection_form("Renamed"), "owner": w.team.owner_id, "semantic_threshold": 0.5,
+            "readers": [w.stranger.pk], "editors": list(w.team.editors.values_list("pk", flat=True))}
+    w.web.post(f"/admin/corpus/collection/{w.team.pk}/change/", data)
+    shared = w.team.readers.filter(pk=w.stranger.pk).exists()
+    assert shared == (Collection.objects.get(pk=w.team.pk).name == "Renamed")
+    return shared
+
+
+def admin_delete_collection(w: World) -> bool:
+    w.web.post("/admin/corpus/collection/", {"action": "delete_collections", "_selected_action": [w.team.pk],
+                                             "confirm": "yes"})
+    return not Collection.objects.filter(pk=w.team.pk).exists()
+
+
+# --- REST API -----------------------------------------------------------------------------------------
+
+def api_list_collections(w: World) -> bool:
+    response = w.api.get("/api/collections/")
+    if not refused_or_ok(w, response, 200):
+        return False
+    return "team" in {c["slug"] for c in response.json()["results"]}
+
+
+def api_read_collection(w: World) -> bool:
+    return refused_or_ok(w, w.api.get("/api/collections/team/"), 200)
+
+
+def api_list_documents(w: World) -> bool:
+    everything = w.api.get("/api/documents/")
+    listed = everything.status_code == 200 and w.doc.pk in {d["id"] for d in everything.json()["results"]}
+    filtered = refused_or_ok(w, w.api.get("/api/documents/", {"collection": "team"}), 200)
+    assert listed == filtered
+    return listed
+
+
+def api_read_document(w: World) -> bool:
+    return refused_or_ok(w, w.api.get(f"/api/documents/{w.doc.pk}/"), 200)
+
+
+def api_read_chunks(w: World) -> bool:
+    return refused_or_ok(w, w.api.get(f"/api/documents/{w.doc.pk}/chunks/"), 200)
+
+
+def api_search(w: World) -> bool:
+    response = w.api.post("/api/search/", {"query": QUESTION, "collection": "team"}, format="json")
+    if refused_or_ok(w, response, 200):
+        assert {c["document"]["id"] for c in response.json()["chunks"]} == {w.doc.pk}
+        return True
+    return False
+
+
+def api_search_everything(w: World) -> bool:
+    response = w.api.post("/api/search/", {"query": QUESTION}, format="json")
+    if not refused_or_ok(w, response, 200):
+        return False
+    return w.doc.pk in {c["document"]["id"] for c in response.json()["chunks"]}
+
+
+def api_ask(w: World) -> bool:
+    response = w.api.post("/api/ask/", {"question": QUESTION, "collection": "team"}, format="json")
+    if refused_or_ok(w, response, 200):
+        assert {c["document"]["id"] for c in response.json()["citations"]} == {w.doc.pk}
+        return True
+    return False
+
+
+def api_upload(w: World) -> bool:
+    response = w.api.post("/api/documents/", {"collection": "team", "files": [
+        SimpleUploadedFile("new.md", b"# New\n\nText.")]}, format="multipart")
+    created = Document.objects.filter(collection=w.team, source="new.md").exists()
+    assert refused_or_ok(w, response, 201) == created
+    return created
+
+
+def api_move(w: World) -> bool:
+    target = w.own.slug if w.own else "team"
+    response = w.api.post(f"/api/documents/{w.doc.pk}/move/", {"collection": target}, format="json")
+    moved = w.own is not None and w.doc_in(w.own)
+    assert refused_or_ok(w, response, 200) == moved
+    return moved
+
+
+def api_delete(w: World) -> bool:
+    response = w.api.delete(f"/api/documents/{w.doc.pk}/")
+    assert refused_or_ok(w, response, 204) == (not w.doc_exists())
+    return not w.doc_exists()
+
+
+def api_reingest(w: World) -> bool:
+    response = w.api.post(f"/api/documents/{w.doc.pk}/reingest/", {"force": True}, format="json")
+    queued = Document.objects.get(pk=w.doc.pk).status == Document.Status.QUEUED
+    assert refused_or_ok(w, response, 202) == queued
+    return queued
+
+
+def api_change_collection(w: World) -> bool:
+    response = w.api.patch("/api/collections/team/", {"name": "Renamed"}, format="json")
+    renamed = Collection.objects.get(pk=w.team.pk).name == "Renamed"
+    assert refused_or_ok(w, response, 200) == renamed
+    return renamed
+
+
+def api_share(w: World) -> bool:
+    response = w.api.patch("/api/collections/team/", {"readers": ["rita", "sam"]}, format="json")
+    shared = w.team.readers.filter(pk=w.stranger.pk).exists()
+    assert refused_or_ok(w, response, 200) == shared
+    return shared
+
+
+def api_delete_collection(w: World) -> bool:
+    response = w.api.delete("/api/collections/team/")
+    gone = not Collection.objects.filter(pk=w.team.pk).exists()
+    assert refused_or_ok(w, response, 204) == gone
+    return gone
+
+
+# --- /v1 (OpenAI-compatible) --------------------------------------------------------------------------
+
+def v1_models(w: World) -> bool:
+    response = w.api.get("/v1/models")
+    if not refused_or_ok(w, response, 200):
+        return False
+    listed = "ragweb/team" in {m["id"] for m in response.json()["data"]}
+    assert listed == refused_or_ok(w, w.api.get("/v1/models/ragweb/team"), 200)
+    return listed
+
+
+def v1_completion(w: World) -> bool:
+    response = w.api.post("/v1/chat/completions", {"model": "ragweb/team", "messages": [
+        {"role": "user", "content": QUESTION}]}, format="json")
+    if refused_or_ok(w, response, 200):
+        assert {c["document"]["id"] for c in response.json()["citations"]} == {w.doc.pk}
+        return True
+    if w.user is not None:
+        assert response.json()["error"]["code"] == "model_not_found"
+    return False
+
+
+def v1_completion_of_everything(w: World) -> bool:
+    response = w.api.post("/v1/chat/completions", {"model": "ragweb", "messages": [
+        {"role": "user", "content": QUESTION}]}, format="json")
+    if not refused_or_ok(w, response, 200):
+        return False
+    return w.doc.pk in {c["document"]["id"] for c in response.json()["citations"]}
+
+
+ACTIONS = [
+    Action("chat", "collection picker", READ, chat_picker),
+    Action("chat", "ask", READ, chat_ask),
+    Action("chat", "passage view", READ, chat_passage),
+    Action("documents page", "list", READ, page_list),
+    Action("documents page", "upload", WRITE, page_upload),
+    Action("documents page", "re-ingest", WRITE, page_reingest),
+    Action("documents page", "delete", WRITE, page_delete),
+    Action("documents page", "edit collection", MANAGE, page_edit_collection),
+    Action("documents page", "share collection", MANAGE, page_share),
+    Action("documents page", "delete collection", MANAGE, page_delete_collection),
+    Action("admin", "document changelist", READ, admin_changelist),
+    Action("admin", "document page", READ, admin_change_page),
+    Action("admin", "chunk view", READ, admin_chunks),
+    Action("admin", "upload", WRITE, admin_upload),
+    Action("admin", "re-ingest action", WRITE, admin_reingest),
+    Action("admin", "move action", WRITE, admin_move),
+    Action("admin", "delete action", WRITE, admin_delete),
+    Action("admin", "change and share collection", MANAGE, admin_share),
+    Action("admin", "delete collection action", MANAGE, admin_delete_collection),
+    Action("REST", "list collections", READ, api_list_collections),
+    Action("REST", "read collection", READ, api_read_collection),
+    Action("REST", "list documents", READ, api_list_documents),
+    Action("REST", "read document", READ, api_read_document),
+    Action("REST", "read chunks", READ, api_read_chunks),
+    Action("REST", "search the collection", READ, api_search),
+    Action("REST", "search everything", READ, api_search_everything),
+    Action("REST", "ask", READ, api_ask),
+    Action("REST", "upload", WRITE, api_upload),
+    Action("REST", "move", WRITE, api_move),
+    Action("REST", "delete", WRITE, api_delete),
+    Action("REST", "re-ingest", WRITE, api_reingest),
+    Action("REST", "change collection", MANAGE, api_change_collection),
+    Action("REST", "share collection", MANAGE, api_share),
+    Action("REST", "delete collection", MANAGE, api_delete_collection),
+    Action("/v1", "models", READ, v1_models),
+    Action("/v1", "chat completion", READ, v1_completion),
+    Action("/v1", "chat completion of every collection", READ, v1_completion_of_everything),
+]
+
+
+@functools.cache
+def _guide_vectors() -> list[list[float]]:
+    return [vector.tolist() for vector in embed_texts(GUIDE)]
+
+
+def _handbook(collection: Collection) -> Document:
+    """A ready document whose chunks are GUIDE (embedded once per run)."""
+    text = "".join(GUIDE)
+    document = Document.objects.create(collection=collection, source="handbook.md", title="Team handbook",
+                                       media_type="text/markdown", text=text, status=Document.Status.READY)
+    offset = 0
+    for index, (part, vector) in enumerate(zip(GUIDE, _guide_vectors(), strict=True)):
+        document.chunks.create(chunk_index=index, text=part, start=offset, end=offset + len(part),
+                               context=document.title, token_count=len(part.split()), embedding=vector)
+        offset += len(part)
+    return document
+
+
+@pytest.fixture
+def make_world(django_user_model, settings, tmp_path, no_llm):
+    settings.MEDIA_ROOT = tmp_path  # uploads; their ingestion is only queued (on commit, never run here)
+
+    def build(role: str) -> World:
+        # No passwords (force_login signs in): hashing five of them per case would dominate the run.
+        users = {name: django_user_model.objects.create_user(username=username, password=None, is_staff=True)
+                 for name, username in [("owner", "olivia"), ("reader", "rita"), ("editor", "eddie"),
+                                        ("stranger", "sam")]}
+        users["superuser"] = django_user_model.objects.create_superuser(username="root", password=None)
+        team = make_collection("team", owner=users["owner"])
+        team.readers.add(users["reader"])
+        team.editors.add(users["editor"])
+        doc = _handbook(team)
+        user = users.get(role)
+        web, api = Client(), APIClient()
+        own = None
+        if user is not None:
+            web.force_login(user)
+            api.force_authenticate(user)
+            own = make_collection(f"own-{role}", owner=user)
+        return World(role=role, user=user, web=web, api=api, team=team, doc=doc, own=own,
+                     stranger=users["stranger"])
+
+    return build
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("action", ACTIONS, ids=str)
+def test_permission_matrix(make_world, role, action):
+    world = make_world(role)
+    assert action.run(world) == (role in ALLOWED[action.level])
