@@ -194,6 +194,8 @@ class ChatCompletionInput(serializers.Serializer):
     stream = serializers.BooleanField(default=False)
 
     def validate_messages(self, messages: list[dict]) -> list[dict]:
+        for message in messages:  # null content (allowed, as OpenAI does) never reaches to_internal_value
+            message["content"] = message["content"] or ""
         if messages[-1]["role"] != "user" or not messages[-1]["content"].strip():
             raise serializers.ValidationError("The last message must be the user's question.")
         if len(messages[-1]["content"]) > MAX_QUERY_CHARS:

@@ -3,7 +3,7 @@ folder var/reliability/ and free ports), then faults, hostile input, security an
 one summary table (also written to var/reliability/summary.md and report.json).
 
     python -m tests.reliability [--only faults,hostile,security,load,llm] [--kills 10] [--files 60]
-                                [--load-seconds 60] [--quick]
+                                [--load-seconds 60] [--no-baseline] [--quick]
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--load-seconds", type=float, default=60)
     parser.add_argument("--search-clients", type=int, default=50)
     parser.add_argument("--ask-clients", type=int, default=10)
+    parser.add_argument("--no-baseline", dest="baseline", action="store_false",
+                        help="skip the same search load against runserver (how make run served before)")
     parser.add_argument("--quick", action="store_true", help="small numbers: a check of the harness itself")
     parser.add_argument("--var", type=Path, default=ROOT / "var" / "reliability")
     args = parser.parse_args(argv)
@@ -174,6 +176,19 @@ def run_load(app: App, token: str, work: Path, args) -> list[Row]:
     rows.append(Row("load", f"search, {search.clients} clients, {search.seconds:.0f} s", ok,
                     _load_detail(search) + f"; embedding one query alone: {floor * 1000:.1f} ms CPU "
                     f"(server CPU per search = {search.cpu_per_request / floor:.1f}x that)"))
+    if args.baseline:
+        with load.Runserver(app) as old:
+            load.run(old, endpoint="search", clients=min(10, args.search_clients), seconds=5)  # warm-up
+            before = load.run(old, endpoint="search", clients=args.search_clients, seconds=args.load_seconds,
+                              name="search on runserver (before)")
+        print("  " + before.line(), flush=True)
+        rows.append(Row("load", f"search on runserver, as make run served before, {before.clients} clients, "
+                        f"{before.seconds:.0f} s (for comparison)", True, _load_detail(before)))
+        rows.append(Row("load", "search throughput, gunicorn against runserver (same run)",
+                        search.throughput >= 2 * before.throughput and before.dropped >= search.dropped,
+                        f"{search.throughput:.1f} against {before.throughput:.1f} requests/s = "
+                        f"{search.throughput / max(before.throughput, 1e-9):.2f}x; p95 {search.percentile(95):.2f} "
+                        f"against {before.percentile(95):.2f} s; dropped {search.dropped} against {before.dropped}"))
     ask = load.run(app, endpoint="ask", clients=args.ask_clients, seconds=args.load_seconds)
     print("  " + ask.line(), flush=True)
     rows.append(Row("load", f"ask (extractive), {ask.clients} clients, {ask.seconds:.0f} s",

@@ -175,3 +175,45 @@ def query_embedding_cpu(n: int = 200) -> float:
     for question in pool:
         embed_query(question)
     return (time.process_time() - started) / len(pool)
+
+
+class Runserver:
+    """Django's development server on the app's database, as `make run` served before gunicorn: the
+    same load against it, in the same run, gives today's figures beside the new ones."""
+
+    def __init__(self, app: App) -> None:
+        import copy
+
+        self.app = app
+        self.server = copy.copy(app)  # the same helpers, another port and web process
+        self.process = None
+
+    def __enter__(self) -> App:
+        import subprocess
+
+        from tests.reliability.app import PY, ROOT, free_port
+
+        self.server.port = free_port()
+        env = self.app.env()
+        env["DB_CONN_MAX_AGE"] = "0"  # what runserver needs (a thread per request)
+        self.process = subprocess.Popen([PY, "manage.py", "runserver", f"127.0.0.1:{self.server.port}", "--noreload"],
+                                        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        import psutil
+
+        process = psutil.Process(self.process.pid)
+        self.server.web_processes = lambda: [process]
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if self.server.request("GET", "/healthz", timeout=10).status in (200, 503):
+                    break
+            except Dropped:
+                time.sleep(1)
+        return self.server
+
+    def __exit__(self, *exc_info) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=30)
+        except Exception:  # noqa: BLE001
+            self.process.kill()

@@ -155,3 +155,14 @@ def test_an_upload_while_the_task_queue_is_down_is_503_and_goes_through_when_sen
     assert again.status_code == 201
     document = Document.objects.get(source="a.md")
     assert sent == [document.pk] and document.status == Document.Status.QUEUED
+
+
+@pytest.mark.django_db
+def test_a_chat_completion_whose_question_is_null_is_400_not_500(api):
+    # Found by schemathesis: null content passed validation and crashed on .strip().
+    body = {"model": "ragweb", "messages": [{"role": "assistant", "content": None}, {"role": "user", "content": None}]}
+
+    response = api.post("/v1/chat/completions", body, format="json")
+
+    assert response.status_code == 400
+    assert "The last message must be the user's question." in response.json()["error"]["message"]
