@@ -15,7 +15,10 @@ A sentence is scored by how well it answers the query, not only by how similar i
 The answer is the best sentence, then more of the same section (the same source under the same
 heading: an answer is usually told in one place) until the length budget is used or the
 sentences left are much weaker, and a sentence from elsewhere only when it is nearly as good as
-the best: fewer, better sentences; a short answer is fine. A sentence that ends in a colon
+the best: fewer, better sentences; a short answer is fine. Each next sentence is the one that
+scores best once its likeness to the sentences already taken is counted against it (maximal
+marginal relevance): the same fact told twice, in two sources or two sections, is quoted once,
+and the room goes to what the answer does not hold yet. A sentence that ends in a colon
 brings the list items or table rows it introduces; a question in the source ("Why do we use
 ...?") hands its score to the sentence after it, which answers it. Code, tables without an
 introduction and headings are never quoted.
@@ -42,7 +45,9 @@ OVERLAP_WEIGHT = 0.5
 RETRIEVAL_WEIGHT = 0.3  # times the relevance (0-1) of the retrieved chunk holding the sentence
 HEADING_WEIGHT = 0.5  # a heading's words count this much toward a sentence's share of the query
 # "Why ...?" is answered by a reason: sentences that give one gain this much.
-REASON_WEIGHT = 0.1
+REASON_WEIGHT = 0.2
+# A candidate's score loses this much times its cosine likeness to the closest sentence taken.
+REDUNDANCY_WEIGHT = 0.2
 # More of the best sentence's section joins while it scores at least this share of the best;
 # a sentence from elsewhere must score ELSEWHERE_RATIO of it.
 SECTION_RATIO = 0.6
@@ -55,7 +60,8 @@ MAX_SENTENCE_CHARS = 400
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[`*A-Z0-9])")
 _WHY = re.compile(r"\bwhy\b", re.IGNORECASE)
-_REASON = re.compile(r"\b(because|reason|so that|in order to|otherwise|that way|this means)\b", re.IGNORECASE)
+_REASON = re.compile(r"\b(because|reasons?|since|so that|in order to|otherwise|that way|this means|would|unable|"
+                     r"essential|avoids?|prevents?|ensures?|instead)\b", re.IGNORECASE)
 _ABBREVIATION = re.compile(r"\b(e\.g|i\.e|etc|vs|cf|approx|Mr|Mrs|Dr|No)\.$", re.IGNORECASE)
 
 
@@ -141,10 +147,14 @@ def _followed_by_code(blocks: Sequence[Block], index: int) -> bool:
     return index + 1 < len(blocks) and blocks[index + 1].kind == CODE
 
 
-def _default_similarity(query: str, sentences: list[str]) -> np.ndarray:
+# (query, texts) -> (the query's vector, one row per text), L2-normalised.
+Embedder = Callable[[str, list[str]], tuple[np.ndarray, np.ndarray]]
+
+
+def _model_vectors(query: str, sentences: list[str]) -> tuple[np.ndarray, np.ndarray]:
     from corpus.ingest.embed import embed_query, embed_texts  # loads the model: only when answering
 
-    return embed_texts(sentences) @ embed_query(query)
+    return embed_query(query), embed_texts(sentences)
 
 
 def _idf(count: int, terms: Sequence[set[str]]) -> Callable[[str], float]:
@@ -155,15 +165,23 @@ def _idf(count: int, terms: Sequence[set[str]]) -> Callable[[str], float]:
     return lambda term: math.log(1 + (count + 1) / (frequency.get(term, 0) + 0.5))
 
 
-def score_sentences(query: str, sentences: Sequence[Sentence],
-                    similarity: Callable[[str, list[str]], np.ndarray] | None = None) -> list[float]:
-    """One score per sentence (higher answers the query better)."""
+@dataclass(frozen=True)
+class Scored:
+    scores: list[float]  # one per sentence, higher answers the query better
+    vectors: np.ndarray  # one unit row per sentence (zeros when the embedding failed)
+
+
+def score_sentences(query: str, sentences: Sequence[Sentence], embed: Embedder | None = None) -> Scored:
+    """Score each sentence for how well it answers `query`; keep the sentence vectors (choose()
+    weighs redundancy with them)."""
     texts = [f"{s.heading}: {s.text}" if s.heading else s.text for s in sentences]
     try:
-        sims = np.asarray((similarity or _default_similarity)(query, texts), dtype=float)
+        query_vector, vectors = (embed or _model_vectors)(query, texts)
+        vectors = np.asarray(vectors, dtype=float).reshape(len(texts), -1)
+        sims = vectors @ np.asarray(query_vector, dtype=float)
     except Exception:  # the embedding model is optional here: words alone still rank sentences
         logger.warning("sentence embedding failed; ranking by words only", exc_info=True)
-        sims = np.zeros(len(texts))
+        vectors, sims = np.zeros((len(texts), 1)), np.zeros(len(texts))
     own = [content_terms(s.text) for s in sentences]
     headings = [content_terms(s.heading) for s in sentences]
     idf = _idf(len(sentences), own)
@@ -187,28 +205,42 @@ def score_sentences(query: str, sentences: Sequence[Sentence],
         if sentence.asks and following.n == sentence.n and following.position == sentence.position + 1:
             scores[i + 1] = max(scores[i + 1], scores[i])
             scores[i] = 0.0
-    return scores
+    return Scored(scores, vectors)
 
 
-def choose(sentences: Sequence[Sentence], scores: Sequence[float], *, max_chars: int = MAX_CHARS) -> list[Sentence]:
-    """The best sentence, then more of its section, then the few nearly as good from elsewhere:
-    best first, then in the order of the source, within `max_chars`."""
+def choose(sentences: Sequence[Sentence], scored: Scored, *, max_chars: int = MAX_CHARS) -> list[Sentence]:
+    """The best sentence, then more of its section, then the few nearly as good from elsewhere,
+    each next one the best once its likeness to those taken is counted against it: best first,
+    then in the order of the source, within `max_chars`."""
     if not sentences:
         return []
+    scores, vectors = scored.scores, scored.vectors
     order = sorted(range(len(sentences)), key=lambda i: (-scores[i], sentences[i].rank, sentences[i].position))
     best = sentences[order[0]]
     best_score = scores[order[0]]
     picked = [order[0]]
     used = _length(best)
     seen = {_key(best.text), *(_key(item) for item in best.items)}
-    for i in order[1:]:
-        sentence, score = sentences[i], scores[i]
-        ratio = SECTION_RATIO if sentence.section == best.section else ELSEWHERE_RATIO
-        if score < ratio * best_score or _key(sentence.text) in seen or used + _length(sentence) > max_chars:
+    # Eligible: strong enough for where it sits, not a repeat; taken while there is room.
+    eligible = [i for i in order[1:]
+                if scores[i] >= (SECTION_RATIO if sentences[i].section == best.section else ELSEWHERE_RATIO) * best_score
+                and _key(sentences[i].text) not in seen]
+    likeness = vectors[eligible] @ vectors[order[0]] if eligible else np.zeros(0)
+    while eligible:
+        fitting = [k for k, i in enumerate(eligible) if used + _length(sentences[i]) <= max_chars]
+        if not fitting:
+            break
+        k = max(fitting, key=lambda k: scores[eligible[k]] - REDUNDANCY_WEIGHT * likeness[k])
+        i = eligible.pop(k)
+        sentence = sentences[i]
+        likeness = np.delete(likeness, k)
+        if _key(sentence.text) in seen:
             continue
         seen.update([_key(sentence.text), *(_key(item) for item in sentence.items)])
         picked.append(i)
         used += _length(sentence)
+        if eligible:
+            likeness = np.maximum(likeness, vectors[eligible] @ vectors[i])
     rest = sorted(picked[1:], key=lambda i: (sentences[i].section != best.section, sentences[i].rank,
                                              sentences[i].position))
     return [best] + [sentences[i] for i in rest]
@@ -239,8 +271,7 @@ def candidates(citations: Sequence[dict], hits: Sequence[Hit] = ()) -> list[Sent
 
 
 def extractive_answer(query: str, citations: Sequence[dict], *, hits: Sequence[Hit] = (),
-                      similarity: Callable[[str, list[str]], np.ndarray] | None = None,
-                      max_chars: int = MAX_CHARS) -> str:
+                      embed: Embedder | None = None, max_chars: int = MAX_CHARS) -> str:
     """Markdown: the label, then the chosen sentences as a list, each ending in its "[n]"; a
     sentence that introduces a list keeps its first items as a nested list."""
     found = candidates(citations, hits)
@@ -248,7 +279,7 @@ def extractive_answer(query: str, citations: Sequence[dict], *, hits: Sequence[H
         listed = "".join(f"[{c['n']}]" for c in citations)
         return (f"*{LABEL}.* The passages found hold code or tables rather than sentences to quote; "
                 f"open them: {listed}.")
-    chosen = choose(found, score_sentences(query, found, similarity), max_chars=max_chars)
+    chosen = choose(found, score_sentences(query, found, embed), max_chars=max_chars)
     lines = []
     for sentence in chosen:
         lines.append(f"- {sentence.text} [{sentence.n}]")

@@ -4,12 +4,15 @@ from chat.answering.extractive import LABEL, Hit, extractive_answer, split_sente
 
 
 def _word_similarity(word):
-    # A stand-in for embeddings in the fast unit tests: 1.0 if the sentence mentions `word`.
-    return lambda query, sentences: np.array([1.0 if word in s.lower() else 0.0 for s in sentences])
+    # A stand-in for embeddings in the fast unit tests: a sentence that mentions `word` points
+    # the query's way (likeness 1.0), any other is orthogonal to it.
+    def embed(query, sentences):
+        return np.array([1.0, 0.0]), np.array([[1.0, 0.0] if word in s.lower() else [0.0, 1.0] for s in sentences])
+    return embed
 
 
 def _no_similarity(query, sentences):
-    return np.zeros(len(sentences))
+    return np.zeros(2), np.zeros((len(sentences), 2))
 
 
 def _bullets(answer):
@@ -52,7 +55,7 @@ def test_extractive_answer_puts_the_sentence_that_answers_first():
         {"n": 2, "document": {"id": 2},
          "text": "The request timeout is thirty seconds by default. Change it in the settings file."},
     ]
-    answer = extractive_answer("What is the request timeout?", citations, similarity=_word_similarity("timeout"))
+    answer = extractive_answer("What is the request timeout?", citations, embed=_word_similarity("timeout"))
     lines = answer.splitlines()
     assert lines[0] == f"*{LABEL}: quoted from the sources.*"
     assert lines[2] == "- The request timeout is thirty seconds by default. [2]"
@@ -64,7 +67,7 @@ def test_extractive_answer_uses_words_without_embeddings():
         raise RuntimeError("no model")
 
     citations = [{"n": 1, "text": "Nothing to see in this sentence here. The port number is 8000 for runserver."}]
-    answer = extractive_answer("runserver port number", citations, similarity=broken)
+    answer = extractive_answer("runserver port number", citations, embed=broken)
     assert _bullets(answer)[0] == "- The port number is 8000 for runserver. [1]"
 
 
@@ -73,7 +76,7 @@ def test_a_sentence_ending_in_a_colon_keeps_the_list_it_introduces():
             "* ``str`` - Matches any non-empty string, excluding the path separator.\n"
             "* ``int`` - Matches zero or any positive integer.\n\nUnrelated closing remarks follow here today.\n")
     answer = extractive_answer("Which path converters are available?", [{"n": 1, "text": text}],
-                               similarity=_word_similarity("available"))
+                               embed=_word_similarity("available"))
     lines = answer.splitlines()[2:]
     assert lines[:3] == ["- The following path converters are available by default: [1]",
                          "    - `str` - Matches any non-empty string, excluding the path separator.",
@@ -88,7 +91,7 @@ def test_the_retrieved_chunk_relevance_picks_between_equal_sentences():
     citation = {"n": 1, "document": {"id": 7}, "char_start": 100, "text": text}
     hits = [Hit(document=7, start=100, end=100 + second, relevance=0.1),
             Hit(document=7, start=100 + second, end=100 + len(text), relevance=0.9)]
-    answer = extractive_answer("When are backups copied?", [citation], hits=hits, similarity=_no_similarity)
+    answer = extractive_answer("When are backups copied?", [citation], hits=hits, embed=_no_similarity)
     assert _bullets(answer)[0] == "- Backups are copied every week to the tape. [1]"
 
 
@@ -96,7 +99,7 @@ def test_a_question_in_the_source_hands_its_score_to_its_answer():
     text = ("Why does the loader skip hidden files in the folder? Because editors leave swap files there. "
             "Other loaders read every file they find.")
     answer = extractive_answer("Why does the loader skip hidden files?", [{"n": 1, "text": text}],
-                               similarity=_word_similarity("hidden"))
+                               embed=_word_similarity("hidden"))
     assert _bullets(answer)[0] == "- Because editors leave swap files there. [1]"
 
 
@@ -104,13 +107,13 @@ def test_sentences_from_other_documents_join_only_when_nearly_as_good():
     citations = [{"n": 1, "document": {"id": 1}, "text": "Uploads are limited to fifty megabytes per file."},
                  {"n": 2, "document": {"id": 2}, "text": "The limit on uploads is also shown in the admin."},
                  {"n": 3, "document": {"id": 3}, "text": "Uploads are limited to fifty megabytes per file in total."}]
-    answer = extractive_answer("How large may uploads be? fifty megabytes", citations, similarity=_no_similarity)
+    answer = extractive_answer("How large may uploads be? fifty megabytes", citations, embed=_no_similarity)
     assert [line[-3:] for line in _bullets(answer)] == ["[1]", "[3]"]
 
 
 def test_the_answer_stays_within_its_budget():
     text = " ".join(f"Sentence number {i} talks about the cache backend." for i in range(40))
-    answer = extractive_answer("cache backend", [{"n": 1, "text": text}], similarity=_no_similarity)
+    answer = extractive_answer("cache backend", [{"n": 1, "text": text}], embed=_no_similarity)
     quoted = [line[2:].rsplit(" [", 1)[0] for line in _bullets(answer)]
     assert 1 < len(quoted) and sum(map(len, quoted)) <= 550
 
@@ -119,3 +122,24 @@ def test_extractive_answer_without_sentences_points_at_the_sources():
     answer = extractive_answer("anything", [{"n": 1, "text": "```\ncode only\n```"}])
     assert answer == (f"*{LABEL}.* The passages found hold code or tables rather than sentences to quote; "
                       "open them: [1].")
+
+
+def test_a_fact_already_quoted_gives_its_room_to_one_the_answer_lacks():
+    # Two sentences say the same thing (the same vector) and match the query best; a third says
+    # something else, a little less close. With room for two, the fact is quoted once and the
+    # room goes to the other sentence.
+    same, other = [1.0, 0.0], [0.0, 1.0]
+    text = ("Sessions are saved when the view code changes them. "
+            "Sessions are saved once the view has modified them. "
+            "Set the modified flag to save the session after a nested change.")
+    vectors = {"Sessions are saved when the view code changes them.": same,
+               "Sessions are saved once the view has modified them.": same,
+               "Set the modified flag to save the session after a nested change.": other}
+
+    def embed(query, sentences):
+        return np.array([0.7, 0.5]), np.array([vectors[s] for s in sentences])
+
+    answer = extractive_answer("When are sessions saved?", [{"n": 1, "text": text}], embed=embed, max_chars=130)
+    quoted = [line[2:].rsplit(" [", 1)[0] for line in _bullets(answer)]
+    assert len(quoted) == 2
+    assert "Set the modified flag to save the session after a nested change." in quoted
