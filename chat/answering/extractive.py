@@ -221,10 +221,12 @@ def choose(sentences: Sequence[Sentence], scored: Scored, *, max_chars: int = MA
     picked = [order[0]]
     used = _length(best)
     seen = {_key(best.text), *(_key(item) for item in best.items)}
+    def strong_enough(i: int) -> bool:
+        ratio = SECTION_RATIO if sentences[i].section == best.section else ELSEWHERE_RATIO
+        return scores[i] >= ratio * best_score
+
     # Eligible: strong enough for where it sits, not a repeat; taken while there is room.
-    eligible = [i for i in order[1:]
-                if scores[i] >= (SECTION_RATIO if sentences[i].section == best.section else ELSEWHERE_RATIO) * best_score
-                and _key(sentences[i].text) not in seen]
+    eligible = [i for i in order[1:] if strong_enough(i) and _key(sentences[i].text) not in seen]
     likeness = vectors[eligible] @ vectors[order[0]] if eligible else np.zeros(0)
     while eligible:
         fitting = [k for k, i in enumerate(eligible) if used + _length(sentences[i]) <= max_chars]
