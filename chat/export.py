@@ -32,7 +32,9 @@ def answer_markdown(message: Message, sources: Sequence[dict], *,
     parts = []
     if message.content.strip():
         parts.append(message.content.strip())
-    if message.error:
+    if message.status == Message.Status.NOT_FOUND:
+        parts.append(f"*Not found: {message.error}*")
+    elif message.error:
         parts.append(f"*No complete answer: {message.error}*")
     elif message.status == Message.Status.STOPPED:
         parts.append("*Stopped; the answer is partial.*")

@@ -70,6 +70,8 @@ class Message(models.Model):
         COMPLETE = "complete"
         STOPPED = "stopped", "Stopped by the user"
         FAILED = "failed"
+        # Nothing retrieved was relevant enough: an answer (the reason is in `error`), not a failure.
+        NOT_FOUND = "not_found", "Not found in the documents"
 
     class Mode(models.TextChoices):
         NONE = "", "None"

@@ -168,9 +168,11 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
             parts.append(complete_answer(prepared, history))
         if reply.status == Message.Status.STREAMING:
             reply.status = Message.Status.COMPLETE
+    except NotFound as exc:
+        reply.status, reply.error, not_found = Message.Status.NOT_FOUND, str(exc), True
     except AnswerError as exc:
         reply.status, reply.error = Message.Status.FAILED, str(exc)
-        upstream_failure, not_found = isinstance(exc, LLMFailed), isinstance(exc, NotFound)
+        upstream_failure = isinstance(exc, LLMFailed)
     except GeneratorExit:
         # The client went away (stop button, closed tab): keep what was written so far.
         reply.status = Message.Status.STOPPED

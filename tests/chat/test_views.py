@@ -85,6 +85,17 @@ def test_ask_without_js_answers_and_redirects(alice, corpus, no_llm):
     assert '<details class="sources" open>' in html and "deploy.md" in html
 
 
+def test_not_found_is_shown_as_an_answer_not_as_an_error(alice, corpus, no_llm):
+    alice.post(reverse("chat:ask"), {"question": "Who won the football world cup in 1998?", "collection": "guides"})
+    conversation = Conversation.objects.get()
+    html = alice.get(f"/c/{conversation.pk}/").content.decode()
+    answer = html[html.index('class="message assistant'):]
+    assert '<p class="notice not-found"><strong>Not found.</strong> Nothing in the searched documents' in answer
+    assert 'class="notice error"' not in answer and 'role="alert"' not in answer
+    assert ">Regenerate</button>" in answer  # and it can be rated, like any answer
+    assert 'class="thumb up"' in answer
+
+
 def test_ask_streams_server_sent_events(alice, corpus, fake_llm):
     fake_llm.reply = lambda request: "It is **thirty** seconds [1]."
     response = alice.post(reverse("chat:ask"), {"question": "What is the default request timeout?"},

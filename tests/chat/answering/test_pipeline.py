@@ -139,7 +139,7 @@ def test_no_readable_collection_is_a_message(user, no_llm):
 def test_empty_collection_finds_nothing(user, no_llm):
     make_collection("empty", owner=user)
     reply = run(conversation_start(user=user), "Anything at all?")[-1].message
-    assert reply.status == "failed" and reply.error.startswith("No passage in the searched documents")
+    assert reply.status == "not_found" and reply.error.startswith("No passage in the searched documents")
 
 
 def test_stop_request_keeps_the_partial_answer(user, corpus, fake_llm):
@@ -215,7 +215,7 @@ def test_grounding_moves_a_citation_to_the_source_that_supports_it(user, corpus,
 
 def test_an_off_topic_question_is_not_found(user, corpus, no_llm):
     reply = run(conversation_start(user=user), "Who won the football world cup in 1998?", stream=False)[-1].message
-    assert (reply.status, reply.content, reply.citations) == ("failed", "", [])
+    assert (reply.status, reply.content, reply.citations) == ("not_found", "", [])
     assert reply.error == NOT_FOUND
 
 
