@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.kills, args.files, args.load_seconds = 2, 6, 10
         args.search_clients, args.ask_clients = 10, 3
-    work = args.var
+    work = args.var.resolve()  # the services are restarted from other working folders mid-run
     work.mkdir(parents=True, exist_ok=True)
     app = App(work / "app")
     configure_django(app.var, app.pg_port, app.redis_port)
