@@ -18,8 +18,6 @@ The SQL here is a set of CTEs that chat/retrieval/candidates.py splices into one
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from django.db import connection, transaction
 
 from corpus.models import SEARCH_CONFIG
@@ -135,29 +133,11 @@ def _stats_ctes() -> str:
                                   full_budget_collections=FULL_BUDGET_COLLECTIONS)
 
 
-@dataclass(frozen=True)
-class CollectionStats:
-    chunk_count: int
-    total_length: int
-
-
-def collection_stats(collection_ids: list[int]) -> CollectionStats:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT coalesce(sum(chunk_count), 0), coalesce(sum(total_length), 0) "
-                       "FROM bm25_collection_stats WHERE collection_id = ANY(%s)", [collection_ids])
-        count, length = cursor.fetchone()
-    return CollectionStats(int(count), int(length))
-
-
-def document_frequencies(collection_id: int) -> dict[str, int]:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT lexeme, df FROM bm25_term_stats WHERE collection_id = %s", [collection_id])
-        return dict(cursor.fetchall())
-
-
 @transaction.atomic
 def rebuild_stats() -> None:
-    """Recompute every statistic and posting from corpus_chunk (repair; the triggers keep them exact)."""
+    """Recompute every statistic and posting from corpus_chunk (`manage.py rebuild_keyword_index`).
+
+    The triggers keep them exact; this repairs them after a restore or a manual edit of the tables."""
     with connection.cursor() as cursor:
         cursor.execute("LOCK TABLE corpus_chunk IN SHARE MODE")
         cursor.execute("DELETE FROM bm25_term_stats")
