@@ -186,21 +186,10 @@ def _bound_chars(doc: _Doc, spans: list[Span], limit: int) -> list[Span]:
     return bounded
 
 
-def heading_path_at(headings: Sequence[Heading], offset: int) -> list[str]:
-    """Titles of the headings enclosing `offset`, outermost first (a heading starting exactly at
-    `offset` encloses it)."""
-    stack: list[Heading] = []
-    for heading in sorted(headings, key=lambda h: h.start):
-        if heading.start > offset:
-            break
-        while stack and stack[-1].level >= heading.level:
-            stack.pop()
-        stack.append(heading)
-    return [heading.title for heading in stack]
-
-
 def heading_paths(headings: Sequence[Heading], offsets: Sequence[int]) -> list[list[str]]:
-    """heading_path_at for many offsets in one sweep (for a document with many headings and chunks)."""
+    """For each offset, the titles of the headings enclosing it, outermost first (a heading starting
+    exactly at the offset encloses it). One sweep over headings and offsets in order: a document of
+    thousands of headings and chunks costs no more than sorting them."""
     ordered = sorted(headings, key=lambda h: h.start)
     paths: list[list[str]] = [[] for _ in offsets]
     stack: list[Heading] = []

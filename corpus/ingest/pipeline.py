@@ -35,7 +35,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError, connectio
 from django.utils import timezone
 
 from corpus.ingest import embed as embedding
-from corpus.ingest.chunk import ChunkingConfig, TooManyChunks, chunk_text, heading_path_at
+from corpus.ingest.chunk import ChunkingConfig, TooManyChunks, chunk_text, heading_paths
 from corpus.ingest.contextualize import contextualize
 from corpus.ingest.parse import ParseError, parse_document
 from corpus.ingest.tokens import count_tokens, tokenize
@@ -235,12 +235,12 @@ def _build(document: Document) -> Built:
     spans = chunk_text(text, config, headings=parsed.headings, embed=embedding.embed_texts,
                        max_chunks=settings.MAX_CHUNKS_PER_DOCUMENT)
     _check_spans(spans, text, overlapping=collection.overlapping)
-    heading_paths = [heading_path_at(parsed.headings, span.start) for span in spans]
+    paths = heading_paths(parsed.headings, [span.start for span in spans])
     chunk_texts = [text[span.start: span.end] for span in spans]
 
     _progress(document_id, document.content_hash, status=Status.CONTEXTUALIZING)
     result = contextualize(mode=collection.contextualization, title=title, text=text, chunk_texts=chunk_texts,
-                           heading_paths=heading_paths)
+                           heading_paths=paths)
 
     n = len(spans)
     _progress(document_id, document.content_hash, status=Status.EMBEDDING, progress_done=0, progress_total=n)
@@ -259,7 +259,7 @@ def _build(document: Document) -> Built:
     page_finder = Document(pages=pages)
     chunks = [
         Chunk(document_id=document_id, chunk_index=i, text=chunk_texts[i], start=span.start, end=span.end,
-              heading_path=" > ".join(heading_paths[i]), context=result.contexts[i],
+              heading_path=" > ".join(paths[i]), context=result.contexts[i],
               page=page_finder.page_at(span.start), token_count=count_tokens(chunk_texts[i]),
               embedding=vectors[i])
         for i, span in enumerate(spans)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from corpus.ingest.chunk import STRATEGIES, ChunkingConfig, Span, chunk_text, heading_path_at, heading_paths
+from corpus.ingest.chunk import STRATEGIES, ChunkingConfig, Span, chunk_text, heading_paths
 from corpus.ingest.parse import Heading
 from corpus.ingest.tokens import count_tokens, tokenize
 from tests.corpus.text_strategies import documents, simple_documents
@@ -295,21 +295,31 @@ def test_semantic_with_the_real_model():
 
 # --- heading paths ---
 
-def test_heading_path_at_offsets():
+def _enclosing(headings, offset):
+    # The definition, one offset at a time: walk the headings in order, keeping the open ones.
+    stack = []
+    for heading in sorted(headings, key=lambda h: h.start):
+        if heading.start > offset:
+            break
+        while stack and stack[-1].level >= heading.level:
+            stack.pop()
+        stack.append(heading)
+    return [heading.title for heading in stack]
+
+
+def test_heading_paths_at_offsets():
     headings = [Heading(0, 1, "Guide"), Heading(10, 2, "Install"), Heading(20, 3, "Linux"),
                 Heading(30, 2, "Use"), Heading(40, 1, "Appendix")]
-    assert heading_path_at(headings, 0) == ["Guide"]
-    assert heading_path_at(headings, 25) == ["Guide", "Install", "Linux"]
-    assert heading_path_at(headings, 30) == ["Guide", "Use"]
-    assert heading_path_at(headings, 45) == ["Appendix"]
-    assert heading_path_at([], 5) == []
-    assert heading_path_at([Heading(10, 1, "Late")], 5) == []
+    assert heading_paths(headings, [45, 0, 25, 30]) == [["Appendix"], ["Guide"], ["Guide", "Install", "Linux"],
+                                                        ["Guide", "Use"]]
+    assert heading_paths([], [5]) == [[]]
+    assert heading_paths([Heading(10, 1, "Late")], [5]) == [[]]
 
 
 @given(levels=st.lists(st.integers(0, 4), max_size=12), offsets=st.lists(st.integers(0, 130), max_size=12))
-def test_heading_paths_agree_with_heading_path_at(levels, offsets):
+def test_heading_paths_agree_with_the_definition(levels, offsets):
     headings = [Heading(10 * i + 3, level, f"H{i}") for i, level in enumerate(levels)]
-    assert heading_paths(headings, offsets) == [heading_path_at(headings, o) for o in offsets]
+    assert heading_paths(headings, offsets) == [_enclosing(headings, o) for o in offsets]
 
 
 # --- a long document (speed is measured by scripts, not asserted here) ---
