@@ -147,9 +147,12 @@ def llama_server(settings):
     model = os.environ.get("RAGWEB_LLAMA_GGUF")
     if not model:
         pytest.skip("opt-in: set RAGWEB_LLAMA_GGUF to a GGUF model file to test against a real llama.cpp server")
-    pytest.importorskip("llama_cpp", reason="opt-in: llama-cpp-python is not installed (see docs/llm.md)")
+    # llama-cpp-python compiles llama.cpp; it may live in a virtualenv of its own (RAGWEB_LLAMA_PYTHON).
+    python = os.environ.get("RAGWEB_LLAMA_PYTHON", sys.executable)
+    if python == sys.executable:
+        pytest.importorskip("llama_cpp", reason="opt-in: llama-cpp-python is not installed (see docs/llm.md)")
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", model, "--host", "127.0.0.1",
+    proc = subprocess.Popen([python, "-m", "llama_cpp.server", "--model", model, "--host", "127.0.0.1",
                              "--port", str(port), "--n_ctx", "4096"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
