@@ -97,7 +97,13 @@ def chunk_range_label(start: int, end: int) -> str:
 CITATION = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
 
 
+# Code in an answer (fenced blocks, an unclosed one running to the end, and `inline` spans): its
+# brackets are indexes, not citations; the renderer (chat.markdown) links none of them either.
+_CODE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[^\n]*$|\Z)|`[^`\n]+`", re.MULTILINE | re.DOTALL)
+
+
 def cited_numbers(text: str) -> list[int]:
-    """The [n] (and [n, m]) numbers cited in `text`, in order of first citation."""
-    numbers = (int(part) for match in CITATION.finditer(text) for part in match.group(1).split(","))
+    """The [n] (and [n, m]) numbers cited in `text` outside code, in order of first citation."""
+    prose = _CODE.sub(" ", text)
+    numbers = (int(part) for match in CITATION.finditer(prose) for part in match.group(1).split(","))
     return list(dict.fromkeys(numbers))
