@@ -33,7 +33,8 @@ def log_in(browser, base_url: str, username: str, password: str, *, viewport=DES
     """A new browser context logged in as `username`; returns its page (on the chat page)."""
     context = browser.new_context(viewport=viewport, **context_options)
     page = context.new_page()
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(30_000)  # the live server loads the embedding model on its first answer
+    page.on("console", lambda msg: print("console:", msg.type, msg.text))
     page.on("pageerror", lambda exc: print("pageerror:", exc))
     page.goto(f"{base_url}/login/")
     page.fill("input[name=username]", username)

@@ -4,12 +4,10 @@ name, and the good one's status and progress bar move on to "ready" without the 
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from corpus.models import Collection, Document
-from tests.browser.test_chat_browser import CHROMIUM, CHROMIUM_ARGS, in_db_thread
+from tests.browser.support import in_db_thread
 from tests.corpus.ingest_helpers import long_markdown
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -32,27 +30,13 @@ def worker(media, celery_worker_process):
 
 
 @pytest.fixture
-def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(f"Chromium not found at {CHROMIUM}: run `make chromium` (apt-get install chromium).")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
-@pytest.fixture
-def admin_page(live_server, worker, django_user_model, browser):  # DB fixtures first: none in Playwright's loop
+def admin_page(live_server, worker, django_user_model, chromium):  # DB fixtures first: none in Playwright's loop
     def setup():
         root = django_user_model.objects.create_superuser(username="root", password="root-password-1")
         Collection.objects.create(slug="field", name="Field notes", owner=root, chunk_size=64, chunk_overlap=0)
 
     in_db_thread(setup)
-    context = browser.new_context()
+    context = chromium.new_context()
     page = context.new_page()
     page.set_default_timeout(20_000)
     page.on("console", lambda msg: print("console:", msg.type, msg.text))

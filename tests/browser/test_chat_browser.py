@@ -4,7 +4,6 @@ ask, watch the answer stream from a slow OpenAI-protocol server, stop, open a ci
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -13,64 +12,22 @@ import time
 import pytest
 
 from chat.models import Message
+from tests.browser.support import in_db_thread, log_in
 from tests.chat.chat_corpus import GUIDE, make_collection, make_document
 from tests.chat.fake_openai import FakeOpenAI
 
-
-def in_db_thread(fn):
-    """Run ORM code in its own thread and close its connection. Playwright's sync API runs an event
-    loop (in greenlets) here, where Django refuses ORM calls or opens connections nobody closes."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from django.db import connections
-
-    def run():
-        try:
-            return fn()
-        finally:
-            connections.close_all()
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(run).result()
-
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 ANSWER = "The default request timeout is thirty seconds [1], and it can be changed in the settings [1]."
 
 
 @pytest.fixture
-def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(f"Chromium not found at {CHROMIUM}: run `make chromium` (apt-get install chromium).")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
-@pytest.fixture
-def page(live_server, user, browser):  # DB fixtures first: none may run inside Playwright's loop
+def page(live_server, user, chromium):  # DB fixtures first: none may run inside Playwright's loop
     in_db_thread(lambda: make_document(make_collection("guides", owner=user), source="deploy.md",
                                        title="Deployment guide", parts=GUIDE))
-    context = browser.new_context()
-    page = context.new_page()
-    page.set_default_timeout(20_000)
-    page.on("console", lambda msg: print("console:", msg.type, msg.text))
-    page.on("pageerror", lambda exc: print("pageerror:", exc))
-    page.goto(f"{live_server.url}/login/")
-    page.fill("input[name=username]", "alice")
-    page.fill("input[name=password]", "alice-password-1")
-    page.click("form[action='/login/'] button[type=submit]")
-    page.wait_for_url(f"{live_server.url}/")
+    page = log_in(chromium, live_server.url, "alice", "alice-password-1")
     yield page
-    context.close()
+    page.context.close()
 
 
 @pytest.fixture

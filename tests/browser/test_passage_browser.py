@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from corpus.ingest.parse.pdf import parse_pdf
-from tests.browser.helpers import chromium, in_db_thread, logged_in_page
+from tests.browser.support import in_db_thread, log_in
 from tests.chat.chat_corpus import make_collection, make_document
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -48,15 +48,9 @@ def _make_pdf_document(user) -> None:
                   parts=parts, media_type="application/pdf", pages=pages)
 
 
-@pytest.fixture
-def browser():
-    with chromium() as browser:
-        yield browser
-
-
-def test_a_citation_of_a_pdf_lands_on_the_highlighted_sentence_of_its_page(live_server, user, no_llm, browser):
+def test_a_citation_of_a_pdf_lands_on_the_highlighted_sentence_of_its_page(live_server, user, no_llm, chromium):
     in_db_thread(lambda: _make_pdf_document(user))
-    page = logged_in_page(browser, live_server.url)
+    page = log_in(chromium, live_server.url, "alice", "alice-password-1")
 
     page.fill("#ask-form textarea[name=question]", "When was the lamp of the lighthouse converted to electricity?")
     page.click("#ask-form button[type=submit]")

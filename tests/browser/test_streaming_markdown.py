@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.helpers import chromium, in_db_thread, logged_in_page
+from tests.browser.support import in_db_thread, log_in
 from tests.chat.chat_corpus import GUIDE, make_collection, make_document
 from tests.chat.fake_openai import FakeOpenAI
 
@@ -16,12 +16,6 @@ ANSWER = ("The request timeout:\n\n- is **thirty seconds** by default [1]\n- is 
 
 
 @pytest.fixture
-def browser():
-    with chromium() as browser:
-        yield browser
-
-
-@pytest.fixture
 def slow_llm(settings):
     with FakeOpenAI(ANSWER, token_delay=0.25) as server:
         settings.LLM_BASE_URL, settings.LLM_MODEL = server.base_url, "fake-model"
@@ -29,10 +23,10 @@ def slow_llm(settings):
         yield server
 
 
-def test_a_streaming_answer_renders_as_markdown(live_server, user, browser, slow_llm):
+def test_a_streaming_answer_renders_as_markdown(live_server, user, chromium, slow_llm):
     in_db_thread(lambda: make_document(make_collection("guides", owner=user), source="deploy.md",
                                        title="Deployment guide", parts=GUIDE))
-    page = logged_in_page(browser, live_server.url)
+    page = log_in(chromium, live_server.url, "alice", "alice-password-1")
     # Record what the streaming answer shows after every change, from the first token on.
     page.evaluate("""() => {
         window.seen = [];
