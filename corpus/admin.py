@@ -54,18 +54,8 @@ class _StaffOnly:
 # Collections ---------------------------------------------------------------------------------------
 
 
-class CollectionAdminForm(forms.ModelForm):
-    def clean(self):
-        cleaned = super().clean()
-        size, overlap = cleaned.get("chunk_size"), cleaned.get("chunk_overlap")
-        if size is not None and overlap is not None and overlap >= size:
-            self.add_error("chunk_overlap", "The overlap must be smaller than the chunk size.")
-        return cleaned
-
-
 @admin.register(Collection)
 class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
-    form = CollectionAdminForm
     list_display = ["name", "slug", "owner", "chunker", "chunk_size", "contextualization", "embedding_mode",
                     "is_public", "document_count", "documents_link"]
     list_filter = ["chunker", "contextualization", "is_public"]

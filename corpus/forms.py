@@ -14,7 +14,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from corpus import selectors, services
-from corpus.models import Collection, Document
+from corpus.models import CHUNK_SIZE_MAX, CHUNK_SIZE_MIN, Collection, Document
 from corpus.uploads import SUPPORTED_EXTENSIONS
 
 
@@ -75,7 +75,7 @@ class CollectionForm(forms.ModelForm):
     """A collection's name and ingestion settings. The slug may be left empty: it is then derived
     from the name (the page's script does the same as you type)."""
 
-    chunk_size = forms.IntegerField(min_value=services.CHUNK_SIZE_MIN, max_value=services.CHUNK_SIZE_MAX,
+    chunk_size = forms.IntegerField(min_value=CHUNK_SIZE_MIN, max_value=CHUNK_SIZE_MAX,
                                     initial=200, help_text="Target chunk size in model tokens.")
 
     class Meta:
@@ -97,13 +97,6 @@ class CollectionForm(forms.ModelForm):
         if not slug:
             raise ValidationError("Give a slug: the name has no letters to make one from.", code="required")
         return slug
-
-    def clean(self):
-        cleaned = super().clean()
-        size, overlap = cleaned.get("chunk_size"), cleaned.get("chunk_overlap")
-        if size is not None and overlap is not None and overlap >= size:
-            self.add_error("chunk_overlap", "The overlap must be smaller than the chunk size.")
-        return cleaned
 
 
 def _usernames(text: str) -> list[str]:

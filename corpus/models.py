@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
 from pgvector.django import HnswIndex, VectorField
@@ -13,6 +14,7 @@ from corpus.querysets import CollectionQuerySet
 
 # The text search configuration used for the keyword index and for queries alike.
 SEARCH_CONFIG = "english"
+CHUNK_SIZE_MIN, CHUNK_SIZE_MAX = 16, 2048  # tokens; the check constraint collection_chunk_size_range
 
 
 class Identifiers(models.Func):
@@ -71,7 +73,7 @@ class Collection(models.Model):
     class Meta:
         ordering = ["name"]
         constraints = [
-            models.CheckConstraint(condition=Q(chunk_size__gte=16) & Q(chunk_size__lte=2048),
+            models.CheckConstraint(condition=Q(chunk_size__gte=CHUNK_SIZE_MIN) & Q(chunk_size__lte=CHUNK_SIZE_MAX),
                                    name="collection_chunk_size_range"),
             models.CheckConstraint(condition=Q(chunk_overlap__lt=F("chunk_size")),
                                    name="collection_overlap_below_size"),
@@ -79,6 +81,18 @@ class Collection(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        """The check constraints as messages naming the field (the constraints' own name the
+        constraint): every form, the admin and the services validate through full_clean()."""
+        size, overlap = self.chunk_size, self.chunk_overlap
+        if not isinstance(size, int):
+            return  # clean_fields() reports it
+        if not CHUNK_SIZE_MIN <= size <= CHUNK_SIZE_MAX:
+            raise ValidationError({"chunk_size": f"The chunk size must be between {CHUNK_SIZE_MIN} and "
+                                                 f"{CHUNK_SIZE_MAX} tokens."})
+        if isinstance(overlap, int) and overlap >= size:
+            raise ValidationError({"chunk_overlap": "The overlap must be smaller than the chunk size."})
 
     @property
     def overlapping(self) -> bool:

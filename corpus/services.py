@@ -47,7 +47,6 @@ COLLECTION_SETTINGS = ("description", "chunker", "chunk_size", "chunk_overlap", 
 
 
 # The range of the model's collection_chunk_size_range constraint.
-CHUNK_SIZE_MIN, CHUNK_SIZE_MAX = 16, 2048
 
 
 def slug_from_name(name: str) -> str:
@@ -70,10 +69,6 @@ def _save_validated(collection: Collection) -> None:
         collection.full_clean(validate_constraints=False)
     except ValidationError as exc:
         errors = exc.update_error_dict(errors)
-    if "chunk_size" not in errors and not CHUNK_SIZE_MIN <= collection.chunk_size <= CHUNK_SIZE_MAX:
-        errors["chunk_size"] = [f"The chunk size must be between {CHUNK_SIZE_MIN} and {CHUNK_SIZE_MAX} tokens."]
-    elif not errors.keys() & {"chunk_size", "chunk_overlap"} and collection.chunk_overlap >= collection.chunk_size:
-        errors["chunk_overlap"] = ["The overlap must be smaller than the chunk size."]
     if errors:
         raise ValidationError(errors)
     try:

@@ -287,3 +287,16 @@ def test_adding_a_collection_in_the_admin_makes_the_staff_user_the_owner(client,
 
     assert response.status_code == 302, response.content.decode()[:3000]
     assert Collection.objects.get(slug="team").owner == staff
+
+
+def test_an_overlap_not_below_the_chunk_size_is_refused_in_the_admin(client, staff):
+    client.force_login(staff)
+    response = client.post("/admin/corpus/collection/add/", {
+        "name": "Team", "slug": "team", "description": "", "chunker": "markdown", "chunk_size": 64,
+        "chunk_overlap": 64, "semantic_threshold": 0.5, "contextualization": "header",
+        "embedding_mode": "neighbours", "readers": [], "editors": []})
+
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors == {
+        "chunk_overlap": ["The overlap must be smaller than the chunk size."]}
+    assert not Collection.objects.filter(slug="team").exists()

@@ -351,3 +351,11 @@ def test_strangers_and_readers_cannot_manage(client, user, foreign_collection, p
     assert client.get("/documents/collections/demo/edit/").status_code == 403
     assert client.post("/documents/collections/demo/delete/").status_code == 403
     assert Collection.objects.count() == 2
+
+
+def test_an_overlap_not_below_the_chunk_size_is_refused_on_its_field(client, user):
+    client.force_login(user)
+    response = client.post("/documents/collections/new/", NEW | {"chunk_size": 100, "chunk_overlap": 100})
+    assert response.status_code == 400
+    assert response.context["form"].errors == {"chunk_overlap": ["The overlap must be smaller than the chunk size."]}
+    assert not Collection.objects.filter(name="Team Handbook").exists()
