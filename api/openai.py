@@ -114,6 +114,9 @@ class ChatCompletionOutput(serializers.Serializer):
     model = serializers.CharField()
     choices = ChoiceOutput(many=True)
     citations = SourceOutput(many=True, help_text="The numbered sources the answer cites ([n] in the text).")
+    ragweb_mode = serializers.ChoiceField(choices=["llm", "extractive", ""], help_text=(
+        "How the answer was written: by the LLM, or quoted from the sources (extractive, no LLM); "
+        "empty when nothing was answered."))
 
 
 class DeltaOutput(serializers.Serializer):
@@ -294,6 +297,7 @@ class ChatCompletionView(OpenAIView):
                                   code="upstream_error") from exc
             text, cited = answer.text, answer.citations
         body = {**meta, "object": "chat.completion", "citations": cited,
+                "ragweb_mode": prepared.mode if prepared else "",
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}
         return Response(ChatCompletionOutput(body).data)
 

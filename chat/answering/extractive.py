@@ -39,7 +39,6 @@ from chat.answering.text import content_terms
 
 logger = logging.getLogger(__name__)
 
-LABEL = "Extractive answer (no LLM configured)"
 SIMILARITY_WEIGHT = 0.5
 OVERLAP_WEIGHT = 0.5
 RETRIEVAL_WEIGHT = 0.3  # times the relevance (0-1) of the retrieved chunk holding the sentence
@@ -274,16 +273,16 @@ def candidates(citations: Sequence[dict], hits: Sequence[Hit] = ()) -> list[Sent
 
 def extractive_answer(query: str, citations: Sequence[dict], *, hits: Sequence[Hit] = (),
                       embed: Embedder | None = None, max_chars: int = MAX_CHARS) -> str:
-    """Markdown: the label, then the chosen sentences as a list, each ending in its "[n]"; a
-    sentence that introduces a list keeps its first items as a nested list."""
+    """Markdown: the chosen sentences as a list, each ending in its "[n]"; a sentence that
+    introduces a list keeps its first items as a nested list. The answer is only the quotes: that
+    it is extractive is the message's `mode` (shown as a badge), never part of the text."""
     found = candidates(citations, hits)
     if not found:
         listed = "".join(f"[{c['n']}]" for c in citations)
-        return (f"*{LABEL}.* The passages found hold code or tables rather than sentences to quote; "
-                f"open them: {listed}.")
+        return f"The passages found hold code or tables rather than sentences to quote; open them: {listed}."
     chosen = choose(found, score_sentences(query, found, embed), max_chars=max_chars)
     lines = []
     for sentence in chosen:
         lines.append(f"- {sentence.text} [{sentence.n}]")
         lines += [f"    - {item}" for item in sentence.items]
-    return f"*{LABEL}: quoted from the sources.*\n\n" + "\n".join(lines)
+    return "\n".join(lines)

@@ -1,7 +1,7 @@
 """The answer pipeline shared by the chat page, POST /api/ask/ and `manage.py ask`:
 
-    follow-up → standalone query (rewritten by the LLM, or built from the conversation) →
-    hybrid search + RSE → "not found" unless a chunk is relevant enough → numbered sources →
+    question searched as asked and, in a conversation, in context (rewritten by the LLM, or with
+    the previous question's key words), the more confident search kept → hybrid search + RSE → "not found" unless a chunk is relevant enough → numbered sources →
     LLM answer citing [n] (streamed or not) → grounding pass  |  extractive answer (no LLM)
     → the sources the answer cites
 
@@ -22,7 +22,7 @@ from chat.answering.citations import CONTEXT_CHARS, build_citations, cited_numbe
 from chat.answering.extractive import Hit, extractive_answer
 from chat.answering.grounding import ground
 from chat.answering.prompts import answer_messages
-from chat.answering.rewrite import contextual_query, rewrite_query
+from chat.answering.rewrite import refers_back, rewrite_query
 from chat.retrieval import SearchError, search
 from corpus import llm
 
@@ -101,17 +101,7 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
     if not collections.exists():
         raise AnswerError("There is no collection you may read yet, so there is nothing to search.")
     mode = "llm" if llm.llm_configured() else "extractive"
-    query = rewrite_query(question, history)
-
-    result = _search(query, collections, rse)
-    if not _relevant(result) and history and query == question:
-        # Nothing relevant for the question as asked, and no rewrite: it may be a follow-up that
-        # does not look like one ("Can I choose the name of the result?"). Try it in context.
-        in_context = contextual_query(question, history, force=True)
-        if in_context != question:
-            retried = _search(in_context, collections, rse)
-            if _relevant(retried):
-                query, result = in_context, retried
+    query, result = _search_in_conversation(question, history, collections, rse)
     citations = build_citations(result)
     if not citations:
         raise NotFound("No passage in the searched documents matches this question. "
@@ -121,6 +111,30 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
     return Prepared(question=question, query=query, mode=mode, citations=citations,
                     relevance=relevance_map(result), top_relevance=top_relevance(result),
                     hits=retrieved_hits(result))
+
+
+# In a conversation the question is searched as asked and in context (rewrite_query); the search
+# in context is kept when retrieval is more confident in it: by at least this much for a question
+# that stands on its own, and at least as much (less this) for one that refers back ("it", "and").
+CONTEXT_GAIN = 0.05
+CONTEXT_TOLERANCE = 0.02
+
+
+def _search_in_conversation(question: str, history: Sequence[tuple[str, str]], collections, rse: str | None):
+    """(query, result): the question as asked, or in the conversation's context when that search
+    finds clearly more relevant passages. A new subject is searched as asked; a follow-up that
+    needs its subject ("What presets does it have?") finds it through the context."""
+    alone = _search(question, collections, rse)
+    in_context = rewrite_query(question, history) if history else question
+    if in_context == question:
+        return question, alone
+    context = _search(in_context, collections, rse)
+    confidence_alone = top_relevance(alone) or 0.0
+    confidence_context = top_relevance(context) or 0.0
+    needed = -CONTEXT_TOLERANCE if refers_back(question) else CONTEXT_GAIN
+    if confidence_context >= confidence_alone + needed:
+        return in_context, context
+    return question, alone
 
 
 def _search(query: str, collections, rse: str | None):

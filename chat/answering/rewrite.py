@@ -1,13 +1,12 @@
-"""Turn a follow-up question into a standalone retrieval query: rewritten by the LLM when one is
+"""A follow-up question in the conversation's context: rewritten by the LLM when one is
 configured, built from the conversation when there is none (or the LLM fails).
 
-Without an LLM a follow-up that leans on the conversation — it refers back ("What presets does
-it have?", "And in templates?") or is too short to stand alone — is searched together with the
-key words of the question it follows (itself resolved the same way, so a chain of follow-ups
-keeps its subject): "What is RSE?" then "What presets does it have?" searches
-"What presets does it have? (RSE)". A question that stands on its own is searched as asked
-(and, should nothing relevant be found for it, the answer pipeline tries it once more in the
-conversation's context: `contextual_query(..., force=True)`).
+The answer pipeline searches the question as asked *and* in context and keeps the search
+retrieval is more confident in (chat.answering.pipeline), so this module only proposes the
+in-context query. Without an LLM it is the question followed by the key words of the question it
+follows: "What is RSE?" then "What presets does it have?" proposes "What presets does it have?
+(RSE)". The words come from the previous question only (itself resolved one step further back
+when it refers back), never from the whole conversation, so they cannot pile up turn after turn.
 """
 
 from __future__ import annotations
@@ -23,8 +22,6 @@ from corpus import llm
 logger = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 500
-# A question with fewer content words than this cannot stand alone ("And the timeout?" has one).
-MIN_STANDALONE_TERMS = 3
 # At most this many key words are carried over from the earlier question.
 MAX_CARRIED_TERMS = 8
 
@@ -63,27 +60,27 @@ def _content_words(text: str) -> list[str]:
     return list(kept.values())
 
 
-def leans_on_conversation(question: str) -> bool:
-    """True for a follow-up that needs the conversation to be understood."""
-    lowered = words(question)
-    if _CONTINUING.match(question) or any(w in _REFERRING for w in lowered):
-        return True
-    return len(_content_words(question)) < MIN_STANDALONE_TERMS
+def refers_back(question: str) -> bool:
+    """True for a question that points into the conversation: it continues it ("And ...",
+    "What about ...") or names something by a pronoun ("it", "they", "that")."""
+    return bool(_CONTINUING.match(question)) or any(w in _REFERRING for w in words(question))
 
 
-def contextual_query(question: str, history: Sequence[tuple[str, str]], *, force: bool = False) -> str:
-    """The question with the key words of the question it follows, when it leans on it (no LLM);
-    `force`: even when it does not look like a follow-up."""
-    subject = ""
-    for role, content in history:
-        if role == "user" and content.strip():
-            subject = _with_subject(content.strip(), subject)
-    return _with_subject(question, subject, force=force)
-
-
-def _with_subject(question: str, subject: str, *, force: bool = False) -> str:
-    if not subject or not (force or leans_on_conversation(question)):
+def contextual_query(question: str, history: Sequence[tuple[str, str]]) -> str:
+    """The question with the key words of the previous question (no LLM); the question itself
+    when there is no previous question or it adds no word of its own."""
+    asked = [content.strip() for role, content in history if role == "user" and content.strip()]
+    if not asked:
         return question
+    subject = asked[-1]
+    if len(asked) > 1 and refers_back(subject):
+        # "What is RSE?" → "What presets does it have?" → "And which is the default?": the middle
+        # question is about RSE only through the first one. One step, no further.
+        subject = _with_subject(subject, asked[-2])
+    return _with_subject(question, subject)
+
+
+def _with_subject(question: str, subject: str) -> str:
     own = {w.lower() for w in _content_words(question)}
     carried = [w for w in _content_words(subject) if w.lower() not in own][:MAX_CARRIED_TERMS]
     if not carried:
@@ -92,8 +89,9 @@ def _with_subject(question: str, subject: str, *, force: bool = False) -> str:
 
 
 def rewrite_query(question: str, history: Sequence[tuple[str, str]]) -> str:
-    """A standalone query for `question`: the question itself without history; the LLM's rewrite
-    when an LLM is configured; else (or when the LLM fails) one built from the conversation."""
+    """The question in the conversation's context: the question itself without history; the
+    LLM's standalone rewrite when an LLM is configured; else (or when the LLM fails) the question
+    with the previous question's key words."""
     if not history:
         return question
     if not llm.llm_configured():

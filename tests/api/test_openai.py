@@ -44,6 +44,7 @@ def test_completion_answers_with_citations_without_an_llm(live_server, corpus, u
     assert completion.object == "chat.completion" and completion.model == "ragweb/guides"
     assert completion.choices[0].finish_reason == "stop"
     assert "thirty seconds" in answer and "[1]" in answer
+    assert completion.ragweb_mode == "extractive" and "Extractive" not in answer  # the notice is not content
     citations = completion.citations  # the extra field, kept by the client's models
     assert citations[0]["n"] == 1 and citations[0]["document"] == {"id": corpus.pk, "title": "Deployment guide",
                                                                       "source": "deploy.md"}

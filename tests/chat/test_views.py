@@ -80,7 +80,7 @@ def test_ask_without_js_answers_and_redirects(alice, corpus, no_llm):
     assert response["Location"] == f"/c/{conversation.pk}/#m{reply.pk}"
     assert conversation.collection == corpus["collection"]
     html = alice.get(f"/c/{conversation.pk}/").content.decode()
-    assert "Extractive answer (no LLM configured)" in html
+    assert "Quoted from the sources (no LLM)" in html and "Extractive answer" not in reply.content
     assert re.search(rf'<a class="cite" href="/messages/{reply.pk}/sources/\d+/#passage"', html)
     assert '<details class="sources" open>' in html and "deploy.md" in html
 

@@ -1,6 +1,6 @@
 import numpy as np
 
-from chat.answering.extractive import LABEL, Hit, extractive_answer, split_sentences
+from chat.answering.extractive import Hit, extractive_answer, split_sentences
 
 
 def _word_similarity(word):
@@ -57,8 +57,7 @@ def test_extractive_answer_puts_the_sentence_that_answers_first():
     ]
     answer = extractive_answer("What is the request timeout?", citations, embed=_word_similarity("timeout"))
     lines = answer.splitlines()
-    assert lines[0] == f"*{LABEL}: quoted from the sources.*"
-    assert lines[2] == "- The request timeout is thirty seconds by default. [2]"
+    assert lines[0] == "- The request timeout is thirty seconds by default. [2]"  # the quotes, no label
     assert "Cats" not in answer  # a weak sentence of another document does not pad the answer
 
 
@@ -77,7 +76,7 @@ def test_a_sentence_ending_in_a_colon_keeps_the_list_it_introduces():
             "* ``int`` - Matches zero or any positive integer.\n\nUnrelated closing remarks follow here today.\n")
     answer = extractive_answer("Which path converters are available?", [{"n": 1, "text": text}],
                                embed=_word_similarity("available"))
-    lines = answer.splitlines()[2:]
+    lines = answer.splitlines()
     assert lines[:3] == ["- The following path converters are available by default: [1]",
                          "    - `str` - Matches any non-empty string, excluding the path separator.",
                          "    - `int` - Matches zero or any positive integer."]
@@ -120,8 +119,7 @@ def test_the_answer_stays_within_its_budget():
 
 def test_extractive_answer_without_sentences_points_at_the_sources():
     answer = extractive_answer("anything", [{"n": 1, "text": "```\ncode only\n```"}])
-    assert answer == (f"*{LABEL}.* The passages found hold code or tables rather than sentences to quote; "
-                      "open them: [1].")
+    assert answer == "The passages found hold code or tables rather than sentences to quote; open them: [1]."
 
 
 def test_a_fact_already_quoted_gives_its_room_to_one_the_answer_lacks():

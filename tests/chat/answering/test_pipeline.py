@@ -5,7 +5,6 @@ import re
 
 import pytest
 
-from chat.answering.extractive import LABEL
 from chat.answering.grounding import UNSUPPORTED_NOTE
 from chat.answering.pipeline import NOT_FOUND
 from chat.models import Message
@@ -37,7 +36,7 @@ def test_extractive_answer_without_llm_quotes_the_best_sentence(user, corpus, no
     reply = events[-1].message
     reply.refresh_from_db()
     assert reply.status == "complete" and reply.mode == "extractive"
-    assert reply.content.startswith(f"*{LABEL}")
+    assert reply.content.startswith("- ")  # quotes only: the mode says it is extractive
     cited = {c["n"]: c for c in reply.citations}
     line = next(line for line in reply.content.splitlines() if "thirty seconds" in line)
     n = int(line.rsplit("[", 1)[1].rstrip("]"))
@@ -219,7 +218,7 @@ def test_an_off_topic_question_is_not_found(user, corpus, no_llm):
     assert reply.error == NOT_FOUND
 
 
-def test_a_follow_up_that_finds_nothing_alone_is_tried_in_context(user, corpus, no_llm):
+def test_a_follow_up_that_finds_nothing_alone_is_searched_in_context(user, corpus, no_llm):
     conversation = conversation_start(user=user)
     run(conversation, "How is the request timeout configured?", stream=False)
     reply = run(conversation, "Could a different duration be chosen?", stream=False)[-1].message
@@ -228,3 +227,13 @@ def test_a_follow_up_that_finds_nothing_alone_is_tried_in_context(user, corpus, 
     assert any(c["document"]["source"] == "deploy.md" and c["start"] <= 2 < c["end"] for c in reply.citations)
     alone = run(conversation_start(user=user), "Could a different duration be chosen?", stream=False)[-1].message
     assert alone.error == NOT_FOUND
+
+
+def test_a_new_subject_is_searched_as_asked(user, corpus, no_llm):
+    conversation = conversation_start(user=user)
+    run(conversation, "How is the request timeout configured?", stream=False)
+    reply = run(conversation, "How long should the dough be kneaded?", stream=False)[-1].message
+    assert reply.query == "How long should the dough be kneaded?"  # no timeout words carried over
+    assert [c["document"]["source"] for c in reply.citations][:1] == ["bread.txt"]
+
+

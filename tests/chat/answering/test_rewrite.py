@@ -1,8 +1,9 @@
-"""Follow-ups without an LLM: the conversation supplies the subject a follow-up leans on."""
+"""Follow-ups without an LLM: the in-context query carries the previous question's key words
+(the pipeline decides whether to use it: tests/chat/answering/test_conversation_search.py)."""
 
 import pytest
 
-from chat.answering.rewrite import clean_rewrite, contextual_query, leans_on_conversation, rewrite_query
+from chat.answering.rewrite import clean_rewrite, contextual_query, refers_back, rewrite_query
 
 
 def test_a_referring_follow_up_carries_the_subject_of_the_question_before():
@@ -10,24 +11,27 @@ def test_a_referring_follow_up_carries_the_subject_of_the_question_before():
     assert contextual_query("What presets does it have?", history) == "What presets does it have? (RSE)"
 
 
-def test_a_question_that_stands_alone_is_searched_as_asked():
-    history = [("user", "What is the messages framework?"), ("assistant", "It stores messages [1].")]
-    question = "How do I write a custom management command for my app?"
-    assert not leans_on_conversation(question)
-    assert contextual_query(question, history) == question
+def test_questions_that_point_into_the_conversation_refer_back():
+    assert refers_back("And in templates?")
+    assert refers_back("What presets does it have?")
+    assert refers_back("What about the timeout?")
+    assert not refers_back("What does RSE do?")  # short, but it names its subject
+    assert not refers_back("How do I exclude a field from a ModelForm?")
 
 
-def test_short_and_continuing_follow_ups_lean_on_the_conversation():
-    assert leans_on_conversation("And in templates?")
-    assert leans_on_conversation("Why?")
-    assert leans_on_conversation("And how is prefetch_related different?")
-    assert not leans_on_conversation("How do I exclude a field from a ModelForm?")
-
-
-def test_a_chain_of_follow_ups_keeps_its_subject():
+def test_a_chain_of_follow_ups_keeps_its_subject_one_step_back():
     history = [("user", "What does select_related do?"), ("assistant", "It joins [1]."),
                ("user", "Is it faster?"), ("assistant", "Often [1].")]
     assert contextual_query("When should I avoid it?", history) == "When should I avoid it? (faster select_related)"
+
+
+def test_conversation_words_never_pile_up():
+    history = [("user", "How do I add documents?"), ("assistant", "Upload them [1]."),
+               ("user", "and how do I re-ingest one?"), ("assistant", "Press re-ingest [1]."),
+               ("user", "What does RSE do?"), ("assistant", "It extracts segments [1].")]
+    # Only the previous question's words (it names its own subject, so nothing further back).
+    assert contextual_query("Which presets does it have?", history) == "Which presets does it have? (RSE)"
+    assert "ingest" not in contextual_query("What does chunking do?", history)
 
 
 def test_words_already_asked_are_not_repeated():
