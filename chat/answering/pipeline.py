@@ -1,7 +1,8 @@
 """The answer pipeline shared by the chat page, POST /api/ask/ and `manage.py ask`:
 
-    question searched as asked and, in a conversation, in context (rewritten by the LLM, or with
-    the previous question's key words), the more confident search kept → hybrid search + RSE → "not found" unless a chunk is relevant enough → numbered sources →
+    hybrid search + RSE of the question as asked and, in a conversation, in context (rewritten by
+    the LLM, or with the previous question's key words), the more confident search kept →
+    "not found" unless a chunk is relevant enough → numbered sources →
     LLM answer citing [n] (streamed or not) → grounding pass  |  extractive answer (no LLM)
     → the sources the answer cites
 
