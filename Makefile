@@ -7,7 +7,7 @@ PORT ?= 8000
 # The development evaluation set (corpus + questions), beside the checkout.
 EVAL_DIR ?= ../shared/eval
 
-.PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-packages eval-manpages bench-ingest bench-latency reliability clean
+.PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-heldout eval-packages eval-manpages bench-ingest bench-latency reliability clean
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -55,11 +55,27 @@ eval: install migrate
 	$(PY) manage.py evaluate $(EVAL_DIR)/django_dev.jsonl --collection django-docs --docs $(EVAL_DIR)/django-docs
 
 # The answers themselves (the chat's answer pipeline, no LLM unless LLM_BASE_URL is set): evidence in
-# the answer, cited sources, abstention on off-topic questions, follow-ups.
+# the answer beside a naive baseline's, cited sources, abstention on near-topic unanswerable and
+# off-topic questions, conversations with follow-ups and topic switches; PASS/FAIL per target.
+ANSWER_DATA := chat/evaluation/data
 eval-answers: install migrate
 	CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py ingest $(EVAL_DIR)/django-docs --collection django-docs --wait --quiet
 	$(PY) manage.py evaluate_answers $(EVAL_DIR)/django_dev.jsonl --collection django-docs \
-	    --offtopic chat/evaluation/data/django_offtopic.jsonl --conversations chat/evaluation/data/django_followups.jsonl
+	    --unanswerable $(ANSWER_DATA)/django_unanswerable.jsonl --offtopic $(ANSWER_DATA)/django_offtopic.jsonl \
+	    --conversations $(ANSWER_DATA)/django_followups.jsonl $(ANSWER_DATA)/django_conversations.jsonl
+
+# The same on held-out corpora nobody tuned on, committed with their licences (docs/evaluation.md):
+# PDF manuals (the cited page scored too) and HTML guides. The off-topic questions are the development
+# ones: none of them is near these corpora either.
+HELDOUT_ANSWERS = CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py ingest $(ANSWER_DATA)/$(1)/docs --collection $(1) --wait --quiet && \
+	$(PY) manage.py evaluate_answers $(ANSWER_DATA)/$(1)/questions.jsonl --collection $(1) \
+	    --unanswerable $(ANSWER_DATA)/$(1)/unanswerable.jsonl --offtopic $(ANSWER_DATA)/django_offtopic.jsonl \
+	    --conversations $(ANSWER_DATA)/$(1)/conversations.jsonl --evidence-target 0.80 --report var/eval-answers-$(1)
+eval-answers-pdf: install migrate
+	$(call HELDOUT_ANSWERS,pdf-manuals)
+eval-answers-html: install migrate
+	$(call HELDOUT_ANSWERS,html-guides)
+eval-answers-heldout: eval-answers-pdf eval-answers-html
 
 # A held-out check: the installed packages' READMEs, each package's summary as its question.
 eval-packages: install migrate

@@ -9,99 +9,44 @@ Per answer:
 - right_document: the item's source is among the sources the answer cites;
 - valid_citations: every [n] of the answer names one of its numbered sources (also measured on the
   raw text, before the grounding pass, for LLM answers);
-- abstained: the pipeline said "not found" (or an LLM answer only said the sources do not hold it).
+- abstained: the pipeline said "not found" (or an LLM answer only said the sources do not hold it);
+- baseline_evidence: the same share in a naive answer, the first 550 characters of the best-ranked
+  chunk (chat.evaluation.baseline): an answer that does not beat it adds nothing to the search;
+- page_right (items with a "page", for PDFs): the answer cites that page of the source.
 
-Extra sets, in files of their own:
-- off-topic questions (JSONL {"id", "question", "category"}): nothing in the corpus answers them;
-  the abstention rate should be high;
-- two-turn conversations (JSONL {"id", "kind": "follow-up"|"new-topic", "turns": [q1, q2],
-  "source", "evidence"}): the second turn is asked after the first turn's answer; scored like an
-  item, plus where the source ranks among the numbered sources.
+Extra sets, in files of their own (formats in chat.evaluation.answer_sets): off-topic and near-topic
+unanswerable questions (scored on abstention: both should be "not found"), and conversations
+(chat.evaluation.conversations), each scored turn like an item.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
 
 from chat.answering.citations import cited_numbers
 from chat.answering.pipeline import AnswerError, NotFound, answer_question
-from chat.evaluation.metrics import EvalFormatError, Item, coverage, mean
+from chat.evaluation.answer_sets import OffTopic, Unanswerable
+from chat.evaluation.baseline import naive_answer
+from chat.evaluation.metrics import Item, coverage, mean
 
 _MARKER = re.compile(r"\[\d{1,3}(?:\s*,\s*\d{1,3})*\]")
-
-
-@dataclass(frozen=True)
-class OffTopic:
-    id: str
-    question: str
-    category: str
-
-
-@dataclass(frozen=True)
-class Conversation:
-    id: str
-    kind: str
-    turns: tuple[str, ...]
-    source: str
-    evidence: tuple[str, ...]
 
 
 def without_markers(text: str) -> str:
     return _MARKER.sub(" ", text)
 
 
-def _jsonl(path: Path) -> list[tuple[str, dict]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise EvalFormatError(f"{path}: cannot read ({exc})") from exc
-    rows = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except ValueError as exc:
-            raise EvalFormatError(f"{path}:{lineno}: not JSON ({exc})") from exc
-        if not isinstance(raw, dict):
-            raise EvalFormatError(f"{path}:{lineno}: a JSON object is needed")
-        rows.append((f"{path}:{lineno}", raw))
-    return rows
-
-
-def load_offtopic(path: Path) -> list[OffTopic]:
-    items = []
-    for where, raw in _jsonl(path):
-        if not isinstance(raw.get("question"), str) or not raw["question"].strip():
-            raise EvalFormatError(f"{where}: question must be a non-empty string")
-        items.append(OffTopic(id=str(raw.get("id", where)), question=raw["question"],
-                              category=str(raw.get("category", "other"))))
-    return items
-
-
-def load_conversations(path: Path) -> list[Conversation]:
-    items = []
-    for where, raw in _jsonl(path):
-        turns = raw.get("turns")
-        if not isinstance(turns, list) or len(turns) < 2 or not all(isinstance(t, str) and t.strip() for t in turns):
-            raise EvalFormatError(f"{where}: turns must be a list of at least two questions")
-        evidence = raw.get("evidence", [])
-        if not isinstance(raw.get("source"), str) or not isinstance(evidence, list):
-            raise EvalFormatError(f"{where}: source (a string) and evidence (a list) are needed")
-        items.append(Conversation(id=str(raw.get("id", where)), kind=str(raw.get("kind", "follow-up")),
-                                  turns=tuple(turns), source=raw["source"], evidence=tuple(evidence)))
-    return items
-
-
 def run_question(question: str, collections, *, history: Sequence[tuple[str, str]] = (),
-                 source: str | None = None, evidence: Sequence[str] = ()) -> dict:
+                 source: str | None = None, evidence: Sequence[str] = (), page: int | None = None) -> dict:
     """One question through the answer pipeline, scored. Errors other than "not found" (the LLM
     failing) are recorded as such, not as abstentions."""
     row: dict = {"question": question}
+    if source is not None:
+        # The naive baseline knows nothing of the conversation: it searches the question as asked.
+        row["baseline_evidence"] = coverage(list(evidence), naive_answer(question, collections))
+    if page is not None:
+        row["page_right"] = False
     try:
         prepared, answer = answer_question(question=question, collections=collections, history=history)
     except NotFound as exc:
@@ -119,6 +64,7 @@ def run_question(question: str, collections, *, history: Sequence[tuple[str, str
         "cites": bool(cited), "valid_citations": all(n in numbers for n in cited),
         "raw_cites": bool(raw_cited), "raw_valid_citations": all(n in numbers for n in raw_cited),
         "partly_unsupported": answer.partly_unsupported, "cited_sources": cited_sources,
+        "cited_pages": [[c["document"]["source"], c.get("page")] for c in answer.citations],
     })
     if source is not None:
         row["right_document"] = source in cited_sources
@@ -126,11 +72,13 @@ def run_question(question: str, collections, *, history: Sequence[tuple[str, str
         row["evidence"] = coverage(list(evidence), without_markers(answer.text))
         row["raw_evidence"] = coverage(list(evidence), without_markers(answer.raw_text))
         row["sources_evidence"] = coverage(list(evidence), "\n\n".join(c["text"] for c in prepared.citations))
+    if page is not None:
+        row["page_right"] = [source, page] in row["cited_pages"]
     return row
 
 
 def run_item(item: Item, collections) -> dict:
-    row = run_question(item.question, collections, source=item.source, evidence=item.evidence)
+    row = run_question(item.question, collections, source=item.source, evidence=item.evidence, page=item.page)
     return {"id": item.id, "kind": item.kind, **row}
 
 
@@ -139,17 +87,9 @@ def run_offtopic(item: OffTopic, collections) -> dict:
             **run_question(item.question, collections)}
 
 
-def run_conversation(conversation: Conversation, collections, *, use_history: bool = True) -> dict:
-    """The turns in order, each answer going into the history of the next; the last turn scored.
-    `use_history=False` asks the last turn alone (the baseline a follow-up should beat)."""
-    history: list[tuple[str, str]] = []
-    if use_history:
-        for turn in conversation.turns[:-1]:
-            earlier = run_question(turn, collections, history=history)
-            history += [("user", turn)] + ([("assistant", earlier["text"])] if earlier["text"] else [])
-    row = run_question(conversation.turns[-1], collections, history=history, source=conversation.source,
-                       evidence=conversation.evidence)
-    return {"id": conversation.id, "kind": conversation.kind, **row}
+def run_unanswerable(item: Unanswerable, collections) -> dict:
+    """A near-topic question the corpus does not answer: right when it abstains."""
+    return {"id": item.id, "kind": "unanswerable", "near": item.near, **run_question(item.question, collections)}
 
 
 def _rate(rows: Sequence[dict], key: str) -> float:
@@ -179,4 +119,9 @@ def summarise(rows: Sequence[dict]) -> dict:
         summary["right_document"] = _rate(with_source, "right_document")
         summary["sources_evidence"] = mean(r.get("sources_evidence") or 0.0 for r in with_source)
         summary["source_in_sources"] = _rate(with_source, "source_rank")
+        summary["baseline_evidence"] = mean(r.get("baseline_evidence") or 0.0 for r in with_source)
+    with_page = [r for r in rows if "page_right" in r]
+    if with_page:
+        # Over every question with a page, an abstention counting as a wrong page.
+        summary["page_right"] = _rate(with_page, "page_right")
     return summary

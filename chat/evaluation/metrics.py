@@ -32,6 +32,7 @@ class Item:
     kind: str
     source: str
     evidence: tuple[str, ...]
+    page: int | None = None  # the PDF page of the evidence, when the source is paged
 
 
 def normalise(text: str) -> str:
@@ -87,7 +88,35 @@ def _item(raw, where: str) -> Item:
     if not isinstance(evidence, list) or not all(isinstance(p, str) and p.strip() for p in evidence):
         raise EvalFormatError(f"{where}: evidence must be a list of non-empty strings (may be empty)")
     return Item(id=str(raw["id"]), question=raw["question"], kind=raw["kind"], source=raw["source"],
-                evidence=tuple(evidence))
+                evidence=tuple(evidence), page=page_number(raw, where))
+
+
+def page_number(raw: dict, where: str) -> int | None:
+    """The optional 1-based "page" of an item (or a conversation turn)."""
+    page = raw.get("page")
+    if page is not None and (isinstance(page, bool) or not isinstance(page, int) or page < 1):
+        raise EvalFormatError(f"{where}: page must be a page number (1 or more)")
+    return page
+
+
+def read_jsonl(path: Path) -> list[tuple[str, dict]]:
+    """(where, object) per non-blank line of a JSONL file, `where` being "path:line" for messages."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EvalFormatError(f"{path}: cannot read ({exc})") from exc
+    rows = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except ValueError as exc:
+            raise EvalFormatError(f"{path}:{lineno}: not JSON ({exc})") from exc
+        if not isinstance(raw, dict):
+            raise EvalFormatError(f"{path}:{lineno}: a JSON object is needed")
+        rows.append((f"{path}:{lineno}", raw))
+    return rows
 
 
 def first_source_rank(sources: Sequence[str], source: str, *, within: int = 10) -> int | None:

@@ -1,10 +1,16 @@
-"""`manage.py evaluate_answers EVAL.jsonl --collection SLUG [--offtopic FILE] [--conversations FILE]`
+"""`manage.py evaluate_answers EVAL.jsonl --collection SLUG [--unanswerable FILE] [--offtopic FILE]
+[--conversations FILE...] [--evidence-target X]`
 
 Runs the real answer pipeline (as the chat page does: rewrite, search, "not found" check, LLM or
 extractive answer, grounding pass) over an evaluation set and prints, per question kind: evidence
-in the answer text, mean answer length, the right document among the cited sources, citation
-validity, and the abstention rate (off-topic questions should abstain, answerable ones should
-not). With LLM_BASE_URL set the answers come from that LLM. See chat/evaluation/answers.py.
+in the answer text beside a naive baseline's (the first 550 characters of the best-ranked chunk),
+the right document among the cited sources, the cited page (PDF items), mean answer length,
+citation validity and the abstention rate; then one PASS/FAIL line per target
+(chat.evaluation.targets). With LLM_BASE_URL set the answers come from that LLM.
+
+The set is first checked against the collection as stored (chat.evaluation.set_check): an evidence
+phrase the stored text lacks, a wrong page or an "unanswerable" question whose document says the
+answer is an error, before anything is scored. See chat/evaluation/answers.py for the scores.
 """
 
 from __future__ import annotations
@@ -16,64 +22,78 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from chat.evaluation.answers import (
-    load_conversations,
-    load_offtopic,
-    run_conversation,
-    run_item,
-    run_offtopic,
-    summarise,
-)
+from chat.evaluation.answer_sets import load_conversations, load_offtopic, load_unanswerable
+from chat.evaluation.answers import run_item, run_offtopic, run_unanswerable, summarise
+from chat.evaluation.conversations import run_conversation
 from chat.evaluation.metrics import KINDS, EvalFormatError, load_items
-from corpus.models import Collection
+from chat.evaluation.set_check import StoredCorpus, set_problems
+from chat.evaluation.targets import DEVELOPMENT_EVIDENCE, check_targets
+from corpus.models import Collection, Document
 
-ROW_FORMAT = "{:<22} {:>4} {:>9} {:>9} {:>10} {:>7} {:>6} {:>9} {:>10}"
+ROW_FORMAT = "{:<24} {:>4} {:>9} {:>9} {:>10} {:>5} {:>10} {:>6} {:>6} {:>9} {:>10}"
 
 
 class Command(BaseCommand):
-    help = "Evaluate the answers (not just retrieval): evidence in the answer, citations, abstention."
+    help = ("Evaluate the answers (not just retrieval): evidence in the answer beside a naive baseline, cited "
+            "document and page, abstention on unanswerable and off-topic questions, conversations.")
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("eval_file", type=Path, help="JSONL questions (the ../shared/eval format).")
+        parser.add_argument("eval_file", type=Path, help="JSONL questions (the ../shared/eval format, "
+                                                         "with an optional PDF page per item).")
         parser.add_argument("--collection", required=True, help="Slug of the collection holding the corpus.")
+        parser.add_argument("--unanswerable", type=Path,
+                            help="JSONL near-topic questions the documents do not answer (should be declined).")
         parser.add_argument("--offtopic", type=Path, help="JSONL off-topic questions that should be declined.")
-        parser.add_argument("--conversations", type=Path, help="JSONL two-turn conversations (follow-ups).")
+        parser.add_argument("--conversations", type=Path, nargs="+", default=[],
+                            help="JSONL conversations (follow-ups and topic switches; chat.evaluation.answer_sets).")
+        parser.add_argument("--evidence-target", type=float, default=DEVELOPMENT_EVIDENCE,
+                            help="Target for the evidence in factoid answers (0.85 development, 0.80 held-out).")
         parser.add_argument("--limit", type=int, help="Only the first N questions of each file.")
         parser.add_argument("--report", type=Path, default=Path("var/eval-answers"),
                             help="Folder for report.json (every answer with its scores).")
         parser.add_argument("--show", action="store_true", help="Print each answer as it comes.")
 
-    def handle(self, *args, eval_file: Path, collection: str, offtopic: Path | None, conversations: Path | None,
-               limit: int | None, report: Path, show: bool, **options) -> None:
+    def handle(self, *args, eval_file: Path, collection: str, unanswerable: Path | None, offtopic: Path | None,
+               conversations: list[Path], evidence_target: float, limit: int | None, report: Path, show: bool,
+               **options) -> None:
         collections = Collection.objects.filter(slug=collection)
         if not collections.exists():
             raise CommandError(f"No collection {collection!r}; ingest the corpus first.")
         try:
             items = load_items(eval_file)[:limit]
+            near = load_unanswerable(unanswerable)[:limit] if unanswerable else []
             off = load_offtopic(offtopic)[:limit] if offtopic else []
-            convs = load_conversations(conversations)[:limit] if conversations else []
+            convs = [c for path in conversations for c in load_conversations(path)[:limit]]
         except EvalFormatError as exc:
             raise CommandError(str(exc)) from exc
+        stored = StoredCorpus(Document.objects.filter(collection__in=collections).only("source", "text", "pages"))
+        problems = set_problems(stored, items=items, unanswerable=near, conversations=convs)
+        if problems:
+            raise CommandError(f"The set does not fit the stored collection {collection!r} "
+                               f"({len(problems)} problem(s)):\n" + "\n".join(problems))
         mode = (f"LLM {settings.LLM_MODEL} at {settings.LLM_BASE_URL}" if settings.LLM_BASE_URL
                 else "no LLM (extractive)")
-        self.stdout.write(f"Answering {len(items)} questions, {len(off)} off-topic, {len(convs)} conversations; "
-                          f"{mode}.")
+        self.stdout.write(f"Answering {len(items)} questions, {len(near)} near-topic unanswerable, {len(off)} "
+                          f"off-topic, {len(convs)} conversations; {mode}.")
         started = time.perf_counter()
         rows = [self._show(run_item(item, collections), show) for item in items]
+        rows += [self._show(run_unanswerable(item, collections), show) for item in near]
         rows += [self._show(run_offtopic(item, collections), show) for item in off]
-        follow = [self._show(run_conversation(c, collections), show) for c in convs]
-        alone = [{**run_conversation(c, collections, use_history=False), "kind": f"{c.kind} (alone)"}
-                 for c in convs]
-        rows += follow + alone
+        for conversation in convs:
+            rows += [self._show(row, show) for row in run_conversation(conversation, collections)]
         groups = {kind: [r for r in rows if r["kind"] == kind] for kind in dict.fromkeys(r["kind"] for r in rows)}
         summaries = {kind: summarise(group) for kind, group in groups.items()}
         answerable = [r for r in rows if r["kind"] in KINDS]
         if answerable:
             summaries["answerable"] = summarise(answerable)
-        self._print(summaries, time.perf_counter() - started)
+        targets = check_targets(summaries, rows, evidence_target=evidence_target)
+        self._print(summaries, targets, time.perf_counter() - started)
         report.mkdir(parents=True, exist_ok=True)
         (report / "report.json").write_text(json.dumps(
-            {"mode": mode, "summaries": summaries, "rows": rows}, indent=1, default=str), encoding="utf-8")
+            {"mode": mode, "summaries": summaries,
+             "targets": [{"name": t.name, "value": t.value, "op": t.op, "target": t.target, "passed": t.passed}
+                         for t in targets],
+             "rows": rows}, indent=1, default=str), encoding="utf-8")
         self.stdout.write(f"Report: {report / 'report.json'}")
 
     def _show(self, row: dict, show: bool) -> dict:
@@ -84,30 +104,30 @@ class Command(BaseCommand):
                               f"{row['text'] or row.get('error', '')}\n")
         return row
 
-    def _print(self, summaries: dict, seconds: float) -> None:
+    def _print(self, summaries: dict, targets: list, seconds: float) -> None:
+        def figure(s: dict, key: str, spec: str = ".2f") -> str:
+            return format(s[key], spec) if key in s else "-"
+
         self.stdout.write("")
-        self.stdout.write(ROW_FORMAT.format("kind", "n", "evidence", "right doc", "in sources", "chars", "cites",
-                                            "valid [n]", "abstained"))
+        self.stdout.write(ROW_FORMAT.format("kind", "n", "evidence", "baseline", "right doc", "page", "in sources",
+                                            "chars", "cites", "valid [n]", "abstained"))
         for kind, s in summaries.items():
-            evidence = f"{s['evidence']:.2f}" if "evidence" in s else "-"
-            right = f"{s['right_document']:.2f}" if "right_document" in s else "-"
-            found = f"{s['source_in_sources']:.2f}" if "source_in_sources" in s else "-"
-            self.stdout.write(ROW_FORMAT.format(kind, s["n"], evidence, right, found, f"{s['chars']:.0f}",
-                                                f"{s['cites']:.2f}", f"{s['valid_citations']:.2f}",
-                                                f"{s['abstained']:.2f}"))
+            self.stdout.write(ROW_FORMAT.format(
+                kind, s["n"], figure(s, "evidence"), figure(s, "baseline_evidence"), figure(s, "right_document"),
+                figure(s, "page_right"), figure(s, "source_in_sources"), figure(s, "chars", ".0f"),
+                figure(s, "cites"), figure(s, "valid_citations"), figure(s, "abstained")))
         self.stdout.write("")
         self.stdout.write("evidence: share of the evidence phrases in the answer text (an abstention counts 0); "
-                          "right doc: the source is among the cited sources; in sources: among the numbered "
-                          "sources the answer was given; chars: mean answer length (answers given); "
-                          "cites: answers citing at least one source; valid [n]: answers whose every [n] exists "
-                          "(after the grounding pass; before it: "
+                          "baseline: the same in the first 550 characters of the best-ranked chunk; right doc: "
+                          "the source is among the cited sources; page: the cited page is the evidence's (PDF); "
+                          "in sources: among the numbered sources the answer was given; chars: mean answer length "
+                          "(answers given); cites: answers citing at least one source; valid [n]: answers whose "
+                          "every [n] exists (after the grounding pass; before it: "
                           + ", ".join(f"{k} {s['raw_valid_citations']:.2f}" for k, s in summaries.items()
-                                      if s["answered"]) + ").")
-        parts = []
-        if "offtopic" in summaries:
-            parts.append(f"off-topic abstained {summaries['offtopic']['abstained']:.2f} (target >= 0.90)")
-        if "answerable" in summaries:
-            parts.append(f"answerable abstained {summaries['answerable']['abstained']:.2f} (target <= 0.05)")
-        if parts:
-            self.stdout.write("Abstention: " + "; ".join(parts) + ".")
+                                      if s["answered"]) + "); abstained: answered \"not found\".")
+        if targets:
+            self.stdout.write("")
+            self.stdout.write("Targets:")
+            for target in targets:
+                self.stdout.write(target.line())
         self.stdout.write(f"{seconds:.0f} s.")
