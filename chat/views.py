@@ -62,8 +62,19 @@ def message_context(request: HttpRequest, message: Message, *, latest: bool = Fa
         sources = sources_of(message)
         context.update(html=answer_html(message), sources=sources, latest=latest,
                        feedback=getattr(message, "feedback", None), feedback_open=feedback_open,
-                       copy_text=answer_markdown(message, sources, absolute=request.build_absolute_uri))
+                       copy_text=answer_markdown(message, sources, absolute=request.build_absolute_uri),
+                       search_all=_search_all_question(message))
     return context
+
+
+def _search_all_question(message: Message) -> str:
+    """For a "not found" answer searched in one collection: its question, so the page can offer to
+    ask it of every collection the user may read ("" otherwise)."""
+    if message.status != Message.Status.NOT_FOUND or not message.collection_slug:
+        return ""
+    asked = (message.conversation.messages.filter(role=Message.Role.USER, pk__lt=message.pk)
+             .order_by("-pk").values_list("content", flat=True).first())
+    return asked or ""
 
 
 def render_message(request: HttpRequest, message: Message) -> str:

@@ -194,6 +194,10 @@ SEARCH_HNSW_EF = env_int("SEARCH_HNSW_EF", 100, minimum=1, maximum=1000)
 SEARCH_EXACT_MAX_CHUNKS = env_int("SEARCH_EXACT_MAX_CHUNKS", 5000, minimum=0)
 # An answer is "not found" unless a retrieved chunk is at least this relevant (0-1; 0 never abstains).
 ANSWER_MIN_RELEVANCE = env_float("ANSWER_MIN_RELEVANCE", 0.6, minimum=0.0, maximum=1.0)
+# ... and unless the sources hold at least this share of the question's words, each weighted by its
+# rarity (chat.answering.extractive.question_coverage; 0 never abstains): sources near the subject
+# that never name what is asked do not answer it.
+ANSWER_MIN_COVERAGE = env_float("ANSWER_MIN_COVERAGE", 0.35, minimum=0.0, maximum=1.0)
 
 
 def _throttle_rate(name: str, default: str) -> str | None:

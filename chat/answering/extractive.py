@@ -271,18 +271,52 @@ def candidates(citations: Sequence[dict], hits: Sequence[Hit] = ()) -> list[Sent
     return found
 
 
-def extractive_answer(query: str, citations: Sequence[dict], *, hits: Sequence[Hit] = (),
-                      embed: Embedder | None = None, max_chars: int = MAX_CHARS) -> str:
+def question_coverage(query: str, citations: Sequence[dict], sentences: Sequence[Sentence]) -> float:
+    """The share of the question's words the sources hold, each word weighted by how rare it is
+    among the sources' sentences (0-1). Sources that hold little of what the question names
+    ("Can the email framework send SMS?" over pages that never say SMS) are about its subject at
+    best; they do not answer it."""
+    asked = content_terms(query)
+    if not asked:
+        return 1.0
+    held = content_terms(" ".join(c["text"] for c in citations))
+    own = [content_terms(f"{s.text} {s.heading} {' '.join(s.items)}") for s in sentences]
+    idf = _idf(len(own), own)
+    total = sum(idf(t) for t in asked)
+    return sum(idf(t) for t in asked if t in held) / total if total else 1.0
+
+
+@dataclass(frozen=True)
+class Quotes:
+    """What an extractive answer quotes, and how much of the question the sources hold."""
+
+    sentences: tuple[Sentence, ...]  # in the order the answer gives them
+    coverage: float  # question_coverage() of the sources
+
+
+def select_quotes(query: str, citations: Sequence[dict], *, hits: Sequence[Hit] = (),
+                  embed: Embedder | None = None, max_chars: int = MAX_CHARS) -> Quotes:
+    """The sentences of the sources that answer `query` best (choose()), and the coverage."""
+    found = candidates(citations, hits)
+    chosen = choose(found, score_sentences(query, found, embed), max_chars=max_chars) if found else []
+    return Quotes(tuple(chosen), question_coverage(query, citations, found))
+
+
+def render_quotes(quotes: Quotes, citations: Sequence[dict]) -> str:
     """Markdown: the chosen sentences as a list, each ending in its "[n]"; a sentence that
     introduces a list keeps its first items as a nested list. The answer is only the quotes: that
     it is extractive is the message's `mode` (shown as a badge), never part of the text."""
-    found = candidates(citations, hits)
-    if not found:
+    if not quotes.sentences:
         listed = "".join(f"[{c['n']}]" for c in citations)
         return f"The passages found hold code or tables rather than sentences to quote; open them: {listed}."
-    chosen = choose(found, score_sentences(query, found, embed), max_chars=max_chars)
     lines = []
-    for sentence in chosen:
+    for sentence in quotes.sentences:
         lines.append(f"- {sentence.text} [{sentence.n}]")
         lines += [f"    - {item}" for item in sentence.items]
     return "\n".join(lines)
+
+
+def extractive_answer(query: str, citations: Sequence[dict], *, hits: Sequence[Hit] = (),
+                      embed: Embedder | None = None, max_chars: int = MAX_CHARS) -> str:
+    """The extractive answer's Markdown (render_quotes of select_quotes)."""
+    return render_quotes(select_quotes(query, citations, hits=hits, embed=embed, max_chars=max_chars), citations)

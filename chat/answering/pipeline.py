@@ -20,7 +20,7 @@ import openai
 from django.conf import settings
 
 from chat.answering.citations import CONTEXT_CHARS, build_citations, cited_numbers, relevance_map
-from chat.answering.extractive import Hit, extractive_answer
+from chat.answering.extractive import Hit, Quotes, render_quotes, select_quotes
 from chat.answering.grounding import ground
 from chat.answering.prompts import answer_messages
 from chat.answering.rewrite import refers_back, rewrite_query
@@ -32,7 +32,6 @@ logger = logging.getLogger(__name__)
 ANSWER_MAX_TOKENS = 800
 SEARCH_K = 10
 RSE_PRESETS = ("balanced", "precision", "find_all")
-NOT_FOUND = "Nothing in the searched documents answers this question."
 
 
 class AnswerError(Exception):
@@ -58,6 +57,7 @@ class Prepared:
     relevance: dict[str, dict[str, float]] = field(default_factory=dict)
     top_relevance: float | None = None  # of the most relevant retrieved chunk
     hits: tuple[Hit, ...] = ()  # the retrieved chunks (where they are, how relevant)
+    quotes: Quotes | None = None  # the sentences that answer best (the extractive answer quotes them)
 
 
 @dataclass(frozen=True)
@@ -104,14 +104,32 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
     mode = "llm" if llm.llm_configured() else "extractive"
     query, result = _search_in_conversation(question, history, collections, rse)
     citations = build_citations(result)
+    scope = searched_scope(collections)
     if not citations:
-        raise NotFound("No passage in the searched documents matches this question. "
+        raise NotFound(f"No passage in {scope} matches this question. "
                        "Try other words, or check that the documents have finished processing.")
     if not _relevant(result):
-        raise NotFound(NOT_FOUND)
+        raise NotFound(not_found_message(scope))
+    hits = retrieved_hits(result)
+    quotes = select_quotes(query, citations, hits=hits)
+    if quotes.coverage < settings.ANSWER_MIN_COVERAGE:
+        # The sources are near the subject but hold little of what the question names.
+        raise NotFound(not_found_message(scope))
     return Prepared(question=question, query=query, mode=mode, citations=citations,
-                    relevance=relevance_map(result), top_relevance=top_relevance(result),
-                    hits=retrieved_hits(result))
+                    relevance=relevance_map(result), top_relevance=top_relevance(result), hits=hits,
+                    quotes=quotes)
+
+
+def searched_scope(collections) -> str:
+    """What was searched, for the "not found" message: the collection's name, or how many."""
+    names = list(collections.order_by("name").values_list("name", flat=True)[:2])
+    if len(names) == 1:
+        return f"the collection “{names[0]}”"
+    return f"your {collections.count()} collections"
+
+
+def not_found_message(scope: str) -> str:
+    return f"Nothing in {scope} answers this question."
 
 
 # In a conversation the question is searched as asked and in context (rewrite_query); the search
@@ -194,7 +212,7 @@ def stream_answer(prepared: Prepared, history: Sequence[tuple[str, str]] = ()) -
     Raises AnswerError if the LLM fails; pieces already yielded are the partial answer.
     """
     if prepared.mode == "extractive":
-        yield extractive_answer(prepared.query, prepared.citations, hits=prepared.hits)
+        yield _extractive(prepared)
         return
     messages = answer_messages(question=prepared.query, citations=prepared.citations, history=history)
     try:
@@ -202,6 +220,11 @@ def stream_answer(prepared: Prepared, history: Sequence[tuple[str, str]] = ()) -
     except Exception as exc:  # the openai client raises many types; the user gets one sentence
         logger.warning("LLM answer failed", exc_info=True)
         raise LLMFailed(llm_error_message(exc)) from exc
+
+
+def _extractive(prepared: Prepared) -> str:
+    quotes = prepared.quotes or select_quotes(prepared.query, prepared.citations, hits=prepared.hits)
+    return render_quotes(quotes, prepared.citations)
 
 
 def finish(prepared: Prepared, text: str) -> Answer:
@@ -225,7 +248,7 @@ def answer_question(*, question: str, collections, history: Sequence[tuple[str, 
 def complete_answer(prepared: Prepared, history: Sequence[tuple[str, str]] = ()) -> str:
     """The whole answer at once (a non-streamed LLM call)."""
     if prepared.mode == "extractive":
-        return extractive_answer(prepared.query, prepared.citations, hits=prepared.hits)
+        return _extractive(prepared)
     messages = answer_messages(question=prepared.query, citations=prepared.citations, history=history)
     try:
         return llm.complete(messages, max_tokens=ANSWER_MAX_TOKENS, temperature=0.2)

@@ -107,4 +107,4 @@ def test_ask_off_topic_is_a_200_with_an_empty_answer_and_the_reason(api, corpus,
     body = response.json()
     assert response.status_code == 200
     assert (body["answer"], body["citations"]) == ("", [])
-    assert body["error"] == "Nothing in the searched documents answers this question."
+    assert body["error"] == "Nothing in the collection “Guides” answers this question."

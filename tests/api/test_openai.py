@@ -127,7 +127,7 @@ def test_nothing_found_is_said_as_the_answer(live_server, corpus, user, no_llm):
             text, citations = "".join(c.choices[0].delta.content or "" for c in chunks), chunks[-1].citations
         else:
             text, citations = completion.choices[0].message.content, completion.citations
-        assert text.startswith("No passage in the searched documents matches this question.")
+        assert text.startswith("No passage in the collection “Empty” matches this question.")
         assert citations == []
 
 

@@ -39,9 +39,9 @@ def test_ask_command_rejects_unreadable_collection(user, other_user, corpus):
 def test_ask_command_says_plainly_when_nothing_answers(user, corpus, no_llm):
     out = StringIO()
     call_command("ask", "Who painted the Mona Lisa?", "--user", "alice", stdout=out)  # no CommandError
-    assert out.getvalue().strip() == "Not found: Nothing in the searched documents answers this question."
+    assert out.getvalue().strip() == "Not found: Nothing in the collection “Guides” answers this question."
     out = StringIO()
     call_command("ask", "Who painted the Mona Lisa?", "--user", "alice", "--json", stdout=out)
     body = json.loads(out.getvalue())
     assert (body["answer"], body["citations"], body["error"]) == (
-        "", [], "Nothing in the searched documents answers this question.")
+        "", [], "Nothing in the collection “Guides” answers this question.")

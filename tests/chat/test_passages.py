@@ -111,5 +111,5 @@ def test_the_chat_says_when_nothing_answers(client, user, no_llm):
                            HTTP_ACCEPT="text/event-stream")
     body = b"".join(response.streaming_content).decode()
     done = body[body.index("event: done"):]
-    assert "Nothing in the searched documents answers this question." in done
+    assert "Nothing in the collection “Reports” answers this question." in done
     assert "Extractive answer" not in done and "/sources/" not in done  # no unrelated passages cited

@@ -90,10 +90,34 @@ def test_not_found_is_shown_as_an_answer_not_as_an_error(alice, corpus, no_llm):
     conversation = Conversation.objects.get()
     html = alice.get(f"/c/{conversation.pk}/").content.decode()
     answer = html[html.index('class="message assistant'):]
-    assert '<p class="notice not-found"><strong>Not found.</strong> Nothing in the searched documents' in answer
+    assert '<div class="notice not-found"><p><strong>Not found.</strong> Nothing in the collection “Guides” answers' in answer
+    # What was searched is named, and the same question can be asked of every collection.
+    assert 'class="inline search-all"' in answer
+    assert '<input type="hidden" name="question" value="Who won the football world cup in 1998?">' in answer
     assert 'class="notice error"' not in answer and 'role="alert"' not in answer
     assert ">Regenerate</button>" in answer  # and it can be rated, like any answer
     assert 'class="thumb up"' in answer
+
+
+def test_a_question_not_found_in_one_collection_can_be_asked_of_all(alice, user, corpus, no_llm):
+    from tests.chat.chat_corpus import COOKING
+
+    make_document(make_collection("kitchen", owner=user), source="bread.txt", title="Bread", parts=COOKING,
+                  media_type="text/plain")
+    question = "How long should the dough be kneaded?"
+    alice.post(reverse("chat:ask"), {"question": question, "collection": "guides"})
+    conversation = Conversation.objects.get()
+    html = alice.get(f"/c/{conversation.pk}/").content.decode()
+    form = BeautifulSoup(html, "html.parser").select_one("form.search-all")
+    fields = {i["name"]: i.get("value", "") for i in form.select("input[type=hidden]")}
+    assert fields["question"] == question and fields["collection"] == "" and fields["conversation"] == str(conversation.pk)
+
+    alice.post(form["action"], fields)
+    reply = conversation.messages.filter(role="assistant").order_by("-pk").first()
+    assert reply.status == "complete" and "ten minutes" in reply.content
+    assert [c["document"]["source"] for c in reply.citations] == ["bread.txt"]
+    page = alice.get(f"/c/{conversation.pk}/").content.decode()
+    assert page.count("form method=\"post\" action=\"/ask/\" class=\"inline search-all\"") == 1  # not under the answer
 
 
 def test_ask_streams_server_sent_events(alice, corpus, fake_llm):

@@ -332,7 +332,7 @@ def _ask_case(app: App, token: str, name: str, body: dict, *, max_seconds: float
         result.web["ok"] += 1
     else:
         result.web["clear"] += 1
-        if not payload.get("error") or "Nothing in the searched documents" in payload.get("error", ""):
+        if not payload.get("error") or "answers this question" in payload.get("error", ""):
             result.problems.append("no error message about the LLM")
     return result
 

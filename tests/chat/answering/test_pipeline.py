@@ -6,7 +6,6 @@ import re
 import pytest
 
 from chat.answering.grounding import UNSUPPORTED_NOTE
-from chat.answering.pipeline import NOT_FOUND
 from chat.models import Message
 from chat.services import conversation_start, message_ask, message_request_stop
 from corpus.models import Chunk
@@ -138,7 +137,7 @@ def test_no_readable_collection_is_a_message(user, no_llm):
 def test_empty_collection_finds_nothing(user, no_llm):
     make_collection("empty", owner=user)
     reply = run(conversation_start(user=user), "Anything at all?")[-1].message
-    assert reply.status == "not_found" and reply.error.startswith("No passage in the searched documents")
+    assert reply.status == "not_found" and reply.error.startswith("No passage in the collection “Empty”")
 
 
 def test_stop_request_keeps_the_partial_answer(user, corpus, fake_llm):
@@ -215,7 +214,7 @@ def test_grounding_moves_a_citation_to_the_source_that_supports_it(user, corpus,
 def test_an_off_topic_question_is_not_found(user, corpus, no_llm):
     reply = run(conversation_start(user=user), "Who won the football world cup in 1998?", stream=False)[-1].message
     assert (reply.status, reply.content, reply.citations) == ("not_found", "", [])
-    assert reply.error == NOT_FOUND
+    assert reply.error == "Nothing in the collection “Guides” answers this question."
 
 
 def test_a_follow_up_that_finds_nothing_alone_is_searched_in_context(user, corpus, no_llm):
@@ -226,7 +225,7 @@ def test_a_follow_up_that_finds_nothing_alone_is_searched_in_context(user, corpu
     assert reply.query == "Could a different duration be chosen? (request timeout configured)"
     assert any(c["document"]["source"] == "deploy.md" and c["start"] <= 2 < c["end"] for c in reply.citations)
     alone = run(conversation_start(user=user), "Could a different duration be chosen?", stream=False)[-1].message
-    assert alone.error == NOT_FOUND
+    assert alone.status == "not_found"
 
 
 def test_a_new_subject_is_searched_as_asked(user, corpus, no_llm):
