@@ -8,8 +8,9 @@ is given up on after a few tries (/healthz then reports the worker down) rather 
 forever; one killed by a signal is always started again. A restarted worker puts
 back in the queue at once the documents its predecessor left in progress (corpus.tasks).
 
-gunicorn (gthread: WEB_WORKERS processes x WEB_THREADS threads, default 2 x 8, as docker-compose)
-serves many clients at once and keeps database connections (DB_CONN_MAX_AGE, default 600 here).
+gunicorn (ragweb.gunicorn_worker, gthread that reads each request whole before a thread takes it, so
+clients that send slowly hold no thread: WEB_WORKERS processes x WEB_THREADS threads, default 2 x 8, as
+docker-compose) serves many clients at once and keeps database connections (DB_CONN_MAX_AGE, default 600 here).
 With DATABASE_URL / CELERY_BROKER_URL set, the embedded services are not started.
 """
 
@@ -128,6 +129,10 @@ def describe(code: int | None) -> str:
     return f"exit status {code}"
 
 
+# gthread, with each request read whole before a thread takes it: slow clients hold no thread.
+WEB_WORKER_CLASS = "ragweb.gunicorn_worker.BufferingThreadWorker"
+
+
 def worker_command() -> list[str]:
     return [PY, "-m", "celery", "-A", "ragweb", "worker", "--loglevel", "WARNING", "--concurrency", "1",
             "--hostname", "ragweb-run@%h"]
@@ -135,7 +140,7 @@ def worker_command() -> list[str]:
 
 def web_command(port: str) -> list[str]:
     return [PY, "-m", "gunicorn", "ragweb.wsgi:application", "--bind", f"127.0.0.1:{port}",
-            "--worker-class", "gthread", "--workers", os.environ.get("WEB_WORKERS", "2"),
+            "--worker-class", WEB_WORKER_CLASS, "--workers", os.environ.get("WEB_WORKERS", "2"),
             "--threads", os.environ.get("WEB_THREADS", "8"), "--timeout", "120", "--graceful-timeout", "10",
             "--backlog", "2048", "--no-control-socket"]
 
