@@ -41,11 +41,11 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI's files, served from static/ (no CDN)
     "django_htmx",
     "template_partials",
+    "accounts",
     "corpus",
     "chat",
     "api",
@@ -216,7 +216,8 @@ API_THROTTLE_RATES = {
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "accounts.authentication.ApiTokenAuthentication",
+        "accounts.authentication.BearerApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -228,8 +229,9 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "TITLE": "ragweb API",
     "DESCRIPTION": "Search, ask and manage the document collections you may read. Authenticate with "
-                   "`Authorization: Token KEY` (`manage.py drf_create_token USER`) or a signed-in session; "
-                   "the OpenAI-compatible endpoints under /v1 take the same key as `Authorization: Bearer KEY`.",
+                   "`Authorization: Token KEY` or `Authorization: Bearer KEY` (a personal token from the "
+                   "API tokens page or `manage.py drf_create_token USER`) or a signed-in session; the "
+                   "OpenAI-compatible endpoints under /v1 take the same key.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": r"/(api|v1)",

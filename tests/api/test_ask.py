@@ -4,7 +4,7 @@ import json
 import re
 
 import pytest
-from rest_framework.authtoken.models import Token
+from accounts.services import token_create
 from rest_framework.test import APIClient
 
 from chat.models import Message
@@ -23,7 +23,7 @@ def corpus(user):
 @pytest.fixture
 def api(user):
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_create(user=user)[1]}")
     return client
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from rest_framework.authtoken.models import Token
+from accounts.services import token_create
 from rest_framework.test import APIClient
 
 from corpus import services
@@ -24,7 +24,7 @@ def client_with_a_long_line(user, django_capture_on_commit_callbacks):
                                  data=b"'" + b"x" * 200_000 + b"'\n")
     assert Document.objects.get().status == Document.Status.READY
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_create(user=user)[1]}")
     return client
 
 
