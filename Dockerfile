@@ -23,7 +23,7 @@ RUN pip install -r requirements.txt
 COPY . .
 RUN useradd --system --create-home --uid 1000 ragweb \
     && mkdir -p /data/media \
-    && SECRET_KEY=build-only python manage.py collectstatic --noinput \
+    && SECRET_KEY=build-only-not-a-secret-collectstatic-needs-some-key-0123456789 python manage.py collectstatic --noinput \
     && chown -R ragweb /data
 USER ragweb
 

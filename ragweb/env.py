@@ -84,3 +84,29 @@ def env_url(name: str, default: str, *, schemes: tuple[str, ...],
     if not parsed.hostname and "host=" not in parsed.query:
         raise ImproperlyConfigured(f"{name} has no host: {value!r}")
     return value
+
+
+MIN_SECRET_KEY_CHARS = 50  # Django's own deployment check (security.W009) asks for 50 and 5 distinct
+
+
+def checked_secret_key(key: str, *, source: str) -> str:
+    """`key`, if it is a usable SECRET_KEY: at least 50 printable characters, 5 of them distinct.
+
+    A short or empty key is refused at start, with where it came from, rather than every page failing
+    (an empty key) or sessions being forgeable (a short one)."""
+    hint = "generate one with: python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+    if not key.isprintable() or any(c.isspace() for c in key):
+        raise ImproperlyConfigured(f"the secret key in {source} contains spaces or unprintable characters; {hint}")
+    if len(key) < MIN_SECRET_KEY_CHARS or len(set(key)) < 5:
+        raise ImproperlyConfigured(f"the secret key in {source} is too weak ({len(key)} characters; at least "
+                                   f"{MIN_SECRET_KEY_CHARS}, 5 of them different); {hint}")
+    return key
+
+
+def read_secret_file(path) -> str:
+    """The text of a key file under var/ (stripped); ImproperlyConfigured when it is not UTF-8 text."""
+    try:
+        return path.read_bytes().decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise ImproperlyConfigured(f"{path} is not text (a damaged key file?); delete it to have a new one "
+                                   "made, or write a key of 50 printable characters into it") from None

@@ -9,14 +9,26 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from ragweb.env import env_bool, env_choice, env_float, env_int, env_list, env_str, env_url
+from ragweb.env import (
+    checked_secret_key,
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_list,
+    env_str,
+    env_url,
+    read_secret_file,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("RAGWEB_VAR_DIR", str(BASE_DIR / "var")))
 
 DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = env_str("SECRET_KEY", "")
-if not SECRET_KEY:
+if SECRET_KEY:
+    SECRET_KEY = checked_secret_key(SECRET_KEY, source="SECRET_KEY")
+else:
     if not DEBUG and env_bool("RAGWEB_REQUIRE_SECRET_KEY", False):
         raise ImproperlyConfigured("SECRET_KEY must be set in production")
     # Embedded/dev default: a key kept under var/ so sessions survive restarts.
@@ -25,9 +37,9 @@ if not SECRET_KEY:
         from django.core.management.utils import get_random_secret_key
 
         key_file.parent.mkdir(parents=True, exist_ok=True)
+        key_file.touch(mode=0o600)  # never readable by others, not even for a moment
         key_file.write_text(get_random_secret_key())
-        key_file.chmod(0o600)
-    SECRET_KEY = key_file.read_text().strip()
+    SECRET_KEY = checked_secret_key(read_secret_file(key_file), source=str(key_file))
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])

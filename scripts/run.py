@@ -179,6 +179,10 @@ def main() -> int:
         return 1  # nothing left to serve
     except KeyboardInterrupt:
         return 0
+    except subprocess.CalledProcessError as failed:
+        # manage.py printed why (one line: a bad setting, an unreachable database).
+        log(f"stopping: `{' '.join(failed.cmd[1:])}` failed (exit status {failed.returncode}); see the message above")
+        return 1
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
         for child in reversed(children):  # the web server first, then the worker
