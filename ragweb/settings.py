@@ -5,6 +5,7 @@ With nothing set, the embedded set-up is used: Postgres + pgvector and Redis sta
 """
 
 from pathlib import Path
+from urllib.parse import quote
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -98,7 +99,11 @@ TEMPLATES = [
 
 _pg_port = env_int("RAGWEB_PG_PORT", 54329, minimum=1, maximum=65535)
 _redis_port = env_int("RAGWEB_REDIS_PORT", 63799, minimum=1, maximum=65535)
-DATABASE_URL = env_url("DATABASE_URL", f"postgres://postgres@127.0.0.1:{_pg_port}/ragweb",
+# The embedded Postgres's password: made by scripts/services.py, var/pg_password (0600).
+_pg_password_file = VAR_DIR / "pg_password"
+_pg_login = f"postgres:{quote(read_secret_file(_pg_password_file), safe='')}" if _pg_password_file.exists() \
+    else "postgres"
+DATABASE_URL = env_url("DATABASE_URL", f"postgres://{_pg_login}@127.0.0.1:{_pg_port}/ragweb",
                        schemes=("postgres", "postgresql"))
 # Seconds a request thread or worker process keeps its database connection (0: a new one per
 # request, as runserver needs). docker-compose keeps them: a fresh connection cost a search ~25 ms
@@ -147,6 +152,9 @@ MAX_MARKUP_ELEMENTS = env_int("MAX_MARKUP_ELEMENTS", 3_000_000, minimum=1)
 MAX_DOCUMENT_CHARS = env_int("MAX_DOCUMENT_CHARS", 10_000_000, minimum=1)
 MAX_CHUNKS_PER_DOCUMENT = env_int("MAX_CHUNKS_PER_DOCUMENT", 20_000, minimum=1)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# Stored documents are private: readable by the app's own user only (not other local accounts).
+FILE_UPLOAD_PERMISSIONS = 0o600
+FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 
 # Celery. Tasks ack late, so a killed worker's task is redelivered; Redis redelivers an
 # unacked task only after visibility_timeout, so keep it short (seconds) and tasks idempotent.

@@ -12,10 +12,16 @@ gunicorn (ragweb.gunicorn_worker, gthread that reads each request whole before a
 clients that send slowly hold no thread: WEB_WORKERS processes x WEB_THREADS threads, default 2 x 8, as
 docker-compose) serves many clients at once and keeps database connections (DB_CONN_MAX_AGE, default 600 here).
 With DATABASE_URL / CELERY_BROKER_URL set, the embedded services are not started.
+
+One run per data folder (var/, or RAGWEB_VAR_DIR): a second `make run` there finds the lock
+(var/run/make-run.lock, released by the kernel when the first one exits however it exits) and
+refuses to start, touching nothing. A run stops only what it started: embedded services that were
+already running (`make services-start`, a test run) are left running.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import subprocess
@@ -145,6 +151,39 @@ def web_command(port: str) -> list[str]:
             "--backlog", "2048", "--no-control-socket"]
 
 
+def var_dir() -> Path:
+    return Path(os.environ.get("RAGWEB_VAR_DIR", ROOT / "var"))
+
+
+def acquire_lock(var: Path):
+    """The run lock of the data folder `var` (an open file: keep it for the run), or None when another
+    run holds it. flock, so a killed run never leaves a stale lock."""
+    path = var / "run" / "make-run.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = path.open("a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        return None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"{os.getpid()}\n")
+    handle.flush()
+    return handle
+
+
+def _holder(var: Path) -> str:
+    try:
+        return (var / "run" / "make-run.lock").read_text().strip() or "?"
+    except OSError:
+        return "?"
+
+
+def services_running() -> bool:
+    return subprocess.run([PY, "scripts/services.py", "status"], cwd=ROOT, stdout=subprocess.DEVNULL).returncode == 0
+
+
 def _stop_on_sigterm(signum, frame) -> None:
     raise KeyboardInterrupt
 
@@ -157,9 +196,16 @@ def main() -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     env = dict(os.environ)
     env.setdefault("DB_CONN_MAX_AGE", "600")
+    lock = acquire_lock(var_dir())
+    if lock is None:
+        log(f"another `make run` (pid {_holder(var_dir())}) is using {var_dir()}; not starting a second one "
+            "(stop it first, or give this one its own RAGWEB_VAR_DIR, PORT, RAGWEB_PG_PORT and RAGWEB_REDIS_PORT)")
+        return 1
     children: list[Child] = []
+    started_services = False
     try:
-        if embedded:
+        if embedded and not services_running():
+            started_services = True
             subprocess.run([PY, "scripts/services.py", "start"], cwd=ROOT, check=True)
         manage("migrate", "--noinput", "-v", "0")
         manage("ensure_admin")
@@ -187,8 +233,11 @@ def main() -> int:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
         for child in reversed(children):  # the web server first, then the worker
             child.stop()
-        if embedded:
+        if started_services:
             subprocess.run([PY, "scripts/services.py", "stop"], cwd=ROOT)
+        elif embedded:
+            log("leaving the embedded services running: they were running before this run started")
+        lock.close()
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from packaging.utils import canonicalize_name
 from django.core.exceptions import ImproperlyConfigured
 
 from ragweb.env import env_url
@@ -79,15 +80,42 @@ def test_app_waits_for_healthy_dependencies(compose):
         assert services[name]["depends_on"]["redis"]["condition"] == "service_healthy"
 
 
-def test_dockerfile_installs_pinned_requirements_with_cpu_torch():
+def pins(path: Path) -> dict[str, str]:
+    lines = [line for line in path.read_text().splitlines() if line and not line.startswith(("#", "-r "))]
+    assert all("==" in line for line in lines), [line for line in lines if "==" not in line]
+    return {canonicalize_name(line.split("==")[0]): line.split("==")[1] for line in lines}
+
+
+def test_dockerfile_installs_only_the_pinned_runtime_requirements_with_cpu_torch():
     dockerfile = (ROOT / "Dockerfile").read_text()
-    assert "pip install -r requirements.txt" in dockerfile
+    assert "pip install -r requirements.txt" in dockerfile and "requirements-dev" not in dockerfile
     assert "download.pytorch.org/whl/cpu" in dockerfile
     assert "collectstatic" in dockerfile
-    requirements = (ROOT / "requirements.txt").read_text().splitlines()
-    pins = [line for line in requirements if line and not line.startswith("#")]
-    assert pins and all("==" in line for line in pins), [p for p in pins if "==" not in p]
-    assert "torch==2.13.0" in pins
+    runtime = pins(ROOT / "requirements.txt")
+    assert runtime["torch"] == "2.13.0"
+    tools = {"pytest", "pytest-django", "playwright", "schemathesis", "hypothesis", "ruff", "import-linter", "fpdf2"}
+    assert not tools & set(runtime), tools & set(runtime)
+    dev = pins(ROOT / "requirements-dev.txt")
+    assert (ROOT / "requirements-dev.txt").read_text().count("-r requirements.txt\n") == 1
+    assert tools <= set(dev) and not set(dev) & set(runtime)
+
+
+def test_the_runtime_requirements_hold_every_dependency_of_theirs():
+    # What the image installs must be complete: no runtime package may need one pinned only for development.
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    runtime = pins(ROOT / "requirements.txt")
+    missing = set()
+    for name in runtime:
+        for text in metadata.distribution(name).requires or []:
+            requirement = Requirement(text)
+            if requirement.marker and not requirement.marker.evaluate({"extra": ""}):
+                continue
+            if canonicalize_name(requirement.name) not in runtime | {"setuptools": ""}:
+                missing.add(f"{name} needs {requirement.name}")
+    assert not missing
 
 
 def test_bad_database_url_in_compose_would_be_refused():
