@@ -8,10 +8,10 @@ Plain Python with no Django import, so it can run before the app is migrated.
 Both servers listen on 127.0.0.1 only. Postgres asks for a password (scram-sha-256), generated at
 the first start and kept in var/pg_password (0600; settings.py reads it), so another local account
 cannot connect; a cluster made before that (trust) is converted at its next start. var/ is 0711
-(others may only pass through, to reach the data folder postgres owns) and var/media 0700. Ports come from RAGWEB_PG_PORT (default 54329)
-and RAGWEB_REDIS_PORT (default 63799). Start is idempotent and recovers from a server
-killed with `kill -9`: Postgres checks its own postmaster.pid against live processes,
-and Redis is started from a pid file we verify ourselves.
+(others may only pass through, to reach the data folder postgres owns) and var/media 0700.
+Ports come from RAGWEB_PG_PORT (default 54329) and RAGWEB_REDIS_PORT (default 63799). Start is
+idempotent and recovers from a server killed with `kill -9`: Postgres checks its own postmaster.pid
+against live processes, and Redis is started from a pid file we verify ourselves.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def secure_var(var: Path) -> None:
     var.chmod(0o711)
     media = var / "media"
     media.mkdir(exist_ok=True)
-    for dirpath, dirs, files in os.walk(media):
+    for dirpath, _dirs, files in os.walk(media):
         os.chmod(dirpath, 0o700)
         for name in files:
             os.chmod(os.path.join(dirpath, name), 0o600)

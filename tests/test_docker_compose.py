@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from packaging.utils import canonicalize_name
 from django.core.exceptions import ImproperlyConfigured
+from packaging.utils import canonicalize_name
 
 from ragweb.env import env_url
 

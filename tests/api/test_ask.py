@@ -4,9 +4,9 @@ import json
 import re
 
 import pytest
-from accounts.services import token_create
 from rest_framework.test import APIClient
 
+from accounts.services import token_create
 from chat.models import Message
 from tests.chat.chat_corpus import GUIDE, make_collection, make_document
 from tests.chat.fake_openai import is_rewrite_request

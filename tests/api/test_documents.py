@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from accounts.services import token_create
 from rest_framework.test import APIClient
 
+from accounts.services import token_create
 from corpus import services
 from corpus.models import Chunk, Collection, Document
 from tests.corpus.ingest_helpers import GUIDE_V1, GUIDE_V2, eager_media  # noqa: F401

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import openai
 import pytest
-from accounts.services import token_create
 
+from accounts.services import token_create
 from tests.chat.chat_corpus import COOKING, GUIDE, make_collection, make_document
 from tests.chat.fake_openai import is_rewrite_request
 

@@ -9,9 +9,9 @@ import copy
 import jsonschema
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from accounts.services import token_create
 from rest_framework.test import APIClient
 
+from accounts.services import token_create
 from corpus.models import Collection, Document
 from tests.chat.chat_corpus import GUIDE, make_collection, make_document
 

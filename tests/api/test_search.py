@@ -1,9 +1,9 @@
 """POST /api/search/: request validation, auth, scoping to readable collections, response shape."""
 
 import pytest
-from accounts.services import token_create
 from rest_framework.test import APIClient
 
+from accounts.services import token_create
 from corpus.ingest.embed import embed_texts
 from corpus.models import Collection
 from tests.chat.factories import make_collection, make_document

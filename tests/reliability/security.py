@@ -75,6 +75,7 @@ class Browser:
 def create_user(username: str, *, staff: bool = False) -> tuple[str, str]:
     """(password, API token) of a new user in the app's database."""
     from django.contrib.auth import get_user_model
+
     from accounts.services import token_create
 
     password = f"{username}-Pass-{int(time.time())}"

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from accounts.services import token_create
 from rest_framework.test import APIClient
 
+from accounts.services import token_create
 from corpus import services
 from corpus.models import Chunk, Collection, Document
 from tests.corpus.ingest_helpers import eager_media  # noqa: F401

@@ -9,8 +9,8 @@ import time
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from accounts.services import token_create
 
+from accounts.services import token_create
 from corpus import services
 from corpus.models import Collection, Document
 from tests.corpus.ingest_helpers import GUIDE_V1, eager_media  # noqa: F401

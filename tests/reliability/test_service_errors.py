@@ -10,9 +10,9 @@ from contextlib import contextmanager
 import pytest
 from django.db import OperationalError, connection
 from django.test import RequestFactory
-from accounts.services import token_create
 from rest_framework.test import APIClient
 
+from accounts.services import token_create
 from api.errors import DATABASE_DOWN, server_error
 
 

@@ -150,15 +150,6 @@ def test_a_child_killed_by_a_signal_is_always_started_again():
     assert child.restarts == 7 and not child.given_up
 
 
-def load_run_module():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("ragweb_run", ROOT / "scripts" / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture
 def own_services():
     """A data folder and ports of this test's own, and a way to run scripts/*.py against them."""

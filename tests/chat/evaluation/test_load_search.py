@@ -3,8 +3,8 @@ import re
 import sys
 
 import pytest
-from accounts.services import token_create
 
+from accounts.services import token_create
 from chat.evaluation import load_search
 from corpus.ingest.embed import embed_texts
 from tests.chat.factories import make_collection, make_document
