@@ -22,7 +22,7 @@ RUN pip install -r requirements.txt
 
 COPY . .
 RUN useradd --system --create-home --uid 1000 ragweb \
-    && mkdir -p /data/media \
+    && mkdir -p /data/media && chmod 700 /data/media \
     && SECRET_KEY=build-only-not-a-secret-collectstatic-needs-some-key-0123456789 python manage.py collectstatic --noinput \
     && chown -R ragweb /data
 USER ragweb

@@ -167,9 +167,16 @@ def run_slow(app: App, token: str, work: Path, args) -> list[Row]:
     from tests.reliability import slow
 
     rows = []
-    for sockets in (8, 32):
-        result = slow.slow_clients(app, token, sockets=sockets, seconds=10 if args.quick else 40)
-        detail = f"{result.checked} requests checked; {'; '.join(result.notes)}"
+    seconds = 10 if args.quick else 40
+    results = [slow.slow_clients(app, token, sockets=sockets, seconds=seconds) for sockets in (8, 32)]
+    try:
+        from tests.reliability.proxy import proxy_checks
+
+        results += proxy_checks(app, work, slow_sockets=32, seconds=seconds)
+    except RuntimeError as exc:  # no nginx here: a failed row, not a silent skip
+        rows.append(Row("slow clients", "nginx (deploy/nginx.conf) in front of the app", False, str(exc)))
+    for result in results:
+        detail = f"{result.checked} checked; {'; '.join(n for n in result.notes if n)}"
         if result.failures:
             detail += f"; {len(result.failures)} failures: {'; '.join(result.failures[:3])}"
         rows.append(Row("slow clients", result.name, result.ok, detail))
