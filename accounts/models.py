@@ -36,6 +36,8 @@ class ApiToken(models.Model):
     name = models.CharField(max_length=100)
     key_hash = models.CharField(max_length=64, unique=True)
     prefix = models.CharField(max_length=PREFIX_CHARS)
+    # The personal-token contract's flag (DESIGN.md), stored for the /api/tokens/ issue; not enforced
+    # yet, so neither the Tokens page nor drf_create_token offers it.
     read_only = models.BooleanField(default=False)
     created = models.DateTimeField(default=timezone.now)
     last_used = models.DateTimeField(null=True, blank=True)

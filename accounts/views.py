@@ -21,7 +21,7 @@ def token_list(request: HttpRequest) -> HttpResponse:
         if not name or len(name) > 100:
             messages.error(request, "Give the token a name of 1 to 100 characters.")
             return redirect("accounts:tokens")
-        _, new_key = token_create(user=request.user, name=name, read_only=request.POST.get("read_only") == "on")
+        _, new_key = token_create(user=request.user, name=name)
     tokens = ApiToken.objects.filter(user=request.user)
     return render(request, "accounts/tokens.html", {"tokens": tokens, "new_key": new_key},
                   status=201 if new_key else 200)

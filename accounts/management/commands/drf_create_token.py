@@ -24,13 +24,12 @@ class Command(BaseCommand):
         parser.add_argument("-r", "--reset", action="store_true",
                             help=f"revoke the user's earlier tokens named {NAME!r} first")
         parser.add_argument("--name", default=NAME, help="the token's name (default: %(default)s)")
-        parser.add_argument("--read-only", action="store_true")
 
-    def handle(self, *args, username: str, reset: bool, name: str, read_only: bool, **options):
+    def handle(self, *args, username: str, reset: bool, name: str, **options):
         user = get_user_model().objects.filter(**{get_user_model().USERNAME_FIELD: username}).first()
         if user is None:
             raise CommandError(f"no user named {username!r}")
         if reset:
             ApiToken.objects.filter(user=user, name=name).delete()
-        _, key = token_create(user=user, name=name, read_only=read_only)
+        _, key = token_create(user=user, name=name)
         self.stdout.write(f"Generated token {key} for user {username}")
