@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from urllib.parse import urlparse
 
 from django.core.exceptions import ImproperlyConfigured
@@ -110,3 +111,21 @@ def read_secret_file(path) -> str:
     except UnicodeDecodeError:
         raise ImproperlyConfigured(f"{path} is not text (a damaged key file?); delete it to have a new one "
                                    "made, or write a key of 50 printable characters into it") from None
+
+
+def secret_file(path: Path, *, make: Callable[[], str]) -> str:
+    """The secret kept in the file `path` (stripped), made with `make()` when the file does not exist:
+    0600 from the moment it exists, and O_EXCL so that two processes starting together keep one secret.
+
+    The one way to keep a secret under var/: settings (the secret key, the embedded Postgres's password)
+    and scripts/services.py (which loads this file by path, without Django's set-up) both use it."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "w") as out:
+                out.write(make())
+    return read_secret_file(path)

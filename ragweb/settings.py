@@ -4,6 +4,8 @@ With nothing set, the embedded set-up is used: Postgres + pgvector and Redis sta
 `scripts/services.py` on 127.0.0.1, with data under var/.
 """
 
+import os
+import secrets
 from pathlib import Path
 from urllib.parse import quote
 
@@ -19,7 +21,7 @@ from ragweb.env import (
     env_list,
     env_str,
     env_url,
-    read_secret_file,
+    secret_file,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -33,14 +35,10 @@ else:
     if not DEBUG and env_bool("RAGWEB_REQUIRE_SECRET_KEY", False):
         raise ImproperlyConfigured("SECRET_KEY must be set in production")
     # Embedded/dev default: a key kept under var/ so sessions survive restarts.
-    key_file = VAR_DIR / "secret_key"
-    if not key_file.exists():
-        from django.core.management.utils import get_random_secret_key
+    from django.core.management.utils import get_random_secret_key
 
-        key_file.parent.mkdir(parents=True, exist_ok=True)
-        key_file.touch(mode=0o600)  # never readable by others, not even for a moment
-        key_file.write_text(get_random_secret_key())
-    SECRET_KEY = checked_secret_key(read_secret_file(key_file), source=str(key_file))
+    key_file = VAR_DIR / "secret_key"
+    SECRET_KEY = checked_secret_key(secret_file(key_file, make=get_random_secret_key), source=str(key_file))
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -99,10 +97,11 @@ TEMPLATES = [
 
 _pg_port = env_int("RAGWEB_PG_PORT", 54329, minimum=1, maximum=65535)
 _redis_port = env_int("RAGWEB_REDIS_PORT", 63799, minimum=1, maximum=65535)
-# The embedded Postgres's password: made by scripts/services.py, var/pg_password (0600).
-_pg_password_file = VAR_DIR / "pg_password"
-_pg_login = f"postgres:{quote(read_secret_file(_pg_password_file), safe='')}" if _pg_password_file.exists() \
-    else "postgres"
+# The embedded Postgres's password (var/pg_password, 0600), made by whichever comes first: these settings
+# or scripts/services.py; not with DATABASE_URL set.
+_pg_login = "postgres"
+if "DATABASE_URL" not in os.environ:
+    _pg_login += ":" + quote(secret_file(VAR_DIR / "pg_password", make=lambda: secrets.token_urlsafe(32)), safe="")
 DATABASE_URL = env_url("DATABASE_URL", f"postgres://{_pg_login}@127.0.0.1:{_pg_port}/ragweb",
                        schemes=("postgres", "postgresql"))
 # Seconds a request thread or worker process keeps its database connection (0: a new one per

@@ -40,14 +40,12 @@ host all all ::1/128 scram-sha-256
 
 
 def pg_password(var: Path) -> str:
-    """The superuser's password, made on first use: 0600 from the moment the file exists."""
-    path = var / PASSWORD_FILE
-    if not path.exists():
-        var.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as out:
-            out.write(secrets.token_urlsafe(32))
-    return path.read_text().strip()
+    """The superuser's password, made on first use (ragweb.env.secret_file: 0600 from the start)."""
+    # By path: importing the ragweb package would set up Celery and Django.
+    spec = importlib.util.spec_from_file_location("ragweb_env", ROOT / "ragweb" / "env.py")
+    env = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(env)
+    return env.secret_file(var / PASSWORD_FILE, make=lambda: secrets.token_urlsafe(32))
 
 
 def secure_var(var: Path) -> None:

@@ -45,8 +45,6 @@ def configure_django(var: Path, pg_port: int, redis_port: int) -> None:
             del os.environ[name]
     os.environ.update(RAGWEB_VAR_DIR=str(var), RAGWEB_PG_PORT=str(pg_port), RAGWEB_REDIS_PORT=str(redis_port),
                       DJANGO_SETTINGS_MODULE="ragweb.settings", RAGWEB_WARM_UP="0", LOG_LEVEL="WARNING")
-    # The embedded Postgres's password, made now (the app's first start uses it) so settings read it.
-    load_services_module().pg_password(var)
     import django
 
     django.setup()
