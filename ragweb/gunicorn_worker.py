@@ -29,6 +29,8 @@ HEAD_END = b"\r\n\r\n"
 MAX_HEAD_BYTES = 64 * 1024  # beyond gunicorn's own request line and header limits: let it refuse
 _CONTENT_LENGTH = re.compile(rb"^content-length:[ \t]*(\d+)[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
 _CHUNKED = re.compile(rb"^transfer-encoding:[^\r\n]*chunked", re.IGNORECASE | re.MULTILINE)
+_EXPECT_CONTINUE = re.compile(rb"^expect:[ \t]*100-continue[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
+CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 REQUEST_TIMEOUT_RESPONSE = (b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: text/plain\r\n"
                             b"Content-Length: 42\r\n\r\nThe request did not arrive in time (408).\n")
 
@@ -55,6 +57,7 @@ class Incoming:
     conn: TConn
     deadline: float
     data: bytearray = field(default_factory=bytearray)
+    continued: bool = False  # "100 Continue" sent
 
 
 class BufferingThreadWorker(ThreadWorker):
@@ -108,6 +111,20 @@ class BufferingThreadWorker(ThreadWorker):
             conn.parser.unreader.unread(bytes(incoming.data))
             conn.data_ready = True
             self.enqueue_req(conn)
+        elif not incoming.continued:
+            self._continue(incoming)
+
+    def _continue(self, incoming: Incoming) -> None:
+        """A client that sent `Expect: 100-continue` waits for this before its body (curl, for large
+        uploads): without it the body would only come after the client's own timeout. gunicorn may send
+        a second one later; clients take any number of 1xx answers (RFC 9110 15.2)."""
+        end = incoming.data.find(HEAD_END)
+        if end >= 0 and _EXPECT_CONTINUE.search(bytes(incoming.data[:end + 2])):
+            incoming.continued = True
+            try:
+                incoming.conn.sock.send(CONTINUE)
+            except OSError:
+                pass
 
     def _forget(self, incoming: Incoming) -> None:
         self.incoming.pop(id(incoming.conn), None)

@@ -131,6 +131,19 @@ def test_it_serves_bodies_chunked_bodies_and_kept_alive_connections(serve):
             assert b"GET " + path + b" 0" in sock.recv(65536)
 
 
+def test_a_client_expecting_100_continue_is_told_to_send_its_body(serve):
+    port = serve(WORKER)
+    with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
+        sock.sendall(b"POST /upload HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+        assert sock.recv(65536).startswith(b"HTTP/1.1 100 Continue\r\n\r\n")  # within 2 s, not a timeout
+        sock.sendall(b"hello")
+        answer = b""
+        while b"POST /upload 5" not in answer:
+            chunk = sock.recv(65536)
+            assert chunk, answer
+            answer += chunk
+
+
 def test_an_unfinished_request_gets_408_after_the_timeout(serve):
     port = serve(WORKER, WEB_REQUEST_TIMEOUT="1")
     with socket.create_connection(("127.0.0.1", port), timeout=6) as sock:
