@@ -21,11 +21,14 @@ COPY requirements.txt .
 RUN pip install -r requirements.txt
 
 COPY . .
+# SECRET_KEY and DATABASE_URL are placeholders for collectstatic alone (it uses neither; without a
+# DATABASE_URL the settings would make an embedded-Postgres password under /data).
 RUN useradd --system --create-home --uid 1000 ragweb \
-    && mkdir -p /data/media \
-    && SECRET_KEY=build-only python manage.py collectstatic --noinput \
+    && mkdir -p /data/media && chmod 700 /data/media \
+    && SECRET_KEY=build-only-not-a-secret-collectstatic-needs-some-key-0123456789 \
+       DATABASE_URL=postgres://unused@localhost/unused python manage.py collectstatic --noinput \
     && chown -R ragweb /data
 USER ragweb
 
 EXPOSE 8000
-CMD ["gunicorn", "ragweb.wsgi:application", "--bind", "0.0.0.0:8000", "--worker-class", "gthread", "--workers", "2", "--threads", "8", "--timeout", "120"]
+CMD ["gunicorn", "ragweb.wsgi:application", "--bind", "0.0.0.0:8000", "--worker-class", "ragweb.gunicorn_worker.BufferingThreadWorker", "--workers", "2", "--threads", "8", "--timeout", "120"]

@@ -2,17 +2,19 @@
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
+# Runtime pins (requirements.txt, all the Docker image installs) + development/test pins (requirements-dev.txt).
+REQUIREMENTS := requirements.txt requirements-dev.txt
+STAMP := $(VENV)/.installed-$(shell cat $(REQUIREMENTS) | sha1sum | cut -c1-12)
 PORT ?= 8000
 # The development evaluation set (corpus + questions), beside the checkout.
 EVAL_DIR ?= ../shared/eval
 
 .PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-heldout eval-packages eval-manpages bench-ingest bench-latency reliability clean
 
-$(STAMP): requirements.txt
+$(STAMP): $(REQUIREMENTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet -r requirements-dev.txt
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 

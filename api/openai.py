@@ -23,14 +23,14 @@ from collections.abc import Iterator
 
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
-from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.authentication import ApiTokenAuthentication, BearerApiTokenAuthentication
 from api.errors import OpenAIError
 from api.serializers import SourceOutput
 from api.throttles import AskThrottle
@@ -46,20 +46,6 @@ logger = logging.getLogger(__name__)
 MODEL_ALL = "ragweb"
 MODEL_PREFIX = MODEL_ALL + "/"
 ROLES = ("system", "developer", "user", "assistant", "tool")
-
-
-class BearerTokenAuthentication(TokenAuthentication):
-    """The DRF API token as an OpenAI key: `Authorization: Bearer KEY`."""
-
-    keyword = "Bearer"
-
-
-class BearerTokenScheme(OpenApiAuthenticationExtension):
-    target_class = BearerTokenAuthentication
-    name = "bearerAuth"
-
-    def get_security_definition(self, auto_schema):
-        return {"type": "http", "scheme": "bearer", "description": "The API token (manage.py drf_create_token)."}
 
 
 def model_id(collection: Collection | None) -> str:
@@ -223,7 +209,7 @@ _OPENAI_ERRORS = {code: OpenApiResponse(OpenAIErrorOutput, description=text) for
 
 
 class OpenAIView(APIView):
-    authentication_classes = [BearerTokenAuthentication, TokenAuthentication, SessionAuthentication]
+    authentication_classes = [BearerApiTokenAuthentication, ApiTokenAuthentication, SessionAuthentication]
     openai_errors = True  # api.errors answers in OpenAI's error shape
 
 

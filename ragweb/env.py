@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from urllib.parse import urlparse
 
 from django.core.exceptions import ImproperlyConfigured
@@ -84,3 +85,47 @@ def env_url(name: str, default: str, *, schemes: tuple[str, ...],
     if not parsed.hostname and "host=" not in parsed.query:
         raise ImproperlyConfigured(f"{name} has no host: {value!r}")
     return value
+
+
+MIN_SECRET_KEY_CHARS = 50  # Django's own deployment check (security.W009) asks for 50 and 5 distinct
+
+
+def checked_secret_key(key: str, *, source: str) -> str:
+    """`key`, if it is a usable SECRET_KEY: at least 50 printable characters, 5 of them distinct.
+
+    A short or empty key is refused at start, with where it came from, rather than every page failing
+    (an empty key) or sessions being forgeable (a short one)."""
+    hint = "generate one with: python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+    if not key.isprintable() or any(c.isspace() for c in key):
+        raise ImproperlyConfigured(f"the secret key in {source} contains spaces or unprintable characters; {hint}")
+    if len(key) < MIN_SECRET_KEY_CHARS or len(set(key)) < 5:
+        raise ImproperlyConfigured(f"the secret key in {source} is too weak ({len(key)} characters; at least "
+                                   f"{MIN_SECRET_KEY_CHARS}, 5 of them different); {hint}")
+    return key
+
+
+def read_secret_file(path) -> str:
+    """The text of a key file under var/ (stripped); ImproperlyConfigured when it is not UTF-8 text."""
+    try:
+        return path.read_bytes().decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise ImproperlyConfigured(f"{path} is not text (a damaged key file?); delete it to have a new one "
+                                   "made, or write a key of 50 printable characters into it") from None
+
+
+def secret_file(path: Path, *, make: Callable[[], str]) -> str:
+    """The secret kept in the file `path` (stripped), made with `make()` when the file does not exist:
+    0600 from the moment it exists, and O_EXCL so that two processes starting together keep one secret.
+
+    The one way to keep a secret under var/: settings (the secret key, the embedded Postgres's password)
+    and scripts/services.py (which loads this file by path, without Django's set-up) both use it."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "w") as out:
+                out.write(make())
+    return read_secret_file(path)

@@ -4,30 +4,41 @@ With nothing set, the embedded set-up is used: Postgres + pgvector and Redis sta
 `scripts/services.py` on 127.0.0.1, with data under var/.
 """
 
+import os
+import secrets
 from pathlib import Path
+from urllib.parse import quote
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from ragweb.env import env_bool, env_choice, env_float, env_int, env_list, env_str, env_url
+from ragweb.env import (
+    checked_secret_key,
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_list,
+    env_str,
+    env_url,
+    secret_file,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("RAGWEB_VAR_DIR", str(BASE_DIR / "var")))
 
 DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = env_str("SECRET_KEY", "")
-if not SECRET_KEY:
+if SECRET_KEY:
+    SECRET_KEY = checked_secret_key(SECRET_KEY, source="SECRET_KEY")
+else:
     if not DEBUG and env_bool("RAGWEB_REQUIRE_SECRET_KEY", False):
         raise ImproperlyConfigured("SECRET_KEY must be set in production")
     # Embedded/dev default: a key kept under var/ so sessions survive restarts.
-    key_file = VAR_DIR / "secret_key"
-    if not key_file.exists():
-        from django.core.management.utils import get_random_secret_key
+    from django.core.management.utils import get_random_secret_key
 
-        key_file.parent.mkdir(parents=True, exist_ok=True)
-        key_file.write_text(get_random_secret_key())
-        key_file.chmod(0o600)
-    SECRET_KEY = key_file.read_text().strip()
+    key_file = VAR_DIR / "secret_key"
+    SECRET_KEY = checked_secret_key(secret_file(key_file, make=get_random_secret_key), source=str(key_file))
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -41,11 +52,11 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI's files, served from static/ (no CDN)
     "django_htmx",
     "template_partials",
+    "accounts",
     "corpus",
     "chat",
     "api",
@@ -86,7 +97,12 @@ TEMPLATES = [
 
 _pg_port = env_int("RAGWEB_PG_PORT", 54329, minimum=1, maximum=65535)
 _redis_port = env_int("RAGWEB_REDIS_PORT", 63799, minimum=1, maximum=65535)
-DATABASE_URL = env_url("DATABASE_URL", f"postgres://postgres@127.0.0.1:{_pg_port}/ragweb",
+# The embedded Postgres's password (var/pg_password, 0600), made by whichever comes first: these settings
+# or scripts/services.py; not with DATABASE_URL set.
+_pg_login = "postgres"
+if "DATABASE_URL" not in os.environ:
+    _pg_login += ":" + quote(secret_file(VAR_DIR / "pg_password", make=lambda: secrets.token_urlsafe(32)), safe="")
+DATABASE_URL = env_url("DATABASE_URL", f"postgres://{_pg_login}@127.0.0.1:{_pg_port}/ragweb",
                        schemes=("postgres", "postgresql"))
 # Seconds a request thread or worker process keeps its database connection (0: a new one per
 # request, as runserver needs). docker-compose keeps them: a fresh connection cost a search ~25 ms
@@ -135,6 +151,9 @@ MAX_MARKUP_ELEMENTS = env_int("MAX_MARKUP_ELEMENTS", 3_000_000, minimum=1)
 MAX_DOCUMENT_CHARS = env_int("MAX_DOCUMENT_CHARS", 10_000_000, minimum=1)
 MAX_CHUNKS_PER_DOCUMENT = env_int("MAX_CHUNKS_PER_DOCUMENT", 20_000, minimum=1)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# Stored documents are private: readable by the app's own user only (not other local accounts).
+FILE_UPLOAD_PERMISSIONS = 0o600
+FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 
 # Celery. Tasks ack late, so a killed worker's task is redelivered; Redis redelivers an
 # unacked task only after visibility_timeout, so keep it short (seconds) and tasks idempotent.
@@ -220,7 +239,8 @@ API_THROTTLE_RATES = {
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "accounts.authentication.ApiTokenAuthentication",
+        "accounts.authentication.BearerApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -232,8 +252,9 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "TITLE": "ragweb API",
     "DESCRIPTION": "Search, ask and manage the document collections you may read. Authenticate with "
-                   "`Authorization: Token KEY` (`manage.py drf_create_token USER`) or a signed-in session; "
-                   "the OpenAI-compatible endpoints under /v1 take the same key as `Authorization: Bearer KEY`.",
+                   "`Authorization: Token KEY` or `Authorization: Bearer KEY` (a personal token from the "
+                   "API tokens page or `manage.py drf_create_token USER`) or a signed-in session; the "
+                   "OpenAI-compatible endpoints under /v1 take the same key.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": r"/(api|v1)",
@@ -246,8 +267,20 @@ SPECTACULAR_SETTINGS = {
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+# HTTPS. Off by default (make run serves plain HTTP on 127.0.0.1); docker-compose turns all of it on,
+# with nginx terminating TLS in front (README "Security"). X-Forwarded-Proto is trusted only when
+# TRUST_X_FORWARDED_PROTO is set: only right behind a proxy that overwrites it, as compose's nginx does.
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("TRUST_X_FORWARDED_PROTO", False) else None
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # the container health check asks the web process over plain HTTP
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
-CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", SESSION_COOKIE_SECURE)
+# Asking browsers to preload HSTS for the domain is a commitment an operator makes on purpose
+# (SECURE_HSTS_PRELOAD=1), not a default, so its deployment warning is not one to act on.
+SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
 
 LOGGING = {
     "version": 1,

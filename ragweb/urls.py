@@ -16,5 +16,6 @@ urlpatterns = [
     path("api/", include("api.urls")),
     path("v1/", include(openai_urlpatterns)),
     path("documents/", include("corpus.urls")),
+    path("account/", include("accounts.urls")),
     path("", include("chat.urls")),
 ]

@@ -8,13 +8,20 @@ is given up on after a few tries (/healthz then reports the worker down) rather 
 forever; one killed by a signal is always started again. A restarted worker puts
 back in the queue at once the documents its predecessor left in progress (corpus.tasks).
 
-gunicorn (gthread: WEB_WORKERS processes x WEB_THREADS threads, default 2 x 8, as docker-compose)
-serves many clients at once and keeps database connections (DB_CONN_MAX_AGE, default 600 here).
+gunicorn (ragweb.gunicorn_worker, gthread that reads each request whole before a thread takes it, so
+clients that send slowly hold no thread: WEB_WORKERS processes x WEB_THREADS threads, default 2 x 8, as
+docker-compose) serves many clients at once and keeps database connections (DB_CONN_MAX_AGE, default 600 here).
 With DATABASE_URL / CELERY_BROKER_URL set, the embedded services are not started.
+
+One run per data folder (var/, or RAGWEB_VAR_DIR): a second `make run` there finds the lock
+(var/run/make-run.lock, released by the kernel when the first one exits however it exits) and
+refuses to start, touching nothing. A run stops only what it started: embedded services that were
+already running (`make services-start`, a test run) are left running.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import subprocess
@@ -128,6 +135,10 @@ def describe(code: int | None) -> str:
     return f"exit status {code}"
 
 
+# gthread, with each request read whole before a thread takes it: slow clients hold no thread.
+WEB_WORKER_CLASS = "ragweb.gunicorn_worker.BufferingThreadWorker"
+
+
 def worker_command() -> list[str]:
     return [PY, "-m", "celery", "-A", "ragweb", "worker", "--loglevel", "WARNING", "--concurrency", "1",
             "--hostname", "ragweb-run@%h"]
@@ -135,9 +146,42 @@ def worker_command() -> list[str]:
 
 def web_command(port: str) -> list[str]:
     return [PY, "-m", "gunicorn", "ragweb.wsgi:application", "--bind", f"127.0.0.1:{port}",
-            "--worker-class", "gthread", "--workers", os.environ.get("WEB_WORKERS", "2"),
+            "--worker-class", WEB_WORKER_CLASS, "--workers", os.environ.get("WEB_WORKERS", "2"),
             "--threads", os.environ.get("WEB_THREADS", "8"), "--timeout", "120", "--graceful-timeout", "10",
             "--backlog", "2048", "--no-control-socket"]
+
+
+def var_dir() -> Path:
+    return Path(os.environ.get("RAGWEB_VAR_DIR", ROOT / "var"))
+
+
+def acquire_lock(var: Path):
+    """The run lock of the data folder `var` (an open file: keep it for the run), or None when another
+    run holds it. flock, so a killed run never leaves a stale lock."""
+    path = var / "run" / "make-run.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = path.open("a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        return None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"{os.getpid()}\n")
+    handle.flush()
+    return handle
+
+
+def _holder(var: Path) -> str:
+    try:
+        return (var / "run" / "make-run.lock").read_text().strip() or "?"
+    except OSError:
+        return "?"
+
+
+def services_running() -> bool:
+    return subprocess.run([PY, "scripts/services.py", "status"], cwd=ROOT, stdout=subprocess.DEVNULL).returncode == 0
 
 
 def _stop_on_sigterm(signum, frame) -> None:
@@ -152,9 +196,16 @@ def main() -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     env = dict(os.environ)
     env.setdefault("DB_CONN_MAX_AGE", "600")
+    lock = acquire_lock(var_dir())
+    if lock is None:
+        log(f"another `make run` (pid {_holder(var_dir())}) is using {var_dir()}; not starting a second one "
+            "(stop it first, or give this one its own RAGWEB_VAR_DIR, PORT, RAGWEB_PG_PORT and RAGWEB_REDIS_PORT)")
+        return 1
     children: list[Child] = []
+    started_services = False
     try:
-        if embedded:
+        if embedded and not services_running():
+            started_services = True
             subprocess.run([PY, "scripts/services.py", "start"], cwd=ROOT, check=True)
         manage("migrate", "--noinput", "-v", "0")
         manage("ensure_admin")
@@ -174,12 +225,19 @@ def main() -> int:
         return 1  # nothing left to serve
     except KeyboardInterrupt:
         return 0
+    except subprocess.CalledProcessError as failed:
+        # manage.py printed why (one line: a bad setting, an unreachable database).
+        log(f"stopping: `{' '.join(failed.cmd[1:])}` failed (exit status {failed.returncode}); see the message above")
+        return 1
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
         for child in reversed(children):  # the web server first, then the worker
             child.stop()
-        if embedded:
+        if started_services:
             subprocess.run([PY, "scripts/services.py", "stop"], cwd=ROOT)
+        elif embedded:
+            log("leaving the embedded services running: they were running before this run started")
+        lock.close()
 
 
 if __name__ == "__main__":

@@ -5,10 +5,13 @@ Plain Python with no Django import, so it can run before the app is migrated.
 
     python scripts/services.py start|stop|status [--var DIR]
 
-Both servers listen on 127.0.0.1 only. Ports come from RAGWEB_PG_PORT (default 54329)
-and RAGWEB_REDIS_PORT (default 63799). Start is idempotent and recovers from a server
-killed with `kill -9`: Postgres checks its own postmaster.pid against live processes,
-and Redis is started from a pid file we verify ourselves.
+Both servers listen on 127.0.0.1 only. Postgres asks for a password (scram-sha-256), generated at
+the first start and kept in var/pg_password (0600; settings.py reads it), so another local account
+cannot connect; a cluster made before that (trust) is converted at its next start. var/ is 0711
+(others may only pass through, to reach the data folder postgres owns) and var/media 0700.
+Ports come from RAGWEB_PG_PORT (default 54329) and RAGWEB_REDIS_PORT (default 63799). Start is
+idempotent and recovers from a server killed with `kill -9`: Postgres checks its own postmaster.pid
+against live processes, and Redis is started from a pid file we verify ourselves.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import argparse
 import importlib.util
 import os
 import pwd
+import secrets
 import shutil
 import signal
 import socket
@@ -27,6 +31,32 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PG_SYSTEM_USER = "ragweb_pg"  # postgres refuses to run as root
+PASSWORD_FILE = "pg_password"
+HBA = """# Written by scripts/services.py: every connection must give the password (var/pg_password).
+local all all scram-sha-256
+host all all 127.0.0.1/32 scram-sha-256
+host all all ::1/128 scram-sha-256
+"""
+
+
+def pg_password(var: Path) -> str:
+    """The superuser's password, made on first use (ragweb.env.secret_file: 0600 from the start)."""
+    # By path: importing the ragweb package would set up Celery and Django.
+    spec = importlib.util.spec_from_file_location("ragweb_env", ROOT / "ragweb" / "env.py")
+    env = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(env)
+    return env.secret_file(var / PASSWORD_FILE, make=lambda: secrets.token_urlsafe(32))
+
+
+def secure_var(var: Path) -> None:
+    """var/ passable but not listable by others; media (private documents) for the app's user only."""
+    var.chmod(0o711)
+    media = var / "media"
+    media.mkdir(exist_ok=True)
+    for dirpath, _dirs, files in os.walk(media):
+        os.chmod(dirpath, 0o700)
+        for name in files:
+            os.chmod(os.path.join(dirpath, name), 0o600)
 
 
 def pg_port() -> int:
@@ -90,11 +120,11 @@ def _ensure_pg_user(paths: list[Path]) -> None:
         entry = pwd.getpwnam(PG_SYSTEM_USER)
     bin_dir = Path(pg_bin("postgres")).parent
     for path in [*paths, bin_dir]:
-        # Every ancestor must be traversable by the postgres user.
+        # Every ancestor must be traversable (x; not readable) by the postgres user.
         for parent in path.parents:
             mode = parent.stat().st_mode
-            if mode & 0o005 != 0o005:
-                parent.chmod(mode | 0o005)
+            if mode & 0o001 != 0o001:
+                parent.chmod(mode | 0o001)
     for path in paths:
         for dirpath, _dirs, files in os.walk(path):
             os.chown(dirpath, entry.pw_uid, entry.pw_gid)
@@ -104,6 +134,7 @@ def _ensure_pg_user(paths: list[Path]) -> None:
 
 class Postgres:
     def __init__(self, var: Path):
+        self.var = var
         self.data = var / "pgdata"
         self.log = var / "log" / "postgres.log"
 
@@ -119,6 +150,7 @@ class Postgres:
 
     def start(self) -> None:
         if self.running():
+            self._require_password()
             return
         self.log.parent.mkdir(parents=True, exist_ok=True)
         fresh = not (self.data / "PG_VERSION").exists()
@@ -127,9 +159,19 @@ class Postgres:
                 shutil.rmtree(self.data)  # a half-finished initdb
             self.data.mkdir(parents=True)
             _ensure_pg_user([self.data, self.log.parent])
-            subprocess.run([*_as_pg_user(), pg_bin("initdb"), "-D", str(self.data), "-U", "postgres",
-                            "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8"],
-                           check=True, stdout=subprocess.DEVNULL)
+            # initdb reads the password from a file the postgres user can read: a copy, removed after.
+            pwfile = self.log.parent / ".initdb-password"
+            pwfile.unlink(missing_ok=True)
+            fd = os.open(pwfile, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as out:
+                out.write(pg_password(self.var))
+            _ensure_pg_user([pwfile.parent])
+            try:
+                subprocess.run([*_as_pg_user(), pg_bin("initdb"), "-D", str(self.data), "-U", "postgres",
+                                "--auth=scram-sha-256", f"--pwfile={pwfile}", "--encoding=UTF8",
+                                "--locale=C.UTF-8"], check=True, stdout=subprocess.DEVNULL)
+            finally:
+                pwfile.unlink(missing_ok=True)
         _ensure_pg_user([self.data, self.log.parent])
         self._wait_for_orphans()
         self._remove_stale_pidfile()
@@ -144,9 +186,21 @@ class Postgres:
         if started.returncode != 0:
             tail = "\n".join(self.log.read_text(errors="replace").splitlines()[-10:]) if self.log.exists() else ""
             raise SystemExit(f"postgres did not start; the end of {self.log}:\n{tail}")
+        self._require_password()
         if fresh or not self._database_exists():
             self._create_database()
 
+    def _require_password(self) -> None:
+        """Convert a cluster that trusts local connections (made before passwords): set the password
+        while trust still lets us in, then require it and reload."""
+        hba = self.data / "pg_hba.conf"
+        rules = [line.split() for line in hba.read_text().splitlines() if line.strip() and not line.startswith("#")]
+        if not any("trust" in rule for rule in rules):
+            return
+        password = pg_password(self.var)
+        self._psql(f"ALTER USER postgres PASSWORD '{password}'")  # token_urlsafe: no quote to escape
+        hba.write_text(HBA)
+        self._psql("SELECT pg_reload_conf()")
     def _wait_for_orphans(self) -> None:
         """After `kill -9` of the postmaster its backends linger briefly and hold shared memory."""
         deadline = time.time() + 15
@@ -183,8 +237,9 @@ class Postgres:
             pidfile.unlink(missing_ok=True)
 
     def _psql(self, sql: str, db: str = "postgres") -> str:
+        env = dict(os.environ, PGPASSWORD=pg_password(self.var))
         out = subprocess.run([pg_bin("psql"), "-h", "127.0.0.1", "-p", str(pg_port()), "-U", "postgres",
-                              "-d", db, "-tAc", sql], check=True, capture_output=True, text=True)
+                              "-d", db, "-tAc", sql], check=True, capture_output=True, text=True, env=env)
         return out.stdout.strip()
 
     def _database_exists(self) -> bool:
@@ -269,8 +324,10 @@ def main(argv: list[str] | None = None) -> int:
     var = args.var.resolve()
     services = [Postgres(var), Redis(var)]
     if args.action == "start":
+        var.mkdir(parents=True, exist_ok=True)
         for service in services:
             service.start()
+        secure_var(var)
         print(f"postgres: {database_url()}\nredis:    {broker_url()}")
     elif args.action == "stop":
         for service in reversed(services):

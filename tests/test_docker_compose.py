@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 from django.core.exceptions import ImproperlyConfigured
+from packaging.utils import canonicalize_name
 
 from ragweb.env import env_url
 
@@ -27,7 +31,7 @@ def resolve(value: str) -> str:
 
 def test_it_has_the_production_services(compose):
     services = compose["services"]
-    assert {"db", "redis", "web", "worker", "migrate"} <= set(services)
+    assert {"db", "redis", "web", "worker", "migrate", "proxy"} <= set(services)
     assert services["db"]["image"].startswith("pgvector/pgvector:")
     assert services["redis"]["image"].startswith("redis:7")
     assert services["web"]["command"][0] == "gunicorn" and "ragweb.wsgi:application" in services["web"]["command"]
@@ -44,7 +48,8 @@ def test_every_service_has_a_healthcheck_or_is_one_shot(compose):
 
 def test_volumes_are_declared_and_used(compose):
     declared = set(compose["volumes"])
-    used = {v.split(":")[0] for s in compose["services"].values() for v in s.get("volumes", [])}
+    used = {v.split(":")[0] for s in compose["services"].values() for v in s.get("volumes", [])
+            if not v.startswith((".", "$", "/"))}  # named volumes, not files mounted from the host
     assert used == declared == {"pgdata", "redisdata", "media"}
     assert "media:/data/media" in compose["services"]["web"]["volumes"]
     assert "media:/data/media" in compose["services"]["worker"]["volumes"]
@@ -75,17 +80,92 @@ def test_app_waits_for_healthy_dependencies(compose):
         assert services[name]["depends_on"]["redis"]["condition"] == "service_healthy"
 
 
-def test_dockerfile_installs_pinned_requirements_with_cpu_torch():
+def pins(path: Path) -> dict[str, str]:
+    lines = [line for line in path.read_text().splitlines() if line and not line.startswith(("#", "-r "))]
+    assert all("==" in line for line in lines), [line for line in lines if "==" not in line]
+    return {canonicalize_name(line.split("==")[0]): line.split("==")[1] for line in lines}
+
+
+def test_dockerfile_installs_only_the_pinned_runtime_requirements_with_cpu_torch():
     dockerfile = (ROOT / "Dockerfile").read_text()
-    assert "pip install -r requirements.txt" in dockerfile
+    assert "pip install -r requirements.txt" in dockerfile and "requirements-dev" not in dockerfile
     assert "download.pytorch.org/whl/cpu" in dockerfile
     assert "collectstatic" in dockerfile
-    requirements = (ROOT / "requirements.txt").read_text().splitlines()
-    pins = [line for line in requirements if line and not line.startswith("#")]
-    assert pins and all("==" in line for line in pins), [p for p in pins if "==" not in p]
-    assert "torch==2.13.0" in pins
+    runtime = pins(ROOT / "requirements.txt")
+    assert runtime["torch"] == "2.13.0"
+    tools = {"pytest", "pytest-django", "playwright", "schemathesis", "hypothesis", "ruff", "import-linter", "fpdf2"}
+    assert not tools & set(runtime), tools & set(runtime)
+    dev = pins(ROOT / "requirements-dev.txt")
+    assert (ROOT / "requirements-dev.txt").read_text().count("-r requirements.txt\n") == 1
+    assert tools <= set(dev) and not set(dev) & set(runtime)
+
+
+def test_the_runtime_requirements_hold_every_dependency_of_theirs():
+    # What the image installs must be complete: no runtime package may need one pinned only for development.
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    runtime = pins(ROOT / "requirements.txt")
+    missing = set()
+    for name in runtime:
+        for text in metadata.distribution(name).requires or []:
+            requirement = Requirement(text)
+            if requirement.marker and not requirement.marker.evaluate({"extra": ""}):
+                continue
+            if canonicalize_name(requirement.name) not in runtime | {"setuptools": ""}:
+                missing.add(f"{name} needs {requirement.name}")
+    assert not missing
 
 
 def test_bad_database_url_in_compose_would_be_refused():
     with pytest.raises(ImproperlyConfigured):
         env_url("DATABASE_URL", "", schemes=("postgres",), environ={"DATABASE_URL": "sqlite:///x"})
+
+
+NGINX_CONF = ROOT / "deploy" / "nginx.conf"
+
+
+def test_only_the_buffering_proxy_is_published(compose):
+    services = compose["services"]
+    published = {name for name, service in services.items() if service.get("ports")}
+    assert published == {"proxy"}, "gunicorn must not face clients directly (slow clients hold its threads)"
+    proxy = services["proxy"]
+    assert proxy["image"].startswith("nginx:")  # the official image
+    assert "./deploy/nginx.conf:/etc/nginx/conf.d/default.conf:ro" in proxy["volumes"]
+    assert proxy["depends_on"]["web"]["condition"] == "service_healthy"
+    assert "ragweb.gunicorn_worker.BufferingThreadWorker" in services["web"]["command"]
+
+
+def nginx_directives(text: str) -> dict[str, list[str]]:
+    directives: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip().rstrip(";")
+        if line and not line.endswith(("{", "}")):
+            name, _, value = line.partition(" ")
+            directives.setdefault(name, []).append(value.strip())
+    return directives
+
+
+def test_the_proxy_buffers_and_limits_requests():
+    directives = nginx_directives(NGINX_CONF.read_text())
+    assert directives["proxy_pass"] == ["http://ragweb_web"] and "web:8000" in directives["server"]
+    assert directives["proxy_request_buffering"] == ["on"]
+    for name, most in (("client_header_timeout", 30), ("client_body_timeout", 60), ("send_timeout", 120)):
+        assert int(directives[name][0].rstrip("s")) <= most, name
+    assert directives["client_max_body_size"] == ["55m"]  # MAX_UPLOAD_BYTES (50 MB) and the form around it
+    assert directives["proxy_set_header"].count("X-Forwarded-Proto $scheme") == 1
+    assert "301 https://$host$request_uri" in directives["return"]
+
+
+def test_check_deploy_is_clean_under_the_compose_settings(compose, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
+    for key, value in compose["services"]["web"]["environment"].items():
+        env[key] = resolve(value)
+    env.update(SECRET_KEY="compose-test-key-" + "x1y2z3" * 10, MEDIA_ROOT=str(tmp_path / "media"),
+               STATIC_ROOT=str(tmp_path / "static"), RAGWEB_VAR_DIR=str(tmp_path), RAGWEB_SKIP_SERVICES="1",
+               DJANGO_SETTINGS_MODULE="ragweb.settings")
+    out = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], cwd=ROOT,
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "System check identified no issues" in out.stdout

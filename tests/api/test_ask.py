@@ -4,9 +4,9 @@ import json
 import re
 
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from accounts.services import token_create
 from chat.models import Message
 from tests.chat.chat_corpus import GUIDE, make_collection, make_document
 from tests.chat.fake_openai import is_rewrite_request
@@ -23,7 +23,7 @@ def corpus(user):
 @pytest.fixture
 def api(user):
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_create(user=user)[1]}")
     return client
 
 

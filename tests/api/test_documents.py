@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from accounts.services import token_create
 from corpus import services
 from corpus.models import Chunk, Collection, Document
 from tests.corpus.ingest_helpers import GUIDE_V1, GUIDE_V2, eager_media  # noqa: F401
@@ -268,11 +268,11 @@ def test_reingest_rebuilds_when_forced(api, mine, django_capture_on_commit_callb
 
 
 def test_token_authentication_and_anonymous_refusal(user, mine):
-    token = Token.objects.create(user=user)
+    token = token_create(user=user)[1]
     client = APIClient()
 
     assert client.get("/api/documents/").status_code in (401, 403)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     assert client.get("/api/documents/").status_code == 200
 
 

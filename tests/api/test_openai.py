@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import openai
 import pytest
-from rest_framework.authtoken.models import Token
 
+from accounts.services import token_create
 from tests.chat.chat_corpus import COOKING, GUIDE, make_collection, make_document
 from tests.chat.fake_openai import is_rewrite_request
 
@@ -22,7 +22,7 @@ def corpus(transactional_db, user, other_user):
 
 
 def client_for(live_server, user) -> openai.OpenAI:
-    key = Token.objects.get_or_create(user=user)[0].key
+    key = token_create(user=user)[1]
     return openai.OpenAI(base_url=f"{live_server.url}/v1", api_key=key, max_retries=0, timeout=60)
 
 

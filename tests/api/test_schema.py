@@ -9,9 +9,9 @@ import copy
 import jsonschema
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from accounts.services import token_create
 from corpus.models import Collection, Document
 from tests.chat.chat_corpus import GUIDE, make_collection, make_document
 
@@ -64,7 +64,7 @@ def world(user, other_user):
     theirs = make_collection("shared", owner=other_user, public=True)
     make_document(theirs, source="shared.md", title="Shared", parts=GUIDE[:2])
     api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token_create(user=user)[1]}")
     return api
 
 

@@ -1,9 +1,9 @@
 """POST /api/search/: request validation, auth, scoping to readable collections, response shape."""
 
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from accounts.services import token_create
 from corpus.ingest.embed import embed_texts
 from corpus.models import Collection
 from tests.chat.factories import make_collection, make_document
@@ -21,8 +21,8 @@ def setup(user, other_user):
     secret = ["Knead the secret dough for an hour. "]
     make_document(theirs, "secret.txt", secret, embeddings=embed_texts(secret))
     client = APIClient()
-    token = Token.objects.create(user=user)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    token = token_create(user=user)[1]
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     return client
 
 

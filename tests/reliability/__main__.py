@@ -2,7 +2,7 @@
 folder var/reliability/ and free ports), then faults, hostile input, security and load, and print
 one summary table (also written to var/reliability/summary.md and report.json).
 
-    python -m tests.reliability [--only faults,hostile,security,load,llm] [--kills 10] [--files 60]
+    python -m tests.reliability [--only faults,hostile,security,slow,load,llm] [--kills 10] [--files 60]
                                 [--load-seconds 60] [--no-baseline] [--quick]
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tests.reliability.app import ROOT, App, configure_django
 
-SECTIONS = ("faults", "hostile", "security", "load", "llm")
+SECTIONS = ("faults", "hostile", "security", "slow", "load", "llm")
 GB = 1024 ** 3
 
 
@@ -163,6 +163,26 @@ def run_security(app: App, token: str, work: Path, args) -> list[Row]:
     return rows
 
 
+def run_slow(app: App, token: str, work: Path, args) -> list[Row]:
+    from tests.reliability import slow
+
+    rows = []
+    seconds = 10 if args.quick else 40
+    results = [slow.slow_clients(app, token, sockets=sockets, seconds=seconds) for sockets in (8, 32)]
+    try:
+        from tests.reliability.proxy import proxy_checks
+
+        results += proxy_checks(app, work, slow_sockets=32, seconds=seconds)
+    except RuntimeError as exc:  # no nginx here: a failed row, not a silent skip
+        rows.append(Row("slow clients", "nginx (deploy/nginx.conf) in front of the app", False, str(exc)))
+    for result in results:
+        detail = f"{result.checked} checked; {'; '.join(n for n in result.notes if n)}"
+        if result.failures:
+            detail += f"; {len(result.failures)} failures: {'; '.join(result.failures[:3])}"
+        rows.append(Row("slow clients", result.name, result.ok, detail))
+    return rows
+
+
 def run_load(app: App, token: str, work: Path, args) -> list[Row]:
     from tests.reliability import load
 
@@ -225,8 +245,8 @@ def run_llm(app: App, token: str, work: Path, args) -> list[Row]:
     return rows
 
 
-RUNNERS = {"faults": run_faults, "hostile": run_hostile, "security": run_security, "load": run_load,
-           "llm": run_llm}
+RUNNERS = {"faults": run_faults, "hostile": run_hostile, "security": run_security, "slow": run_slow,
+           "load": run_load, "llm": run_llm}
 
 
 if __name__ == "__main__":

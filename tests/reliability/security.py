@@ -75,12 +75,13 @@ class Browser:
 def create_user(username: str, *, staff: bool = False) -> tuple[str, str]:
     """(password, API token) of a new user in the app's database."""
     from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
+
+    from accounts.services import token_create
 
     password = f"{username}-Pass-{int(time.time())}"
     user = get_user_model().objects.create_user(username=username, password=password, is_staff=staff,
                                                 is_superuser=staff)
-    return password, Token.objects.create(user=user).key
+    return password, token_create(user=user)[1]
 
 
 def _api(app: App, method: str, path: str, token: str, body=None):

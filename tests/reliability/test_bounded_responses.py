@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from accounts.services import token_create
 from corpus import services
 from corpus.models import Chunk, Collection, Document
 from tests.corpus.ingest_helpers import eager_media  # noqa: F401
@@ -24,7 +24,7 @@ def client_with_a_long_line(user, django_capture_on_commit_callbacks):
                                  data=b"'" + b"x" * 200_000 + b"'\n")
     assert Document.objects.get().status == Document.Status.READY
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_create(user=user)[1]}")
     return client
 
 

@@ -9,8 +9,8 @@ import time
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from rest_framework.authtoken.models import Token
 
+from accounts.services import token_create
 from corpus import services
 from corpus.models import Collection, Document
 from tests.corpus.ingest_helpers import GUIDE_V1, eager_media  # noqa: F401
@@ -94,7 +94,7 @@ def test_a_short_search_load_has_no_server_errors_or_drops(live_server, user):
 
     collection = Collection.objects.create(slug="garden", name="Garden", owner=user)
     services.document_upload(collection=collection, file=SimpleUploadedFile("guide.md", GUIDE_V1))
-    token = Token.objects.create(user=user).key
+    token = token_create(user=user)[1]
     address = urlparse(live_server.url)
     statuses: list[int] = []
     dropped: list[str] = []

@@ -10,16 +10,16 @@ from contextlib import contextmanager
 import pytest
 from django.db import OperationalError, connection
 from django.test import RequestFactory
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from accounts.services import token_create
 from api.errors import DATABASE_DOWN, server_error
 
 
 @pytest.fixture
 def api(user):
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_create(user=user)[1]}")
     return client
 
 

@@ -148,3 +148,50 @@ def test_a_child_killed_by_a_signal_is_always_started_again():
     finally:
         child.stop()
     assert child.restarts == 7 and not child.given_up
+
+
+@pytest.fixture
+def own_services():
+    """A data folder and ports of this test's own, and a way to run scripts/*.py against them."""
+    var = ROOT / "var" / f"test-run-lock-{os.getpid()}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "CELERY_", "DJANGO_"))}
+    env.update(PORT=str(free_port()), RAGWEB_PG_PORT=str(free_port()), RAGWEB_REDIS_PORT=str(free_port()),
+               RAGWEB_VAR_DIR=str(var), RAGWEB_WARM_UP="0")
+
+    def script(*args: str, **extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, *args], cwd=ROOT, env={**env, **extra}, capture_output=True,
+                              text=True, timeout=300)
+
+    try:
+        yield var, script
+    finally:
+        script("scripts/services.py", "stop")
+        subprocess.run(["rm", "-rf", str(var)], check=False)
+
+
+def test_a_second_run_in_the_same_folder_refuses_and_stops_nothing(own_services):
+    var, script = own_services
+    assert script("scripts/services.py", "start").returncode == 0
+    first = load_run_module().acquire_lock(var)  # as the first run holds it
+    assert first is not None
+    try:
+        second = script("scripts/run.py")
+        assert second.returncode == 1
+        assert f"another `make run` (pid {os.getpid()}) is using {var}" in second.stderr
+        assert script("scripts/services.py", "status").returncode == 0  # the first run's services still up
+    finally:
+        first.close()
+    assert load_run_module().acquire_lock(var) is not None  # released with its holder
+
+
+def test_a_run_stops_only_the_services_it_started(own_services):
+    var, script = own_services
+    bad_key = {"SECRET_KEY": "short"}  # the run fails right after starting its services (migrate)
+    failed = script("scripts/run.py", **bad_key)
+    assert failed.returncode == 1 and "ragweb: configuration error" in failed.stderr
+    assert script("scripts/services.py", "status").returncode == 1  # it started them, it stopped them
+
+    assert script("scripts/services.py", "start").returncode == 0
+    failed = script("scripts/run.py", **bad_key)
+    assert failed.returncode == 1 and "leaving the embedded services running" in failed.stderr
+    assert script("scripts/services.py", "status").returncode == 0  # started before it: left alone

@@ -46,7 +46,8 @@ def query(*statements: str) -> str:
     """Run the statements in order; the value of the last one's first row."""
     import psycopg
 
-    with psycopg.connect(f"postgresql://postgres@127.0.0.1:{PG_PORT}/ragweb", autocommit=True) as conn:
+    password = (ROOT / "var" / f"test-services-{os.getpid()}" / "pg_password").read_text().strip()
+    with psycopg.connect(f"postgresql://postgres:{password}@127.0.0.1:{PG_PORT}/ragweb", autocommit=True) as conn:
         for sql in statements:
             cursor = conn.execute(sql)
         return str(cursor.fetchone()[0])
@@ -125,3 +126,36 @@ def test_start_explains_a_port_taken_by_another_server(var_dir):
     assert out.returncode != 0
     assert f"port {PG_PORT} is taken by another server" in out.stderr
     assert "RAGWEB_PG_PORT" in out.stderr
+
+
+def test_postgres_asks_for_the_password_kept_private_under_var(var_dir):
+    import psycopg
+
+    assert services("start", var_dir).returncode == 0
+    password_file = var_dir / "pg_password"
+    assert password_file.stat().st_mode & 0o777 == 0o600
+    assert var_dir.stat().st_mode & 0o077 == 0o011  # others may pass through to pgdata, not list
+    assert (var_dir / "media").stat().st_mode & 0o777 == 0o700
+    with pytest.raises(psycopg.OperationalError, match="password"):
+        psycopg.connect(f"postgresql://postgres@127.0.0.1:{PG_PORT}/ragweb", connect_timeout=5)
+    with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
+        psycopg.connect(f"postgresql://postgres:guess@127.0.0.1:{PG_PORT}/ragweb", connect_timeout=5)
+    assert query("SELECT current_user") == "postgres"
+
+
+def test_a_cluster_that_trusted_everyone_is_converted_at_start(var_dir):
+    import psycopg
+
+    assert services("start", var_dir).returncode == 0
+    # As clusters made before passwords were: trust for every local connection.
+    (var_dir / "pgdata" / "pg_hba.conf").write_text("host all all 127.0.0.1/32 trust\n")
+    query("SELECT pg_reload_conf()")
+    psycopg.connect(f"postgresql://postgres@127.0.0.1:{PG_PORT}/ragweb", connect_timeout=5).close()
+    (var_dir / "media" / "private.pdf").write_bytes(b"%PDF")
+    (var_dir / "media" / "private.pdf").chmod(0o644)
+
+    assert services("start", var_dir).returncode == 0
+    with pytest.raises(psycopg.OperationalError, match="password"):
+        psycopg.connect(f"postgresql://postgres@127.0.0.1:{PG_PORT}/ragweb", connect_timeout=5)
+    assert query("SELECT 1") == "1"
+    assert (var_dir / "media" / "private.pdf").stat().st_mode & 0o777 == 0o600

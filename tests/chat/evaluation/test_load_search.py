@@ -3,8 +3,8 @@ import re
 import sys
 
 import pytest
-from rest_framework.authtoken.models import Token
 
+from accounts.services import token_create
 from chat.evaluation import load_search
 from corpus.ingest.embed import embed_texts
 from tests.chat.factories import make_collection, make_document
@@ -18,7 +18,7 @@ def test_clients_search_the_running_app_and_report_what_they_saw(live_server, us
     make_document(collection, "guide.md", PARTS, embeddings=embed_texts(PARTS))
     questions = tmp_path / "q.jsonl"
     questions.write_text("".join(json.dumps({"question": q}) + "\n" for q in ("How long do I knead?", "Oven?")))
-    token = Token.objects.create(user=user).key
+    token = token_create(user=user)[1]
     monkeypatch.setattr(sys, "argv", ["load_search", live_server.url, token, str(questions), "--clients", "2",
                                       "--seconds", "4", "--warm-up", "1", "--collection", "guides"])
     load_search.main()
