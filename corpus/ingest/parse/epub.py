@@ -1,5 +1,6 @@
 """EPUB: the chapters of the spine in reading order, each read by the HTML parser (htmltext.py),
-each a section: its own headings, or a heading from its <title> (else "Section N") when it has none.
+each a section: its own headings, or, when it has none, a heading from its <title> (or "Section N"
+when that is missing or only repeats the book's title).
 
 An EPUB is a ZIP: archive.check_zip bounds it; container.xml and the package document (OPF) are
 read by xmlparts (no DTDs, no entities). Chapter paths come from the package document, so they
@@ -51,6 +52,8 @@ def _parse(archive: zipfile.ZipFile) -> tuple[str, list[Heading], str | None]:
     package = parse_xml(archive.read(package_path), DAMAGED_MESSAGE)
     base = posixpath.dirname(package_path)
     manifest = {item.get("id"): item for item in package.iter(f"{_OPF}item")}
+    title_element = package.find(f".//{_DC}title")
+    title = " ".join((title_element.text or "").split()) if title_element is not None else ""
     sections = Sections()
     number = 0
     read: set[str] = set()  # each part once: a spine may list one part a million times
@@ -72,13 +75,11 @@ def _parse(archive: zipfile.ZipFile) -> tuple[str, list[Heading], str | None]:
         if not text.strip():
             continue  # a cover image or a blank page
         number += 1
-        if not headings:
-            sections.add(chapter_title or f"Section {number}", level=1)
+        if not headings:  # a heading all the same, so citations say where: its own title, not the book's
+            sections.add(chapter_title if chapter_title and chapter_title != title else f"Section {number}", level=1)
         sections.extend(text, headings)
     if not number:
         raise ParseError(f"{_WHAT} has no chapter with text.")
-    title_element = package.find(f".//{_DC}title")
-    title = " ".join((title_element.text or "").split()) if title_element is not None else ""
     return sections.text(), sections.headings, title or None
 
 

@@ -33,7 +33,8 @@ def parse_pptx(data: bytes) -> tuple[str, list[Heading], str | None]:
             title_shape = slide.shapes.title
             title = _one_line(title_shape.text_frame.text) if title_shape is not None else ""
             first_title = first_title or title
-            blocks = [block for shape in slide.shapes if shape is not title_shape
+            title_id = title_shape.shape_id if title_shape is not None else None
+            blocks = [block for shape in slide.shapes if shape.shape_id != title_id
                       for block in _shape_blocks(shape, budget)]
             notes = slide.notes_slide.notes_text_frame if slide.has_notes_slide else None
             notes_text = notes.text.strip() if notes is not None else ""
