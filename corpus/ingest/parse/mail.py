@@ -42,6 +42,8 @@ def parse_eml(data: bytes) -> tuple[str, list[Heading], str | None]:
             if index >= _MAX_ATTACHMENTS:
                 raise ParseError(f"The email has more than {_MAX_ATTACHMENTS:,} attachments, over the limit.")
             name = _one_line(part.get_filename()) or f"attachment {index + 1}"
+            if part.get_content_maintype() == "multipart":
+                continue  # a container of parts (get_body has looked inside for the body), not a file
             if part.get_content_maintype() == "text":
                 sections.add(f"Attachment: {name}", level=1)
                 if not _add_part(sections, part):
