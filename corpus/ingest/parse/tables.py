@@ -14,9 +14,10 @@ from collections.abc import Iterable, Sequence
 
 from corpus.ingest.parse.limits import cells_error, max_spreadsheet_cells, max_text_chars, text_error
 
-# Characters of rows under one copy of the header: about one chunk of the default size (200
-# tokens; a table row runs at 2-4 characters per token).
-BLOCK_CHARS = 600
+# Characters of rows under one copy of the header, so that a block, header included, fits in a
+# chunk of the default size (200 tokens): table rows of numbers and short words run at 1.5-3
+# characters per token.
+BLOCK_CHARS = 300
 
 
 class CellBudget:
