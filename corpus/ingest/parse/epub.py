@@ -44,12 +44,13 @@ def parse_epub(data: bytes) -> tuple[str, list[Heading], str | None]:
 
 def _parse(archive: zipfile.ZipFile) -> tuple[str, list[Heading], str | None]:
     names = set(archive.namelist())
-    container = parse_xml(read_part(archive, "META-INF/container.xml", DAMAGED_MESSAGE), DAMAGED_MESSAGE)
+    container = parse_xml(read_part(archive, "META-INF/container.xml", DAMAGED_MESSAGE), what=_WHAT,
+                          damaged=DAMAGED_MESSAGE)
     rootfile = container.find(f".//{_CONTAINER}rootfile")
     package_path = _inside("", rootfile.get("full-path", "") if rootfile is not None else "")
     if package_path is None or package_path not in names:
         raise ParseError(DAMAGED_MESSAGE)
-    package = parse_xml(archive.read(package_path), DAMAGED_MESSAGE)
+    package = parse_xml(archive.read(package_path), what=_WHAT, damaged=DAMAGED_MESSAGE)
     base = posixpath.dirname(package_path)
     manifest = {item.get("id"): item for item in package.iter(f"{_OPF}item")}
     title_element = package.find(f".//{_DC}title")

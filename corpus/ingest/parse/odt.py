@@ -46,7 +46,7 @@ def parse_odt(data: bytes) -> tuple[str, list[Heading], str | None]:
         raise
     except (zipfile.BadZipFile, OSError, ValueError, RuntimeError) as exc:
         raise ParseError(DAMAGED_MESSAGE) from exc
-    root = parse_xml(content, DAMAGED_MESSAGE)
+    root = parse_xml(content, what=_WHAT, damaged=DAMAGED_MESSAGE)
     body = root.find(f"{{{_OFFICE}}}body/{{{_OFFICE}}}text")
     if body is None:
         raise ParseError(DAMAGED_MESSAGE)
@@ -54,7 +54,7 @@ def parse_odt(data: bytes) -> tuple[str, list[Heading], str | None]:
     _walk(body, sections, CellBudget(_WHAT))
     title = ""
     if meta:
-        title_element = parse_xml(meta, DAMAGED_MESSAGE).find(f".//{{{_DC}}}title")
+        title_element = parse_xml(meta, what=_WHAT, damaged=DAMAGED_MESSAGE).find(f".//{{{_DC}}}title")
         title = " ".join((title_element.text or "").split()) if title_element is not None else ""
     return sections.text(), sections.headings, title or sections.title()
 

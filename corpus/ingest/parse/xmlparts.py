@@ -27,11 +27,12 @@ def read_part(archive: zipfile.ZipFile, name: str, damaged: str) -> bytes:
         raise ParseError(damaged) from None
 
 
-def parse_xml(data: bytes, damaged: str) -> etree._Element:
-    """The root element of an XML part; ParseError(damaged) if it is not well-formed XML or
-    declares a DTD."""
+def parse_xml(data: bytes, *, what: str, damaged: str) -> etree._Element:
+    """The root element of an XML part; ParseError(damaged) if it is not well-formed XML, a
+    ParseError naming `what` ("The EPUB book") if it declares a DTD or entities."""
     if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
-        raise ParseError(damaged)
+        raise ParseError(f"{what} declares XML entities (a DTD), which no document of its kind needs; "
+                         "it was not read.")
     try:
         return etree.fromstring(data, etree.XMLParser(**_PARSER_OPTIONS))
     except (etree.XMLSyntaxError, ValueError) as exc:

@@ -227,7 +227,7 @@ def test_odt_declaring_entities_is_refused_before_parsing():
         b"</office:document-content>")
 
     assert parse_error(data, "laughs.odt") == (
-        "The OpenDocument file is damaged or is not an .odt document and could not be read.")
+        "The OpenDocument file declares XML entities (a DTD), which no document of its kind needs; it was not read.")
 
 
 # --- EPUB ---
