@@ -13,6 +13,7 @@ from corpus.ingest.parse import ParseError, detect_media_type, parse_document
 from corpus.ingest.parse.detect import CSV, EML, EPUB, ODT, PPTX, XLSX, ZIP
 from corpus.ingest.parse.tables import BLOCK_CHARS
 from tests import formats
+from tests.corpus.ingest.test_parse_limits import parse_in_subprocess
 from tests.reliability import bombs
 
 
@@ -118,6 +119,17 @@ def test_a_sheet_spanning_the_whole_grid_is_refused_quickly():
     assert parse_error(bombs.xlsx_claiming_everything(), "far.xlsx") == (
         "The spreadsheet has more than 500,000 cells, over the limit; split it into smaller files.")
     assert time.monotonic() - started < 30  # 1.2 s on a quiet machine
+
+
+@pytest.mark.slow
+def test_a_sheet_of_600k_cells_is_refused_with_bounded_memory(tmp_path):
+    # Under the markup limit, so openpyxl streams it until the cell limit (500,000) stops it.
+    result = parse_in_subprocess(tmp_path, bombs.xlsx_cells(600, 1000), "cells.xlsx")
+
+    assert result["outcome"] == (
+        "The spreadsheet has more than 500,000 cells, over the limit; split it into smaller files.")
+    assert result["peak"] < 300 * 1024 * 1024, result  # 151 MB measured
+    assert result["seconds"] < 120, result  # 11 s on a shared machine
 
 
 def test_xlsx_zip_bomb_is_refused(settings):
