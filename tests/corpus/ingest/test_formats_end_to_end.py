@@ -93,6 +93,10 @@ def test_an_uploaded_sheet_is_found_with_its_header(api, user, django_capture_on
     for chunk in chunks:  # every row is cut into a chunk together with its column names
         assert "| Plot | Crop | Kilograms |" in chunk.text or "| P" not in chunk.text, chunk.text
 
+    listed = api.get(f"/api/documents/{document.pk}/chunks/").json()
+    paths = {c["heading_path"] for c in (listed["results"] if isinstance(listed, dict) else listed)}
+    assert paths == {"Sheet: Harvest"}
+
     body = api.post("/api/search/", {"query": "pumpkin", "collection": "mine", "k": 3, "mode": "keyword"},
                     format="json").json()
 
@@ -101,15 +105,23 @@ def test_an_uploaded_sheet_is_found_with_its_header(api, user, django_capture_on
     assert "| Plot | Crop | Kilograms |" in found  # the row is quoted under its header
 
 
+def accept_attribute(page: str) -> set[str]:
+    return set(page[page.index('accept="') + 8:].split('"', 1)[0].split(","))
+
+
 @pytest.mark.django_db
-def test_upload_surfaces_offer_and_name_the_new_formats(api, user, client, django_capture_on_commit_callbacks):
+def test_upload_surfaces_offer_and_name_the_new_formats(api, user, client, admin_client,
+                                                        django_capture_on_commit_callbacks):
     Collection.objects.create(slug="mine", name="Mine", owner=user)
     client.force_login(user)
+    new = {".xlsx", ".csv", ".tsv", ".pptx", ".odt", ".epub", ".eml"}
 
     page = client.get("/documents/").content.decode()
-    accept = page[page.index('accept="') + 8:].split('"', 1)[0].split(",")
-    assert {".xlsx", ".csv", ".tsv", ".pptx", ".odt", ".epub", ".eml", ".docx", ".md"} <= set(accept)
+    assert new | {".docx", ".md", ".pdf"} <= accept_attribute(page)
     assert "Excel (.xlsx), CSV, PowerPoint (.pptx), OpenDocument text (.odt), EPUB or email (.eml)." in page
+    admin_page = admin_client.get("/admin/corpus/document/add/").content.decode()
+    assert new <= accept_attribute(admin_page)
+    assert "EPUB or email (.eml). Each file is checked on its own" in admin_page
 
     refused = api.post("/api/documents/", {"file": SimpleUploadedFile("old.xls", b"\xd0\xcf\x11\xe0"),
                                            "collection": "mine"}, format="multipart")
