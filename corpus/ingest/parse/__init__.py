@@ -1,7 +1,8 @@
 """Parsing uploaded files into text with headings (and PDF page offsets).
 
 parse_document() is the one entry point; every failure is a ParseError whose message can be shown
-to the person who uploaded the file as it is. Newlines in the text are always \\n.
+to the person who uploaded the file as it is. Newlines in the text are always \\n. The formats
+read, their extensions and their names for people: formats.py.
 """
 
 from __future__ import annotations
@@ -56,8 +57,7 @@ def parse_document(data: bytes, *, filename: str, media_type: str | None = None,
                    max_bytes: int | None = None) -> ParsedDocument:
     """Parse a file's bytes. `media_type` (e.g. from an upload) is used when it is a supported
     type and the bytes do not say otherwise (a PDF or a ZIP-based format is recognised by its
-    content);
-    `max_bytes` defaults to settings.MAX_UPLOAD_BYTES. The title falls back to the file name's
+    content); `max_bytes` defaults to settings.MAX_UPLOAD_BYTES. The title falls back to the file name's
     stem. Raises ParseError for empty, binary, undecodable, damaged, text-less, over-limit or
     unsupported files."""
     limit = max_bytes if max_bytes is not None else _default_limit()
