@@ -36,9 +36,9 @@ class Sections:
         return True
 
     def extend(self, text: str, headings: Sequence[Heading]) -> bool:
-        """Append text parsed elsewhere (an HTML chapter or body) with its headings, moved to
-        where the text lands. Returns whether anything was added."""
-        text = text.replace("\x00", "") if "\x00" in text else text
+        """Append text parsed elsewhere (an HTML chapter or body, already free of NULs: the text
+        decoder refuses them) with its headings, moved to where the text lands. Returns whether
+        anything was added."""
         stripped = text.lstrip()
         lead = len(text) - len(stripped)
         stripped = stripped.rstrip()
