@@ -23,7 +23,7 @@ from django.utils.safestring import mark_safe
 from corpus import permissions, preview, selectors, services
 from corpus.forms import MultipleFileField
 from corpus.models import Chunk, Collection, Document
-from corpus.uploads import SUPPORTED_EXTENSIONS
+from corpus.uploads import SUPPORTED_HELP, accept_attribute
 
 SUPERUSER_NOTICE = "You are a superuser: you see and may change every collection, whoever owns it."
 
@@ -160,13 +160,13 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
 class AdminUploadForm(forms.Form):
     collection = forms.ModelChoiceField(queryset=Collection.objects.none(), empty_label="Choose a collection…",
                                         error_messages={"invalid_choice": "Choose a collection you may add to."})
-    files = MultipleFileField(help_text="Text, Markdown, reStructuredText, HTML, PDF or DOCX. Each file is checked "
-                                        "on its own: a refused one is reported by name, the others are added.")
+    files = MultipleFileField(help_text=SUPPORTED_HELP + " Each file is checked on its own: a refused one is "
+                                                         "reported by name, the others are added.")
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["collection"].queryset = permissions.writable_collections(user)
-        self.fields["files"].widget.attrs["accept"] = ",".join(sorted(SUPPORTED_EXTENSIONS))
+        self.fields["files"].widget.attrs["accept"] = accept_attribute()
 
 
 class MoveForm(forms.Form):

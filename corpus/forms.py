@@ -15,7 +15,7 @@ from django.core.exceptions import ValidationError
 
 from corpus import selectors, services
 from corpus.models import CHUNK_SIZE_MAX, CHUNK_SIZE_MIN, Collection, Document
-from corpus.uploads import SUPPORTED_EXTENSIONS
+from corpus.uploads import SUPPORTED_HELP, accept_attribute
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -46,14 +46,14 @@ class UploadForm(forms.Form):
     collection = forms.ModelChoiceField(queryset=Collection.objects.none(), to_field_name="slug",
                                         empty_label="Choose a collection…",
                                         error_messages={"invalid_choice": "Choose a collection you may add to."})
-    files = MultipleFileField(help_text="Text, Markdown, reStructuredText, HTML, PDF or DOCX.")
+    files = MultipleFileField(help_text=SUPPORTED_HELP)
 
     def __init__(self, *args, collections, **kwargs):
         super().__init__(*args, **kwargs)
         field = self.fields["collection"]
         field.queryset = collections
         field.widget.attrs["required"] = True
-        self.fields["files"].widget.attrs["accept"] = ",".join(sorted(SUPPORTED_EXTENSIONS))
+        self.fields["files"].widget.attrs["accept"] = accept_attribute()
 
 
 class DocumentFilterForm(forms.Form):

@@ -8,9 +8,13 @@ from pathlib import PurePosixPath
 
 from django.conf import settings
 
-# File types the parsers read (corpus.ingest.parse).
-SUPPORTED_EXTENSIONS = frozenset({".txt", ".text", ".md", ".markdown", ".rst", ".html", ".htm", ".xhtml", ".pdf",
-                                  ".docx"})
+from corpus.ingest.parse.formats import SUPPORTED_EXTENSIONS, SUPPORTED_NAMES
+
+__all__ = ["SUPPORTED_EXTENSIONS", "SUPPORTED_HELP", "accept_attribute", "clean_name", "limit_text", "supported",
+           "upload_error"]
+
+# The formats for people, under the upload forms' file fields: "Plain text, Markdown, ... or email (.eml)."
+SUPPORTED_HELP = SUPPORTED_NAMES[:1].upper() + SUPPORTED_NAMES[1:] + "."
 
 
 def clean_name(name: str) -> str:
@@ -21,6 +25,11 @@ def clean_name(name: str) -> str:
     file's name; every way in (the CLI included) goes through this."""
     return "".join(" " if char.isspace() else char for char in name
                    if char.isprintable() or char.isspace()).strip()
+
+
+def accept_attribute() -> str:
+    """The file inputs' `accept` attribute: every supported extension."""
+    return ",".join(sorted(SUPPORTED_EXTENSIONS))
 
 
 def supported(name: str) -> bool:
@@ -43,7 +52,7 @@ def limit_text() -> str:
 def upload_error(name: str, size: int) -> str | None:
     """Why the file `name` of `size` bytes cannot be ingested (a message naming it), or None."""
     if not supported(name):
-        return (f"{name}: this file type is not supported (supported: "
+        return (f"{name}: this file type is not supported (supported: {SUPPORTED_NAMES}: "
                 f"{', '.join(sorted(SUPPORTED_EXTENSIONS))}).")
     if size == 0:
         return f"{name}: the file is empty."

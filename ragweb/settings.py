@@ -145,9 +145,11 @@ MAX_UPLOAD_BYTES = env_int("MAX_UPLOAD_BYTES", 50 * 1024 * 1024, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # What one document may cost to process (corpus/ingest/parse/limits.py): bytes a compressed file
 # (a .docx's parts together, one PDF stream) may inflate to, markup elements in a DOCX or HTML
-# file (each costs ~110 bytes in lxml's tree), characters of extracted text, and chunks.
+# file (each costs ~110 bytes in lxml's tree), cells of a spreadsheet or CSV file (empty ones
+# inside the used range included), characters of extracted text, and chunks.
 MAX_DECOMPRESSED_BYTES = env_int("MAX_DECOMPRESSED_BYTES", 100 * 1024 * 1024, minimum=1)
 MAX_MARKUP_ELEMENTS = env_int("MAX_MARKUP_ELEMENTS", 3_000_000, minimum=1)
+MAX_SPREADSHEET_CELLS = env_int("MAX_SPREADSHEET_CELLS", 500_000, minimum=1)
 MAX_DOCUMENT_CHARS = env_int("MAX_DOCUMENT_CHARS", 10_000_000, minimum=1)
 MAX_CHUNKS_PER_DOCUMENT = env_int("MAX_CHUNKS_PER_DOCUMENT", 20_000, minimum=1)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024

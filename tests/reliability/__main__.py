@@ -41,6 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-baseline", dest="baseline", action="store_false",
                         help="skip the same search load against runserver (how make run served before)")
     parser.add_argument("--quick", action="store_true", help="small numbers: a check of the harness itself")
+    parser.add_argument("--kinds", default="",
+                        help="only the hostile files whose kind or name contains one of these (comma-separated), "
+                             "e.g. .xlsx,.eml")
     parser.add_argument("--var", type=Path, default=ROOT / "var" / "reliability")
     args = parser.parse_args(argv)
     sections = [s.strip() for s in args.only.split(",") if s.strip()]
@@ -122,6 +125,9 @@ def run_hostile(app: App, token: str, work: Path, args) -> list[Row]:
 
     app.request("POST", "/api/collections/", json_body={"name": "Hostile", "slug": "hostile"}, token=token)
     kinds = [k for k in hostile.KINDS if k.light] if args.quick else hostile.KINDS
+    wanted = [w.strip().lower() for w in args.kinds.split(",") if w.strip()]
+    if wanted:
+        kinds = [k for k in kinds if any(w in k.kind.lower() or w in k.name.lower() for w in wanted)]
     results = hostile.run_api(app, token, "hostile", kinds)
     folder = work / "hostile-cli"
     if folder.exists():

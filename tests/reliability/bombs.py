@@ -8,6 +8,8 @@ import zipfile
 import zlib
 from pathlib import Path
 
+from tests import formats
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "files"
 _BLOCK = 1 << 20
 
@@ -16,22 +18,92 @@ def docx_bomb(inflated: int = 1_100_000_000, *, base: bytes | None = None) -> by
     """A real .docx (the fixture report.docx) whose word/document.xml inflates to about `inflated`
     bytes: blank space between the XML's elements, which is still well-formed XML."""
     base = base if base is not None else (FIXTURES / "report.docx").read_bytes()
+    return _padded(base, "word/document.xml", b"<w:body>", inflated)
+
+
+def xlsx_bomb(inflated: int = 1_100_000_000) -> bytes:
+    """A real .xlsx (openpyxl) whose first worksheet inflates to about `inflated` bytes of blank space."""
+    return _padded(formats.xlsx({"Sheet": [["Item", "Cost"], ["Rent", 1200]]}), "xl/worksheets/sheet1.xml",
+                   b"<sheetData>", inflated)
+
+
+def _padded(base: bytes, part: str, after: bytes, inflated: int) -> bytes:
+    """The ZIP `base` with blank space inserted after `after` in `part`, to about `inflated` bytes."""
     out = io.BytesIO()
     with zipfile.ZipFile(io.BytesIO(base)) as source, \
             zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as target:
         for info in source.infolist():
             data = source.read(info)
-            if info.filename != "word/document.xml":
+            if info.filename != part:
                 target.writestr(info, data)
                 continue
-            head, tail = data.split(b"<w:body>", 1)
-            with target.open("word/document.xml", "w") as member:  # the archive's deflate, level 9
-                member.write(head + b"<w:body>")
+            head, tail = data.split(after, 1)
+            with target.open(part, "w") as member:  # the archive's deflate, level 9
+                member.write(head + after)
                 block = b" " * _BLOCK
                 for _ in range(max(0, inflated - len(data)) // _BLOCK):
                     member.write(block)
                 member.write(tail)
     return out.getvalue()
+
+
+def _replaced(base: bytes, part: str, old: bytes, new: bytes) -> bytes:
+    """The ZIP `base` with the first `old` in `part` replaced by `new`."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(base)) as source, \
+            zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as target:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename == part:
+                assert old in data, (part, old)
+                data = data.replace(old, new, 1)
+            target.writestr(info, data)
+    return out.getvalue()
+
+
+def xlsx_cells(rows: int, columns: int) -> bytes:
+    """A real .xlsx whose first sheet holds rows x columns numeric cells (written as raw XML: openpyxl
+    would take minutes to write a million cells)."""
+    row = b"<row>" + b"<c><v>1</v></c>" * columns + b"</row>"
+    return _replaced(formats.xlsx({"Sheet": [["x"]]}), "xl/worksheets/sheet1.xml",
+                     b"<sheetData>", b"<sheetData>" + row * rows)
+
+
+def xlsx_claiming_everything() -> bytes:
+    """An .xlsx with two cells, at A1 and XFD1048576: read naively, 17 billion cells."""
+    return _replaced(formats.xlsx({"Sheet": [["corner"]]}), "xl/worksheets/sheet1.xml", b"</sheetData>",
+        b'<row r="1048576"><c r="XFD1048576" t="inlineStr"><is><t>far</t></is></c></row></sheetData>')
+
+
+def pptx_huge_slide(paragraphs: int) -> bytes:
+    """A real .pptx (python-pptx) whose first slide's body holds `paragraphs` empty paragraphs."""
+    return _replaced(formats.pptx([("Title", "Body", "")]), "ppt/slides/slide1.xml", b"</p:txBody>",
+                     b"<a:p/>" * paragraphs + b"</p:txBody>")
+
+
+def odt_with_content(content: bytes) -> bytes:
+    """An .odt (odfpy) whose content.xml is `content`."""
+    base = formats.odt()
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(base)) as source, zipfile.ZipFile(out, "w") as target:
+        for info in source.infolist():
+            target.writestr(info, content if info.filename == "content.xml" else source.read(info))
+    return out.getvalue()
+
+
+def epub_path_traversal() -> bytes:
+    """An EPUB whose spine points out of the book: at a ../../ entry it holds and at /etc/passwd."""
+    return formats.epub([("c1.xhtml", "<h1>Inside</h1><p>The only chapter inside the book.</p>")],
+                        hrefs=["../../../etc/passwd", "../../evil.xhtml", "c1.xhtml"],
+                        extra={"../../evil.xhtml": b"<html><body><p>Escaped the book!</p></body></html>"})
+
+
+def eml_nested(depth: int) -> bytes:
+    """An email whose multipart parts nest `depth` deep."""
+    head = b"From: a@example.com\nSubject: Deep\nMIME-Version: 1.0\n"
+    opening = b"".join(b'Content-Type: multipart/mixed; boundary="b%d"\n\n--b%d\n' % (i, i) for i in range(depth))
+    closing = b"".join(b"\n--b%d--\n" % i for i in reversed(range(depth)))
+    return head + opening + b"Content-Type: text/plain\n\ndeep text\n" + closing
 
 
 def docx_lying_sizes(inflated: int = 200_000_000) -> bytes:

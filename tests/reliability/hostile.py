@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests import formats
 from tests.reliability import bombs
 
 FIXTURES = bombs.FIXTURES
@@ -41,6 +42,23 @@ def _random(n: int, seed: int = 7) -> bytes:
 def _docx_truncated() -> bytes:
     data = (FIXTURES / "report.docx").read_bytes()
     return data[: len(data) // 2]
+
+
+def _truncated(data: bytes) -> bytes:
+    return data[: len(data) // 2]
+
+
+def _malformed_eml() -> bytes:
+    """A multipart email whose closing boundary is missing, body in broken base64 and an unknown charset."""
+    return (b"From: a@example.com\nSubject: Broken\nContent-Type: multipart/mixed; boundary=\"zzz\"\n\n"
+            b"--zzz\nContent-Type: text/plain; charset=no-such-charset\nContent-Transfer-Encoding: base64\n\n"
+            b"@@@not base64@@@\n--zzz\nContent-Type: text/html\n\n<p>Second part " + XSS.encode() + b"</p>\n")
+
+
+_LAUGHS = (b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaaaaaaaa">'
+           + b"".join(b'<!ENTITY %c "%s">' % (ord("b") + i, (b"&%c;" % (ord("a") + i)) * 10) for i in range(9))
+           + b']><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0">&j;'
+           b"</office:document-content>")
 
 
 def _zip_named_docx() -> bytes:
@@ -100,6 +118,28 @@ KINDS: list[Hostile] = [
             frozenset({"failed"}), light=False),
     Hostile("DOCX cut in half", "truncated.docx", _docx_truncated, frozenset({"failed"})),
     Hostile("ZIP named .docx", "archive.docx", _zip_named_docx, frozenset({"failed"})),
+    Hostile("XLSX zip bomb (1.1 GB sheet)", "bomb.xlsx", lambda: bombs.xlsx_bomb(1_100_000_000),
+            frozenset({"failed"}), light=False),
+    Hostile("XLSX spanning the whole grid (A1:XFD1048576)", "grid.xlsx", bombs.xlsx_claiming_everything,
+            frozenset({"failed"})),
+    Hostile("spreadsheet with a million cells", "cells.xlsx", lambda: bombs.xlsx_cells(1000, 1000),
+            frozenset({"failed"}), light=False),
+    Hostile("XLSX of 600,000 cells (under the markup limit)", "cells600k.xlsx", lambda: bombs.xlsx_cells(600, 1000),
+            frozenset({"failed"}), light=False),
+    Hostile("CSV with a million cells", "cells.csv", lambda: b"1,2,3,4,5,6,7,8,9,10\n" * 100_000,
+            frozenset({"failed"}), light=False),
+    Hostile("CSV with an unclosed quote", "quote.csv", lambda: b'a,b\n1,"' + b"x" * 300_000, frozenset({"failed"})),
+    Hostile("binary as .xlsx", "binary.xlsx", lambda: _random(200_000, 10), frozenset({"failed"})),
+    Hostile("PPTX with a huge slide (4 million elements)", "huge.pptx", lambda: bombs.pptx_huge_slide(4_000_000),
+            frozenset({"failed"}), light=False),
+    Hostile("PPTX cut in half", "truncated.pptx",
+            lambda: _truncated(formats.pptx([("Title", "Body", "Notes")])), frozenset({"failed"})),
+    Hostile("ODT declaring entities (billion laughs)", "laughs.odt", lambda: bombs.odt_with_content(_LAUGHS),
+            frozenset({"failed"})),
+    Hostile("EPUB with a path-traversal entry", "traversal.epub", bombs.epub_path_traversal, frozenset({"ready"})),
+    Hostile("malformed EML", "broken.eml", _malformed_eml, frozenset({"ready"})),
+    Hostile("EML nested 5,000 parts deep", "deep.eml", lambda: bombs.eml_nested(5_000), frozenset({"failed"})),
+    Hostile("binary as .eml", "binary.eml", lambda: _random(200_000, 11), frozenset({"failed"})),
     Hostile("PDF without text", "scanned.pdf", lambda: bombs.pdf_pages([b""]), frozenset({"failed"})),
     Hostile("encrypted PDF", "encrypted.pdf", lambda: (FIXTURES / "encrypted.pdf").read_bytes(), frozenset({"failed"})),
     Hostile("truncated PDF", "truncated.pdf", lambda: (FIXTURES / "truncated.pdf").read_bytes(), frozenset({"failed"})),
@@ -260,7 +300,9 @@ def _check_document(kind: Hostile, document_id: int) -> str:
         return f"stored outside the media folder: {document.file.name!r}"
     if document.file and len(os.path.basename(document.file.name).encode()) > 255:
         return "stored file name over 255 bytes"
-    if kind.name.endswith(".html") and ("<script" in document.text or "alert(" in document.text.replace(
+    if kind.name.endswith(".epub") and ("Escaped" in document.text or "root:" in document.text):
+        return "a chapter outside the book was read"
+    if kind.name.endswith((".html", ".eml")) and ("<script" in document.text or "alert(" in document.text.replace(
             'alert("xss")', "")):
         return "script kept in the text of an HTML page"
     return ""

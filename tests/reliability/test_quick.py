@@ -20,7 +20,9 @@ from tests.reliability.security import PAYLOAD, UNSAFE
 
 QUICK_KINDS = ["empty file", "binary as .pdf", "invalid UTF-8", "UTF-16 with BOM", "DOCX cut in half",
                "script, iframe and javascript: HTML", "HTML nested 100,000 deep", "Markdown with XSS in headings",
-               "right-to-left override in the name", "control characters in the name", "PDF without text"]
+               "right-to-left override in the name", "control characters in the name", "PDF without text",
+               "XLSX spanning the whole grid (A1:XFD1048576)", "ODT declaring entities (billion laughs)",
+               "EPUB with a path-traversal entry", "malformed EML"]
 
 
 def kinds(names: list[str]) -> list[hostile.Hostile]:

@@ -1,45 +1,63 @@
 """Parsing uploaded files into text with headings (and PDF page offsets).
 
 parse_document() is the one entry point; every failure is a ParseError whose message can be shown
-to the person who uploaded the file as it is. Newlines in the text are always \\n.
+to the person who uploaded the file as it is. Newlines in the text are always \\n. The formats
+read, their extensions and their names for people: formats.py.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import PurePath
 
 from django.conf import settings
 
 from corpus.ingest.parse.base import Heading, ParsedDocument, ParseError
-from corpus.ingest.parse.detect import (
+from corpus.ingest.parse.delimited import parse_csv
+from corpus.ingest.parse.detect import detect_media_type, normalise_media_type
+from corpus.ingest.parse.epub import parse_epub
+from corpus.ingest.parse.formats import (
+    CSV,
     DOCX,
+    EML,
+    EPUB,
     HTML,
     MARKDOWN,
+    ODT,
     PDF,
+    PPTX,
     RST,
     SUPPORTED,
+    SUPPORTED_NAMES,
     TEXT,
+    XLSX,
     ZIP,
-    detect_media_type,
-    normalise_media_type,
+    ZIPPED,
 )
 from corpus.ingest.parse.htmltext import parse_html
 from corpus.ingest.parse.limits import check_text_length, size_text
+from corpus.ingest.parse.mail import parse_eml
 from corpus.ingest.parse.markup import markdown_headings, rst_headings
+from corpus.ingest.parse.odt import parse_odt
 from corpus.ingest.parse.pdf import parse_pdf
+from corpus.ingest.parse.slides import parse_pptx
 from corpus.ingest.parse.text import decode_text
 from corpus.ingest.parse.word import parse_docx
+from corpus.ingest.parse.xlsx import parse_xlsx
 
 __all__ = ["Heading", "ParseError", "ParsedDocument", "detect_media_type", "parse_document", "SUPPORTED"]
 
-_SUPPORTED_LIST = "plain text, Markdown, reStructuredText, HTML, PDF or Word (.docx)"
+# The structured formats: each parser gives (text, headings, title or None).
+_STRUCTURED: dict[str, Callable[[bytes], tuple[str, list[Heading], str | None]]] = {
+    DOCX: parse_docx, XLSX: parse_xlsx, PPTX: parse_pptx, ODT: parse_odt, EPUB: parse_epub, EML: parse_eml,
+}
 
 
 def parse_document(data: bytes, *, filename: str, media_type: str | None = None,
                    max_bytes: int | None = None) -> ParsedDocument:
     """Parse a file's bytes. `media_type` (e.g. from an upload) is used when it is a supported
-    type and the bytes do not say otherwise (a PDF or DOCX is recognised by its content);
-    `max_bytes` defaults to settings.MAX_UPLOAD_BYTES. The title falls back to the file name's
+    type and the bytes do not say otherwise (a PDF or a ZIP-based format is recognised by its
+    content); `max_bytes` defaults to settings.MAX_UPLOAD_BYTES. The title falls back to the file name's
     stem. Raises ParseError for empty, binary, undecodable, damaged, text-less, over-limit or
     unsupported files."""
     limit = max_bytes if max_bytes is not None else _default_limit()
@@ -49,7 +67,7 @@ def parse_document(data: bytes, *, filename: str, media_type: str | None = None,
         raise ParseError("The file is empty.")
     detected = detect_media_type(filename, data)
     declared = normalise_media_type(media_type)
-    if detected in (PDF, DOCX, ZIP) or declared not in SUPPORTED:
+    if detected in (PDF, ZIP) or detected in ZIPPED or declared not in SUPPORTED:
         kind = detected
     elif declared == TEXT and detected == RST:
         kind = RST  # clients call any .txt file text/plain
@@ -84,15 +102,17 @@ def _parse(data: bytes, kind: str, filename: str) -> ParsedDocument:
     if kind == PDF:
         text, pages, title = parse_pdf(data)
         return ParsedDocument(text, title or "", kind, [], pages)
-    if kind == DOCX:
-        text, headings, title = parse_docx(data)
+    if kind == CSV:
+        return ParsedDocument(parse_csv(data), "", kind)
+    if kind in _STRUCTURED:
+        text, headings, title = _STRUCTURED[kind](data)
         return ParsedDocument(text, title or "", kind, headings)
     if kind == ZIP:
-        raise ParseError("The file is a ZIP archive, not a Word (.docx) document. "
-                         f"Upload {_SUPPORTED_LIST} files one by one.")
+        raise ParseError("The file is a ZIP archive, not a document we read (a Word, Excel, PowerPoint, "
+                         f"OpenDocument or EPUB file is one too). Upload {SUPPORTED_NAMES} files one by one.")
     extension = PurePath(filename).suffix.lower()
     described = f"({extension}) " if extension else ""
-    raise ParseError(f"This file type {described}is not supported: upload {_SUPPORTED_LIST} files.")
+    raise ParseError(f"This file type {described}is not supported: upload {SUPPORTED_NAMES} files.")
 
 
 def _default_limit() -> int:

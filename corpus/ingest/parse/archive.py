@@ -1,6 +1,7 @@
-"""Checking a ZIP container (a .docx) before anything unpacks it for real.
+"""Checking a ZIP container (.docx, .xlsx, .pptx, .odt, .epub) before anything unpacks it for real.
 
-python-docx reads every part of the package into memory and parses its XML parts with lxml, so a
+python-docx reads every part of the package into memory and parses its XML parts with lxml (so do
+python-pptx and the OpenDocument and EPUB readers; openpyxl streams a sheet but not the rest), so a
 small file whose parts inflate to gigabytes, or whose XML holds millions of elements, would take
 the worker's memory with it. check_zip refuses such a file while streaming through it, holding
 one block of inflated bytes at a time.

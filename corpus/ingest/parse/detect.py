@@ -5,37 +5,41 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+import zlib
 from pathlib import PurePath
 
 from corpus.ingest.parse.archive import MAX_ENTRIES, entry_count
 from corpus.ingest.parse.base import ParseError
+from corpus.ingest.parse.formats import (
+    ALIASES,
+    CSV,
+    DOCX,
+    EML,
+    EPUB,
+    EXTENSIONS,
+    HTML,
+    MARKDOWN,
+    ODT,
+    PDF,
+    PPTX,
+    RST,
+    SUPPORTED,
+    TEXT,
+    UNKNOWN,
+    XLSX,
+    ZIP,
+    ZIPPED,
+)
 from corpus.ingest.parse.markup import looks_like_rst
 from corpus.ingest.parse.text import decode_text
 
-TEXT = "text/plain"
-MARKDOWN = "text/markdown"
-RST = "text/x-rst"
-HTML = "text/html"
-PDF = "application/pdf"
-DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
-ZIP = "application/zip"
-UNKNOWN = "application/octet-stream"
+# The media types, re-exported for the parsers and their tests.
+__all__ = ["CSV", "DOCX", "EML", "EPUB", "HTML", "MARKDOWN", "ODT", "PDF", "PPTX", "RST", "SUPPORTED", "TEXT",
+           "UNKNOWN", "XLSX", "ZIP", "detect_media_type", "normalise_media_type"]
 
-SUPPORTED = frozenset({TEXT, MARKDOWN, RST, HTML, PDF, DOCX})
-
-_EXTENSIONS = {
-    ".txt": TEXT, ".text": TEXT,
-    ".md": MARKDOWN, ".markdown": MARKDOWN, ".mdown": MARKDOWN, ".mkd": MARKDOWN,
-    ".rst": RST, ".rest": RST,
-    ".html": HTML, ".htm": HTML, ".xhtml": HTML,
-    ".pdf": PDF,
-    ".docx": DOCX,
-}
-# Other names clients send for the same types.
-_ALIASES = {
-    "text/x-markdown": MARKDOWN, "text/rst": RST, "text/prs.fallenstein.rst": RST,
-    "application/xhtml+xml": HTML, "application/x-pdf": PDF,
-}
+# A ZIP container is this format when it holds this part (OpenDocument and EPUB say so in "mimetype").
+_ZIP_MARKERS = (("word/document.xml", DOCX), ("xl/workbook.xml", XLSX), ("ppt/presentation.xml", PPTX))
+_ZIP_MIMETYPES = {ODT.encode(): ODT, EPUB.encode(): EPUB}
 _HTML_START = re.compile(rb"\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)[\s>]", re.IGNORECASE | re.DOTALL)
 
 
@@ -44,24 +48,23 @@ def normalise_media_type(media_type: str | None) -> str | None:
     if not media_type:
         return None
     base = media_type.split(";", 1)[0].strip().lower()
-    return _ALIASES.get(base, base) or None
+    return ALIASES.get(base, base) or None
 
 
 def detect_media_type(filename: str, data: bytes) -> str:
-    """The media type of a file. PDF and DOCX are recognised by their magic bytes whatever the
-    name; a ZIP archive without word/document.xml is "application/zip" (unless named .docx, so
-    the parser can say the Word file is damaged); a .txt file written in reStructuredText is
-    "text/x-rst"; an unknown extension is plain text if the bytes decode as text."""
+    """The media type of a file. PDF and the ZIP-based formats (DOCX, XLSX, PPTX, ODT, EPUB) are
+    recognised by their content whatever the name; a ZIP archive that is none of them is
+    "application/zip" (unless its name says one of them, so that parser can say the file is
+    damaged); a .txt file written in reStructuredText is "text/x-rst"; an unknown extension is
+    plain text if the bytes decode as text."""
     extension = PurePath(filename).suffix.lower()
     head = data[:1024]
     # Readers accept junk before the header, but a text file may mention "%PDF-" too.
     if head.lstrip().startswith(b"%PDF-") or (extension == ".pdf" and b"%PDF-" in head):
         return PDF
+    by_extension = EXTENSIONS.get(extension)
     if data.startswith(b"PK\x03\x04"):
-        if _is_docx(data) or extension == ".docx":
-            return DOCX
-        return ZIP
-    by_extension = _EXTENSIONS.get(extension)
+        return _zip_kind(data) or (by_extension if by_extension in ZIPPED else ZIP)
     if by_extension == TEXT:
         return RST if _decodes_as_rst(data) else TEXT
     if by_extension:
@@ -71,15 +74,23 @@ def detect_media_type(filename: str, data: bytes) -> str:
     return TEXT if _decodes(data) else UNKNOWN
 
 
-def _is_docx(data: bytes) -> bool:
+def _zip_kind(data: bytes) -> str | None:
+    """The format of a ZIP container by the parts it holds, or None."""
     count = entry_count(data)
     if count is not None and count > MAX_ENTRIES:
-        return False  # zipfile would build an object per entry; no Word file has so many
+        return None  # zipfile would build an object per entry; no document has so many
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            return "word/document.xml" in archive.namelist()
-    except (zipfile.BadZipFile, OSError, ValueError):
-        return False
+            names = set(archive.namelist())
+            for part, kind in _ZIP_MARKERS:
+                if part in names:
+                    return kind
+            if "mimetype" in names:
+                with archive.open("mimetype") as member:
+                    return _ZIP_MIMETYPES.get(member.read(100).strip())
+    except (zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError, OSError, ValueError, EOFError):
+        return None
+    return None
 
 
 def _decodes(data: bytes) -> bool:

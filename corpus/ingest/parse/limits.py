@@ -60,3 +60,12 @@ def check_markup(data: bytes, what: str) -> None:
     """Refuse markup with more elements than lxml may build (counted as '<', a cheap upper bound)."""
     if data.count(b"<") > max_markup_elements():
         raise markup_error(what)
+
+
+def max_spreadsheet_cells() -> int:
+    return settings.MAX_SPREADSHEET_CELLS
+
+
+def cells_error(what: str) -> ParseError:
+    return ParseError(f"{what} has more than {max_spreadsheet_cells():,} cells, over the limit; "
+                      "split it into smaller files.")

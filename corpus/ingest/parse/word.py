@@ -1,7 +1,7 @@
 """DOCX: paragraphs and tables in document order; headings from the "Heading N" and "Title" styles.
 
 The archive is checked first (corpus.ingest.parse.archive: inflated size and markup elements
-bounded), and text stops accumulating at the document text limit.
+bounded), and text stops accumulating at the document text limit (sections.Sections).
 """
 
 from __future__ import annotations
@@ -10,12 +10,11 @@ import io
 import re
 
 from corpus.ingest.parse.archive import check_zip
-from corpus.ingest.parse.base import Heading, ParseError, normalise_newlines
-from corpus.ingest.parse.limits import max_text_chars, text_error
+from corpus.ingest.parse.base import Heading, ParseError
+from corpus.ingest.parse.sections import Sections
 
 DAMAGED_MESSAGE = "The Word file is damaged or is not a .docx document and could not be read."
 _HEADING_STYLE = re.compile(r"Heading ([1-9])")
-_BLOCK_SEPARATOR = "\n\n"
 
 
 def parse_docx(data: bytes) -> tuple[str, list[Heading], str | None]:
@@ -24,46 +23,22 @@ def parse_docx(data: bytes) -> tuple[str, list[Heading], str | None]:
     from docx.table import Table
 
     check_zip(data, "The Word file", DAMAGED_MESSAGE)
-    limit = max_text_chars()
+    sections = Sections()
     try:
         document = docx.Document(io.BytesIO(data))
-        blocks: list[tuple[str, int | None]] = []
-        length = 0
         for item in document.iter_inner_content():
             if isinstance(item, Table):
-                block = (_table_text(item), None)
+                sections.add(_table_text(item))
             else:
-                block = (item.text, _heading_level(item))
-            if not block[0]:
-                continue  # an empty paragraph: nothing to keep (and millions of them cost nothing)
-            length += len(block[0])
-            if length > limit:
-                raise text_error()
-            blocks.append(block)
+                # An empty paragraph adds nothing (and millions of them cost nothing).
+                sections.add(item.text, level=_heading_level(item))
         core_title = document.core_properties.title
     except ParseError:
         raise
     except Exception as exc:  # noqa: BLE001 - python-docx/lxml/zipfile signal damage with many exception types
         raise ParseError(DAMAGED_MESSAGE) from exc
-    parts: list[str] = []
-    headings: list[Heading] = []
-    length = 0
-    for block_text, level in blocks:
-        block_text = normalise_newlines(block_text).replace("\x00", "").strip()
-        if not block_text:
-            continue
-        if length:
-            parts.append(_BLOCK_SEPARATOR)
-            length += len(_BLOCK_SEPARATOR)
-        if level is not None:
-            headings.append(Heading(length, level, " ".join(block_text.split())))
-        parts.append(block_text)
-        length += len(block_text)
-    title = (core_title or "").strip()
-    if not title:
-        title = next((h.title for h in headings if h.level == 0), "") or \
-            next((h.title for h in headings if h.level == 1), "")
-    return "".join(parts), headings, title or None
+    title = (core_title or "").strip() or sections.title()
+    return sections.text(), sections.headings, title or None
 
 
 def _heading_level(paragraph) -> int | None:

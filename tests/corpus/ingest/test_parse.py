@@ -95,7 +95,7 @@ def test_default_limit_comes_from_settings(settings):
 
 
 def test_unknown_text_extension_is_plain_text():
-    document = parse_document(b"name,value\na,1\n", filename="table.csv")
+    document = parse_document(b"name,value\na,1\n", filename="table.log")
     assert (document.media_type, document.text) == (TEXT, "name,value\na,1\n")
 
 
@@ -281,7 +281,7 @@ def test_broken_docx_is_refused():
 
 def test_zip_that_is_not_docx_is_refused():
     assert detect_media_type("archive.zip", (FILES / "archive.zip").read_bytes()) == ZIP
-    assert parse_error("archive.zip").startswith("The file is a ZIP archive, not a Word (.docx) document.")
+    assert parse_error("archive.zip").startswith("The file is a ZIP archive, not a document we read")
 
 
 def test_zip_named_docx_without_document_is_damaged():
