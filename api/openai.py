@@ -35,6 +35,7 @@ from api.errors import OpenAIError
 from api.serializers import SourceOutput
 from api.throttles import AskThrottle
 from chat.answering.citations import cited_numbers
+from chat.answering.support import pin_pages
 from chat.answering.pipeline import AnswerError, LLMFailed, complete_answer, finish, prepare, stream_answer
 from chat.retrieval.search import MAX_QUERY_CHARS
 from chat.services import HISTORY_MESSAGES
@@ -324,8 +325,9 @@ def _chunks(meta: dict, pieces: Iterator[str], sources: list[dict]) -> Iterator[
         yield _error_event("Something went wrong while answering; the server log has the details.",
                            code="server_error")
     else:
-        cited = set(cited_numbers("".join(parts)))
-        yield _chunk(meta, {}, "stop", [c for c in sources if c["n"] in cited])
+        text = "".join(parts)
+        cited = set(cited_numbers(text))
+        yield _chunk(meta, {}, "stop", pin_pages([c for c in sources if c["n"] in cited], text))
     finally:
         close = getattr(pieces, "close", None)
         if close:

@@ -3,9 +3,8 @@ inside it, the sentence(s) that support the answer's sentences citing it highlig
 scrolls to the first one); PDF page breaks marked; and the chunk relevance values that explain why
 the segment was chosen.
 
-Supporting sentences are found by words: each answer sentence that cites [n] is matched to the
-segment sentence holding most of its content words (an extractive answer quotes it; an LLM
-answer usually reuses its words). Markdown documents are rendered as Markdown with the highlight
+Supporting sentences are found by chat.answering.support, the finder that gave the citation its
+page when the answer was finished. Markdown documents are rendered as Markdown with the highlight
 inserted line by line after each line's list or heading markup, so lists stay lists.
 """
 
@@ -21,8 +20,7 @@ from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from pgvector.django import CosineDistance
 
-from chat.answering.grounding import sentences_citing
-from chat.answering.text import content_terms
+from chat.answering.support import support_for
 from chat.markdown import render_markdown
 from corpus.ingest.embed import embed_query
 from corpus.models import Chunk, Document
@@ -30,10 +28,6 @@ from corpus.models import Chunk, Document
 logger = logging.getLogger(__name__)
 
 MARKDOWN_TYPES = {"text/markdown", "text/x-markdown"}
-# An answer sentence is matched to the segment sentence holding at least this share of its words.
-MIN_SUPPORT = 0.5
-
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=\S)|\n[ \t]*\n|\n(?=[ \t]*(?:[-*+•]|\d+[.)]|#{1,6})\s)")
 _LINE_MARKUP = re.compile(r"[ \t]*(?:(?:[-*+•]|\d+[.)]|#{1,6}|>)[ \t]+)*")
 
 
@@ -68,52 +62,12 @@ def segment_chars(document: Document, citation: dict) -> tuple[int, int]:
     return start, citation.get("char_end") or start
 
 
-def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
-    """(start, end) of each sentence or list item of text[start:end], as offsets into `text`,
-    without surrounding white space."""
-    end = len(text) if end is None else end
-    spans, position = [], start
-    for match in _SENTENCE_BREAK.finditer(text, start, end):
-        spans.append((position, match.start()))
-        position = match.end()
-    spans.append((position, end))
-    trimmed = []
-    for a, b in spans:
-        piece = text[a:b]
-        a += len(piece) - len(piece.lstrip())
-        b -= len(piece) - len(piece.rstrip())
-        if b > a:
-            trimmed.append((a, b))
-    return trimmed
-
-
-def supporting_spans(text: str, segment: tuple[int, int], claims: list[str]) -> tuple[tuple[int, int], ...]:
-    """The sentences of text[segment] that best support each claim (an answer sentence), when
-    one holds at least MIN_SUPPORT of the claim's content words; in the order of the claims."""
-    spans = sentence_spans(text, *segment)
-    terms = [content_terms(text[a:b]) for a, b in spans]
-    found: dict[tuple[int, int], None] = {}
-    for claim in claims:
-        wanted = content_terms(claim)
-        if not wanted:
-            continue
-        best, best_key = None, (MIN_SUPPORT, 0.0)
-        for span, span_terms in zip(spans, terms, strict=True):
-            shared = len(wanted & span_terms)
-            recall = shared / len(wanted)
-            precision = shared / len(span_terms) if span_terms else 0.0
-            if (recall, precision) >= best_key:
-                best, best_key = span, (recall, precision)
-        if best is not None:
-            found[best] = None
-    return tuple(found)
-
-
 def highlight_for(document: Document, citation: dict, answer: str) -> Highlight:
     """The segment of `citation` and the sentences in it that support the answer's sentences citing it."""
-    segment = segment_chars(document, citation)
-    claims = sentences_citing(answer, citation["n"])
-    return Highlight(segment=segment, support=supporting_spans(document.text, segment, claims))
+    start, end = segment = segment_chars(document, citation)
+    # The same finder on the same segment text as chat.answering.support.pin_pages, which stored
+    # the citation's page: the page named here is that page.
+    return Highlight(segment=segment, support=support_for(document.text[start:end], answer, citation["n"], base=start))
 
 
 def highlighted_document(document: Document, highlight: Highlight) -> SafeString:

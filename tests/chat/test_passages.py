@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from chat.models import Message
-from chat.passages import Highlight, highlighted_document, sentence_spans, supporting_spans
+from chat.passages import Highlight, highlighted_document
 from chat.services import conversation_start
 from corpus.models import Document
 from tests.chat.chat_corpus import make_collection, make_document
@@ -28,19 +28,6 @@ def _pdf_text():
         pages.append(len(text))
         text += page
     return text, pages
-
-
-def test_sentence_spans_split_sentences_and_list_items():
-    text = "Intro line here. Second one!\n\n- item one\n- item two\n"
-    assert [text[a:b] for a, b in sentence_spans(text)] == [
-        "Intro line here.", "Second one!", "- item one", "- item two"]
-
-
-def test_the_supporting_sentence_is_the_one_holding_the_claim():
-    text, _ = _pdf_text()
-    spans = supporting_spans(text, (0, len(text)), ["The lamp was converted to electricity in 1921."])
-    assert [text[a:b] for a, b in spans] == ["The lamp was converted to electricity in 1921."]
-    assert supporting_spans(text, (0, len(text)), ["Penguins enjoy cold water."]) == ()
 
 
 def test_plain_text_shows_page_breaks_and_the_sentence_inside_the_segment():
