@@ -35,8 +35,8 @@ from api.errors import OpenAIError
 from api.serializers import SourceOutput
 from api.throttles import AskThrottle
 from chat.answering.citations import cited_numbers
-from chat.answering.support import pin_pages
 from chat.answering.pipeline import AnswerError, LLMFailed, complete_answer, finish, prepare, stream_answer
+from chat.answering.support import pin_pages
 from chat.retrieval.search import MAX_QUERY_CHARS
 from chat.services import HISTORY_MESSAGES
 from corpus.models import Collection

@@ -3,7 +3,8 @@ and code, for Markdown, reStructuredText and plain text alike. Pure.
 
 The extractive answer quotes sentences of paragraphs and list items; a sentence that ends in a
 colon brings along the list items or table rows that follow it, and the heading above a sentence
-tells what it is about. Display text turns reST inline markup into Markdown (``code`` to `code`,
+tells what it is about. Besides Markdown and reST headings, a paragraph of one short line without
+final punctuation is a heading (PDF text gives headings so, set apart at ingestion). Display text turns reST inline markup into Markdown (``code`` to `code`,
 :func:`~a.b.c` to `c`, `link <url>`_ to link).
 """
 
@@ -34,6 +35,8 @@ _CODE_DIRECTIVES = {"code-block", "code", "sourcecode", "console", "literalinclu
                     "graphviz", "doctest", "testcode", "csv-table", "list-table", "toctree", "image", "figure",
                     "raw", "only", "include", "autoclass", "automodule", "autofunction"}
 _COMMENT_OR_TARGET = re.compile(r"^\s*\.\.(\s+_[^:]*:.*|\s*$|\s+[^:]*$)")
+_PUNCTUATED_END = re.compile(r"[.!?:;,…][\"')\]’”*_`]*$")
+TITLE_CHARS, TITLE_WORDS = 80, 12
 _MD_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 
 
@@ -50,10 +53,13 @@ def parse_blocks(text: str) -> list[Block]:
     simple_table = False
 
     def flush() -> None:
-        nonlocal current
+        nonlocal current, heading
         if current:
             joined = " ".join(line.strip() for line in current).strip()
-            if joined:
+            if current_kind == PARAGRAPH and len(current) == 1 and _title_line(joined):
+                heading = joined
+                blocks.append(Block(HEADING, joined, heading, current_start))
+            elif joined:
                 blocks.append(Block(current_kind, joined, heading, current_start))
         current = []
 
@@ -149,6 +155,14 @@ def parse_blocks(text: str) -> list[Block]:
     flush()
     flush_code()
     return blocks
+
+
+def _title_line(line: str) -> bool:
+    """A paragraph of one short line that ends in no punctuation and starts with a capital or a
+    number is a heading, the way PDFs (and plain text) give them: "2.4 Library Notes"."""
+    first = next((c for c in line if c.isalnum()), "")
+    return (bool(first) and not first.islower() and any(c.isalpha() for c in line)
+            and len(line) <= TITLE_CHARS and len(line.split()) <= TITLE_WORDS and not _PUNCTUATED_END.search(line))
 
 
 def _line_offsets(text: str) -> list[int]:
