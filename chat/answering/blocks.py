@@ -4,8 +4,9 @@ and code, for Markdown, reStructuredText and plain text alike. Pure.
 The extractive answer quotes sentences of paragraphs and list items; a sentence that ends in a
 colon brings along the list items or table rows that follow it, and the heading above a sentence
 tells what it is about. Besides Markdown and reST headings, a paragraph of one short line without
-final punctuation is a heading (PDF text gives headings so, set apart at ingestion). Display text turns reST inline markup into Markdown (``code`` to `code`,
-:func:`~a.b.c` to `c`, `link <url>`_ to link).
+final punctuation is a heading (PDF text gives headings so, set apart at ingestion). Display
+text turns reST inline markup into Markdown (``code`` to `code`, :func:`~a.b.c` to `c`,
+`link <url>`_ to link).
 """
 
 from __future__ import annotations
