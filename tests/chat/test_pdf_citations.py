@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 from chat.models import Message
 from corpus import services
 from corpus.models import Chunk, Collection
-from tests.corpus.ingest_helpers import eager_media  # noqa: F401
+from tests.corpus.ingest_helpers import assert_chunks_tile, eager_media  # noqa: F401
 from tests.fixtures.files.manual_pdf import FACTS, HEADER
 
 # Made by tests/fixtures/files/manual_pdf.py (fpdf2, DejaVu Sans).
@@ -58,12 +58,14 @@ def test_the_stored_text_is_clean(manual):
     # Page offsets still exact: each page starts with its first line.
     assert text[manual.pages[2]:].startswith("Keep a copy of the configuration file")
     assert text[manual.pages[4]:].startswith("5 Offline use")
+    assert_chunks_tile(manual)
 
 
 def test_the_citation_names_the_page_of_the_cited_sentence_everywhere(manual, api, user, client):
     question, phrase, page = FACTS["interval"]
     body = api.post("/api/ask/", {"question": question, "collection": "manuals"}, format="json").json()
     _quoted(body["answer"], phrase)
+    assert "3.2 The sync interval" not in body["answer"] and "Version 2.4" not in body["answer"]
     n = int(re.search(re.escape(phrase) + r"[^\[]*\[(\d+)\]", body["answer"]).group(1))
     cited = next(c for c in body["citations"] if c["n"] == n)
     # The segment starts a page before the sentence: the page of the segment would be wrong.
