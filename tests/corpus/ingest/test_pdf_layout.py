@@ -14,7 +14,8 @@ def body(number: int) -> str:
 
 
 def page(number: int, *, header: str = "Relay Manual · Version 3.1     Chapter 2") -> str:
-    return f"{header}\n{body(number)}\nRelay 3.1               2024-05-0{number % 9 + 1}               Page {number} of 9"
+    footer = f"Relay 3.1               2024-05-0{number % 9 + 1}               Page {number} of 9"
+    return f"{header}\n{body(number)}\n{footer}"
 
 
 def test_lines_repeated_at_the_top_and_bottom_of_most_pages_are_dropped():
