@@ -5,7 +5,8 @@ the segment was chosen.
 
 Supporting sentences are found by chat.answering.support, the finder that gave the citation its
 page when the answer was finished. Markdown documents are rendered as Markdown with the highlight
-inserted line by line after each line's list or heading markup, so lists stay lists.
+inserted line by line after each line's list or heading markup, so lists stay lists, and turned
+into <mark> elements around text only (never inside a tag, such as a link's title).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from django.utils.safestring import SafeString, mark_safe
 from pgvector.django import CosineDistance
 
 from chat.answering.support import support_for
-from chat.markdown import render_markdown
+from chat.markdown import TAG_OR_TEXT, render_markdown
 from corpus.ingest.embed import embed_query
 from corpus.models import Chunk, Document
 
@@ -107,7 +108,7 @@ def _markdown_html(text: str, highlight: Highlight) -> SafeString:
     focus, opening, closing = f"zqmk{nonce}f", f"zqmk{nonce}o", f"zqmk{nonce}c"
     segment = text[seg_start:seg_end]
     # Markers go in line by line, after each line's list, heading or quote markup, so that the
-    # Markdown keeps its structure; after rendering they become <mark> tags.
+    # Markdown keeps its structure; after rendering they become <mark> elements around text.
     inserts: list[tuple[int, str]] = []
     for number, (a, b) in enumerate(highlight.support):
         line_start = a
@@ -121,13 +122,50 @@ def _markdown_html(text: str, highlight: Highlight) -> SafeString:
             line_start = line_end + 1
     for offset, marker in sorted(inserts, key=lambda item: item[0], reverse=True):
         segment = segment[:offset] + marker + segment[offset:]
-    body = str(render_markdown(segment))
-    body = (body.replace(focus, '<mark class="passage support" id="passage">')
-            .replace(opening, '<mark class="passage support">').replace(closing, "</mark>"))
-    segment_id = "" if highlight.support else ' id="passage"'
+    body = _marks_on_text(str(render_markdown(segment)), re.compile(f"(zqmk{nonce}[foc])"))
+    segment_id = "" if 'id="passage"' in body else ' id="passage"'
     return format_html('<div class="doc markdown">{}<div class="passage segment"{}>{}</div>{}</div>',
                        render_markdown(text[:seg_start]), mark_safe(segment_id),  # noqa: S308 — a constant
                        mark_safe(body), render_markdown(text[seg_end:]))  # noqa: S308 — sanitised Markdown
+
+
+def _marks_on_text(html: str, marker: re.Pattern) -> str:
+    """Sanitized HTML with highlight markers turned into <mark> elements around text only.
+
+    A marker may have landed inside a tag (a link's title or URL, where the sentence starts or
+    ends): it is taken out there, and only says where highlighting starts or stops. Every <mark>
+    opens and closes within one piece of text, so it can never break a tag or an attribute; the
+    first after the focus marker carries id="passage"."""
+    out: list[str] = []
+    on = focus = False
+    for part in TAG_OR_TEXT.split(html):
+        pieces = marker.split(part)
+        if part.startswith("<"):
+            out.append("".join(pieces[::2]))
+            switches = pieces[1::2]
+        else:
+            switches = []
+            for i, piece in enumerate(pieces):
+                if i % 2:
+                    on, focus = _switched(piece, on, focus)
+                elif on and piece.strip():
+                    out.append(f"{_FOCUS_MARK if focus else _MARK}{piece}</mark>")
+                    focus = False
+                else:
+                    out.append(piece)
+        for switch in switches:
+            on, focus = _switched(switch, on, focus)
+    return "".join(out)
+
+
+_MARK = '<mark class="passage support">'
+_FOCUS_MARK = '<mark class="passage support" id="passage">'
+
+
+def _switched(marker: str, on: bool, focus: bool) -> tuple[bool, bool]:
+    """(highlighting, focus pending) after `marker`: f opens with the focus, o opens, c closes."""
+    kind = marker[-1]
+    return kind != "c", focus or kind == "f"
 
 
 def chunk_similarities(document: Document, query: str) -> list[float | None]:
