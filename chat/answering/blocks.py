@@ -37,7 +37,9 @@ _CODE_DIRECTIVES = {"code-block", "code", "sourcecode", "console", "literalinclu
                     "raw", "only", "include", "autoclass", "automodule", "autofunction"}
 _COMMENT_OR_TARGET = re.compile(r"^\s*\.\.(\s+_[^:]*:.*|\s*$|\s+[^:]*$)")
 _PUNCTUATED_END = re.compile(r"[.!?:;,…][\"')\]’”*_`]*$")
-TITLE_CHARS, TITLE_WORDS = 80, 12
+TITLE_WORDS, FEW_WORDS = 12, 6
+_MARKUP = re.compile(r"[`*_:|<>\[\]{}=]")
+_NUMBERED = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[A-Z]\.\d+(?:\.\d+)*)\s+\S")
 _MD_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 
 
@@ -159,11 +161,15 @@ def parse_blocks(text: str) -> list[Block]:
 
 
 def _title_line(line: str) -> bool:
-    """A paragraph of one short line that ends in no punctuation and starts with a capital or a
-    number is a heading, the way PDFs (and plain text) give them: "2.4 Library Notes"."""
+    """A paragraph of one line that reads as a title, the way PDFs (and plain text) give headings:
+    numbered ("2.4 Library Notes") or a few words ("Who should read this"), starting with a capital
+    or a digit, ending in no punctuation, without inline markup ("Default: ``None``" and
+    "**Attributes**" in reST are not headings)."""
     first = next((c for c in line if c.isalnum()), "")
-    return (bool(first) and not first.islower() and any(c.isalpha() for c in line)
-            and len(line) <= TITLE_CHARS and len(line.split()) <= TITLE_WORDS and not _PUNCTUATED_END.search(line))
+    if (not first or first.islower() or _MARKUP.search(line) or _PUNCTUATED_END.search(line)
+            or not any(c.isalpha() for c in line)):
+        return False
+    return bool(_NUMBERED.match(line)) and len(line.split()) <= TITLE_WORDS or len(line.split()) <= FEW_WORDS
 
 
 def _line_offsets(text: str) -> list[int]:
