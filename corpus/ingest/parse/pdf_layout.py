@@ -74,7 +74,8 @@ def _key(line: str) -> str:
 
 
 def _edges(lines: list[str]) -> tuple[list[str], list[str]]:
-    return lines[:EDGE_LINES], lines[-EDGE_LINES:] if len(lines) > EDGE_LINES else []
+    """The lines a running header, and a running footer, may be among (on a short page, the same)."""
+    return lines[:EDGE_LINES], lines[-EDGE_LINES:]
 
 
 def _running_keys(pages: list[list[str]]) -> tuple[set[str], set[str]]:

@@ -13,9 +13,9 @@ def body(number: int) -> str:
 
 
 
-def page(number: int, *, header: str = "Relay Manual · Version 3.1     Chapter 2") -> str:
+def page(number: int, text: str = "", *, header: str = "Relay Manual · Version 3.1     Chapter 2") -> str:
     footer = f"Relay 3.1               2024-05-0{number % 9 + 1}               Page {number} of 9"
-    return f"{header}\n{body(number)}\n{footer}"
+    return f"{header}\n{text or body(number)}\n{footer}"
 
 
 def test_lines_repeated_at_the_top_and_bottom_of_most_pages_are_dropped():
@@ -23,6 +23,11 @@ def test_lines_repeated_at_the_top_and_bottom_of_most_pages_are_dropped():
     cleaned = clean_pages(pages)
     assert cleaned.pages == [body(n) for n in range(1, 10)]
     assert cleaned.running_lines == 18
+
+
+def test_a_short_last_page_loses_its_header_and_footer_too():
+    pages = [page(n) for n in range(1, 9)] + [page(9, "The end.")]
+    assert clean_pages(pages).pages[-1] == "The end."
 
 
 def test_a_bare_page_number_and_alternating_headers_are_dropped():
