@@ -29,7 +29,7 @@ from corpus import services
 from corpus.ingest.parse.base import page_number
 from corpus.models import Collection, Document
 
-_HEADING = re.compile(r"(?:^|\n\n)([^\n]{3,60})\n\n(?=\S)")
+_HEADING = re.compile(r"(?:^|(?<=\n\n))([^\n]{3,60})(?=\n\n\S)")
 _OPTION = re.compile(r"^(--?[A-Za-z][\w-]*)")
 _NUMBERING = re.compile(r"^[\d.]+\s+")
 
@@ -43,7 +43,7 @@ def questions_for(document: Document, limit: int) -> list[str]:
         option = _OPTION.match(heading)
         if option:
             asked.append(f"What does the {option.group(1)} option of {name} do?")
-        elif len(heading.split()) >= 2 and any(c.isalpha() for c in heading):
+        elif len(heading.split()) >= 2 and heading[0].isupper() or _NUMBERING.match(heading):
             asked.append(f"What does the {name} manual say about {_NUMBERING.sub('', heading)}?")
     asked = list(dict.fromkeys(asked))
     step = max(1, len(asked) // limit) if limit else 1
