@@ -59,12 +59,13 @@ def supporting_spans(segment: str, claims: list[str], *, base: int = 0) -> tuple
         wanted = content_terms(claim)
         if not wanted:
             continue
-        best, best_key = None, (MIN_SUPPORT, 0.0)
+        best, best_key = None, (0.0, 0.0)
         for span, span_terms in zip(spans, terms, strict=True):
             shared = len(wanted & span_terms)
             recall = shared / len(wanted)
             precision = shared / len(span_terms) if span_terms else 0.0
-            if (recall, precision) >= best_key:
+            # The first of equals wins: a sentence a manual repeats is cited where it first appears.
+            if recall >= MIN_SUPPORT and (best is None or (recall, precision) > best_key):
                 best, best_key = span, (recall, precision)
         if best is not None:
             found[(base + best[0], base + best[1])] = None

@@ -37,6 +37,11 @@ def test_the_supporting_sentence_is_the_one_holding_the_claim():
     assert supporting_spans(text, ["Penguins enjoy cold water."]) == ()
 
 
+def test_a_repeated_sentence_is_supported_where_it_first_appears():
+    text = "Intro here.\n\nThe first element is named one.\n\nOther words.\n\nThe first element is named one."
+    assert supporting_spans(text, ["The first element is named one."]) == ((13, 44),)
+
+
 def test_spans_of_a_segment_are_document_offsets():
     text, _ = _pdf_text()
     start = text.index("Keepers")
