@@ -31,6 +31,7 @@ HEADING_WIDTH = 0.6
 HEADING_WORDS = 12
 
 _DIGITS = re.compile(r"\d+")
+_PAGE_NUMBER = re.compile(r"(\d+)$|^(\d+)\b")  # a page number ends or starts its line
 _SPACE = re.compile(r"\s+")
 _ENDS_SENTENCE = re.compile(r"[.!?:;][\"')\]’”]*$")
 _ENDS_PUNCTUATED = re.compile(r"[.!?:;,][\"')\]’”]*$")
@@ -92,10 +93,11 @@ def _running_keys(pages: list[list[str]]) -> tuple[set[str], set[str]]:
             for line in set(_edges(lines)[edge]):
                 key = _key(line)
                 counts[key] += 1
-                numbers = _DIGITS.findall(line)
-                if numbers:
+                number = _PAGE_NUMBER.search(line.strip())
+                if number:
                     # The page number grows with the page index: their difference stays the same.
-                    numbered.setdefault(key, Counter())[int(numbers[-1]) - index] += 1
+                    page = int(number.group(1) or number.group(2))
+                    numbered.setdefault(key, Counter())[page - index] += 1
         found.append({key for key, count in counts.items()
                       if count >= needed or max(numbered.get(key, {0: 0}).values()) >= MIN_NUMBERED_PAGES})
     return found[0], found[1]

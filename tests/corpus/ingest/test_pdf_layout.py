@@ -40,6 +40,11 @@ def test_a_short_chapters_header_is_known_by_its_page_numbers():
     assert clean_pages(pages).pages[:2] == [body(0), body(1)]
 
 
+def test_a_number_inside_a_line_is_no_page_number():
+    pages = [f"Section {n + 1} overview\n{body(n)}" for n in range(2)]
+    assert clean_pages(pages).running_lines == 0
+
+
 def test_text_that_only_looks_alike_stays():
     # Too few pages to tell a running header, and body lines repeated mid-page.
     pages = [f"Installing\n{body(n)}\nSee the notes." for n in range(2)]
