@@ -36,6 +36,7 @@ from api.serializers import SourceOutput
 from api.throttles import AskThrottle
 from chat.answering.citations import cited_numbers
 from chat.answering.pipeline import AnswerError, LLMFailed, complete_answer, finish, prepare, stream_answer
+from chat.answering.support import pin_pages
 from chat.retrieval.search import MAX_QUERY_CHARS
 from chat.services import HISTORY_MESSAGES
 from corpus.models import Collection
@@ -314,8 +315,9 @@ def _chunks(meta: dict, pieces: Iterator[str], sources: list[dict]) -> Iterator[
         yield _error_event("Something went wrong while answering; the server log has the details.",
                            code="server_error")
     else:
-        cited = set(cited_numbers("".join(parts)))
-        yield _chunk(meta, {}, "stop", [c for c in sources if c["n"] in cited])
+        text = "".join(parts)
+        cited = set(cited_numbers(text))
+        yield _chunk(meta, {}, "stop", pin_pages([c for c in sources if c["n"] in cited], text))
     finally:
         close = getattr(pieces, "close", None)
         if close:

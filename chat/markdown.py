@@ -51,7 +51,9 @@ def render_markdown(text: str) -> SafeString:
     return mark_safe(sanitize_html(html))  # noqa: S308 — cleaned by nh3 just above
 
 
-_TAG_OR_TEXT = re.compile(r"(<[^>]*>)")
+# Splits sanitized HTML into tags and text: nh3 escapes < and > in attribute values and text, so
+# a tag ends at the first >.
+TAG_OR_TEXT = re.compile(r"(<[^>]*>)")
 
 
 def link_citations(html: str, urls: dict[int, str]) -> str:
@@ -66,7 +68,7 @@ def link_citations(html: str, urls: dict[int, str]) -> str:
         return "".join(
             f'<a class="cite" href="{escape(urls[n])}" data-n="{n}">[{n}]</a>' for n in numbers)
 
-    parts = _TAG_OR_TEXT.split(html)
+    parts = TAG_OR_TEXT.split(html)
     inside_code = 0
     for i, part in enumerate(parts):
         if part.startswith("<"):

@@ -3,10 +3,10 @@ inside it, the sentence(s) that support the answer's sentences citing it highlig
 scrolls to the first one); PDF page breaks marked; and the chunk relevance values that explain why
 the segment was chosen.
 
-Supporting sentences are found by words: each answer sentence that cites [n] is matched to the
-segment sentence holding most of its content words (an extractive answer quotes it; an LLM
-answer usually reuses its words). Markdown documents are rendered as Markdown with the highlight
-inserted line by line after each line's list or heading markup, so lists stay lists.
+Supporting sentences are found by chat.answering.support, the finder that gave the citation its
+page when the answer was finished. Markdown documents are rendered as Markdown with the highlight
+inserted line by line after each line's list or heading markup, so lists stay lists, and turned
+into <mark> elements around text only (never inside a tag, such as a link's title).
 """
 
 from __future__ import annotations
@@ -21,19 +21,14 @@ from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from pgvector.django import CosineDistance
 
-from chat.answering.grounding import sentences_citing
-from chat.answering.text import content_terms
-from chat.markdown import render_markdown
+from chat.answering.support import support_for
+from chat.markdown import TAG_OR_TEXT, render_markdown
 from corpus.ingest.embed import embed_query
 from corpus.models import Chunk, Document
 
 logger = logging.getLogger(__name__)
 
 MARKDOWN_TYPES = {"text/markdown", "text/x-markdown"}
-# An answer sentence is matched to the segment sentence holding at least this share of its words.
-MIN_SUPPORT = 0.5
-
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=\S)|\n[ \t]*\n|\n(?=[ \t]*(?:[-*+•]|\d+[.)]|#{1,6})\s)")
 _LINE_MARKUP = re.compile(r"[ \t]*(?:(?:[-*+•]|\d+[.)]|#{1,6}|>)[ \t]+)*")
 
 
@@ -68,52 +63,12 @@ def segment_chars(document: Document, citation: dict) -> tuple[int, int]:
     return start, citation.get("char_end") or start
 
 
-def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
-    """(start, end) of each sentence or list item of text[start:end], as offsets into `text`,
-    without surrounding white space."""
-    end = len(text) if end is None else end
-    spans, position = [], start
-    for match in _SENTENCE_BREAK.finditer(text, start, end):
-        spans.append((position, match.start()))
-        position = match.end()
-    spans.append((position, end))
-    trimmed = []
-    for a, b in spans:
-        piece = text[a:b]
-        a += len(piece) - len(piece.lstrip())
-        b -= len(piece) - len(piece.rstrip())
-        if b > a:
-            trimmed.append((a, b))
-    return trimmed
-
-
-def supporting_spans(text: str, segment: tuple[int, int], claims: list[str]) -> tuple[tuple[int, int], ...]:
-    """The sentences of text[segment] that best support each claim (an answer sentence), when
-    one holds at least MIN_SUPPORT of the claim's content words; in the order of the claims."""
-    spans = sentence_spans(text, *segment)
-    terms = [content_terms(text[a:b]) for a, b in spans]
-    found: dict[tuple[int, int], None] = {}
-    for claim in claims:
-        wanted = content_terms(claim)
-        if not wanted:
-            continue
-        best, best_key = None, (MIN_SUPPORT, 0.0)
-        for span, span_terms in zip(spans, terms, strict=True):
-            shared = len(wanted & span_terms)
-            recall = shared / len(wanted)
-            precision = shared / len(span_terms) if span_terms else 0.0
-            if (recall, precision) >= best_key:
-                best, best_key = span, (recall, precision)
-        if best is not None:
-            found[best] = None
-    return tuple(found)
-
-
 def highlight_for(document: Document, citation: dict, answer: str) -> Highlight:
     """The segment of `citation` and the sentences in it that support the answer's sentences citing it."""
-    segment = segment_chars(document, citation)
-    claims = sentences_citing(answer, citation["n"])
-    return Highlight(segment=segment, support=supporting_spans(document.text, segment, claims))
+    start, end = segment = segment_chars(document, citation)
+    # The same finder on the same segment text as chat.answering.support.pin_pages, which stored
+    # the citation's page: the page named here is that page.
+    return Highlight(segment=segment, support=support_for(document.text[start:end], answer, citation["n"], base=start))
 
 
 def highlighted_document(document: Document, highlight: Highlight) -> SafeString:
@@ -153,7 +108,7 @@ def _markdown_html(text: str, highlight: Highlight) -> SafeString:
     focus, opening, closing = f"zqmk{nonce}f", f"zqmk{nonce}o", f"zqmk{nonce}c"
     segment = text[seg_start:seg_end]
     # Markers go in line by line, after each line's list, heading or quote markup, so that the
-    # Markdown keeps its structure; after rendering they become <mark> tags.
+    # Markdown keeps its structure; after rendering they become <mark> elements around text.
     inserts: list[tuple[int, str]] = []
     for number, (a, b) in enumerate(highlight.support):
         line_start = a
@@ -167,13 +122,50 @@ def _markdown_html(text: str, highlight: Highlight) -> SafeString:
             line_start = line_end + 1
     for offset, marker in sorted(inserts, key=lambda item: item[0], reverse=True):
         segment = segment[:offset] + marker + segment[offset:]
-    body = str(render_markdown(segment))
-    body = (body.replace(focus, '<mark class="passage support" id="passage">')
-            .replace(opening, '<mark class="passage support">').replace(closing, "</mark>"))
-    segment_id = "" if highlight.support else ' id="passage"'
+    body = _marks_on_text(str(render_markdown(segment)), re.compile(f"(zqmk{nonce}[foc])"))
+    segment_id = "" if 'id="passage"' in body else ' id="passage"'
     return format_html('<div class="doc markdown">{}<div class="passage segment"{}>{}</div>{}</div>',
                        render_markdown(text[:seg_start]), mark_safe(segment_id),  # noqa: S308 — a constant
                        mark_safe(body), render_markdown(text[seg_end:]))  # noqa: S308 — sanitised Markdown
+
+
+def _marks_on_text(html: str, marker: re.Pattern) -> str:
+    """Sanitized HTML with highlight markers turned into <mark> elements around text only.
+
+    A marker may have landed inside a tag (a link's title or URL, where the sentence starts or
+    ends): it is taken out there, and only says where highlighting starts or stops. Every <mark>
+    opens and closes within one piece of text, so it can never break a tag or an attribute; the
+    first after the focus marker carries id="passage"."""
+    out: list[str] = []
+    on = focus = False
+    for part in TAG_OR_TEXT.split(html):
+        pieces = marker.split(part)
+        if part.startswith("<"):
+            out.append("".join(pieces[::2]))
+            switches = pieces[1::2]
+        else:
+            switches = []
+            for i, piece in enumerate(pieces):
+                if i % 2:
+                    on, focus = _switched(piece, on, focus)
+                elif on and piece.strip():
+                    out.append(f"{_FOCUS_MARK if focus else _MARK}{piece}</mark>")
+                    focus = False
+                else:
+                    out.append(piece)
+        for switch in switches:
+            on, focus = _switched(switch, on, focus)
+    return "".join(out)
+
+
+_MARK = '<mark class="passage support">'
+_FOCUS_MARK = '<mark class="passage support" id="passage">'
+
+
+def _switched(marker: str, on: bool, focus: bool) -> tuple[bool, bool]:
+    """(highlighting, focus pending) after `marker`: f opens with the focus, o opens, c closes."""
+    kind = marker[-1]
+    return kind != "c", focus or kind == "f"
 
 
 def chunk_similarities(document: Document, query: str) -> list[float | None]:

@@ -10,6 +10,7 @@ from django.db import models
 from django.db.models import F, Q
 from pgvector.django import HnswIndex, VectorField
 
+from corpus.ingest.parse.base import TEXT_VERSION, page_number
 from corpus.querysets import CollectionQuerySet
 
 # The text search configuration used for the keyword index and for queries alike.
@@ -100,12 +101,12 @@ class Collection(models.Model):
         return self.chunker == self.Chunker.SLIDING
 
     def pipeline_signature(self) -> str:
-        """Settings that shape chunks; a document built under other settings must be rebuilt."""
+        """Settings (and the parser's text version) that shape chunks; a document built under others must be rebuilt."""
         embedding = self.embedding_mode
         if embedding == self.EmbeddingMode.NEIGHBOURS:
             embedding += f"({settings.EMBEDDING_NEIGHBOUR_WEIGHT})"
         return (f"{self.chunker}:{self.chunk_size}:{self.chunk_overlap}:{self.semantic_threshold}:"
-                f"{self.contextualization}:{embedding}:{settings.EMBEDDING_MODEL}")
+                f"{self.contextualization}:{embedding}:{settings.EMBEDDING_MODEL}:text{TEXT_VERSION}")
 
 
 class Document(models.Model):
@@ -163,15 +164,7 @@ class Document(models.Model):
 
     def page_at(self, offset: int) -> int | None:
         """1-based page number holding the character at `offset`, for paged (PDF) documents."""
-        if not self.pages:
-            return None
-        page = 1
-        for number, start in enumerate(self.pages, start=1):
-            if start <= offset:
-                page = number
-            else:
-                break
-        return page
+        return page_number(self.pages, offset)
 
 
 IN_PROGRESS = (Document.Status.PARSING, Document.Status.CHUNKING, Document.Status.CONTEXTUALIZING,

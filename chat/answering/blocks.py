@@ -3,8 +3,10 @@ and code, for Markdown, reStructuredText and plain text alike. Pure.
 
 The extractive answer quotes sentences of paragraphs and list items; a sentence that ends in a
 colon brings along the list items or table rows that follow it, and the heading above a sentence
-tells what it is about. Display text turns reST inline markup into Markdown (``code`` to `code`,
-:func:`~a.b.c` to `c`, `link <url>`_ to link).
+tells what it is about. Besides Markdown and reST headings, a paragraph of one short line without
+final punctuation is a heading (PDF text gives headings so, set apart at ingestion). Display
+text turns reST inline markup into Markdown (``code`` to `code`, :func:`~a.b.c` to `c`,
+`link <url>`_ to link).
 """
 
 from __future__ import annotations
@@ -34,6 +36,10 @@ _CODE_DIRECTIVES = {"code-block", "code", "sourcecode", "console", "literalinclu
                     "graphviz", "doctest", "testcode", "csv-table", "list-table", "toctree", "image", "figure",
                     "raw", "only", "include", "autoclass", "automodule", "autofunction"}
 _COMMENT_OR_TARGET = re.compile(r"^\s*\.\.(\s+_[^:]*:.*|\s*$|\s+[^:]*$)")
+_PUNCTUATED_END = re.compile(r"[.!?:;,…][\"')\]’”*_`]*$")
+TITLE_WORDS, FEW_WORDS = 12, 6
+_MARKUP = re.compile(r"[`*_:|<>\[\]{}=]")
+_NUMBERED = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[A-Z]\.\d+(?:\.\d+)*)\s+\S")
 _MD_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 
 
@@ -50,10 +56,13 @@ def parse_blocks(text: str) -> list[Block]:
     simple_table = False
 
     def flush() -> None:
-        nonlocal current
+        nonlocal current, heading
         if current:
             joined = " ".join(line.strip() for line in current).strip()
-            if joined:
+            if current_kind == PARAGRAPH and len(current) == 1 and _title_line(joined):
+                heading = joined
+                blocks.append(Block(HEADING, joined, heading, current_start))
+            elif joined:
                 blocks.append(Block(current_kind, joined, heading, current_start))
         current = []
 
@@ -149,6 +158,18 @@ def parse_blocks(text: str) -> list[Block]:
     flush()
     flush_code()
     return blocks
+
+
+def _title_line(line: str) -> bool:
+    """A paragraph of one line that reads as a title, the way PDFs (and plain text) give headings:
+    numbered ("2.4 Library Notes") or a few words ("Who should read this"), starting with a capital
+    or a digit, ending in no punctuation, without inline markup ("Default: ``None``" and
+    "**Attributes**" in reST are not headings)."""
+    first = next((c for c in line if c.isalnum()), "")
+    if (not first or first.islower() or _MARKUP.search(line) or _PUNCTUATED_END.search(line)
+            or not any(c.isalpha() for c in line)):
+        return False
+    return bool(_NUMBERED.match(line)) and len(line.split()) <= TITLE_WORDS or len(line.split()) <= FEW_WORDS
 
 
 def _line_offsets(text: str) -> list[int]:

@@ -8,6 +8,7 @@ import re
 from django.urls import reverse
 
 from chat.retrieval import DocumentRef, SearchResult
+from corpus.ingest.parse.base import page_number
 from corpus.models import Document
 
 # Character budget of all sources given to the LLM (or scanned for an extractive answer).
@@ -18,17 +19,6 @@ MAX_SOURCES = 8
 def document_ref(document: DocumentRef) -> dict:
     """The stored form of a document reference: {"id", "title", "source"}."""
     return {"id": document.id, "title": document.title or "", "source": document.source or ""}
-
-
-def _page_for(document_id: int, char_start: int | None, pages: dict[int, list[int]]) -> int | None:
-    offsets = pages.get(document_id) or []
-    if char_start is None or not offsets:
-        return None
-    page = 1
-    for number, start in enumerate(offsets, start=1):
-        if start <= char_start:
-            page = number
-    return page
 
 
 def _document_pages(document_ids: set[int]) -> dict[int, list[int]]:
@@ -62,7 +52,7 @@ def build_citations(result: SearchResult, *, budget: int = CONTEXT_CHARS,
         pages = _document_pages(missing_pages)
         for c in citations:
             if c["page"] is None:
-                c["page"] = _page_for(c["document"]["id"], c["char_start"], pages)
+                c["page"] = page_number(pages.get(c["document"]["id"]) or [], c["char_start"] or 0)
     for n, citation in enumerate(citations, start=1):
         citation["n"] = n
         if isinstance(citation["score"], int | float):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import openai
 from django.conf import settings
@@ -24,6 +24,7 @@ from chat.answering.extractive import Hit, Quotes, render_quotes, select_quotes
 from chat.answering.grounding import ground
 from chat.answering.prompts import answer_messages
 from chat.answering.rewrite import refers_back, rewrite_query
+from chat.answering.support import pin_pages
 from chat.retrieval import SearchError, search
 from corpus import llm
 
@@ -228,7 +229,13 @@ def _extractive(prepared: Prepared) -> str:
 
 
 def finish(prepared: Prepared, text: str) -> Answer:
-    """The answer as shown: an LLM's text after the grounding pass, and the sources it cites."""
+    """The answer as shown: an LLM's text after the grounding pass, and the sources it cites,
+    each with the page of the sentence it is cited for (chat.answering.support.pin_pages)."""
+    answer = _grounded(prepared, text)
+    return replace(answer, citations=pin_pages(answer.citations, answer.text))
+
+
+def _grounded(prepared: Prepared, text: str) -> Answer:
     if prepared.mode == "extractive" or not text.strip():
         cited = set(cited_numbers(text))
         return Answer(text=text, raw_text=text, citations=[c for c in prepared.citations if c["n"] in cited])

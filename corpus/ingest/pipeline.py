@@ -38,6 +38,7 @@ from corpus.ingest import embed as embedding
 from corpus.ingest.chunk import ChunkingConfig, TooManyChunks, chunk_text, heading_paths
 from corpus.ingest.contextualize import contextualize
 from corpus.ingest.parse import ParseError, parse_document
+from corpus.ingest.parse.base import page_number
 from corpus.ingest.tokens import count_tokens, tokenize
 from corpus.models import IN_PROGRESS, Chunk, Collection, Document
 
@@ -256,11 +257,10 @@ def _build(document: Document) -> Built:
             vectors = embedding.blend_neighbours(vectors, settings.EMBEDDING_NEIGHBOUR_WEIGHT)
 
     pages = list(parsed.pages)
-    page_finder = Document(pages=pages)
     chunks = [
         Chunk(document_id=document_id, chunk_index=i, text=chunk_texts[i], start=span.start, end=span.end,
               heading_path=" > ".join(paths[i]), context=result.contexts[i],
-              page=page_finder.page_at(span.start), token_count=count_tokens(chunk_texts[i]),
+              page=page_number(pages, span.start), token_count=count_tokens(chunk_texts[i]),
               embedding=vectors[i])
         for i, span in enumerate(spans)
     ]

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from chat.models import Message
-from chat.passages import Highlight, highlighted_document, sentence_spans, supporting_spans
+from chat.passages import Highlight, highlighted_document
 from chat.services import conversation_start
 from corpus.models import Document
 from tests.chat.chat_corpus import make_collection, make_document
@@ -28,19 +28,6 @@ def _pdf_text():
         pages.append(len(text))
         text += page
     return text, pages
-
-
-def test_sentence_spans_split_sentences_and_list_items():
-    text = "Intro line here. Second one!\n\n- item one\n- item two\n"
-    assert [text[a:b] for a, b in sentence_spans(text)] == [
-        "Intro line here.", "Second one!", "- item one", "- item two"]
-
-
-def test_the_supporting_sentence_is_the_one_holding_the_claim():
-    text, _ = _pdf_text()
-    spans = supporting_spans(text, (0, len(text)), ["The lamp was converted to electricity in 1921."])
-    assert [text[a:b] for a, b in spans] == ["The lamp was converted to electricity in 1921."]
-    assert supporting_spans(text, (0, len(text)), ["Penguins enjoy cold water."]) == ()
 
 
 def test_plain_text_shows_page_breaks_and_the_sentence_inside_the_segment():
@@ -113,3 +100,36 @@ def test_the_chat_says_when_nothing_answers(client, user, no_llm):
     done = body[body.index("event: done"):]
     assert "Nothing in the collection “Reports” answers this question." in done
     assert "Extractive answer" not in done and "/sources/" not in done  # no unrelated passages cited
+
+
+LINKED = ('Intro line.\n\nRead [the guide](http://x.test/g "Guide. The lamp was converted in 1921.") first, '
+          "then the notes. The old lamp is kept in the museum.\n")
+
+
+def _tags(html: str) -> list[str]:
+    return re.findall(r"<[^>]*>", html)
+
+
+def test_a_highlight_starting_inside_a_link_title_leaves_the_link_whole():
+    document = Document(text=LINKED, media_type="text/markdown", source="lamp.md")
+    # The sentence found for "The lamp was converted in 1921" starts inside the link's title.
+    start = LINKED.index("The lamp was")
+    end = LINKED.index("The old lamp") - 1
+    html = str(highlighted_document(document, Highlight(segment=(0, len(LINKED)), support=((start, end),))))
+    link = next(tag for tag in _tags(html) if tag.startswith("<a "))
+    assert 'href="http://x.test/g"' in link and 'title="Guide. The lamp was converted in 1921."' in link
+    assert "zqmk" not in html
+    # Marks hold text only: the link's text (its title holds the sentence's start) and the
+    # visible rest of the sentence, the first one the focus.
+    assert re.findall(r"<mark[^>]*>(.*?)</mark>", html) == ["the guide", " first, then the notes."]
+    assert '<mark class="passage support" id="passage">the guide</mark>' in html
+
+
+def test_a_highlight_across_a_link_marks_each_piece_of_text():
+    text = "Before.\n\nThe [lamp guide](http://x.test/g \"Title. More\") tells the story. After.\n"
+    document = Document(text=text, media_type="text/markdown", source="lamp.md")
+    start, end = text.index("The [lamp"), text.index(" After.")
+    html = str(highlighted_document(document, Highlight(segment=(0, len(text)), support=((start, end),))))
+    assert re.findall(r"<mark[^>]*>(.*?)</mark>", html) == ["The ", "lamp guide", " tells the story."]
+    assert not any("<mark" in tag[1:] for tag in _tags(html))  # no mark inside a tag
+    assert 'title="Title. More"' in html and html.count('id="passage"') == 1

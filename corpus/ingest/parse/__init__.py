@@ -1,8 +1,10 @@
 """Parsing uploaded files into text with headings (and PDF page offsets).
 
 parse_document() is the one entry point; every failure is a ParseError whose message can be shown
-to the person who uploaded the file as it is. Newlines in the text are always \\n. The formats
-read, their extensions and their names for people: formats.py.
+to the person who uploaded the file as it is. Newlines in the text are always \\n, and
+compatibility characters (ligatures, full-width forms, non-breaking spaces) are folded to plain
+ones (corpus.ingest.parse.fold). The formats read, their extensions and their names for people:
+formats.py.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from corpus.ingest.parse.formats import (
     ZIP,
     ZIPPED,
 )
+from corpus.ingest.parse.fold import fold_document
 from corpus.ingest.parse.htmltext import parse_html
 from corpus.ingest.parse.limits import check_text_length, size_text
 from corpus.ingest.parse.mail import parse_eml
@@ -74,7 +77,8 @@ def parse_document(data: bytes, *, filename: str, media_type: str | None = None,
     else:
         kind = declared
     stem = PurePath(filename).stem or filename or "Untitled"
-    document = _parse(data, kind, filename)
+    # Folded here, once for every format, before anything takes offsets into the text.
+    document = fold_document(_parse(data, kind, filename))
     check_text_length(len(document.text))
     if not document.text.strip():
         raise ParseError("The file contains no text.")

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# Changes whenever parsing gives other text for the same file (2: compatibility characters folded,
+# PDF running headers and footers dropped, PDF headings set apart): it is part of the collection's
+# pipeline signature, so documents built before are rebuilt when re-ingested.
+TEXT_VERSION = 2
+
 
 class ParseError(Exception):
     """A document that cannot be read; str(exc) is a message for the person who uploaded it."""
@@ -28,3 +33,16 @@ class ParsedDocument:
 def normalise_newlines(text: str) -> str:
     """\\r\\n and lone \\r become \\n, so offsets mean the same thing for every format."""
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def page_number(pages: list[int], offset: int) -> int | None:
+    """1-based page holding the character at `offset`, given the offsets where pages start
+    (ParsedDocument.pages); None for a document without pages."""
+    if not pages:
+        return None
+    page = 1
+    for number, start in enumerate(pages, start=1):
+        if start > offset:
+            break
+        page = number
+    return page

@@ -1,4 +1,5 @@
-"""PDF: the text layer of each page (no OCR), with the offset where each page starts.
+"""PDF: the text layer of each page (no OCR), with the offset where each page starts; running
+headers, footers and page numbers dropped and headings set apart (corpus.ingest.parse.pdf_layout).
 
 Memory stays bounded: every stream inflates to at most MAX_DECOMPRESSED_BYTES (pypdf's own
 limits, lowered to ours), the decoded content of a page is dropped once its text is out (pypdf
@@ -12,6 +13,9 @@ import logging
 
 from corpus.ingest.parse.base import ParseError, normalise_newlines
 from corpus.ingest.parse.limits import decompressed_error, max_decompressed_bytes, max_text_chars, text_error
+from corpus.ingest.parse.pdf_layout import clean_pages
+
+logger = logging.getLogger(__name__)
 
 NO_TEXT_MESSAGE = ("The PDF has no extractable text (is it a scanned image?). "
                    "Run OCR on it, or upload a PDF with a text layer.")
@@ -31,12 +35,15 @@ def parse_pdf(data: bytes) -> tuple[str, list[int], str | None]:
         page_texts, metadata_title = _read_pages(data)
     if not page_texts:
         raise ParseError(DAMAGED_MESSAGE)
+    # NUL cannot be stored in Postgres text; it is never meaningful in extracted text.
+    cleaned = clean_pages([normalise_newlines(text).replace("\x00", "") for text in page_texts])
+    logger.info("PDF text: %s running header/footer lines dropped, %s headings set apart",
+                cleaned.running_lines, cleaned.headings)
     parts: list[str] = []
     pages: list[int] = []
     length = 0
-    for page_text in page_texts:
-        # NUL cannot be stored in Postgres text; it is never meaningful in extracted text.
-        page_text = normalise_newlines(page_text).replace("\x00", "").strip()
+    for page_text in cleaned.pages:
+        page_text = page_text.strip()
         if page_text and length:
             parts.append(PAGE_SEPARATOR)
             length += len(PAGE_SEPARATOR)

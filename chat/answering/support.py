@@ -1,0 +1,102 @@
+"""Which sentence of a cited segment supports an answer's sentences, and the PDF page it is on.
+
+One finder for everything that names it: when an answer is finished, pin_pages() stores the page
+of each citation's first supporting sentence in the citation's `page` (the sources list, the API
+and `/v1` show that), and the passage view highlights and scrolls to the same sentences, found
+by the same function on the same segment text, so the page it names is the same.
+
+Supporting sentences are found by words: each answer sentence citing [n] is matched to the
+segment sentence holding most of its content words (an extractive answer quotes it; an LLM
+answer usually reuses its words).
+"""
+
+from __future__ import annotations
+
+import re
+
+from django.db.models.functions import Substr
+
+from chat.answering.grounding import sentences_citing
+from chat.answering.text import content_terms
+from corpus.ingest.parse.base import page_number
+from corpus.models import Document
+
+# An answer sentence is matched to the segment sentence holding at least this share of its words.
+MIN_SUPPORT = 0.5
+
+# A sentence ends at . ! ? (and closing quotes or brackets) before white space, at a blank line
+# (paragraphs, PDF pages) and before a list item's or heading's line.
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=\S)|\n[ \t]*\n|\n(?=[ \t]*(?:[-*+•]|\d+[.)]|#{1,6})\s)")
+
+
+def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """(start, end) of each sentence or list item of text[start:end], as offsets into `text`,
+    without surrounding white space."""
+    end = len(text) if end is None else end
+    spans, position = [], start
+    for match in _SENTENCE_BREAK.finditer(text, start, end):
+        spans.append((position, match.start()))
+        position = match.end()
+    spans.append((position, end))
+    trimmed = []
+    for a, b in spans:
+        piece = text[a:b]
+        a += len(piece) - len(piece.lstrip())
+        b -= len(piece) - len(piece.rstrip())
+        if b > a:
+            trimmed.append((a, b))
+    return trimmed
+
+
+def supporting_spans(segment: str, claims: list[str], *, base: int = 0) -> tuple[tuple[int, int], ...]:
+    """The sentences of `segment` (a segment's text, starting at offset `base` of its document)
+    that best support each claim (an answer sentence), when one holds at least MIN_SUPPORT of the
+    claim's content words; as document offsets, in the order of the claims, each once."""
+    spans = sentence_spans(segment)
+    terms = [content_terms(segment[a:b]) for a, b in spans]
+    found: dict[tuple[int, int], None] = {}
+    for claim in claims:
+        wanted = content_terms(claim)
+        if not wanted:
+            continue
+        best, best_key = None, (0.0, 0.0)
+        for span, span_terms in zip(spans, terms, strict=True):
+            shared = len(wanted & span_terms)
+            recall = shared / len(wanted)
+            precision = shared / len(span_terms) if span_terms else 0.0
+            # The first of equals wins: a sentence a manual repeats is cited where it first appears.
+            if recall >= MIN_SUPPORT and (best is None or (recall, precision) > best_key):
+                best, best_key = span, (recall, precision)
+        if best is not None:
+            found[(base + best[0], base + best[1])] = None
+    return tuple(found)
+
+
+def support_for(segment: str, answer: str, n: int, *, base: int = 0) -> tuple[tuple[int, int], ...]:
+    """The sentences of `segment` supporting the sentences of `answer` that cite [n]."""
+    return supporting_spans(segment, sentences_citing(answer, n), base=base)
+
+
+def pin_pages(citations: list[dict], answer: str) -> list[dict]:
+    """Copies of `citations` whose `page` is the PDF page of the first sentence of the segment
+    that supports the answer (found as the passage view finds it); a citation without a
+    supporting sentence keeps the page its segment starts on, one of a document without pages
+    keeps None. The segment is read from the document as it is now (a citation's `text` may have
+    been cut to the answer's budget)."""
+    pinned = []
+    for citation in citations:
+        citation = dict(citation)
+        pinned.append(citation)
+        document_id = (citation.get("document") or {}).get("id")
+        start, end = citation.get("char_start"), citation.get("char_end")
+        if document_id is None or start is None or end is None or end <= start:
+            continue
+        row = (Document.objects.filter(pk=document_id).exclude(pages=[])
+               .annotate(segment=Substr("text", start + 1, end - start)).values_list("pages", "segment").first())
+        if row is None:
+            continue
+        pages, segment = row
+        support = support_for(segment or "", answer, citation["n"], base=start)
+        if support:
+            citation["page"] = page_number(pages, support[0][0])
+    return pinned

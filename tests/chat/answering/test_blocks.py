@@ -1,0 +1,41 @@
+"""Blocks of PDF-like text: a heading on a line of its own is a heading, never the start of the
+sentence below it."""
+
+from chat.answering.blocks import HEADING, PARAGRAPH, parse_blocks
+from chat.answering.extractive import split_sentences
+
+PDF_TEXT = """\
+3 Configuration
+
+All settings live in one plain text file that you can edit with any editor.
+
+3.2 The sync interval
+
+Harbour Sync looks for changes at a fixed interval. The sync interval defaults to ninety seconds.
+Done so far
+
+Keep a copy of the file before large changes: the program never rewrites it, but an editor may.
+"""
+
+
+def test_a_one_line_unpunctuated_paragraph_is_a_heading():
+    blocks = parse_blocks(PDF_TEXT)
+    assert [(b.kind, b.text[:20], b.heading) for b in blocks] == [
+        (HEADING, "3 Configuration", "3 Configuration"),
+        (PARAGRAPH, "All settings live in", "3 Configuration"),
+        (HEADING, "3.2 The sync interva", "3.2 The sync interval"),
+        (PARAGRAPH, "Harbour Sync looks f", "3.2 The sync interval"),
+        (PARAGRAPH, "Keep a copy of the f", "3.2 The sync interval"),
+    ]
+
+
+def test_headings_do_not_run_into_the_next_sentence():
+    assert split_sentences(PDF_TEXT) == [
+        "All settings live in one plain text file that you can edit with any editor.",
+        "Harbour Sync looks for changes at a fixed interval.", "The sync interval defaults to ninety seconds.",
+        "Keep a copy of the file before large changes: the program never rewrites it, but an editor may."]
+
+
+def test_a_short_sentence_or_a_lower_case_line_stays_a_paragraph():
+    kinds = [b.kind for b in parse_blocks("Restart it.\n\nsee the notes below\n\nWhy does it fail?\n\nText here.\n")]
+    assert kinds == [PARAGRAPH] * 4

@@ -1,0 +1,78 @@
+"""The supporting sentence of a citation and the page it is on: one finder for the stored
+citation and the passage view."""
+
+import pytest
+
+from chat.answering.support import pin_pages, sentence_spans, supporting_spans
+from tests.chat.chat_corpus import make_collection, make_document
+
+PAGES = [
+    "The lighthouse report. The lighthouse stands on the northern cape of the island.",
+    "Keepers lived in the cottage beside the tower. Supplies came by boat every month.",
+    "The lamp was converted to electricity in 1921. The old oil lamp is now in the museum.",
+    "Visitors may climb the tower in summer. Tickets are sold at the cottage.",
+]
+
+
+def _pdf_text():
+    text, pages = "", []
+    for page in PAGES:
+        if text:
+            text += "\n\n"
+        pages.append(len(text))
+        text += page
+    return text, pages
+
+
+def test_sentence_spans_split_sentences_and_list_items():
+    text = "Intro line here. Second one!\n\n- item one\n- item two\n"
+    assert [text[a:b] for a, b in sentence_spans(text)] == [
+        "Intro line here.", "Second one!", "- item one", "- item two"]
+
+
+def test_the_supporting_sentence_is_the_one_holding_the_claim():
+    text, _ = _pdf_text()
+    spans = supporting_spans(text, ["The lamp was converted to electricity in 1921."])
+    assert [text[a:b] for a, b in spans] == ["The lamp was converted to electricity in 1921."]
+    assert supporting_spans(text, ["Penguins enjoy cold water."]) == ()
+
+
+def test_a_repeated_sentence_is_supported_where_it_first_appears():
+    text = "Intro here.\n\nThe first element is named one.\n\nOther words.\n\nThe first element is named one."
+    assert supporting_spans(text, ["The first element is named one."]) == ((13, 44),)
+
+
+def test_spans_of_a_segment_are_document_offsets():
+    text, _ = _pdf_text()
+    start = text.index("Keepers")
+    spans = supporting_spans(text[start:], ["Tickets are sold at the cottage."], base=start)
+    assert [text[a:b] for a, b in spans] == ["Tickets are sold at the cottage."]
+
+
+def _cited(document, text, *, start=0, page=1):
+    return {"n": 1, "document": {"id": document.pk, "title": document.title, "source": document.source},
+            "start": 0, "end": 4, "char_start": start, "char_end": len(text), "text": text[start:start + 40] + " …",
+            "score": 1.0, "page": page}
+
+
+@pytest.mark.django_db
+def test_the_citation_names_the_page_of_the_cited_sentence():
+    text, pages = _pdf_text()
+    parts = [text[a:b] for a, b in zip(pages, [*pages[1:], len(text)], strict=True)]
+    document = make_document(make_collection("reports"), source="report.pdf", parts=parts,
+                             media_type="application/pdf", pages=pages)
+    # The citation's text was cut to the budget before the cited sentence: the segment is read whole.
+    citation = _cited(document, text)
+    pinned = pin_pages([citation], "- The lamp was converted to electricity in 1921. [1]")
+    assert [c["page"] for c in pinned] == [3]
+    assert citation["page"] == 1  # a copy: the prepared sources are left as they were
+    assert pin_pages([citation], "- Tickets are sold at the cottage. [1]")[0]["page"] == 4
+    # Nothing in the segment supports the sentence: the page the segment starts on stays.
+    assert pin_pages([_cited(document, text, start=pages[1], page=2)], "Penguins swim. [1]")[0]["page"] == 2
+
+
+@pytest.mark.django_db
+def test_a_document_without_pages_keeps_no_page():
+    document = make_document(make_collection("notes"), source="notes.md", parts=["The lamp is electric now.\n"])
+    citation = _cited(document, document.text, page=None)
+    assert pin_pages([citation], "The lamp is electric now [1].")[0]["page"] is None
