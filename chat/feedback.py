@@ -149,7 +149,7 @@ def feedback_documents(*, user, message: Message, limit: int = 200) -> list[tupl
     ones: readable documents of the collection the answer searched (every readable one when it
     searched them all), by title; at most `limit`."""
     documents = permissions.readable_documents(user).filter(status="ready")
-    if message.collection_slug:
-        documents = documents.filter(collection__slug=message.collection_slug)
+    if message.collection_id is not None:
+        documents = documents.filter(collection_id=message.collection_id)
     rows = documents.order_by("title", "source").values_list("id", "title", "source")[:limit]
     return [(pk, f"{title or source} ({source})" if title else source) for pk, title, source in rows]

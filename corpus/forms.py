@@ -13,7 +13,7 @@ import re
 from django import forms
 from django.core.exceptions import ValidationError
 
-from corpus import selectors, services
+from corpus import permissions, selectors, services
 from corpus.models import CHUNK_SIZE_MAX, CHUNK_SIZE_MIN, Collection, Document
 from corpus.uploads import SUPPORTED_EXTENSIONS
 
@@ -84,8 +84,13 @@ class CollectionForm(forms.ModelForm):
                   "embedding_mode", "is_public"]
         widgets = {"description": forms.Textarea(attrs={"rows": 2})}
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
+        if not permissions.can_publish(user) and not self.instance.is_public:
+            # Making it public is a staff decision (corpus.permissions); a disabled field keeps its value.
+            public = self.fields["is_public"]
+            public.disabled = True
+            public.help_text = "Only staff may make a collection public; share it with readers instead."
         slug = self.fields["slug"]
         slug.required = False
         slug.help_text = "Used in links and the API. Left empty, it is made from the name."

@@ -46,7 +46,7 @@ def test_create_makes_the_caller_owner_and_derives_the_slug(user, other_user):
 
 @pytest.mark.parametrize(("body", "field", "message"), [
     ({}, "name", "required"),
-    ({"name": "X", "slug": "recipes"}, "slug", "already exists"),
+    ({"name": "X", "slug": "recipes"}, "slug", "This slug is not available"),
     ({"name": "X", "slug": "not a slug"}, "slug", "valid"),
     ({"name": "X", "chunk_size": 5}, "chunk_size", "between 16 and 2048"),
     ({"name": "X", "chunk_size": 100, "chunk_overlap": 100}, "chunk_overlap", "smaller than the chunk size"),
