@@ -12,6 +12,8 @@ is a staff decision: an owner may make their collection private again, not publi
 
 from __future__ import annotations
 
+from django.db.models import QuerySet
+
 from corpus.models import Chunk, Collection, Document
 
 
@@ -43,6 +45,17 @@ def readable_documents(user):
 
 def readable_chunks(user):
     return Chunk.objects.filter(document__collection__in=readable_collections(user))
+
+
+def own_records(user, queryset: QuerySet, *, user_field: str = "user") -> QuerySet:
+    """The rows of `queryset` (conversations, their messages, ratings) that are `user`'s own through
+    `user_field`: what anyone but a superuser may see of them, the admin included (other people's
+    questions, answers and the source text in them are theirs)."""
+    if user is None or not user.is_authenticated or not user.is_active:
+        return queryset.none()
+    if user.is_superuser:
+        return queryset
+    return queryset.filter(**{user_field: user})
 
 
 def can_read_collection(user, collection: Collection) -> bool:
