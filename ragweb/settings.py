@@ -145,6 +145,19 @@ CELERY_BROKER_URL = env_url("CELERY_BROKER_URL", f"redis://127.0.0.1:{_redis_por
 CELERY_RESULT_BACKEND = env_url("CELERY_RESULT_BACKEND", CELERY_BROKER_URL.rsplit("/", 1)[0] + "/1",
                                 schemes=("redis", "rediss"))
 CELERY_RESULT_EXPIRES = 3600
+
+# Sign-in throttling (accounts/signin.py): failed sign-ins are counted in Redis, shared by every web
+# process; past a limit (per username, per client address) sign-in is refused for LOGIN_LOCKOUT_SECONDS.
+SIGNIN_CACHE_URL = env_url("SIGNIN_CACHE_URL", CELERY_BROKER_URL.rsplit("/", 1)[0] + "/2",
+                           schemes=("redis", "rediss"))
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "signin": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": SIGNIN_CACHE_URL,
+               "KEY_PREFIX": "ragweb", "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2}},
+}
+LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10, minimum=1)
+LOGIN_FAILURE_LIMIT_PER_ADDRESS = env_int("LOGIN_FAILURE_LIMIT_PER_ADDRESS", 50, minimum=1)
+LOGIN_LOCKOUT_SECONDS = env_int("LOGIN_LOCKOUT_SECONDS", 15 * 60, minimum=1)
 CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 180, minimum=10)
 # kombu (5.7) sweeps unacked messages only every interval x throttle seconds (default 10 x 10 = 100 s);
 # sweep every few seconds so a killed worker's task comes back soon after the visibility timeout.
