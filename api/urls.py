@@ -1,5 +1,6 @@
 """/api/ (REST, schema and docs) and /v1/ (OpenAI-compatible) routes; ragweb.urls mounts both."""
 
+from django.contrib.auth.decorators import login_required
 from django.urls import path
 from drf_spectacular.views import SpectacularSwaggerView
 
@@ -18,7 +19,8 @@ from api.search import SearchView
 
 urlpatterns = [
     path("schema/", SchemaView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    # Signed-in users only, like the API itself (the schema: SPECTACULAR_SETTINGS SERVE_PERMISSIONS).
+    path("docs/", login_required(SpectacularSwaggerView.as_view(url_name="schema")), name="docs"),
     path("collections/", CollectionListView.as_view(), name="collections"),
     path("collections/<slug:slug>/", CollectionDetailView.as_view(), name="collection"),
     path("documents/", DocumentListView.as_view(), name="documents"),

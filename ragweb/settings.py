@@ -247,6 +247,7 @@ SPECTACULAR_SETTINGS = {
                    "the OpenAI-compatible endpoints under /v1 take the same key as `Authorization: Bearer KEY`.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "SCHEMA_PATH_PREFIX": r"/(api|v1)",
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
