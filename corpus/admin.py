@@ -326,10 +326,19 @@ class DocumentAdmin(_StaffOnly, admin.ModelAdmin):
         self.message_user(request, f"Queued {done} document(s) for re-ingestion.")
 
     @admin.action(description="Delete the selected documents (chunks and files too)")
-    def delete_documents(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
+    def delete_documents(self, request: HttpRequest, queryset: QuerySet[Document]):
+        """Asks first (as every destructive action does), then deletes those the user may change."""
+        if request.POST.get("confirm") != "yes":
+            documents = list(queryset.select_related("collection"))
+            writable = [d for d in documents if permissions.can_write_document(request.user, d)]
+            return TemplateResponse(request, "admin/corpus/document/delete_confirm.html", {
+                **self.admin_site.each_context(request), "title": "Delete documents?", "documents": writable,
+                "refused": len(documents) - len(writable), "opts": self.opts,
+                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME})
         done = self._for_each_writable(request, queryset,
                                        lambda document: services.document_delete(document=document))
         self.message_user(request, f"Deleted {done} document(s).")
+        return None
 
     @admin.action(description="Move the selected documents to another collection")
     def move_documents(self, request: HttpRequest, queryset: QuerySet[Document]):

@@ -129,11 +129,17 @@ def test_reingest_action_rebuilds_through_the_services(admin_client, document, d
     assert not old_ids & set(Chunk.objects.filter(document=document).values_list("pk", flat=True))
 
 
-def test_delete_action_removes_chunks_and_file(admin_client, document, django_capture_on_commit_callbacks):
+def test_delete_action_confirms_then_removes_chunks_and_file(admin_client, document,
+                                                           django_capture_on_commit_callbacks):
     path = Path(document.file.path)
+    asked = admin_client.post("/admin/corpus/document/", {"action": "delete_documents",
+                                                          "_selected_action": [document.pk]})
+    page = asked.content.decode()
+    assert asked.status_code == 200 and "Delete these 1 document(s)" in page and 'value="Yes, delete"' in page
+    assert Document.objects.filter(pk=document.pk).exists() and path.exists()  # nothing deleted yet
 
     with django_capture_on_commit_callbacks(execute=True):
-        admin_client.post("/admin/corpus/document/", {"action": "delete_documents",
+        admin_client.post("/admin/corpus/document/", {"action": "delete_documents", "confirm": "yes",
                                                       "_selected_action": [document.pk]})
 
     assert not Document.objects.exists() and not Chunk.objects.exists() and not path.exists()
