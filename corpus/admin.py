@@ -21,7 +21,7 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from corpus import permissions, preview, selectors, services
-from corpus.forms import MultipleFileField
+from corpus.forms import MultipleFileField, UsernamesField
 from corpus.models import Chunk, Collection, Document
 from corpus.uploads import SUPPORTED_EXTENSIONS
 
@@ -61,7 +61,12 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
     list_filter = ["chunker", "contextualization", "is_public"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
-    filter_horizontal = ["readers", "editors"]
+    # By username, as on the collection page: a list of every account is no business of staff.
+    def formfield_for_manytomany(self, db_field, request, **kwargs):
+        if db_field.name in ("readers", "editors"):
+            return UsernamesField(label=db_field.verbose_name.capitalize(),
+                                  help_text="Usernames, separated by commas or spaces.")
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
     fieldsets = [
         (None, {"fields": ["name", "slug", "description", "owner"]}),
         ("Ingestion", {"fields": ["chunker", "chunk_size", "chunk_overlap", "semantic_threshold",

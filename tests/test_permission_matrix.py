@@ -266,7 +266,7 @@ def admin_delete(w: World) -> bool:
 
 def admin_share(w: World) -> bool:
     data = {**_collection_form("Renamed"), "owner": w.team.owner_id, "semantic_threshold": 0.5,
-            "readers": [w.stranger.pk], "editors": list(w.team.editors.values_list("pk", flat=True))}
+            "readers": w.stranger.username, "editors": " ".join(w.team.editors.values_list("username", flat=True))}
     w.web.post(f"/admin/corpus/collection/{w.team.pk}/change/", data)
     shared = w.team.readers.filter(pk=w.stranger.pk).exists()
     assert shared == (Collection.objects.get(pk=w.team.pk).name == "Renamed")

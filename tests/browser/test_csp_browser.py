@@ -22,7 +22,8 @@ def page(live_server, django_user_model, no_llm, chromium):  # DB fixtures first
     in_db_thread(setup)
     page = log_in(chromium, live_server.url, "root", "root-password-1")
     violations: list[str] = []
-    page.on("console", lambda msg: violations.append(msg.text) if "Content Security Policy" in msg.text else None)
+    page.on("console", lambda msg: violations.append(f"{page.url}: {msg.text[:80]}")
+            if "Content Security Policy" in msg.text else None)
     page.violations = violations
     yield page
     page.context.close()

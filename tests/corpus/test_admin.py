@@ -258,7 +258,7 @@ def test_owner_edits_and_shares_in_the_admin_through_the_services(client, staff,
     client.force_login(staff)
     form = {"name": "Garden", "slug": "garden", "description": "", "chunker": "markdown", "chunk_size": 256,
             "chunk_overlap": 0, "semantic_threshold": 0.5, "contextualization": "header",
-            "embedding_mode": "neighbours", "readers": [user.pk], "editors": []}
+            "embedding_mode": "neighbours", "readers": user.username, "editors": ""}
 
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(f"/admin/corpus/collection/{garden.pk}/change/", form)
@@ -289,7 +289,7 @@ def test_adding_a_collection_in_the_admin_makes_the_staff_user_the_owner(client,
     response = client.post("/admin/corpus/collection/add/", {
         "name": "Team", "slug": "team", "description": "", "chunker": "markdown", "chunk_size": 200,
         "chunk_overlap": 50, "semantic_threshold": 0.5, "contextualization": "header",
-        "embedding_mode": "neighbours", "readers": [], "editors": []})
+        "embedding_mode": "neighbours", "readers": "", "editors": ""})
 
     assert response.status_code == 302, response.content.decode()[:3000]
     assert Collection.objects.get(slug="team").owner == staff
@@ -300,9 +300,26 @@ def test_an_overlap_not_below_the_chunk_size_is_refused_in_the_admin(client, sta
     response = client.post("/admin/corpus/collection/add/", {
         "name": "Team", "slug": "team", "description": "", "chunker": "markdown", "chunk_size": 64,
         "chunk_overlap": 64, "semantic_threshold": 0.5, "contextualization": "header",
-        "embedding_mode": "neighbours", "readers": [], "editors": []})
+        "embedding_mode": "neighbours", "readers": "", "editors": ""})
 
     assert response.status_code == 200
     assert response.context["adminform"].form.errors == {
         "chunk_overlap": ["The overlap must be smaller than the chunk size."]}
     assert not Collection.objects.filter(slug="team").exists()
+
+
+def test_the_sharing_fields_name_the_collections_users_not_every_account(client, staff, user, garden,
+                                                                         django_user_model):
+    django_user_model.objects.create_user(username="zelda-elsewhere")
+    garden.owner = staff
+    garden.save()
+    garden.readers.add(user)
+    client.force_login(staff)
+    page = client.get(f"/admin/corpus/collection/{garden.pk}/change/").content.decode()
+    assert re.search(r'<textarea name="readers"[^>]*>\s*alice</textarea>', page)
+    assert "zelda-elsewhere" not in page
+    refused = client.post(f"/admin/corpus/collection/{garden.pk}/change/", {
+        "name": "Garden", "slug": "garden", "description": "", "chunker": "markdown", "chunk_size": 32,
+        "chunk_overlap": 0, "semantic_threshold": 0.5, "contextualization": "header",
+        "embedding_mode": "neighbours", "readers": "alice nobody", "editors": ""})
+    assert refused.status_code == 200 and "No such user: nobody." in refused.content.decode()
