@@ -21,8 +21,8 @@ urlpatterns = [
     path("schema/", SchemaView.as_view(), name="schema"),
     # Signed-in users only, like the API itself (the schema: SPECTACULAR_SETTINGS SERVE_PERMISSIONS).
     # The split view serves Swagger UI's set-up script as a file: the Content-Security-Policy runs no inline script.
-    path("docs/", login_required(SpectacularSwaggerSplitView.as_view(url_name="schema", template_name="api/swagger_ui.html")),
-         name="docs"),
+    path("docs/", login_required(SpectacularSwaggerSplitView.as_view(
+        url_name="schema", template_name="api/swagger_ui.html")), name="docs"),
     path("collections/", CollectionListView.as_view(), name="collections"),
     path("collections/<slug:slug>/", CollectionDetailView.as_view(), name="collection"),
     path("documents/", DocumentListView.as_view(), name="documents"),

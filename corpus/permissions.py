@@ -92,8 +92,8 @@ def check_publish(user, *, was_public: bool, is_public: bool) -> None:
 
 def collection_for(user, slug: str, *, write: bool = False, manage: bool = False) -> Collection:
     """The collection `slug` (its current slug, or one it had before a rename) if `user` may read it
-    (and write its documents with `write`, manage it with `manage`). Raises Denied: 404 when they may not read it or it does not exist, 403
-    when they may read it but not write or manage it."""
+    (and write its documents with `write`, manage it with `manage`). Raises Denied: 404 when they
+    may not read it or it does not exist, 403 when they may read it but not write or manage it."""
     readable = readable_collections(user)
     # A renamed collection's old slug still finds it (and only it: old slugs stay reserved).
     collection = readable.filter(slug=slug).first() or readable.filter(old_slugs__slug=slug).first()
