@@ -13,6 +13,7 @@ from api.documents import (
     DocumentMoveView,
     DocumentReingestView,
 )
+from api.feedback import MessageFeedbackView
 from api.openai import ChatCompletionView, ModelDetailView, ModelListView
 from api.schema import SchemaView
 from api.search import SearchView
@@ -31,6 +32,7 @@ urlpatterns = [
     path("documents/<int:pk>/reingest/", DocumentReingestView.as_view(), name="document-reingest"),
     path("documents/<int:pk>/chunks/", DocumentChunksView.as_view(), name="document-chunks"),
     path("ask/", AskView.as_view(), name="ask"),
+    path("messages/<int:pk>/feedback/", MessageFeedbackView.as_view(), name="message-feedback"),
     path("search/", SearchView.as_view(), name="search"),
 ]
 

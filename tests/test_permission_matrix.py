@@ -428,6 +428,17 @@ def v1_completion_of_everything(w: World) -> bool:
     return w.doc.pk in {c["document"]["id"] for c in response.json()["citations"]}
 
 
+def api_rating_names_document(w: World) -> bool:
+    if w.user is None:
+        return refused_or_ok(w, w.api.post("/api/messages/1/feedback/", {"rating": "up"}, format="json"), 200)
+    message = _rated_answer(w, "A passage about something else.")
+    response = w.api.post(f"/api/messages/{message.pk}/feedback/", {
+        "rating": "down", "document": w.doc.pk, "evidence": ["Logs are written to standard output"]}, format="json")
+    named = Feedback.objects.get(message=message).source == w.doc.source
+    assert named == (response.status_code == 200)
+    return named
+
+
 def v1_completion_by_old_slug(w: World) -> bool:
     """After `team` became `team-2`, `ragweb/team` still answers from it, for its readers only."""
     services.collection_update(collection=w.team, slug="team-2")
@@ -472,6 +483,7 @@ ACTIONS = [
     Action("REST", "search the collection", READ, api_search),
     Action("REST", "search everything", READ, api_search_everything),
     Action("REST", "ask", READ, api_ask),
+    Action("REST", "rating names the document as the source", READ, api_rating_names_document),
     Action("REST", "upload", WRITE, api_upload),
     Action("REST", "move", WRITE, api_move),
     Action("REST", "delete", WRITE, api_delete),
