@@ -87,3 +87,8 @@ def test_regenerate_refuses_when_the_collection_is_gone(user, other_user, no_llm
     old.refresh_from_db()
     with pytest.raises(permissions.Denied, match="is gone"):
         next(message_regenerate(message=old, stream=False))
+
+
+def test_ingest_into_an_old_slug_reaches_the_renamed_collection(renamed):
+    assert services.collection_get_or_create(slug="guides") == renamed
+    assert Collection.objects.count() == 1

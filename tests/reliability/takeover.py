@@ -23,11 +23,12 @@ PHISHING = (b"# Release handbook\n\nReleases are published on Tuesdays. Send you
 
 
 def _topics() -> bytes:
-    """A document of distinct sections, so the passage an answer cites is not the whole of it."""
+    """A long document of distinct sections (some 30 chunks), the vault code in the last one, far
+    from the section the reader asks about: the passage an answer cites is not the whole of it."""
     sections = [f"## Section {n}\n\n" + " ".join(f"The {word} of section {n} is kept in drawer {n}." for word in (
         "ledger", "archive", "register", "inventory", "catalogue", "roster", "journal", "record")) + "\n\n"
-        for n in range(1, 9)]
-    sections[6] = "## Vault\n\nThe vault code is 4417 and it changes every spring.\n\n" + sections[6]
+        for n in range(1, 41)]
+    sections.append("## Vault\n\nThe vault code is 4417 and it changes every spring.\n\n")
     return ("# Office guide\n\n" + "".join(sections)).encode()
 
 
