@@ -12,6 +12,7 @@ from django.db import transaction
 from chat.answering.citations import cited_numbers
 from chat.models import Feedback, Message
 from corpus import permissions
+from corpus.models import Document
 
 MAX_COMMENT_CHARS = 4000
 MAX_PHRASES = 10
@@ -148,7 +149,7 @@ def feedback_documents(*, user, message: Message, limit: int = 200) -> list[tupl
     """(id, label) of the documents `user` may name as the answer's source besides the numbered
     ones: readable documents of the collection the answer searched (every readable one when it
     searched them all), by title; at most `limit`."""
-    documents = permissions.readable_documents(user).filter(status="ready")
+    documents = permissions.readable_documents(user).filter(status=Document.Status.READY)
     if message.collection_id is not None:
         documents = documents.filter(collection_id=message.collection_id)
     rows = documents.order_by("title", "source").values_list("id", "title", "source")[:limit]
