@@ -109,6 +109,9 @@ def _shown(request: Request, collection: Collection) -> dict:
 def _save(collection: Collection | None, request: Request, data: dict) -> Collection:
     """Create (collection None) or update, then share: all or nothing."""
     readers, editors = data.pop("readers", None), data.pop("editors", None)
+    if "is_public" in data:
+        permissions.check_publish(request.user, was_public=bool(collection and collection.is_public),
+                                  is_public=data["is_public"])
     with transaction.atomic():
         if collection is None:
             collection = services.collection_create(owner=request.user, **data)

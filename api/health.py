@@ -1,10 +1,16 @@
 """GET /healthz: database (+pgvector), broker and worker, as JSON; 503 when not healthy.
 
+Anyone gets the status ({"status": "ok" | "unhealthy"} with 200 | 503); signed-in staff also get
+the details (versions, error texts, worker and document counts), which tell an attacker too much,
+while the database answers (their session is in it); a database failure is logged.
+
 It also counts the documents in progress and, among them, the stalled ones: shown in progress
 while no live worker holds them (their worker died; a worker that starts requeues them).
 """
 
 from __future__ import annotations
+
+import logging
 
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
@@ -13,6 +19,8 @@ from django.views.decorators.http import require_GET
 from corpus.ingest.pipeline import stalled_document_ids
 from corpus.models import IN_PROGRESS, Document
 from ragweb.celery import app as celery_app
+
+logger = logging.getLogger(__name__)
 
 
 def _database() -> dict:
@@ -59,7 +67,11 @@ def healthz(request: HttpRequest) -> JsonResponse:
     broker = _broker()
     workers = _workers(broker["ok"])
     healthy = database["ok"] and broker["ok"] and workers["ok"]
-    body = {"status": "ok" if healthy else "unhealthy", "database": database, "broker": broker, "workers": workers}
-    if database["ok"]:
-        body["documents"] = _documents()
+    body = {"status": "ok" if healthy else "unhealthy"}
+    if not database["ok"]:
+        logger.warning("/healthz: database: %s", database.get("error", "pgvector missing"))
+    if database["ok"] and request.user.is_active and request.user.is_staff:  # the session is in the database
+        body.update(database=database, broker=broker, workers=workers)
+        if database["ok"]:
+            body["documents"] = _documents()
     return JsonResponse(body, status=200 if healthy else 503)

@@ -1,7 +1,8 @@
 """/api/ (REST, schema and docs) and /v1/ (OpenAI-compatible) routes; ragweb.urls mounts both."""
 
+from django.contrib.auth.decorators import login_required
 from django.urls import path
-from drf_spectacular.views import SpectacularSwaggerView
+from drf_spectacular.views import SpectacularSwaggerSplitView
 
 from api.ask import AskView
 from api.collections import CollectionDetailView, CollectionListView
@@ -12,13 +13,17 @@ from api.documents import (
     DocumentMoveView,
     DocumentReingestView,
 )
+from api.feedback import MessageFeedbackView
 from api.openai import ChatCompletionView, ModelDetailView, ModelListView
 from api.schema import SchemaView
 from api.search import SearchView
 
 urlpatterns = [
     path("schema/", SchemaView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    # Signed-in users only, like the API itself (the schema: SPECTACULAR_SETTINGS SERVE_PERMISSIONS).
+    # The split view serves Swagger UI's set-up script as a file: the Content-Security-Policy runs no inline script.
+    path("docs/", login_required(SpectacularSwaggerSplitView.as_view(
+        url_name="schema", template_name="api/swagger_ui.html")), name="docs"),
     path("collections/", CollectionListView.as_view(), name="collections"),
     path("collections/<slug:slug>/", CollectionDetailView.as_view(), name="collection"),
     path("documents/", DocumentListView.as_view(), name="documents"),
@@ -27,6 +32,7 @@ urlpatterns = [
     path("documents/<int:pk>/reingest/", DocumentReingestView.as_view(), name="document-reingest"),
     path("documents/<int:pk>/chunks/", DocumentChunksView.as_view(), name="document-chunks"),
     path("ask/", AskView.as_view(), name="ask"),
+    path("messages/<int:pk>/feedback/", MessageFeedbackView.as_view(), name="message-feedback"),
     path("search/", SearchView.as_view(), name="search"),
 ]
 

@@ -1,7 +1,22 @@
+"""The chat admin: conversations, messages and ratings. Like the corpus admin, every list and page
+goes through corpus.permissions: staff see their own (own_records), a superuser everyone's; the
+collection filter offers only collections the user may read."""
+
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 from django.utils.html import format_html_join
 
 from chat.models import Conversation, Feedback, Message
+from corpus import permissions
+from corpus.admin import PermittedCollectionFilter
+
+
+class _OwnRecords:
+    user_field = "user"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return permissions.own_records(request.user, super().get_queryset(request), user_field=self.user_field)
 
 
 class MessageInline(admin.TabularInline):
@@ -14,16 +29,18 @@ class MessageInline(admin.TabularInline):
 
 
 @admin.register(Conversation)
-class ConversationAdmin(admin.ModelAdmin):
+class ConversationAdmin(_OwnRecords, admin.ModelAdmin):
     list_display = ["__str__", "user", "source", "collection", "updated_at"]
-    list_filter = ["source", "collection"]
+    list_filter = ["source", ("collection", PermittedCollectionFilter)]
     search_fields = ["title", "user__username"]
     raw_id_fields = ["user"]
     inlines = [MessageInline]
 
 
 @admin.register(Message)
-class MessageAdmin(admin.ModelAdmin):
+class MessageAdmin(_OwnRecords, admin.ModelAdmin):
+    user_field = "conversation__user"
+
     list_display = ["__str__", "conversation", "role", "status", "mode", "created_at"]
     list_filter = ["role", "status", "mode"]
     search_fields = ["content", "query"]
@@ -31,7 +48,7 @@ class MessageAdmin(admin.ModelAdmin):
 
 
 @admin.register(Feedback)
-class FeedbackAdmin(admin.ModelAdmin):
+class FeedbackAdmin(_OwnRecords, admin.ModelAdmin):
     """Rated answers. A reviewer can choose the source and evidence that make a rating an
     evaluation item (`manage.py export_feedback`); what the answer was made of stays as it was."""
 

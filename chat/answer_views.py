@@ -18,7 +18,8 @@ from chat.views import message_context
 @login_required
 def rate(request: HttpRequest, pk: int) -> HttpResponse:
     """Rate answer `pk`: rating=up|down (the same again takes it back: rating=clear), and with
-    details=1 the comment, the source that answers the question and evidence copied from it.
+    details=1 the comment, the source that answers the question (source=<n> of the answer's sources,
+or source=other with document=<id> of any document the rater may read) and evidence copied from it.
     htmx gets the answer's actions back; without JS the browser returns to the answer."""
     message = get_object_or_404(Message.objects.select_related("conversation"), pk=pk,
                                 conversation__user=request.user, role=Message.Role.ASSISTANT)
@@ -30,9 +31,12 @@ def rate(request: HttpRequest, pk: int) -> HttpResponse:
         else:
             feedback = feedback_rate(message=message, user=request.user, rating=rating)
             if request.POST.get("details"):
-                source = request.POST.get("source", "")
-                feedback_describe(feedback=feedback, comment=request.POST.get("comment", ""),
+                source, document = request.POST.get("source", ""), request.POST.get("document", "")
+                if source == "other" and not document.isdigit():
+                    raise FeedbackError("Choose the document that holds the answer.")
+                feedback_describe(feedback=feedback, user=request.user, comment=request.POST.get("comment", ""),
                                   source_n=int(source) if source.isdigit() else None,
+                                  document_id=int(document) if source == "other" else None,
                                   evidence_text=request.POST.get("evidence", ""))
     except FeedbackError as exc:
         error = str(exc)

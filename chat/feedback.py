@@ -11,6 +11,7 @@ from django.db import transaction
 
 from chat.answering.citations import cited_numbers
 from chat.models import Feedback, Message
+from corpus import permissions
 from corpus.models import Document
 
 MAX_COMMENT_CHARS = 4000
@@ -77,11 +78,17 @@ def feedback_clear(*, message: Message) -> None:
     Feedback.objects.filter(message=message).delete()
 
 
-def feedback_describe(*, feedback: Feedback, comment: str, source_n: int | None, evidence_text: str) -> Feedback:
-    """Save the rater's comment, the source they say answers the question (one of the answer's
-    numbered sources, or None for "none of them / not sure") and the evidence phrases they copied
-    from it. The comment is saved even when the evidence is refused; raises FeedbackError naming
-    what is wrong (a phrase not in the chosen passage, evidence without a source, too much text)."""
+def feedback_describe(*, feedback: Feedback, user, comment: str, source_n: int | None, evidence_text: str,
+                      document_id: int | None = None) -> Feedback:
+    """Save the rater's comment, the source they say answers the question and the evidence phrases
+    they copied from it. The source is one of the answer's numbered sources (`source_n`), or any
+    other document `user` may read (`document_id`), or neither ("none of them / not sure").
+
+    Evidence is checked against text `user` may read now: a numbered source's passage as the answer
+    got it, or a document's current text only if corpus.permissions lets `user` read it (a reader
+    removed from a collection cannot probe what its documents say now). The comment is saved even
+    when the evidence is refused; raises FeedbackError naming what is wrong (a phrase not in the
+    chosen source, evidence without a source, a document they may not read, too much text)."""
     comment = comment.strip()
     if len(comment) > MAX_COMMENT_CHARS:
         raise FeedbackError(f"The comment is longer than {MAX_COMMENT_CHARS} characters.")
@@ -89,15 +96,35 @@ def feedback_describe(*, feedback: Feedback, comment: str, source_n: int | None,
     feedback.save(update_fields=["comment", "updated_at"])
 
     phrases = evidence_phrases(evidence_text)
-    if source_n is None:
+    if source_n is None and document_id is None:
         if phrases:
             raise FeedbackError("Choose the source the evidence was copied from.")
         feedback.source, feedback.evidence = "", []
         feedback.save(update_fields=["source", "evidence", "updated_at"])
         return feedback
-    citation = next((c for c in feedback.sources if c.get("n") == source_n), None)
-    if citation is None:
-        raise FeedbackError(f"The answer has no source [{source_n}].")
+    _check_phrases(phrases)
+    if document_id is not None:
+        try:
+            document = permissions.document_for(user, document_id)
+        except permissions.Denied as exc:
+            raise FeedbackError(str(exc)) from None
+        missing = [p for p in phrases if not contains_phrase(document.text, p)]
+        named, source = f"the document {document.source!r}", document.source
+    else:
+        citation = next((c for c in feedback.sources if c.get("n") == source_n), None)
+        if citation is None:
+            raise FeedbackError(f"The answer has no source [{source_n}].")
+        missing = [p for p in phrases if not _in_citation(p, citation, user)]
+        named, source = f"source [{source_n}]", citation["document"].get("source") or ""
+    if missing:
+        raise FeedbackError(f"“{missing[0]}” is not in {named}; copy the words exactly from it.")
+    feedback.source = source
+    feedback.evidence = phrases
+    feedback.save(update_fields=["source", "evidence", "updated_at"])
+    return feedback
+
+
+def _check_phrases(phrases: list[str]) -> None:
     if len(phrases) > MAX_PHRASES:
         raise FeedbackError(f"Give at most {MAX_PHRASES} evidence phrases.")
     for phrase in phrases:
@@ -106,19 +133,24 @@ def feedback_describe(*, feedback: Feedback, comment: str, source_n: int | None,
                                 "copy the few words that answer the question.")
         if not normalise(phrase):
             raise FeedbackError(f"“{phrase}” has no words.")
-    missing = [p for p in phrases if not _in_source(p, citation)]
-    if missing:
-        raise FeedbackError(f"“{missing[0]}” is not in source [{source_n}]; copy the words exactly from it.")
-    feedback.source = citation["document"].get("source") or ""
-    feedback.evidence = phrases
-    feedback.save(update_fields=["source", "evidence", "updated_at"])
-    return feedback
 
 
-def _in_source(phrase: str, citation: dict) -> bool:
+def _in_citation(phrase: str, citation: dict, user) -> bool:
     """In the cited passage as the answer got it, or else anywhere in its document's current text
-    (the passage view shows the whole document around the highlight)."""
+    (the passage view shows the whole document around the highlight) when `user` may still read it."""
     if contains_phrase(citation.get("text") or "", phrase):
         return True
-    document = Document.objects.filter(pk=citation["document"].get("id")).only("text").first()
+    document = (permissions.readable_documents(user).filter(pk=citation["document"].get("id"))
+                .only("text").first())
     return document is not None and contains_phrase(document.text, phrase)
+
+
+def feedback_documents(*, user, message: Message, limit: int = 200) -> list[tuple[int, str]]:
+    """(id, label) of the documents `user` may name as the answer's source besides the numbered
+    ones: readable documents of the collection the answer searched (every readable one when it
+    searched them all), by title; at most `limit`."""
+    documents = permissions.readable_documents(user).filter(status=Document.Status.READY)
+    if message.collection_id is not None:
+        documents = documents.filter(collection_id=message.collection_id)
+    rows = documents.order_by("title", "source").values_list("id", "title", "source")[:limit]
+    return [(pk, f"{title or source} ({source})" if title else source) for pk, title, source in rows]

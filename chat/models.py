@@ -86,6 +86,10 @@ class Message(models.Model):
     error = models.TextField(blank=True, help_text="A message for the user when the answer failed.")
     query = models.TextField(blank=True, help_text="The standalone query used for retrieval.")
     collection_slug = models.CharField(max_length=100, blank=True)
+    # The collection the answer searched, by id (a slug can change hands); null with a slug set
+    # means that collection was deleted. collection_slug stays as it was shown.
+    collection = models.ForeignKey("corpus.Collection", null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
     # [{"n", "document": {"id","title","source"}, "start", "end", "char_start", "char_end", "text", "page",
     #   "score"}] — numbered as in the prompt.
     citations = models.JSONField(default=list, blank=True)

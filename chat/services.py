@@ -28,7 +28,7 @@ from chat.answering.pipeline import (
 from chat.errors import log_failure, server_failure_message
 from chat.models import Conversation, Message
 from corpus.models import Collection
-from corpus.permissions import collection_for, readable_collections
+from corpus.permissions import Denied, collection_for, readable_collections
 
 logger = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
     Message.objects.create(conversation=conversation, role=Message.Role.USER, content=question)
     reply = Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT,
                                    status=Message.Status.STREAMING,
-                                   collection_slug=picked.slug if picked else "")
+                                   collection=picked, collection_slug=picked.slug if picked else "")
     if not conversation.title:
         conversation.title = question[:TITLE_CHARS]
     if picked is not None:
@@ -212,9 +212,23 @@ def message_regenerate(*, message: Message, rse: str | None = "balanced", stream
     if question is None or not question.content.strip():
         raise CannotRegenerate("There is no question to ask again.")
     events = message_ask(conversation=conversation, question=question.content,
-                         collection_slug=message.collection_slug or None, rse=rse, stream=stream)
+                         collection_slug=_searched_slug(message), rse=rse, stream=stream)
     with transaction.atomic():  # the old pair is gone only once the new one is stored
         Message.objects.filter(pk__in=[question.pk, message.pk]).delete()
         first = next(events)
     yield first
     yield from events
+
+
+def _searched_slug(message: Message) -> str | None:
+    """The current slug of the collection `message` searched (None: all readable ones). Found by
+    id, so a renamed collection's slug taken by another never answers. Raises Denied (404) when
+    that collection is gone."""
+    if message.collection_id is not None:
+        slug = Collection.objects.filter(pk=message.collection_id).values_list("slug", flat=True).first()
+        if slug:
+            return slug
+    if message.collection_slug:
+        # Answers stored before collections were kept by id, or whose collection was deleted.
+        raise Denied(f"The collection {message.collection_slug!r} this answer searched is gone.", status=404)
+    return None

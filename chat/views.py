@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 from chat.answering.citations import citation_url, cited_numbers
 from chat.errors import log_failure, server_failure_message
 from chat.export import answer_markdown
+from chat.feedback import feedback_documents
 from chat.markdown import link_citations, render_markdown
 from chat.models import Conversation, Message
 from chat.passages import chunk_similarities, highlight_for, highlighted_document
@@ -60,8 +61,10 @@ def message_context(request: HttpRequest, message: Message, *, latest: bool = Fa
     context = {"msg": message, "html": "", "sources": []}
     if message.role == Message.Role.ASSISTANT:
         sources = sources_of(message)
+        feedback = getattr(message, "feedback", None)
         context.update(html=answer_html(message), sources=sources, latest=latest,
-                       feedback=getattr(message, "feedback", None), feedback_open=feedback_open,
+                       feedback=feedback, feedback_open=feedback_open,
+                       feedback_documents=feedback_documents(user=request.user, message=message) if feedback else [],
                        copy_text=answer_markdown(message, sources, absolute=request.build_absolute_uri),
                        search_all=_search_all_question(message))
     return context

@@ -21,7 +21,7 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from corpus import permissions, preview, selectors, services
-from corpus.forms import MultipleFileField
+from corpus.forms import MultipleFileField, UsernamesField
 from corpus.models import Chunk, Collection, Document
 from corpus.uploads import SUPPORTED_HELP, accept_attribute
 
@@ -61,7 +61,12 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
     list_filter = ["chunker", "contextualization", "is_public"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
-    filter_horizontal = ["readers", "editors"]
+    # By username, as on the collection page: a list of every account is no business of staff.
+    def formfield_for_manytomany(self, db_field, request, **kwargs):
+        if db_field.name in ("readers", "editors"):
+            return UsernamesField(label=db_field.verbose_name.capitalize(),
+                                  help_text="Usernames, separated by commas or spaces.")
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
     fieldsets = [
         (None, {"fields": ["name", "slug", "description", "owner"]}),
         ("Ingestion", {"fields": ["chunker", "chunk_size", "chunk_overlap", "semantic_threshold",
@@ -326,10 +331,19 @@ class DocumentAdmin(_StaffOnly, admin.ModelAdmin):
         self.message_user(request, f"Queued {done} document(s) for re-ingestion.")
 
     @admin.action(description="Delete the selected documents (chunks and files too)")
-    def delete_documents(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
+    def delete_documents(self, request: HttpRequest, queryset: QuerySet[Document]):
+        """Asks first (as every destructive action does), then deletes those the user may change."""
+        if request.POST.get("confirm") != "yes":
+            documents = list(queryset.select_related("collection"))
+            writable = [d for d in documents if permissions.can_write_document(request.user, d)]
+            return TemplateResponse(request, "admin/corpus/document/delete_confirm.html", {
+                **self.admin_site.each_context(request), "title": "Delete documents?", "documents": writable,
+                "refused": len(documents) - len(writable), "opts": self.opts,
+                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME})
         done = self._for_each_writable(request, queryset,
                                        lambda document: services.document_delete(document=document))
         self.message_user(request, f"Deleted {done} document(s).")
+        return None
 
     @admin.action(description="Move the selected documents to another collection")
     def move_documents(self, request: HttpRequest, queryset: QuerySet[Document]):

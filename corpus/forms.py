@@ -12,8 +12,9 @@ import re
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
 
-from corpus import selectors, services
+from corpus import permissions, selectors, services
 from corpus.models import CHUNK_SIZE_MAX, CHUNK_SIZE_MIN, Collection, Document
 from corpus.uploads import SUPPORTED_HELP, accept_attribute
 
@@ -84,8 +85,13 @@ class CollectionForm(forms.ModelForm):
                   "embedding_mode", "is_public"]
         widgets = {"description": forms.Textarea(attrs={"rows": 2})}
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
+        if not permissions.can_publish(user) and not self.instance.is_public:
+            # Making it public is a staff decision (corpus.permissions); a disabled field keeps its value.
+            public = self.fields["is_public"]
+            public.disabled = True
+            public.help_text = "Only staff may make a collection public; share it with readers instead."
         slug = self.fields["slug"]
         slug.required = False
         slug.help_text = "Used in links and the API. Left empty, it is made from the name."
@@ -99,27 +105,32 @@ class CollectionForm(forms.ModelForm):
         return slug
 
 
-def _usernames(text: str) -> list[str]:
-    return [name for name in re.split(r"[\s,]+", text) if name]
+class UsernamesField(forms.CharField):
+    """Users by username, separated by commas or spaces: cleans to the active users named (a
+    ValidationError names the unknown ones). Shows a list of users as their names, so no widget
+    ever lists every account (the admin's default one did, to any staff member)."""
+
+    widget = forms.Textarea(attrs={"rows": 2})
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", False)
+        super().__init__(**kwargs)
+
+    def prepare_value(self, value):
+        if isinstance(value, (list, tuple, QuerySet)):
+            return ", ".join(sorted(getattr(user, "username", str(user)) for user in value))
+        return value
+
+    def clean(self, value) -> list:
+        return selectors.users_by_username(re.split(r"[\s,]+", super().clean(value) or ""))
 
 
 class ShareForm(forms.Form):
     """Who may read and who may also change the documents of a collection, by username."""
 
-    readers = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
-                              help_text="Usernames, separated by commas or spaces. They may search and read.")
-    editors = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
-                              help_text="They may also upload, re-ingest, move and delete documents.")
+    readers = UsernamesField(help_text="Usernames, separated by commas or spaces. They may search and read.")
+    editors = UsernamesField(help_text="They may also upload, re-ingest, move and delete documents.")
 
     @classmethod
     def for_collection(cls, collection: Collection) -> ShareForm:
-        def names(users):
-            return ", ".join(users.order_by("username").values_list("username", flat=True))
-
-        return cls(initial={"readers": names(collection.readers), "editors": names(collection.editors)})
-
-    def clean_readers(self) -> list:
-        return selectors.users_by_username(_usernames(self.cleaned_data["readers"]))
-
-    def clean_editors(self) -> list:
-        return selectors.users_by_username(_usernames(self.cleaned_data["editors"]))
+        return cls(initial={"readers": list(collection.readers.all()), "editors": list(collection.editors.all())})

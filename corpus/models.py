@@ -16,6 +16,9 @@ from corpus.querysets import CollectionQuerySet
 # The text search configuration used for the keyword index and for queries alike.
 SEARCH_CONFIG = "english"
 CHUNK_SIZE_MIN, CHUNK_SIZE_MAX = 16, 2048  # tokens; the check constraint collection_chunk_size_range
+# One answer for every slug that cannot be had (another collection's, private or not, or a renamed
+# collection's old one): it names no owner and says nothing about what the collection holds.
+SLUG_UNAVAILABLE = "This slug is not available; choose another."
 
 
 class Identifiers(models.Func):
@@ -50,7 +53,7 @@ class Collection(models.Model):
         NEIGHBOURS = "neighbours", "Per chunk, blended with the neighbouring chunks"
         LATE = "late", "Late chunking"
 
-    slug = models.SlugField(max_length=100, unique=True)
+    slug = models.SlugField(max_length=100, unique=True, error_messages={"unique": SLUG_UNAVAILABLE})
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     chunker = models.CharField(max_length=32, choices=Chunker.choices, default=Chunker.MARKDOWN)
@@ -87,6 +90,8 @@ class Collection(models.Model):
         """The check constraints as messages naming the field (the constraints' own name the
         constraint): every form, the admin and the services validate through full_clean()."""
         size, overlap = self.chunk_size, self.chunk_overlap
+        if self.slug and CollectionSlug.objects.filter(slug=self.slug).exclude(collection_id=self.pk).exists():
+            raise ValidationError({"slug": SLUG_UNAVAILABLE})
         if not isinstance(size, int):
             return  # clean_fields() reports it
         if not CHUNK_SIZE_MIN <= size <= CHUNK_SIZE_MAX:
@@ -107,6 +112,23 @@ class Collection(models.Model):
             embedding += f"({settings.EMBEDDING_NEIGHBOUR_WEIGHT})"
         return (f"{self.chunker}:{self.chunk_size}:{self.chunk_overlap}:{self.semantic_threshold}:"
                 f"{self.contextualization}:{embedding}:{settings.EMBEDDING_MODEL}:text{TEXT_VERSION}")
+
+
+class CollectionSlug(models.Model):
+    """A slug a collection had before it was renamed. It stays reserved for that collection (no
+    other may take it) and still finds it (corpus.permissions.collection_for), so a stored
+    conversation or a /v1 client's old model name `ragweb/<old slug>` never reaches another
+    owner's collection. Deleting the collection frees its old slugs."""
+
+    slug = models.SlugField(max_length=100, unique=True)
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="old_slugs")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return f"{self.slug} → {self.collection_id}"
 
 
 class Document(models.Model):

@@ -5,9 +5,14 @@ Three levels per collection:
 - read: search it, ask it, open its documents (public, owner, reader, editor, superuser);
 - write: upload, move, delete and re-ingest its documents (owner, editor, superuser);
 - manage: rename, share (readers and editors) and delete the collection itself (owner, superuser).
+
+Making a collection public (every signed-in user reads it, and "all collections" answers cite it)
+is a staff decision: an owner may make their collection private again, not public.
 """
 
 from __future__ import annotations
+
+from django.db.models import QuerySet
 
 from corpus.models import Chunk, Collection, Document
 
@@ -42,6 +47,17 @@ def readable_chunks(user):
     return Chunk.objects.filter(document__collection__in=readable_collections(user))
 
 
+def own_records(user, queryset: QuerySet, *, user_field: str = "user") -> QuerySet:
+    """The rows of `queryset` (conversations, their messages, ratings) that are `user`'s own through
+    `user_field`: what anyone but a superuser may see of them, the admin included (other people's
+    questions, answers and the source text in them are theirs)."""
+    if user is None or not user.is_authenticated or not user.is_active:
+        return queryset.none()
+    if user.is_superuser:
+        return queryset
+    return queryset.filter(**{user_field: user})
+
+
 def can_read_collection(user, collection: Collection) -> bool:
     return readable_collections(user).filter(pk=collection.pk).exists()
 
@@ -62,11 +78,25 @@ def can_write_document(user, document: Document) -> bool:
     return can_write_collection(user, document.collection)
 
 
+def can_publish(user) -> bool:
+    """Whether `user` may make a collection public: active staff."""
+    return bool(user is not None and user.is_authenticated and user.is_active and user.is_staff)
+
+
+def check_publish(user, *, was_public: bool, is_public: bool) -> None:
+    """Raise Denied (403) when a change from `was_public` to `is_public` makes a collection public
+    and `user` may not (can_publish)."""
+    if is_public and not was_public and not can_publish(user):
+        raise Denied("Only staff may make a collection public; share it with readers instead.", status=403)
+
+
 def collection_for(user, slug: str, *, write: bool = False, manage: bool = False) -> Collection:
-    """The collection `slug` if `user` may read it (and write its documents with `write`, manage
-    it with `manage`). Raises Denied: 404 when they may not read it or it does not exist, 403
-    when they may read it but not write or manage it."""
-    collection = readable_collections(user).filter(slug=slug).first()
+    """The collection `slug` (its current slug, or one it had before a rename) if `user` may read it
+    (and write its documents with `write`, manage it with `manage`). Raises Denied: 404 when they
+    may not read it or it does not exist, 403 when they may read it but not write or manage it."""
+    readable = readable_collections(user)
+    # A renamed collection's old slug still finds it (and only it: old slugs stay reserved).
+    collection = readable.filter(slug=slug).first() or readable.filter(old_slugs__slug=slug).first()
     if collection is None:
         raise Denied(f"No collection {slug!r} that you may read.", status=404)
     if manage and not can_manage_collection(user, collection):

@@ -22,7 +22,7 @@ from django.db import IntegrityError, transaction
 from django.utils.text import get_valid_filename, slugify
 
 from corpus import uploads
-from corpus.models import IN_PROGRESS, Collection, Document
+from corpus.models import IN_PROGRESS, SLUG_UNAVAILABLE, Collection, CollectionSlug, Document
 from corpus.tasks import process_document_task
 
 logger = logging.getLogger(__name__)
@@ -31,8 +31,12 @@ Status = Document.Status
 
 
 def collection_get_or_create(*, slug: str, name: str | None = None, owner=None) -> Collection:
-    """The collection `slug`, created (named `name` or after the slug) if it does not exist."""
+    """The collection `slug` (or the one renamed from it), created (named `name` or after the slug)
+    if there is none."""
     validate_slug(slug)
+    renamed = Collection.objects.filter(old_slugs__slug=slug).first()
+    if renamed is not None:
+        return renamed  # the collection that had this slug before a rename
     collection, created = Collection.objects.get_or_create(
         slug=slug, defaults={"name": name or slug.replace("-", " ").replace("_", " ").capitalize(), "owner": owner})
     if created:
@@ -76,7 +80,7 @@ def _save_validated(collection: Collection) -> None:
             collection.save()
     except IntegrityError:
         # Another request took the slug between the check and the save.
-        raise ValidationError({"slug": "A collection with this slug already exists."}) from None
+        raise ValidationError({"slug": SLUG_UNAVAILABLE}) from None
 
 
 def collection_create(*, owner, name: str, slug: str = "", **settings_fields) -> Collection:
@@ -99,10 +103,14 @@ def collection_update(*, collection: Collection, **fields) -> Collection:
     _check_fields(fields, ("name", "slug", *COLLECTION_SETTINGS))
     with transaction.atomic():
         locked = Collection.objects.select_for_update().get(pk=collection.pk)
-        before = locked.pipeline_signature()
+        before, old_slug = locked.pipeline_signature(), locked.slug
         for field, value in fields.items():
             setattr(locked, field, value.strip() if field in ("name", "slug") else value)
         _save_validated(locked)
+        if locked.slug != old_slug:
+            # The old slug stays this collection's (CollectionSlug); taking back an old one frees its row.
+            CollectionSlug.objects.filter(collection=locked, slug=locked.slug).delete()
+            CollectionSlug.objects.get_or_create(slug=old_slug, defaults={"collection": locked})
         if locked.pipeline_signature() != before:
             for document in locked.documents.all():
                 document_reingest(document=document)

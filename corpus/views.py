@@ -83,7 +83,7 @@ def document_list(request: HttpRequest) -> HttpResponse:
         "filter_form": DocumentFilterForm(initial=filters),
         "upload_form": UploadForm(collections=writable, initial={"collection": upload_target}),
         "upload_elsewhere": collection is not None and upload_target is None,
-        "collection_form": CollectionForm(),
+        "collection_form": CollectionForm(user=request.user),
     }
     return render(request, "corpus/documents.html", context)
 
@@ -135,7 +135,7 @@ def document_delete(request: HttpRequest, pk: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @login_required
 def collection_create(request: HttpRequest) -> HttpResponse:
-    form = CollectionForm(request.POST or None)
+    form = CollectionForm(request.POST or None, user=request.user)
     if request.method == "POST" and form.is_valid():
         try:
             collection = services.collection_create(owner=request.user, **form.cleaned_data)
@@ -154,7 +154,8 @@ def collection_settings(request: HttpRequest, slug: str) -> HttpResponse:
     """Edit a collection (owners): name, slug, description and ingestion settings."""
     collection = _collection(request, slug, manage=True)
     # The form writes the typed values onto its instance; the real change goes through the service.
-    form = CollectionForm(request.POST or None, instance=Collection.objects.get(pk=collection.pk))
+    form = CollectionForm(request.POST or None, instance=Collection.objects.get(pk=collection.pk),
+                          user=request.user)
     if request.method == "POST" and form.is_valid():
         try:
             services.collection_update(collection=collection, **form.cleaned_data)
@@ -176,7 +177,8 @@ def collection_share(request: HttpRequest, slug: str) -> HttpResponse:
                                   editors=form.cleaned_data["editors"])
         messages.success(request, f"Saved who may use {collection.name}.")
         return redirect("corpus:collection", slug=collection.slug)
-    return _settings_page(request, collection, form=CollectionForm(instance=collection), share_form=form)
+    return _settings_page(request, collection, form=CollectionForm(instance=collection, user=request.user),
+                          share_form=form)
 
 
 def _settings_page(request: HttpRequest, collection: Collection, *, form, share_form) -> HttpResponse:

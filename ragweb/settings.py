@@ -65,9 +65,12 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "api.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # Inside CommonMiddleware, so an unknown URL is still redirected to its slash form first.
+    "api.error_reports.PlainNotFoundMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -164,6 +167,19 @@ CELERY_BROKER_URL = env_url("CELERY_BROKER_URL", f"redis://127.0.0.1:{_redis_por
 CELERY_RESULT_BACKEND = env_url("CELERY_RESULT_BACKEND", CELERY_BROKER_URL.rsplit("/", 1)[0] + "/1",
                                 schemes=("redis", "rediss"))
 CELERY_RESULT_EXPIRES = 3600
+
+# Sign-in throttling (accounts/signin.py): failed sign-ins are counted in Redis, shared by every web
+# process; past a limit (per username, per client address) sign-in is refused for LOGIN_LOCKOUT_SECONDS.
+SIGNIN_CACHE_URL = env_url("SIGNIN_CACHE_URL", CELERY_BROKER_URL.rsplit("/", 1)[0] + "/2",
+                           schemes=("redis", "rediss"))
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "signin": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": SIGNIN_CACHE_URL,
+               "KEY_PREFIX": "ragweb", "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2}},
+}
+LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10, minimum=1)
+LOGIN_FAILURE_LIMIT_PER_ADDRESS = env_int("LOGIN_FAILURE_LIMIT_PER_ADDRESS", 50, minimum=1)
+LOGIN_LOCKOUT_SECONDS = env_int("LOGIN_LOCKOUT_SECONDS", 15 * 60, minimum=1)
 CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 180, minimum=10)
 # kombu (5.7) sweeps unacked messages only every interval x throttle seconds (default 10 x 10 = 100 s);
 # sweep every few seconds so a killed worker's task comes back soon after the visibility timeout.
@@ -259,6 +275,7 @@ SPECTACULAR_SETTINGS = {
                    "OpenAI-compatible endpoints under /v1 take the same key.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "SCHEMA_PATH_PREFIX": r"/(api|v1)",
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -266,6 +283,15 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None, "persistAuthorization": True},
     "COMPONENT_SPLIT_REQUEST": True,
 }
+
+# Error pages (DEBUG's included) never show service URLs, their passwords or the URL patterns.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "api.error_reports.SettingsFilter"
+
+# api/csp.py; "" sends none. Everything comes from this site; no inline script or style.
+CONTENT_SECURITY_POLICY = env_str(
+    "CONTENT_SECURITY_POLICY",
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"

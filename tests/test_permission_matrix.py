@@ -5,6 +5,7 @@ holds one document. What the issue requires:
 - read (list, read, search, ask): reader, editor, owner, superuser;
 - write (upload, move, delete, re-ingest its documents): editor, owner, superuser;
 - manage (change, share, delete the collection): owner, superuser;
+- own records (the owner's conversations and ratings, in the chat admin): owner, superuser;
 - anyone else can do none of it, and learns nothing: a refusal is 404 for someone who may not
   read the collection, 403 for a reader asking to write, 401 (API) or the login page (web) when
   signed out.
@@ -21,11 +22,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from rest_framework.test import APIClient
 
-from chat.models import Conversation, Message
+from chat.models import Conversation, Feedback, Message
+from corpus import services
 from corpus.ingest.embed import embed_texts
 from corpus.models import Collection, Document
 from tests.chat.chat_corpus import GUIDE, make_collection
@@ -33,9 +36,9 @@ from tests.chat.chat_corpus import GUIDE, make_collection
 pytestmark = pytest.mark.django_db
 
 ROLES = ["anonymous", "stranger", "reader", "editor", "owner", "superuser"]
-READ, WRITE, MANAGE = "read", "write", "manage"
+READ, WRITE, MANAGE, OWN = "read", "write", "manage", "own records"
 ALLOWED = {READ: {"reader", "editor", "owner", "superuser"}, WRITE: {"editor", "owner", "superuser"},
-           MANAGE: {"owner", "superuser"}}
+           MANAGE: {"owner", "superuser"}, OWN: {"owner", "superuser"}}
 QUESTION = "What is the default request timeout?"
 
 
@@ -121,6 +124,36 @@ def chat_passage(w: World) -> bool:
         return True
     assert response.status_code == 404
     return False
+
+
+def _rated_answer(w: World, citation_text: str) -> Message:
+    """An answer of the actor's (from when they could read `team`) citing its document, rated down."""
+    conversation = Conversation.objects.create(user=w.user, title="earlier")
+    citation = {"n": 1, "document": {"id": w.doc.pk, "title": w.doc.title, "source": w.doc.source}, "start": 2,
+                "end": 3, "char_start": None, "char_end": None, "text": citation_text, "score": 1.0, "page": None}
+    message = Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT, content="See [1].",
+                                     citations=[citation], query="timeout", status=Message.Status.COMPLETE)
+    w.web.post(f"/messages/{message.pk}/feedback/", {"rating": "down"})
+    return message
+
+
+def chat_rating_evidence(w: World) -> bool:
+    """Evidence outside the cited passage is checked against the document only for its readers."""
+    if w.user is None:
+        return refused_or_ok(w, w.web.post("/messages/1/feedback/", {"rating": "down"}), 200, web=True)
+    message = _rated_answer(w, "A passage about something else.")
+    w.web.post(f"/messages/{message.pk}/feedback/", {"rating": "down", "details": "1", "source": "1",
+                                                     "evidence": "Logs are written to standard output"})
+    return Feedback.objects.get(message=message).evidence == ["Logs are written to standard output"]
+
+
+def chat_rating_names_document(w: World) -> bool:
+    if w.user is None:
+        return refused_or_ok(w, w.web.post("/messages/1/feedback/", {"rating": "down"}), 200, web=True)
+    message = _rated_answer(w, GUIDE[2])
+    w.web.post(f"/messages/{message.pk}/feedback/", {"rating": "down", "details": "1", "source": "other",
+                                                     "document": str(w.doc.pk), "evidence": "thirty seconds"})
+    return Feedback.objects.get(message=message).source == w.doc.source
 
 
 # --- the documents page -----------------------------------------------------------------------------
@@ -227,13 +260,13 @@ def admin_move(w: World) -> bool:
 
 
 def admin_delete(w: World) -> bool:
-    _admin_action(w, "delete_documents")
+    _admin_action(w, "delete_documents", confirm="yes")
     return not w.doc_exists()
 
 
 def admin_share(w: World) -> bool:
     data = {**_collection_form("Renamed"), "owner": w.team.owner_id, "semantic_threshold": 0.5,
-            "readers": [w.stranger.pk], "editors": list(w.team.editors.values_list("pk", flat=True))}
+            "readers": w.stranger.username, "editors": " ".join(w.team.editors.values_list("username", flat=True))}
     w.web.post(f"/admin/corpus/collection/{w.team.pk}/change/", data)
     shared = w.team.readers.filter(pk=w.stranger.pk).exists()
     assert shared == (Collection.objects.get(pk=w.team.pk).name == "Renamed")
@@ -348,6 +381,23 @@ def api_delete_collection(w: World) -> bool:
     return gone
 
 
+def admin_owner_conversation(w: World) -> bool:
+    """The owner's conversation about `team`, its messages and its rating, in the chat admin."""
+    owner = w.team.owner
+    conversation = Conversation.objects.create(user=owner, title="Olivia asks", collection=w.team)
+    message = Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT,
+                                     content="thirty seconds [1].", status=Message.Status.COMPLETE)
+    rating = Feedback.objects.create(message=message, user=owner, rating="up", question="Olivia's question")
+    pages = [w.web.get(f"/admin/chat/conversation/{conversation.pk}/change/"),
+             w.web.get(f"/admin/chat/message/{message.pk}/change/"),
+             w.web.get(f"/admin/chat/feedback/{rating.pk}/change/")]
+    shown = [page.status_code == 200 for page in pages]
+    lists = [w.web.get(f"/admin/chat/{name}/").content.decode() for name in ("conversation", "feedback")]
+    listed = ["Olivia asks" in lists[0], "Olivia&#x27;s question" in lists[1]]
+    assert len(set(shown + listed)) == 1, (shown, listed)
+    return shown[0]
+
+
 # --- /v1 (OpenAI-compatible) --------------------------------------------------------------------------
 
 def v1_models(w: World) -> bool:
@@ -378,10 +428,36 @@ def v1_completion_of_everything(w: World) -> bool:
     return w.doc.pk in {c["document"]["id"] for c in response.json()["citations"]}
 
 
+def api_rating_names_document(w: World) -> bool:
+    if w.user is None:
+        return refused_or_ok(w, w.api.post("/api/messages/1/feedback/", {"rating": "up"}, format="json"), 200)
+    message = _rated_answer(w, "A passage about something else.")
+    response = w.api.post(f"/api/messages/{message.pk}/feedback/", {
+        "rating": "down", "document": w.doc.pk, "evidence": ["Logs are written to standard output"]}, format="json")
+    named = Feedback.objects.get(message=message).source == w.doc.source
+    assert named == (response.status_code == 200)
+    return named
+
+
+def v1_completion_by_old_slug(w: World) -> bool:
+    """After `team` became `team-2`, `ragweb/team` still answers from it, for its readers only."""
+    services.collection_update(collection=w.team, slug="team-2")
+    return v1_completion(w)
+
+
+def api_publish_collection(w: World) -> bool:
+    response = w.api.patch("/api/collections/team/", {"is_public": True}, format="json")
+    public = Collection.objects.get(pk=w.team.pk).is_public
+    assert public == refused_or_ok(w, response, 200) or w.user is None
+    return public
+
+
 ACTIONS = [
     Action("chat", "collection picker", READ, chat_picker),
     Action("chat", "ask", READ, chat_ask),
     Action("chat", "passage view", READ, chat_passage),
+    Action("chat", "rating evidence checked against the document", READ, chat_rating_evidence),
+    Action("chat", "rating names the document as the source", READ, chat_rating_names_document),
     Action("documents page", "list", READ, page_list),
     Action("documents page", "upload", WRITE, page_upload),
     Action("documents page", "re-ingest", WRITE, page_reingest),
@@ -398,6 +474,7 @@ ACTIONS = [
     Action("admin", "delete action", WRITE, admin_delete),
     Action("admin", "change and share collection", MANAGE, admin_share),
     Action("admin", "delete collection action", MANAGE, admin_delete_collection),
+    Action("admin", "the owner's conversation, message and rating", OWN, admin_owner_conversation),
     Action("REST", "list collections", READ, api_list_collections),
     Action("REST", "read collection", READ, api_read_collection),
     Action("REST", "list documents", READ, api_list_documents),
@@ -406,6 +483,7 @@ ACTIONS = [
     Action("REST", "search the collection", READ, api_search),
     Action("REST", "search everything", READ, api_search_everything),
     Action("REST", "ask", READ, api_ask),
+    Action("REST", "rating names the document as the source", READ, api_rating_names_document),
     Action("REST", "upload", WRITE, api_upload),
     Action("REST", "move", WRITE, api_move),
     Action("REST", "delete", WRITE, api_delete),
@@ -413,9 +491,11 @@ ACTIONS = [
     Action("REST", "change collection", MANAGE, api_change_collection),
     Action("REST", "share collection", MANAGE, api_share),
     Action("REST", "delete collection", MANAGE, api_delete_collection),
+    Action("REST", "make collection public (staff)", MANAGE, api_publish_collection),
     Action("/v1", "models", READ, v1_models),
     Action("/v1", "chat completion", READ, v1_completion),
     Action("/v1", "chat completion of every collection", READ, v1_completion_of_everything),
+    Action("/v1", "chat completion by a renamed collection's old slug", READ, v1_completion_by_old_slug),
 ]
 
 
@@ -446,6 +526,10 @@ def make_world(django_user_model, settings, tmp_path, no_llm):
         users = {name: django_user_model.objects.create_user(username=username, password=None, is_staff=True)
                  for name, username in [("owner", "olivia"), ("reader", "rita"), ("editor", "eddie"),
                                         ("stranger", "sam")]}
+        # The chat admin's view permissions too: what each sees there is then corpus.permissions' call.
+        chat_views = list(Permission.objects.filter(content_type__app_label="chat", codename__startswith="view_"))
+        for staff in users.values():
+            staff.user_permissions.set(chat_views)
         users["superuser"] = django_user_model.objects.create_superuser(username="root", password=None)
         team = make_collection("team", owner=users["owner"])
         team.readers.add(users["reader"])

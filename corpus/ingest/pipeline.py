@@ -274,10 +274,12 @@ def embedding_input(context: str, text: str) -> str:
 
 
 def _embed_plain(document_id: int, content_hash: str, contexts: list[str], chunk_texts: list[str]) -> np.ndarray:
-    """Embed in groups of similar length (least padding, as encode() itself does), reporting progress per group."""
+    """Embed batch by batch, reporting progress after each batch actually embedded. Inputs are
+    sorted longest first, as encode() sorts them itself, so the batches (and the padding) are the
+    ones one encode() call over all of them would make."""
     inputs = [embedding_input(c, t) for c, t in zip(contexts, chunk_texts, strict=True)]
     order = sorted(range(len(inputs)), key=lambda i: -len(inputs[i]))
-    group = settings.EMBEDDING_BATCH_SIZE * 8
+    group = settings.EMBEDDING_BATCH_SIZE
     vectors = np.zeros((len(inputs), settings.EMBEDDING_DIMENSIONS), dtype=np.float32)
     for offset in range(0, len(order), group):
         indices = order[offset: offset + group]

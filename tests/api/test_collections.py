@@ -46,7 +46,7 @@ def test_create_makes_the_caller_owner_and_derives_the_slug(user, other_user):
 
 @pytest.mark.parametrize(("body", "field", "message"), [
     ({}, "name", "required"),
-    ({"name": "X", "slug": "recipes"}, "slug", "already exists"),
+    ({"name": "X", "slug": "recipes"}, "slug", "This slug is not available"),
     ({"name": "X", "slug": "not a slug"}, "slug", "valid"),
     ({"name": "X", "chunk_size": 5}, "chunk_size", "between 16 and 2048"),
     ({"name": "X", "chunk_size": 100, "chunk_overlap": 100}, "chunk_overlap", "smaller than the chunk size"),
@@ -127,3 +127,17 @@ def test_superuser_manages_every_collection(owned, django_user_model):
 def test_anonymous_is_refused(owned):
     response = APIClient().get("/api/collections/")
     assert response.status_code == 401 and "detail" in response.json()
+
+
+def test_only_staff_make_a_collection_public(user, django_user_model):
+    refused = client_of(user).post("/api/collections/", {"name": "Loud", "is_public": True}, format="json")
+    assert refused.status_code == 403 and "Only staff may make a collection public" in refused.json()["detail"]
+    mine = client_of(user).post("/api/collections/", {"name": "Quiet"}, format="json").json()
+    assert client_of(user).patch(f"/api/collections/{mine['slug']}/", {"is_public": True},
+                                 format="json").status_code == 403
+    staff = django_user_model.objects.create_user(username="staffer", is_staff=True)
+    made = client_of(staff).post("/api/collections/", {"name": "Board", "is_public": True}, format="json")
+    assert made.status_code == 201 and made.json()["is_public"] is True
+    Collection.objects.filter(slug="quiet").update(is_public=True)  # made public by staff
+    unpublished = client_of(user).patch("/api/collections/quiet/", {"is_public": False}, format="json")
+    assert unpublished.status_code == 200 and unpublished.json()["is_public"] is False

@@ -139,3 +139,19 @@ def test_llm_failure_is_a_502(live_server, corpus, user, fake_llm):
     with pytest.raises(openai.APIError) as caught:
         list(ask(client_for(live_server, user), stream=True))
     assert "language model" in caught.value.message
+
+
+def test_an_old_model_name_answers_from_the_renamed_collection_only(live_server, corpus, user, other_user, no_llm):
+    """`ragweb/guides` after "guides" became "handbook": the same collection, and nobody can take
+    "guides" to answer in its place."""
+    from django.core.exceptions import ValidationError
+
+    from corpus import services
+
+    services.collection_update(collection=corpus.collection, slug="handbook")
+    with pytest.raises(ValidationError):
+        services.collection_create(owner=other_user, name="Phish", slug="guides")
+    completion = ask(client_for(live_server, user), model="ragweb/guides")
+    assert {c["document"]["source"] for c in completion.citations} == {"deploy.md"}
+    with pytest.raises(openai.NotFoundError):
+        ask(client_for(live_server, other_user), model="ragweb/guides")

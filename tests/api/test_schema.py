@@ -91,6 +91,15 @@ def test_every_response_matches_the_schema(world, no_llm, django_capture_on_comm
     check(api.post("/api/ask/", {"question": " "}, format="json"), "/api/ask/")
     check(api.post("/api/ask/", {"question": "x", "collection": "secret"}, format="json"), "/api/ask/")
 
+    # rating an answer
+    path = "/api/messages/{id}/feedback/"
+    rated = f"/api/messages/{body['message']}/feedback/"
+    check(api.post(rated, {"rating": "down", "source": 1, "evidence": ["not in it at all"]}, format="json"), path)
+    check(api.post(rated, {"rating": "up", "comment": "Good."}, format="json"), path)
+    check(api.post(rated, {"rating": "meh"}, format="json"), path)
+    check(api.post("/api/messages/999999/feedback/", {"rating": "up"}, format="json"), path)
+    check(api.delete(rated), path)
+
     # collections
     body = check(api.get("/api/collections/"), "/api/collections/")
     assert body["count"] == 2

@@ -177,3 +177,22 @@ def test_a_rating_outlives_its_answer(user, corpus, no_llm):
     assert feedback.message is None and feedback.answer == reply.content
     reply.conversation.delete()
     assert Feedback.objects.get().question == QUESTION
+
+
+def test_rating_names_another_readable_document_from_the_page(alice, user, other_user, corpus, no_llm):
+    from tests.chat.chat_corpus import COOKING
+
+    bread = make_document(corpus.collection, source="bread.md", title="Bread", parts=COOKING)
+    hidden = make_document(make_collection("secret", owner=other_user), source="plans.md", parts=COOKING)
+    reply = answered(user, collection_slug="guides")
+    url = reverse("chat:feedback", args=[reply.pk])
+    page = alice.post(url, {"rating": "down"}, HTTP_HX_REQUEST="true").content.decode()
+    assert f'<option value="{bread.pk}"' in page and "plans.md" not in page
+    saved = alice.post(url, {"rating": "down", "details": "1", "source": "other", "document": str(bread.pk),
+                             "evidence": "Bake the loaf"}, HTTP_HX_REQUEST="true")
+    assert "Thanks, saved." in saved.content.decode()
+    assert (Feedback.objects.get().source, Feedback.objects.get().evidence) == ("bread.md", ["Bake the loaf"])
+    refused = alice.post(url, {"rating": "down", "details": "1", "source": "other", "document": str(hidden.pk),
+                               "evidence": "Bake the loaf"}, HTTP_HX_REQUEST="true")
+    assert f"No document {hidden.pk} that you may read" in refused.content.decode()
+    assert Feedback.objects.get().source == "bread.md"

@@ -10,9 +10,9 @@ import re
 from pathlib import Path
 
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from accounts.services import token_create
 from chat.models import Message
 from corpus import services
 from corpus.models import Chunk, Collection
@@ -42,7 +42,7 @@ def manual(user, django_capture_on_commit_callbacks):
 @pytest.fixture
 def api(user):
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_create(user=user)[1]}")
     return client
 
 
@@ -87,7 +87,7 @@ def test_the_citation_names_the_page_of_the_cited_sentence_everywhere(manual, ap
 
 def test_v1_citations_name_the_same_page(manual, user, client):
     question, phrase, page = FACTS["interval"]
-    key = Token.objects.create(user=user).key
+    key = token_create(user=user)[1]
     request = {"model": "ragweb/manuals", "messages": [{"role": "user", "content": question}]}
     plain = client.post("/v1/chat/completions", json.dumps(request), content_type="application/json",
                         HTTP_AUTHORIZATION=f"Bearer {key}").json()

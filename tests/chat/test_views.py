@@ -90,7 +90,8 @@ def test_not_found_is_shown_as_an_answer_not_as_an_error(alice, corpus, no_llm):
     conversation = Conversation.objects.get()
     html = alice.get(f"/c/{conversation.pk}/").content.decode()
     answer = html[html.index('class="message assistant'):]
-    assert '<div class="notice not-found"><p><strong>Not found.</strong> Nothing in the collection “Guides” answers' in answer
+    assert ('<div class="notice not-found"><p><strong>Not found.</strong> '
+            'Nothing in the collection “Guides” answers') in answer
     # What was searched is named, and the same question can be asked of every collection.
     assert 'class="inline search-all"' in answer
     assert '<input type="hidden" name="question" value="Who won the football world cup in 1998?">' in answer
@@ -110,7 +111,7 @@ def test_a_question_not_found_in_one_collection_can_be_asked_of_all(alice, user,
     html = alice.get(f"/c/{conversation.pk}/").content.decode()
     form = BeautifulSoup(html, "html.parser").select_one("form.search-all")
     fields = {i["name"]: i.get("value", "") for i in form.select("input[type=hidden]")}
-    assert fields["question"] == question and fields["collection"] == "" and fields["conversation"] == str(conversation.pk)
+    assert fields == {"question": question, "collection": "", "conversation": str(conversation.pk)}
 
     alice.post(form["action"], fields)
     reply = conversation.messages.filter(role="assistant").order_by("-pk").first()

@@ -129,11 +129,17 @@ def test_reingest_action_rebuilds_through_the_services(admin_client, document, d
     assert not old_ids & set(Chunk.objects.filter(document=document).values_list("pk", flat=True))
 
 
-def test_delete_action_removes_chunks_and_file(admin_client, document, django_capture_on_commit_callbacks):
+def test_delete_action_confirms_then_removes_chunks_and_file(admin_client, document,
+                                                           django_capture_on_commit_callbacks):
     path = Path(document.file.path)
+    asked = admin_client.post("/admin/corpus/document/", {"action": "delete_documents",
+                                                          "_selected_action": [document.pk]})
+    page = asked.content.decode()
+    assert asked.status_code == 200 and "Delete these 1 document(s)" in page and 'value="Yes, delete"' in page
+    assert Document.objects.filter(pk=document.pk).exists() and path.exists()  # nothing deleted yet
 
     with django_capture_on_commit_callbacks(execute=True):
-        admin_client.post("/admin/corpus/document/", {"action": "delete_documents",
+        admin_client.post("/admin/corpus/document/", {"action": "delete_documents", "confirm": "yes",
                                                       "_selected_action": [document.pk]})
 
     assert not Document.objects.exists() and not Chunk.objects.exists() and not path.exists()
@@ -252,7 +258,7 @@ def test_owner_edits_and_shares_in_the_admin_through_the_services(client, staff,
     client.force_login(staff)
     form = {"name": "Garden", "slug": "garden", "description": "", "chunker": "markdown", "chunk_size": 256,
             "chunk_overlap": 0, "semantic_threshold": 0.5, "contextualization": "header",
-            "embedding_mode": "neighbours", "readers": [user.pk], "editors": []}
+            "embedding_mode": "neighbours", "readers": user.username, "editors": ""}
 
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(f"/admin/corpus/collection/{garden.pk}/change/", form)
@@ -283,7 +289,7 @@ def test_adding_a_collection_in_the_admin_makes_the_staff_user_the_owner(client,
     response = client.post("/admin/corpus/collection/add/", {
         "name": "Team", "slug": "team", "description": "", "chunker": "markdown", "chunk_size": 200,
         "chunk_overlap": 50, "semantic_threshold": 0.5, "contextualization": "header",
-        "embedding_mode": "neighbours", "readers": [], "editors": []})
+        "embedding_mode": "neighbours", "readers": "", "editors": ""})
 
     assert response.status_code == 302, response.content.decode()[:3000]
     assert Collection.objects.get(slug="team").owner == staff
@@ -294,9 +300,26 @@ def test_an_overlap_not_below_the_chunk_size_is_refused_in_the_admin(client, sta
     response = client.post("/admin/corpus/collection/add/", {
         "name": "Team", "slug": "team", "description": "", "chunker": "markdown", "chunk_size": 64,
         "chunk_overlap": 64, "semantic_threshold": 0.5, "contextualization": "header",
-        "embedding_mode": "neighbours", "readers": [], "editors": []})
+        "embedding_mode": "neighbours", "readers": "", "editors": ""})
 
     assert response.status_code == 200
     assert response.context["adminform"].form.errors == {
         "chunk_overlap": ["The overlap must be smaller than the chunk size."]}
     assert not Collection.objects.filter(slug="team").exists()
+
+
+def test_the_sharing_fields_name_the_collections_users_not_every_account(client, staff, user, garden,
+                                                                         django_user_model):
+    django_user_model.objects.create_user(username="zelda-elsewhere")
+    garden.owner = staff
+    garden.save()
+    garden.readers.add(user)
+    client.force_login(staff)
+    page = client.get(f"/admin/corpus/collection/{garden.pk}/change/").content.decode()
+    assert re.search(r'<textarea name="readers"[^>]*>\s*alice</textarea>', page)
+    assert "zelda-elsewhere" not in page
+    refused = client.post(f"/admin/corpus/collection/{garden.pk}/change/", {
+        "name": "Garden", "slug": "garden", "description": "", "chunker": "markdown", "chunk_size": 32,
+        "chunk_overlap": 0, "semantic_threshold": 0.5, "contextualization": "header",
+        "embedding_mode": "neighbours", "readers": "alice nobody", "editors": ""})
+    assert refused.status_code == 200 and "No such user: nobody." in refused.content.decode()

@@ -359,3 +359,17 @@ def test_an_overlap_not_below_the_chunk_size_is_refused_on_its_field(client, use
     assert response.status_code == 400
     assert response.context["form"].errors == {"chunk_overlap": ["The overlap must be smaller than the chunk size."]}
     assert not Collection.objects.filter(name="Team Handbook").exists()
+
+
+def test_only_staff_make_a_collection_public(client, user, own_collection, django_user_model):
+    client.force_login(user)
+    page = client.get("/documents/collections/mine/edit/").content.decode()
+    assert 'name="is_public"' in page and "Only staff may make a collection public" in page
+    client.post("/documents/collections/mine/edit/", NEW | {"name": "Mine", "slug": "mine", "is_public": "on"})
+    client.post("/documents/collections/new/", NEW | {"name": "Loud", "slug": "loud", "is_public": "on"})
+    assert list(Collection.objects.filter(is_public=True)) == []
+
+    staff = django_user_model.objects.create_user(username="staffer", is_staff=True)
+    client.force_login(staff)
+    client.post("/documents/collections/new/", NEW | {"name": "Notice board", "slug": "board", "is_public": "on"})
+    assert list(Collection.objects.filter(is_public=True).values_list("slug", flat=True)) == ["board"]

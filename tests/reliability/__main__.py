@@ -154,10 +154,11 @@ def run_hostile(app: App, token: str, work: Path, args) -> list[Row]:
 
 
 def run_security(app: App, token: str, work: Path, args) -> list[Row]:
-    from tests.reliability import security
+    from tests.reliability import security, takeover
 
     rows = []
-    for result in (security.xss(app), security.permissions(app),
+    for result in (security.xss(app), security.permissions(app), takeover.slug_takeover(app),
+                   takeover.stale_permission(app),
                    security.schemathesis_run(app, work, max_examples=10 if args.quick else 30,
                                              max_time=120 if args.quick else 600)):
         detail = f"{result.checked} checked"

@@ -18,6 +18,7 @@ from corpus.ingest.parse.base import Heading, ParsedDocument, ParseError
 from corpus.ingest.parse.delimited import parse_csv
 from corpus.ingest.parse.detect import detect_media_type, normalise_media_type
 from corpus.ingest.parse.epub import parse_epub
+from corpus.ingest.parse.fold import fold_document
 from corpus.ingest.parse.formats import (
     CSV,
     DOCX,
@@ -36,7 +37,6 @@ from corpus.ingest.parse.formats import (
     ZIP,
     ZIPPED,
 )
-from corpus.ingest.parse.fold import fold_document
 from corpus.ingest.parse.htmltext import parse_html
 from corpus.ingest.parse.limits import check_text_length, size_text
 from corpus.ingest.parse.mail import parse_eml

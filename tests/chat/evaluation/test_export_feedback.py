@@ -32,7 +32,7 @@ def rated(user, question, rating, *, source=None, evidence="", comment="", colle
     feedback = feedback_rate(message=reply, user=user, rating=rating)
     if source or comment:
         n = next(c["n"] for c in feedback.sources if c["document"]["source"] == source) if source else None
-        feedback_describe(feedback=feedback, comment=comment, source_n=n, evidence_text=evidence)
+        feedback_describe(feedback=feedback, user=feedback.user, comment=comment, source_n=n, evidence_text=evidence)
     return feedback
 
 

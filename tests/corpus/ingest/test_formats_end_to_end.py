@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from accounts.services import token_create
 from corpus.ingest.parse.formats import CSV, EML, EPUB, ODT, PPTX, XLSX
 from corpus.models import Collection, Document
 from tests import formats
@@ -71,7 +71,7 @@ def test_the_cli_ingests_a_folder_of_every_new_format(tmp_path):
 @pytest.fixture
 def api(user) -> APIClient:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_create(user=user)[1]}")
     return client
 
 

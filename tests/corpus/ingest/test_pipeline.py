@@ -315,7 +315,7 @@ def _embed_then(action, calls):
 
 @pytest.mark.django_db
 def test_deleting_a_document_mid_embedding_stops_its_run(settings, monkeypatch):
-    settings.EMBEDDING_BATCH_SIZE = 2  # groups of 16 chunks
+    settings.EMBEDDING_BATCH_SIZE = 2  # progress (and a check for deletion) every 2 chunks
     # In a test transaction the task enqueued on commit never runs: the test runs the pipeline itself.
     document = services.document_ingest(collection=make_collection(), source="notes.md", data=long_markdown(40),
                                         filename="notes.md")
@@ -377,3 +377,25 @@ def test_a_document_left_in_progress_by_a_dead_worker_is_found_and_requeued():
     running.refresh_from_db()
     assert (stalled.status, stalled.progress_done) == (Status.QUEUED, 0)
     assert running.status == Status.CHUNKING
+
+
+@pytest.mark.django_db
+def test_embedding_progress_moves_with_every_batch_embedded(settings, monkeypatch):
+    settings.EMBEDDING_BATCH_SIZE = 4
+    document = services.document_ingest(collection=make_collection(embedding_mode="plain"), source="notes.md",
+                                        data=long_markdown(12), filename="notes.md")
+    seen: list[tuple[int, int]] = []
+    calls: list[int] = []
+
+    def embed(texts, **kwargs):
+        calls.append(len(texts))
+        seen.append(Document.objects.values_list("progress_done", "progress_total").get(pk=document.pk))
+        vectors = np.ones((len(texts), 384), dtype=np.float32)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    monkeypatch.setattr(pipeline.embedding, "embed_texts", embed)
+    assert pipeline.process_document(document.pk) == "ready"
+    total = Document.objects.get(pk=document.pk).progress_total
+    assert total > 8 and calls == [4] * (total // 4) + ([total % 4] if total % 4 else [])
+    # Before each batch the count shows every chunk embedded so far, one batch at a time.
+    assert [done for done, _ in seen] == [4 * i for i in range(len(calls))]

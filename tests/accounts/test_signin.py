@@ -1,0 +1,90 @@
+"""Sign-in throttling on /login/ and /admin/login/, and the password change page."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.cache import caches
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def fresh_counts(settings):
+    settings.LOGIN_FAILURE_LIMIT, settings.LOGIN_FAILURE_LIMIT_PER_ADDRESS = 5, 8
+    caches["signin"].clear()
+    yield
+    caches["signin"].clear()
+
+
+def forget_signin_cache() -> None:
+    try:
+        del caches["signin"]
+    except AttributeError:  # not opened in this thread yet
+        pass
+
+
+def login(client, path: str, username: str, password: str):
+    return client.post(path, {"username": username, "password": password, "next": "/"})
+
+
+@pytest.mark.parametrize("path", ["/login/", "/admin/login/"])
+def test_after_the_limit_even_the_right_password_is_refused(client, django_user_model, path):
+    django_user_model.objects.create_user(username="alice", password="alice-password-1", is_staff=True)
+    for _ in range(5):
+        assert login(client, path, "alice", "wrong").status_code == 200
+    refused = login(client, path, "Alice", "alice-password-1")
+    assert refused.status_code == 200 and "Too many failed sign-ins. Wait 15 minutes" in refused.content.decode()
+    assert "_auth_user_id" not in client.session
+    caches["signin"].clear()  # the lockout window has passed
+    assert login(client, path, "alice", "alice-password-1").status_code == 302
+
+
+def test_a_success_clears_the_count(client, django_user_model, settings):
+    settings.LOGIN_FAILURE_LIMIT_PER_ADDRESS = 20  # the address's count is not cleared by a success
+    django_user_model.objects.create_user(username="alice", password="alice-password-1")
+    for _ in range(4):
+        login(client, "/login/", "alice", "wrong")
+    assert login(client, "/login/", "alice", "alice-password-1").status_code == 302
+    client.logout()
+    for _ in range(4):
+        login(client, "/login/", "alice", "wrong")
+    assert login(client, "/login/", "alice", "alice-password-1").status_code == 302
+
+
+def test_one_address_trying_many_usernames_is_stopped(client, django_user_model):
+    django_user_model.objects.create_user(username="alice", password="alice-password-1")
+    for n in range(8):
+        login(client, "/login/", f"user{n}", "wrong")
+    assert "Too many failed sign-ins" in login(client, "/login/", "alice", "alice-password-1").content.decode()
+
+
+def test_an_unreachable_cache_does_not_lock_everyone_out(client, django_user_model, settings):
+    from django.test import override_settings
+
+    django_user_model.objects.create_user(username="alice", password="alice-password-1")
+    dead = {**settings.CACHES, "signin": {**settings.CACHES["signin"], "LOCATION": "redis://127.0.0.1:9/0"}}
+    with override_settings(CACHES=dead):
+        forget_signin_cache()  # reopened with the dead address
+        try:
+            for _ in range(6):
+                login(client, "/login/", "alice", "wrong")
+            assert login(client, "/login/", "alice", "alice-password-1").status_code == 302
+        finally:
+            forget_signin_cache()
+
+
+def test_users_change_their_password_from_a_linked_page(client, django_user_model):
+    alice = django_user_model.objects.create_user(username="alice", password="alice-password-1")
+    client.force_login(alice)
+    assert 'href="/password/"' in client.get("/").content.decode()
+    wrong = client.post("/password/", {"old_password": "nope", "new_password1": "Tomato-Garden-42",
+                                       "new_password2": "Tomato-Garden-42"})
+    assert wrong.status_code == 200 and "old password was entered incorrectly" in wrong.content.decode()
+    done = client.post("/password/", {"old_password": "alice-password-1", "new_password1": "Tomato-Garden-42",
+                                      "new_password2": "Tomato-Garden-42"})
+    assert done.status_code == 302 and done["Location"] == "/password/done/"
+    alice.refresh_from_db()
+    assert alice.check_password("Tomato-Garden-42")
+    assert client.get("/password/done/").status_code == 200  # still signed in on this session
+    client.logout()
+    assert client.get("/password/")["Location"].startswith("/login/")
