@@ -21,6 +21,7 @@ import time
 import uuid
 from collections.abc import Iterator
 
+from django.conf import settings
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
@@ -33,11 +34,11 @@ from rest_framework.views import APIView
 
 from api.errors import OpenAIError
 from api.serializers import SourceOutput
-from api.throttles import AskThrottle
 from chat.answering.citations import cited_numbers
 from chat.answering.pipeline import AnswerError, LLMFailed, complete_answer, finish, prepare, stream_answer
-from chat.retrieval.search import MAX_QUERY_CHARS
+from chat.questions import InvalidQuestion, clean_question
 from chat.services import HISTORY_MESSAGES
+from chat.throttles import AskThrottle
 from corpus.models import Collection
 from corpus.permissions import Denied, collection_for, readable_collections
 
@@ -198,9 +199,38 @@ class ChatCompletionInput(serializers.Serializer):
             message["content"] = message["content"] or ""
         if messages[-1]["role"] != "user" or not messages[-1]["content"].strip():
             raise serializers.ValidationError("The last message must be the user's question.")
-        if len(messages[-1]["content"]) > MAX_QUERY_CHARS:
-            raise serializers.ValidationError(f"The question is longer than {MAX_QUERY_CHARS} characters.")
+        try:
+            messages[-1]["content"] = clean_question(messages[-1]["content"])
+        except InvalidQuestion as exc:
+            raise serializers.ValidationError(str(exc)) from exc
         return messages
+
+
+def check_conversation_size(messages) -> None:
+    """Refuse a conversation too big to take before validating it (DRF's per-message serializers
+    cost ~20 us a message and their garbage stays in the process): OpenAIError 400 over
+    V1_MAX_MESSAGES messages, 413 over V1_MAX_HISTORY_CHARS characters of text in all. Anything
+    not shaped as messages is left to ChatCompletionInput to describe."""
+    if not isinstance(messages, list):
+        return
+    limit = settings.V1_MAX_MESSAGES
+    if len(messages) > limit:
+        raise OpenAIError(f"Send at most {limit} messages (this request has {len(messages)}); only the last "
+                          f"{HISTORY_MESSAGES} turns and the question are used.",
+                          status_code=status.HTTP_400_BAD_REQUEST, code="too_many_messages", param="messages")
+    total = 0
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            total += len(content)
+        elif isinstance(content, list):
+            total += sum(len(part["text"]) for part in content
+                         if isinstance(part, dict) and isinstance(part.get("text"), str))
+    if total > settings.V1_MAX_HISTORY_CHARS:
+        raise OpenAIError(f"The messages hold {total} characters; send at most {settings.V1_MAX_HISTORY_CHARS} "
+                          f"(only the last {HISTORY_MESSAGES} turns and the question are used).",
+                          status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, code="request_too_large",
+                          param="messages")
 
 
 def _history(messages: list[dict]) -> list[tuple[str, str]]:
@@ -214,6 +244,7 @@ def _history(messages: list[dict]) -> list[tuple[str, str]]:
 
 _OPENAI_ERRORS = {code: OpenApiResponse(OpenAIErrorOutput, description=text) for code, text in {
     400: "Bad request (OpenAI error shape).", 401: "Missing or invalid API key (`invalid_api_key`).",
+    413: "The messages hold too much text (`request_too_large`).",
     404: "No such model you may use (`model_not_found`).", 429: "Too many requests (`rate_limit_exceeded`).",
     502: "The language model failed (`upstream_error`).",
 }.items()}
@@ -262,10 +293,11 @@ class ChatCompletionView(OpenAIView):
         responses={200: OpenApiResponse(ChatCompletionOutput, description="Not streamed. Streamed "
                                         "(`stream: true`): text/event-stream of `data: <chat.completion.chunk>` "
                                         "events, then `data: [DONE]`."),
-                   **{code: _OPENAI_ERRORS[code] for code in (400, 401, 404, 429, 502)}})
+                   **{code: _OPENAI_ERRORS[code] for code in (400, 401, 404, 413, 429, 502)}})
     def post(self, request: Request) -> Response | StreamingHttpResponse:
         if not isinstance(request.data, dict):
             raise OpenAIError("The body must be a JSON object.", status_code=400)
+        check_conversation_size(request.data.get("messages"))
         params = ChatCompletionInput(data=request.data)
         params.is_valid(raise_exception=True)
         data = params.validated_data

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 from chat.feedback import FeedbackError, feedback_clear, feedback_describe, feedback_rate
 from chat.models import Message
 from chat.views import message_context
+from ragweb.numbers import parse_int
 
 
 @require_POST
@@ -30,9 +31,8 @@ def rate(request: HttpRequest, pk: int) -> HttpResponse:
         else:
             feedback = feedback_rate(message=message, user=request.user, rating=rating)
             if request.POST.get("details"):
-                source = request.POST.get("source", "")
                 feedback_describe(feedback=feedback, comment=request.POST.get("comment", ""),
-                                  source_n=int(source) if source.isdigit() else None,
+                                  source_n=parse_int(request.POST.get("source", "")),
                                   evidence_text=request.POST.get("evidence", ""))
     except FeedbackError as exc:
         error = str(exc)

@@ -27,6 +27,7 @@ from chat.answering.pipeline import (
 )
 from chat.errors import log_failure, server_failure_message
 from chat.models import Conversation, Message
+from chat.questions import unstorable_character
 from corpus.models import Collection
 from corpus.permissions import collection_for, readable_collections
 
@@ -75,6 +76,9 @@ def conversation_rename(*, conversation: Conversation, title: str) -> Conversati
         raise InvalidTitle("The title is empty.")
     if len(title) > limit:
         raise InvalidTitle(f"The title is longer than {limit} characters.")
+    unstorable = unstorable_character(title)
+    if unstorable:
+        raise InvalidTitle(f"The title contains {unstorable}.")
     Conversation.objects.filter(pk=conversation.pk).update(title=title)
     conversation.title = title
     return conversation

@@ -300,3 +300,10 @@ def test_an_overlap_not_below_the_chunk_size_is_refused_in_the_admin(client, sta
     assert response.context["adminform"].form.errors == {
         "chunk_overlap": ["The overlap must be smaller than the chunk size."]}
     assert not Collection.objects.filter(slug="team").exists()
+
+
+def test_progress_and_upload_skip_ids_that_are_not_plain_numbers(admin_client, document):
+    data = admin_client.get(f"/admin/corpus/document/progress/?ids={document.pk},²,①,{'9' * 30}").json()
+    assert [d["id"] for d in data["documents"]] == [document.pk]
+
+    assert admin_client.get("/admin/corpus/document/add/?collection=²").status_code == 200
