@@ -92,8 +92,11 @@ class ChunkOutput(serializers.ModelSerializer):
 
 
 def _shown(user, document: Document) -> Document:
-    """`document` as the list shows it (chunk count, collection)."""
-    return selectors.document_list(user=user).get(pk=document.pk)
+    """`document` as the list shows it (chunk count, collection); DocumentGone if deleted meanwhile."""
+    shown = selectors.document_list(user=user).filter(pk=document.pk).first()
+    if shown is None:
+        raise services.DocumentGone(document.pk)
+    return shown
 
 
 def _paginate(view: APIView, request: Request, queryset, serializer_class) -> Response:

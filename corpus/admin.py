@@ -361,7 +361,10 @@ class DocumentAdmin(_StaffOnly, admin.ModelAdmin):
         done = refused = 0
         for document in queryset.select_related("collection"):
             if permissions.can_write_document(request.user, document):
-                apply(document)
+                try:
+                    apply(document)
+                except services.DocumentGone:
+                    continue  # deleted by someone else since the list was shown: nothing to do
                 done += 1
             else:
                 refused += 1
