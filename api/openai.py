@@ -7,8 +7,10 @@
   prompt); answered by chat.answering.pipeline like the chat page (extractive without an LLM),
   streamed (`chat.completion.chunk` events, then `data: [DONE]`) or not. Nothing is stored.
 
-The key is the DRF API token, sent as `Authorization: Bearer KEY`. Citations are `[n]` in the
-text and the extra field `citations` (on the completion, and on the last streamed chunk): the
+The message content is the answer's Markdown made inert (chat.client_markdown: no raw HTML, no
+javascript: links, no images), as the chat page shows it; the streamed text goes out a paragraph
+at a time for that. The key is the DRF API token, sent as `Authorization: Bearer KEY`. Citations
+are `[n]` in the text and the extra field `citations` (on the completion, and on the last streamed chunk): the
 numbered sources the answer cites, each a chunk range of a document. Errors come in OpenAI's
 shape (api.errors), e.g. 404 `model_not_found` for a collection the caller may not read.
 """
@@ -36,6 +38,7 @@ from api.errors import OpenAIError
 from api.serializers import SourceOutput
 from chat.answering.citations import cited_numbers
 from chat.answering.pipeline import AnswerError, LLMFailed, complete_answer, finish, prepare, stream_answer
+from chat.client_markdown import client_markdown, client_markdown_stream
 from chat.questions import InvalidQuestion, clean_question
 from chat.services import HISTORY_MESSAGES
 from chat.throttles import AskThrottle
@@ -312,7 +315,7 @@ class ChatCompletionView(OpenAIView):
             # Nothing to search or nothing relevant found: the "model" says so, like the chat does.
             prepared, refusal = None, str(exc)
         if data["stream"]:
-            pieces = stream_answer(prepared, history) if prepared else iter([refusal])
+            pieces = client_markdown_stream(stream_answer(prepared, history)) if prepared else iter([refusal])
             sources = prepared.citations if prepared else []
             return _event_stream(_chunks(meta, pieces, sources))
         if prepared is None:
@@ -324,7 +327,7 @@ class ChatCompletionView(OpenAIView):
             except LLMFailed as exc:
                 raise OpenAIError(str(exc), status_code=status.HTTP_502_BAD_GATEWAY, type="api_error",
                                   code="upstream_error") from exc
-            text, cited = answer.text, answer.citations
+            text, cited = client_markdown(answer.text), answer.citations
         body = {**meta, "object": "chat.completion", "citations": cited,
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}
         return Response(ChatCompletionOutput(body).data)

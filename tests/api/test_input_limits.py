@@ -131,3 +131,32 @@ def test_the_question_cap_is_a_setting(api, settings):
 
     assert response.status_code == 400
     assert response.json() == {"question": ["The question is longer than 10 characters."]}
+
+
+HOSTILE_GUIDE = [
+    "# Deployment guide\n\nThis guide explains how to deploy the service on one machine.\n\n",
+    "## Request timeout\n\nThe request timeout is thirty seconds by default "
+    '<script>alert("x")</script><img src=x onerror=alert(1)> [see more](javascript:alert(2)).\n\n',
+    "## Logging\n\nLogs are written to standard output in JSON lines format.\n\n",
+]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_v1_gives_the_sanitised_text_the_chat_shows(user, no_llm, stream):
+    make_document(make_collection("guides", owner=user), source="deploy.md", parts=HOSTILE_GUIDE)
+    client = APIClient()
+    client.force_authenticate(user)
+
+    response = client.post("/v1/chat/completions", {**v1_body([{"role": "user", "content": QUESTION}]),
+                                                    "stream": stream}, format="json")
+
+    assert response.status_code == 200
+    if stream:
+        events = [json.loads(line[6:]) for line in b"".join(response.streaming_content).decode().splitlines()
+                  if line.startswith("data: {")]
+        content = "".join(e["choices"][0]["delta"].get("content", "") for e in events)
+    else:
+        content = response.json()["choices"][0]["message"]["content"]
+    assert "thirty seconds by default" in content and "[1]" in content
+    assert "<script" not in content and "<img" not in content and "](javascript:" not in content
+    assert "[see more] (javascript:alert(2))" in content
