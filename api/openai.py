@@ -209,31 +209,16 @@ class ChatCompletionInput(serializers.Serializer):
         return messages
 
 
-def check_conversation_size(messages) -> None:
-    """Refuse a conversation too big to take before validating it (DRF's per-message serializers
-    cost ~20 us a message and their garbage stays in the process): OpenAIError 400 over
-    V1_MAX_MESSAGES messages, 413 over V1_MAX_HISTORY_CHARS characters of text in all. Anything
-    not shaped as messages is left to ChatCompletionInput to describe."""
-    if not isinstance(messages, list):
-        return
+def check_message_count(messages) -> None:
+    """Refuse more than V1_MAX_MESSAGES messages before validating them (DRF's per-message
+    serializers cost ~20 us a message, and their garbage stays in the process): OpenAIError 400.
+    The conversation's size in all is capped before that, by the parser (API_MAX_JSON_BYTES, 413).
+    Anything not a list is left to ChatCompletionInput to describe."""
     limit = settings.V1_MAX_MESSAGES
-    if len(messages) > limit:
+    if isinstance(messages, list) and len(messages) > limit:
         raise OpenAIError(f"Send at most {limit} messages (this request has {len(messages)}); only the last "
                           f"{HISTORY_MESSAGES} turns and the question are used.",
                           status_code=status.HTTP_400_BAD_REQUEST, code="too_many_messages", param="messages")
-    total = 0
-    for message in messages:
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, str):
-            total += len(content)
-        elif isinstance(content, list):
-            total += sum(len(part["text"]) for part in content
-                         if isinstance(part, dict) and isinstance(part.get("text"), str))
-    if total > settings.V1_MAX_HISTORY_CHARS:
-        raise OpenAIError(f"The messages hold {total} characters; send at most {settings.V1_MAX_HISTORY_CHARS} "
-                          f"(only the last {HISTORY_MESSAGES} turns and the question are used).",
-                          status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, code="request_too_large",
-                          param="messages")
 
 
 def _history(messages: list[dict]) -> list[tuple[str, str]]:
@@ -247,7 +232,7 @@ def _history(messages: list[dict]) -> list[tuple[str, str]]:
 
 _OPENAI_ERRORS = {code: OpenApiResponse(OpenAIErrorOutput, description=text) for code, text in {
     400: "Bad request (OpenAI error shape).", 401: "Missing or invalid API key (`invalid_api_key`).",
-    413: "The messages hold too much text (`request_too_large`).",
+    413: "The body is over API_MAX_JSON_BYTES (`request_too_large`).",
     404: "No such model you may use (`model_not_found`).", 429: "Too many requests (`rate_limit_exceeded`).",
     502: "The language model failed (`upstream_error`).",
 }.items()}
@@ -300,7 +285,7 @@ class ChatCompletionView(OpenAIView):
     def post(self, request: Request) -> Response | StreamingHttpResponse:
         if not isinstance(request.data, dict):
             raise OpenAIError("The body must be a JSON object.", status_code=400)
-        check_conversation_size(request.data.get("messages"))
+        check_message_count(request.data.get("messages"))
         params = ChatCompletionInput(data=request.data)
         params.is_valid(raise_exception=True)
         data = params.validated_data

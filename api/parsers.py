@@ -1,24 +1,35 @@
-"""The API's JSON parser: DRF's, plus the two bodies that parse but cannot be used and would
-otherwise be 500s later: nesting deeper than Python's recursion limit (2 KB of "[" raises
-RecursionError, which DRF does not catch) and a lone surrogate ("\\ud800": valid JSON, not
-text that UTF-8, Postgres or the tokenizer can take). Both are a 400 ParseError here, before any
-view sees the data. Set as DEFAULT_PARSER_CLASSES, so every API and /v1 view uses it."""
+"""The API's JSON parser: DRF's, plus a size cap and the two bodies that parse but cannot be used
+and would otherwise be 500s later. A body over settings.API_MAX_JSON_BYTES is a 413 before it is
+parsed (the parse is the costly part: memory a process keeps); nesting deeper than Python's
+recursion limit (2 KB of "[" raises RecursionError, which DRF does not catch) and a lone surrogate
+("\\ud800": valid JSON, not text that UTF-8, Postgres or the tokenizer can take) are a 400
+ParseError. Set as DEFAULT_PARSER_CLASSES, so every API and /v1 view uses it."""
 
 from __future__ import annotations
 
 import io
 import re
 
-from rest_framework.exceptions import ParseError
+from django.conf import settings
+from rest_framework import status
+from rest_framework.exceptions import APIException, ParseError
 from rest_framework.parsers import JSONParser
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
+class JSONTooLarge(APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "request_too_large"
+
+
 class SafeJSONParser(JSONParser):
     def parse(self, stream, media_type=None, parser_context=None):
-        raw = stream.read() if stream is not None else b""
+        limit = settings.API_MAX_JSON_BYTES
+        raw = stream.read(limit + 1) if stream is not None else b""
+        if len(raw) > limit:
+            raise JSONTooLarge(f"The JSON body is over {limit} bytes (API_MAX_JSON_BYTES).")
         try:
             data = super().parse(io.BytesIO(raw), media_type, parser_context)
         except RecursionError:

@@ -132,8 +132,11 @@ def ask(request: HttpRequest) -> HttpResponse:
     """Ask a question. With "Accept: text/event-stream" (chat.js) the answer streams as SSE;
     otherwise the answer is computed and the browser is redirected to the conversation.
 
-    An unexpected failure is logged with an error id and told as a server failure quoting it:
-    JSON with HTTP 500 to chat.js, the page again (with the question in the box) without JS."""
+    Refused before any work, with the reason (JSON {"error"} to chat.js, the page without JS): over
+    the ask throttle shared with the API (429, Retry-After), a question that chat.questions refuses
+    (400: too long, a NUL). An unexpected failure is logged with an error id and told as a server
+    failure quoting it: JSON with HTTP 500 to chat.js, the page again (with the question in the
+    box) without JS."""
     try:
         return _ask(request)
     except (Http404, RequestDataTooBig, OperationalError, InterfaceError):

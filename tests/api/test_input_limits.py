@@ -73,30 +73,35 @@ def validations(monkeypatch) -> list[int]:
     return seen
 
 
-def test_v1_refuses_too_many_messages_before_validating_them(api, validations):
-    messages = [{"role": "user", "content": "word"} for _ in range(200_000)]  # 7 MB, under the body cap
+def test_v1_refuses_too_many_messages_before_validating_them(api, settings, validations):
+    settings.V1_MAX_MESSAGES = 50
+    messages = [{"role": "user", "content": "word"} for _ in range(51)]
 
     response = api.post("/v1/chat/completions", v1_body(messages), format="json")
 
     assert response.status_code == 400, response.content
     error = response.json()["error"]
     assert error["code"] == "too_many_messages" and error["param"] == "messages"
-    assert error["message"].startswith("Send at most 500 messages (this request has 200000)")
+    assert error["message"].startswith("Send at most 50 messages (this request has 51)")
     assert validations == []  # validating 200,000 messages took ~3.7 s and kept its memory
 
 
-def test_v1_refuses_too_much_history_text(api, settings):
-    settings.V1_MAX_HISTORY_CHARS = 10_000
-    messages = [{"role": "assistant", "content": "x" * 6_000},
-                {"role": "user", "content": [{"type": "text", "text": "y" * 4_000}, {"type": "text", "text": "z"}]},
-                {"role": "user", "content": QUESTION}]
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/api/search/", "/api/ask/"])
+def test_a_json_body_over_the_cap_is_a_413_before_it_is_parsed(api, path, monkeypatch):
+    parsed = []
+    monkeypatch.setattr("rest_framework.parsers.json.load", lambda *a, **k: parsed.append(1))
+    messages = [{"role": "user", "content": "word"} for _ in range(200_000)]  # 7 MB, under the 10 MB body cap
 
-    response = api.post("/v1/chat/completions", v1_body(messages), format="json")
+    response = api.post(path, {**v1_body(messages), "query": "x", "question": "x"}, format="json")
 
     assert response.status_code == 413, response.content
-    error = response.json()["error"]
-    assert error["code"] == "request_too_large"
-    assert error["message"].startswith(f"The messages hold {10_001 + len(QUESTION)} characters; send at most 10000")
+    body = response.json()
+    message = f"The JSON body is over {1024 * 1024} bytes (API_MAX_JSON_BYTES)."
+    if path.startswith("/v1/"):
+        assert body["error"]["code"] == "request_too_large" and body["error"]["message"] == message
+    else:
+        assert body == {"detail": message}
+    assert parsed == []
 
 
 def test_v1_within_the_limits_is_answered(api, settings, validations):

@@ -2,7 +2,7 @@
 folder var/reliability/ and free ports), then faults, hostile input, security and load, and print
 one summary table (also written to var/reliability/summary.md and report.json).
 
-    python -m tests.reliability [--only faults,hostile,security,load,llm] [--kills 10] [--files 60]
+    python -m tests.reliability [--only faults,hostile,security,limits,load,llm] [--kills 10] [--files 60]
                                 [--load-seconds 60] [--no-baseline] [--quick]
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tests.reliability.app import ROOT, App, configure_django
 
-SECTIONS = ("faults", "hostile", "security", "load", "llm")
+SECTIONS = ("faults", "hostile", "security", "limits", "load", "llm")
 GB = 1024 ** 3
 
 
@@ -163,6 +163,13 @@ def run_security(app: App, token: str, work: Path, args) -> list[Row]:
     return rows
 
 
+def run_limits(app: App, token: str, work: Path, args) -> list[Row]:
+    from tests.reliability import limits
+
+    result = limits.oversized_history(app, token, parallel=4 if args.quick else 12, rounds=1 if args.quick else 2)
+    return [Row("limits", result.name, result.ok, result.detail())]
+
+
 def run_load(app: App, token: str, work: Path, args) -> list[Row]:
     from tests.reliability import load
 
@@ -225,8 +232,8 @@ def run_llm(app: App, token: str, work: Path, args) -> list[Row]:
     return rows
 
 
-RUNNERS = {"faults": run_faults, "hostile": run_hostile, "security": run_security, "load": run_load,
-           "llm": run_llm}
+RUNNERS = {"faults": run_faults, "hostile": run_hostile, "security": run_security, "limits": run_limits,
+           "load": run_load, "llm": run_llm}
 
 
 if __name__ == "__main__":
