@@ -44,7 +44,7 @@ _BARE_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9-]*)\s*/?>")
 _UNSAFE_BARE = DROPPED_WITH_CONTENT | {"plaintext", "xmp", "title", "svg", "math", "base", "meta", "link", "frame",
                                        "frameset"}
 # Every cleaning step starts at one of these: text before the first of them is never changed.
-_MARKUP_START = re.compile(r"[<\]`~]")
+_MARKUP_START = re.compile(r"[<\[\]`~]")
 _MAX_PASSES = 10
 
 
@@ -60,7 +60,7 @@ def client_markdown(text: str) -> str:
 
 def client_markdown_stream(pieces: Iterable[str]) -> Iterator[str]:
     """client_markdown over a stream of pieces, still token by token where it can be: text before
-    the first character that markup starts with (< ] ` ~) cannot change when cleaned, so it goes
+    the first character that markup starts with (< [ ] ` ~) cannot change when cleaned, so it goes
     out as it comes; from there on a paragraph waits until it is complete (markup never spans a
     blank line; a fenced block goes out whole), or the stream ends."""
     pending, sent = "", 0  # the text not yet cleaned, and how much of it already went out as is

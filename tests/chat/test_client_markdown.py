@@ -63,12 +63,16 @@ def test_scripts_go_with_their_content_and_links_stop_being_links():
 
 def test_streaming_gives_the_same_text_token_by_token():
     text = ("Plain words first, then <scr" "ipt>x</script> markup [1].\n\nA [link](javascript:z) and "
-            "`<div>`.\n\n```\n<b>\n\n</b>\n```\nThe end [2].")
+            "`<div>`, see ![x](https://e.example/p) ![2]\n\n```\n<b>\n\n</b>\n```\nThe end [2]:")
     rng = random.Random(3)
     for _ in range(100):
         cuts = sorted(rng.sample(range(1, len(text)), k=rng.randint(1, 20)))
         pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
         assert "".join(client_markdown_stream(pieces)) == client_markdown(text)
+    for sample in (text, "Look ![a](https://e.example/p) there", "a ]: b ~~~ c"):
+        for size in range(1, 6):
+            pieces = [sample[i:i + size] for i in range(0, len(sample), size)]
+            assert "".join(client_markdown_stream(pieces)) == client_markdown(sample), (sample, size)
     words = "The timeout is thirty seconds by default [1].".split(" ")
     streamed = list(client_markdown_stream(w + " " for w in words))
     assert streamed[:6] == ["The ", "timeout ", "is ", "thirty ", "seconds ", "by "]
