@@ -221,6 +221,25 @@ def check_message_count(messages) -> None:
                           status_code=status.HTTP_400_BAD_REQUEST, code="too_many_messages", param="messages")
 
 
+def used_messages(messages):
+    """The messages the answer reads, the only ones validated: the last (the question) and before
+    it the last HISTORY_MESSAGES user or assistant turns with content. System messages and older
+    turns are never read, so they cost nothing. Anything not a non-empty list is returned as is,
+    for ChatCompletionInput to describe."""
+    if not isinstance(messages, list) or not messages:
+        return messages
+    kept = [messages[-1]]
+    for message in reversed(messages[:-1]):
+        if len(kept) > HISTORY_MESSAGES:
+            break
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            continue
+        content = message.get("content")
+        if content and (not isinstance(content, str) or content.strip()):
+            kept.append(message)
+    return kept[::-1]
+
+
 def _history(messages: list[dict]) -> list[tuple[str, str]]:
     """The user and assistant turns before the question, the last few, oldest first."""
     turns = [(m["role"], m["content"]) for m in messages[:-1]
@@ -286,7 +305,10 @@ class ChatCompletionView(OpenAIView):
         if not isinstance(request.data, dict):
             raise OpenAIError("The body must be a JSON object.", status_code=400)
         check_message_count(request.data.get("messages"))
-        params = ChatCompletionInput(data=request.data)
+        body = dict(request.data)
+        if "messages" in body:
+            body["messages"] = used_messages(body["messages"])
+        params = ChatCompletionInput(data=body)
         params.is_valid(raise_exception=True)
         data = params.validated_data
         collections = collections_of_model(request.user, data["model"])

@@ -86,6 +86,24 @@ def test_v1_refuses_too_many_messages_before_validating_them(api, settings, vali
     assert validations == []  # validating 200,000 messages took ~3.7 s and kept its memory
 
 
+def test_v1_reads_only_the_turns_the_answer_uses(api, validations, fake_llm):
+    from tests.chat.fake_openai import is_rewrite_request
+
+    fake_llm.reply = lambda r: "request timeout" if is_rewrite_request(r) else "Thirty seconds [1]."
+    old = [{"role": "bogus", "content": 5}] + [{"role": "user", "content": f"Old turn {i}."} for i in range(300)]
+    recent = [{"role": "system", "content": "Be brief."}, {"role": "assistant", "content": "   "}]
+    recent += [{"role": "user" if i % 2 else "assistant", "content": f"Recent turn {i}."} for i in range(6)]
+
+    response = api.post("/v1/chat/completions", v1_body([*old, *recent, {"role": "user", "content": QUESTION}]),
+                        format="json")
+
+    assert response.status_code == 200, response.content
+    assert validations == [7]  # the question and the 6 turns of history, not 310 messages
+    rewrite = next(r for r in fake_llm.requests if is_rewrite_request(r))
+    prompt = " ".join(str(m["content"]) for m in rewrite["messages"])
+    assert all(f"Recent turn {i}." in prompt for i in range(6)) and "Old turn" not in prompt
+
+
 @pytest.mark.parametrize("path", ["/v1/chat/completions", "/api/search/", "/api/ask/"])
 def test_a_json_body_over_the_cap_is_a_413_before_it_is_parsed(api, path, monkeypatch):
     parsed = []
