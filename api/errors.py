@@ -89,7 +89,9 @@ def service_error(exc: BaseException) -> tuple[int, str] | None:
         return 503, QUEUE_DOWN
     if isinstance(exc, DocumentGone):  # a concurrent delete got there first
         return 404, str(exc)
-    if isinstance(exc, DataError):  # e.g. ?limit=10**40: the value reached the database unchecked
+    if isinstance(exc, DataError):  # e.g. ?limit=10**40 or ?q=%00: the value reached the database unchecked
+        if "NUL" in str(exc):  # psycopg: "PostgreSQL text fields cannot contain NUL (0x00) bytes"
+            return 400, "A value in the request contains a NUL character, which cannot be stored or searched."
         return 400, "A value in the request is out of range (a number too large, say)."
     return None
 

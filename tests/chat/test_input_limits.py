@@ -100,3 +100,10 @@ def test_a_nul_in_a_title_is_said_as_such(alice, user):
     assert "The title contains a NUL character." in response.content.decode()
     conversation.refresh_from_db()
     assert conversation.title == "Old title"
+
+
+def test_a_nul_in_a_search_of_conversations_is_said_as_such(alice):
+    response = alice.get(reverse("chat:index"), {"q": "a\x00b"})
+
+    assert response.status_code == 400
+    assert "contains a NUL character" in response.content.decode()
