@@ -10,7 +10,7 @@ from django.conf import settings
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import RequestDataTooBig
-from django.db import InterfaceError, OperationalError
+from django.db import DataError, InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
@@ -139,8 +139,8 @@ def ask(request: HttpRequest) -> HttpResponse:
     box) without JS."""
     try:
         return _ask(request)
-    except (Http404, RequestDataTooBig, OperationalError, InterfaceError):
-        raise  # a 404, or the service's state (413, 503): answered by the middleware, not a bug
+    except (Http404, RequestDataTooBig, OperationalError, InterfaceError, DataError):
+        raise  # a 404, the service's state (413, 503) or a value it cannot take (400): the middleware answers
     except Exception:
         error_id = log_failure(logger, "POST /ask/ by user %s failed", request.user.pk)
         message = server_failure_message(error_id)

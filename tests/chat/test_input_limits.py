@@ -107,3 +107,10 @@ def test_a_nul_in_a_search_of_conversations_is_said_as_such(alice):
 
     assert response.status_code == 400
     assert "contains a NUL character" in response.content.decode()
+
+
+def test_a_nul_in_the_collection_of_a_question_is_a_400(alice, corpus):
+    response = alice.post(reverse("chat:ask"), {"question": QUESTION, "collection": "guides\x00"})
+
+    assert response.status_code == 400
+    assert "contains a NUL character" in response.content.decode()
