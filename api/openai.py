@@ -8,10 +8,12 @@
   streamed (`chat.completion.chunk` events, then `data: [DONE]`) or not. Nothing is stored.
 
 The message content is the answer's Markdown made inert (chat.client_markdown: no raw HTML, no
-javascript: links, no images), as the chat page shows it; the streamed text goes out a paragraph
-at a time for that. The key is the DRF API token, sent as `Authorization: Bearer KEY`. Citations
-are `[n]` in the text and the extra field `citations` (on the completion, and on the last streamed chunk): the
-numbered sources the answer cites, each a chunk range of a document. Errors come in OpenAI's
+javascript: links, no images), as the chat page shows it; streamed, plain text goes out token by
+token and markup a paragraph at a time. Only the question and the turns of history are read
+(used_messages), after the message count is checked (check_message_count) and, in the parser, the
+body's size. The key is the DRF API token, sent as `Authorization: Bearer KEY`. Citations are `[n]`
+in the text and the extra field `citations` (on the completion, and on the last streamed chunk):
+the numbered sources the answer cites, each a chunk range of a document. Errors come in OpenAI's
 shape (api.errors), e.g. 404 `model_not_found` for a collection the caller may not read.
 """
 
@@ -251,8 +253,9 @@ def _history(messages: list[dict]) -> list[tuple[str, str]]:
 
 _OPENAI_ERRORS = {code: OpenApiResponse(OpenAIErrorOutput, description=text) for code, text in {
     400: "Bad request (OpenAI error shape).", 401: "Missing or invalid API key (`invalid_api_key`).",
-    413: "The body is over API_MAX_JSON_BYTES (`request_too_large`).",
-    404: "No such model you may use (`model_not_found`).", 429: "Too many requests (`rate_limit_exceeded`).",
+    404: "No such model you may use (`model_not_found`).", 413: "The body is over API_MAX_JSON_BYTES "
+                                                              "(`request_too_large`).",
+    429: "Too many requests (`rate_limit_exceeded`).",
     502: "The language model failed (`upstream_error`).",
 }.items()}
 
@@ -305,10 +308,10 @@ class ChatCompletionView(OpenAIView):
         if not isinstance(request.data, dict):
             raise OpenAIError("The body must be a JSON object.", status_code=400)
         check_message_count(request.data.get("messages"))
-        body = dict(request.data)
-        if "messages" in body:
-            body["messages"] = used_messages(body["messages"])
-        params = ChatCompletionInput(data=body)
+        received = dict(request.data)
+        if "messages" in received:
+            received["messages"] = used_messages(received["messages"])
+        params = ChatCompletionInput(data=received)
         params.is_valid(raise_exception=True)
         data = params.validated_data
         collections = collections_of_model(request.user, data["model"])
