@@ -18,7 +18,9 @@ from tests.reliability.security import create_user
 
 MB = 1024 ** 2
 # What passing means (the numbers before the fix in the docstring).
-MAX_RSS_GROWTH = 300 * MB  # after the attack, all web processes together
+# After the attack, all web processes together. Refused requests still cost each of the 16 request
+# threads its own malloc arena: +172 and +234 MB measured in two runs, against +1.8 GB before the fix.
+MAX_RSS_GROWTH = 500 * MB
 MAX_SEARCH_SECONDS = 1.5  # the slowest bystander search during the attack
 
 
