@@ -16,19 +16,19 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.errors import errors
-from api.serializers import CitationOutput
-from api.throttles import AskThrottle
+from api.serializers import CitationOutput, QuestionField
 from chat.answering.payload import answer_payload
 from chat.answering.pipeline import RSE_PRESETS
 from chat.models import Conversation, Message
 from chat.services import conversation_start, message_ask, run_to_end
 from chat.sse import sse_event, sse_response
+from chat.throttles import AskThrottle
 from corpus.permissions import collection_for
 
 
 class AskInput(serializers.Serializer):
-    question = serializers.CharField(max_length=2000, trim_whitespace=True,
-                                     error_messages={"blank": "The question is empty."})
+    question = QuestionField(error_messages={"blank": "The question is empty."},
+                             help_text="At most MAX_QUESTION_CHARS (default 2000) characters.")
     collection = serializers.SlugField(required=False, allow_blank=True,
                                        help_text="Search only this collection (default: all you may read).")
     conversation = serializers.IntegerField(required=False, min_value=1,

@@ -9,12 +9,13 @@ from django.db.models import BooleanField, ExpressionWrapper, Q
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.pagination import LimitOffsetPagination
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.errors import errors
+from api.parsers import SafeJSONParser
 from corpus import permissions, selectors, services
 from corpus.models import Chunk, Document
 from corpus.uploads import SUPPORTED_EXTENSIONS, limit_text
@@ -91,8 +92,11 @@ class ChunkOutput(serializers.ModelSerializer):
 
 
 def _shown(user, document: Document) -> Document:
-    """`document` as the list shows it (chunk count, collection)."""
-    return selectors.document_list(user=user).get(pk=document.pk)
+    """`document` as the list shows it (chunk count, collection); DocumentGone if deleted meanwhile."""
+    shown = selectors.document_list(user=user).filter(pk=document.pk).first()
+    if shown is None:
+        raise services.DocumentGone(document.pk)
+    return shown
 
 
 def _paginate(view: APIView, request: Request, queryset, serializer_class) -> Response:
@@ -153,7 +157,7 @@ class DocumentListView(APIView):
 
 
 class DocumentDetailView(APIView):
-    parser_classes = [JSONParser, FormParser, MultiPartParser]
+    parser_classes = [SafeJSONParser, FormParser, MultiPartParser]
 
     @extend_schema(responses={200: DocumentOutput, **errors(401, 404)}, summary="One document, with its status, "
                    "progress and error", tags=["documents"])

@@ -42,6 +42,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
 from corpus.permissions import Denied
+from corpus.services import DocumentGone
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +78,8 @@ _JSON_PREFIXES = ("/api/", "/v1/", "/healthz")
 
 def service_error(exc: BaseException) -> tuple[int, str] | None:
     """(status, message) for an exception that is the service's state, not a bug: a request body
-    over the limit (413) or a database that cannot be reached (503); None for anything else."""
+    over the limit (413), a database that cannot be reached (503) or a document deleted by a
+    concurrent request (404); None for anything else."""
     if isinstance(exc, RequestDataTooBig):
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE / (1024 * 1024)
         return 413, f"The request body is over the {limit:g} MB limit."
@@ -85,7 +87,11 @@ def service_error(exc: BaseException) -> tuple[int, str] | None:
         return 503, DATABASE_DOWN
     if isinstance(exc, kombu.exceptions.OperationalError | redis.exceptions.ConnectionError):
         return 503, QUEUE_DOWN
-    if isinstance(exc, DataError):  # e.g. ?limit=10**40: the value reached the database unchecked
+    if isinstance(exc, DocumentGone):  # a concurrent delete got there first
+        return 404, str(exc)
+    if isinstance(exc, DataError):  # e.g. ?limit=10**40 or ?q=%00: the value reached the database unchecked
+        if "NUL" in str(exc):  # psycopg: "PostgreSQL text fields cannot contain NUL (0x00) bytes"
+            return 400, "A value in the request contains a NUL character, which cannot be stored or searched."
         return 400, "A value in the request is out of range (a number too large, say)."
     return None
 
@@ -196,7 +202,7 @@ _OPENAI_KINDS = {
     429: ("requests", "rate_limit_exceeded"),
     503: ("api_error", "service_unavailable"),
 }
-_OPENAI_CODES = {400: "invalid_value", 413: "request_too_large", 503: "service_unavailable"}
+_OPENAI_CODES = {400: "invalid_value", 404: "not_found", 413: "request_too_large", 503: "service_unavailable"}
 
 
 def _openai_error(exc, response: Response) -> dict:

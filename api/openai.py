@@ -7,9 +7,13 @@
   prompt); answered by chat.answering.pipeline like the chat page (extractive without an LLM),
   streamed (`chat.completion.chunk` events, then `data: [DONE]`) or not. Nothing is stored.
 
-The key is the DRF API token, sent as `Authorization: Bearer KEY`. Citations are `[n]` in the
-text and the extra field `citations` (on the completion, and on the last streamed chunk): the
-numbered sources the answer cites, each a chunk range of a document. Errors come in OpenAI's
+The message content is the answer's Markdown made inert (chat.client_markdown: no raw HTML, no
+javascript: links, no images), as the chat page shows it; streamed, plain text goes out token by
+token and markup a paragraph at a time. Only the question and the turns of history are read
+(used_messages), after the message count is checked (check_message_count) and, in the parser, the
+body's size. The key is the DRF API token, sent as `Authorization: Bearer KEY`. Citations are `[n]`
+in the text and the extra field `citations` (on the completion, and on the last streamed chunk):
+the numbered sources the answer cites, each a chunk range of a document. Errors come in OpenAI's
 shape (api.errors), e.g. 404 `model_not_found` for a collection the caller may not read.
 """
 
@@ -21,6 +25,7 @@ import time
 import uuid
 from collections.abc import Iterator
 
+from django.conf import settings
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
@@ -33,12 +38,13 @@ from rest_framework.views import APIView
 from accounts.authentication import ApiTokenAuthentication, BearerApiTokenAuthentication
 from api.errors import OpenAIError
 from api.serializers import SourceOutput
-from api.throttles import AskThrottle
 from chat.answering.citations import cited_numbers
 from chat.answering.pipeline import AnswerError, LLMFailed, complete_answer, finish, prepare, stream_answer
 from chat.answering.support import pin_pages
-from chat.retrieval.search import MAX_QUERY_CHARS
+from chat.client_markdown import client_markdown, client_markdown_stream
+from chat.questions import InvalidQuestion, clean_question
 from chat.services import HISTORY_MESSAGES
+from chat.throttles import AskThrottle
 from corpus.models import Collection
 from corpus.permissions import Denied, collection_for, readable_collections
 
@@ -188,9 +194,42 @@ class ChatCompletionInput(serializers.Serializer):
             message["content"] = message["content"] or ""
         if messages[-1]["role"] != "user" or not messages[-1]["content"].strip():
             raise serializers.ValidationError("The last message must be the user's question.")
-        if len(messages[-1]["content"]) > MAX_QUERY_CHARS:
-            raise serializers.ValidationError(f"The question is longer than {MAX_QUERY_CHARS} characters.")
+        try:
+            messages[-1]["content"] = clean_question(messages[-1]["content"])
+        except InvalidQuestion as exc:
+            raise serializers.ValidationError(str(exc)) from exc
         return messages
+
+
+def check_message_count(messages) -> None:
+    """Refuse more than V1_MAX_MESSAGES messages before validating them (DRF's per-message
+    serializers cost ~20 us a message, and their garbage stays in the process): OpenAIError 400.
+    The conversation's size in all is capped before that, by the parser (API_MAX_JSON_BYTES, 413).
+    Anything not a list is left to ChatCompletionInput to describe."""
+    limit = settings.V1_MAX_MESSAGES
+    if isinstance(messages, list) and len(messages) > limit:
+        raise OpenAIError(f"Send at most {limit} messages (this request has {len(messages)}); only the last "
+                          f"{HISTORY_MESSAGES} turns and the question are used.",
+                          status_code=status.HTTP_400_BAD_REQUEST, code="too_many_messages", param="messages")
+
+
+def used_messages(messages):
+    """The messages the answer reads, the only ones validated: the last (the question) and before
+    it the last HISTORY_MESSAGES user or assistant turns with content. System messages and older
+    turns are never read, so they cost nothing. Anything not a non-empty list is returned as is,
+    for ChatCompletionInput to describe."""
+    if not isinstance(messages, list) or not messages:
+        return messages
+    kept = [messages[-1]]
+    for message in reversed(messages[:-1]):
+        if len(kept) > HISTORY_MESSAGES:
+            break
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            continue
+        content = message.get("content")
+        if content and (not isinstance(content, str) or content.strip()):
+            kept.append(message)
+    return kept[::-1]
 
 
 def _history(messages: list[dict]) -> list[tuple[str, str]]:
@@ -204,7 +243,9 @@ def _history(messages: list[dict]) -> list[tuple[str, str]]:
 
 _OPENAI_ERRORS = {code: OpenApiResponse(OpenAIErrorOutput, description=text) for code, text in {
     400: "Bad request (OpenAI error shape).", 401: "Missing or invalid API key (`invalid_api_key`).",
-    404: "No such model you may use (`model_not_found`).", 429: "Too many requests (`rate_limit_exceeded`).",
+    404: "No such model you may use (`model_not_found`).", 413: "The body is over API_MAX_JSON_BYTES "
+                                                              "(`request_too_large`).",
+    429: "Too many requests (`rate_limit_exceeded`).",
     502: "The language model failed (`upstream_error`).",
 }.items()}
 
@@ -252,11 +293,15 @@ class ChatCompletionView(OpenAIView):
         responses={200: OpenApiResponse(ChatCompletionOutput, description="Not streamed. Streamed "
                                         "(`stream: true`): text/event-stream of `data: <chat.completion.chunk>` "
                                         "events, then `data: [DONE]`."),
-                   **{code: _OPENAI_ERRORS[code] for code in (400, 401, 404, 429, 502)}})
+                   **{code: _OPENAI_ERRORS[code] for code in (400, 401, 404, 413, 429, 502)}})
     def post(self, request: Request) -> Response | StreamingHttpResponse:
         if not isinstance(request.data, dict):
             raise OpenAIError("The body must be a JSON object.", status_code=400)
-        params = ChatCompletionInput(data=request.data)
+        check_message_count(request.data.get("messages"))
+        received = dict(request.data)
+        if "messages" in received:
+            received["messages"] = used_messages(received["messages"])
+        params = ChatCompletionInput(data=received)
         params.is_valid(raise_exception=True)
         data = params.validated_data
         collections = collections_of_model(request.user, data["model"])
@@ -270,7 +315,7 @@ class ChatCompletionView(OpenAIView):
             # Nothing to search or nothing relevant found: the "model" says so, like the chat does.
             prepared, refusal = None, str(exc)
         if data["stream"]:
-            pieces = stream_answer(prepared, history) if prepared else iter([refusal])
+            pieces = client_markdown_stream(stream_answer(prepared, history)) if prepared else iter([refusal])
             sources = prepared.citations if prepared else []
             return _event_stream(_chunks(meta, pieces, sources))
         if prepared is None:
@@ -282,7 +327,7 @@ class ChatCompletionView(OpenAIView):
             except LLMFailed as exc:
                 raise OpenAIError(str(exc), status_code=status.HTTP_502_BAD_GATEWAY, type="api_error",
                                   code="upstream_error") from exc
-            text, cited = answer.text, answer.citations
+            text, cited = client_markdown(answer.text), answer.citations
         body = {**meta, "object": "chat.completion", "citations": cited,
                 "ragweb_mode": prepared.mode if prepared else "",
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}

@@ -14,9 +14,9 @@ from rest_framework.views import APIView
 
 from api.errors import errors
 from api.serializers import ScoredChunkOutput, SegmentOutput, StrictCharField, StrictIntegerField
-from api.throttles import SearchThrottle
 from chat.retrieval.rse import PRESETS
 from chat.retrieval.search import MAX_K, MAX_MAX_CHARS, MAX_QUERY_CHARS, MIN_MAX_CHARS, SearchError, search
+from chat.throttles import SearchThrottle
 from corpus.models import Collection
 from corpus.permissions import collection_for, readable_collections
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from chat.questions import InvalidQuestion, clean_question
+
 
 class StrictCharField(serializers.CharField):
     """A string and nothing else (DRF would turn 5 into "5")."""
@@ -24,6 +26,22 @@ class StrictIntegerField(serializers.IntegerField):
         if isinstance(data, bool) or not isinstance(data, int):
             self.fail("invalid")
         return super().to_internal_value(data)
+
+
+class QuestionField(serializers.CharField):
+    """A question, checked by chat.questions.clean_question (the cap and characters every way of
+    asking shares); its message is the field's error."""
+
+    def __init__(self, **kwargs):
+        super().__init__(trim_whitespace=True, **kwargs)
+
+    def to_internal_value(self, data) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        try:
+            return clean_question(data)
+        except InvalidQuestion as exc:
+            raise serializers.ValidationError(str(exc), code="invalid") from exc
 
 
 class DocumentRefOutput(serializers.Serializer):

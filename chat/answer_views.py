@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 from chat.feedback import FeedbackError, feedback_clear, feedback_describe, feedback_rate
 from chat.models import Message
 from chat.views import message_context
+from ragweb.numbers import parse_int
 
 
 @require_POST
@@ -31,12 +32,12 @@ or source=other with document=<id> of any document the rater may read) and evide
         else:
             feedback = feedback_rate(message=message, user=request.user, rating=rating)
             if request.POST.get("details"):
-                source, document = request.POST.get("source", ""), request.POST.get("document", "")
-                if source == "other" and not document.isdigit():
+                source, document = request.POST.get("source", ""), parse_int(request.POST.get("document", ""))
+                if source == "other" and document is None:
                     raise FeedbackError("Choose the document that holds the answer.")
                 feedback_describe(feedback=feedback, user=request.user, comment=request.POST.get("comment", ""),
-                                  source_n=int(source) if source.isdigit() else None,
-                                  document_id=int(document) if source == "other" else None,
+                                  source_n=parse_int(source),
+                                  document_id=document if source == "other" else None,
                                   evidence_text=request.POST.get("evidence", ""))
     except FeedbackError as exc:
         error = str(exc)

@@ -27,6 +27,7 @@ from chat.answering.pipeline import (
 )
 from chat.errors import log_failure, server_failure_message
 from chat.models import Conversation, Message
+from chat.questions import unstorable_character
 from corpus.models import Collection
 from corpus.permissions import Denied, collection_for, readable_collections
 
@@ -75,6 +76,9 @@ def conversation_rename(*, conversation: Conversation, title: str) -> Conversati
         raise InvalidTitle("The title is empty.")
     if len(title) > limit:
         raise InvalidTitle(f"The title is longer than {limit} characters.")
+    unstorable = unstorable_character(title)
+    if unstorable:
+        raise InvalidTitle(f"The title contains {unstorable}.")
     Conversation.objects.filter(pk=conversation.pk).update(title=title)
     conversation.title = title
     return conversation
@@ -199,21 +203,29 @@ def message_regenerate(*, message: Message, rse: str | None = "balanced", stream
     one did and sees the conversation before the old question.
 
     Raises, when first advanced and before changing anything: CannotRegenerate if `message` is not
-    the latest answer or is still being written; corpus.permissions.Denied if its collection is no
-    longer readable.
+    the latest answer or is still being written (or was regenerated or deleted by a concurrent
+    request: the conversation's row is locked while the check and the swap are made, so two
+    regenerates of one answer give one new pair, not two); corpus.permissions.Denied if its
+    collection is no longer readable.
     """
-    conversation = message.conversation
-    latest = conversation.messages.order_by("-id").first()
-    if message.role != Message.Role.ASSISTANT or latest is None or latest.pk != message.pk:
-        raise CannotRegenerate("Only the latest answer of a conversation can be regenerated.")
-    if message.status == Message.Status.STREAMING:
-        raise CannotRegenerate("This answer is still being written.")
-    question = conversation.messages.filter(role=Message.Role.USER, pk__lt=message.pk).order_by("-id").first()
-    if question is None or not question.content.strip():
-        raise CannotRegenerate("There is no question to ask again.")
-    events = message_ask(conversation=conversation, question=question.content,
-                         collection_slug=_searched_slug(message), rse=rse, stream=stream)
     with transaction.atomic():  # the old pair is gone only once the new one is stored
+        conversation = Conversation.objects.select_for_update().filter(pk=message.conversation_id).first()
+        if conversation is None:
+            raise CannotRegenerate("This conversation has just been deleted.")
+        latest = conversation.messages.order_by("-id").first()
+        if latest is not None and latest.pk == message.pk:
+            message = latest  # its status as committed now, not as the caller read it
+        elif message.role == Message.Role.ASSISTANT and not Message.objects.filter(pk=message.pk).exists():
+            raise CannotRegenerate("This answer has just been regenerated or deleted.")
+        if message.role != Message.Role.ASSISTANT or latest is None or latest.pk != message.pk:
+            raise CannotRegenerate("Only the latest answer of a conversation can be regenerated.")
+        if message.status == Message.Status.STREAMING:
+            raise CannotRegenerate("This answer is still being written.")
+        question = conversation.messages.filter(role=Message.Role.USER, pk__lt=message.pk).order_by("-id").first()
+        if question is None or not question.content.strip():
+            raise CannotRegenerate("There is no question to ask again.")
+        events = message_ask(conversation=conversation, question=question.content,
+                             collection_slug=_searched_slug(message), rse=rse, stream=stream)
         Message.objects.filter(pk__in=[question.pk, message.pk]).delete()
         first = next(events)
     yield first

@@ -6,10 +6,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 
+from django.conf import settings
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import RequestDataTooBig
-from django.db import InterfaceError, OperationalError
+from django.db import DataError, InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
@@ -24,6 +25,7 @@ from chat.feedback import feedback_documents
 from chat.markdown import link_citations, render_markdown
 from chat.models import Conversation, Message
 from chat.passages import chunk_similarities, highlight_for, highlighted_document
+from chat.questions import InvalidQuestion, clean_question
 from chat.relevance_chart import relevance_svg
 from chat.selectors import listed_conversations
 from chat.services import (
@@ -36,8 +38,10 @@ from chat.services import (
     run_to_end,
 )
 from chat.sse import sse_event, sse_response
+from chat.throttles import ask_wait
 from corpus.models import Document
 from corpus.permissions import Denied, collection_for, document_for, readable_collections
+from ragweb.numbers import parse_int
 
 logger = logging.getLogger(__name__)
 
@@ -107,6 +111,7 @@ def _page(request: HttpRequest, conversation: Conversation | None, *, question: 
     collections = readable_collections(request.user).only("slug", "name")
     response = render(request, "chat/index.html", {
         **listing, "items": items, "collections": collections, "question": question,
+        "max_question_chars": settings.MAX_QUESTION_CHARS,
         "picked": conversation.collection if conversation else None,
         "elsewhere": not others and Conversation.objects.others_of(request.user).exists(),
     }, status=status)
@@ -141,34 +146,42 @@ def ask(request: HttpRequest) -> HttpResponse:
     """Ask a question. With "Accept: text/event-stream" (chat.js) the answer streams as SSE;
     otherwise the answer is computed and the browser is redirected to the conversation.
 
-    An unexpected failure is logged with an error id and told as a server failure quoting it:
-    JSON with HTTP 500 to chat.js, the page again (with the question in the box) without JS."""
+    Refused before any work, with the reason (JSON {"error"} to chat.js, the page without JS): over
+    the ask throttle shared with the API (429, Retry-After), a question that chat.questions refuses
+    (400: too long, a NUL). An unexpected failure is logged with an error id and told as a server
+    failure quoting it: JSON with HTTP 500 to chat.js, the page again (with the question in the
+    box) without JS."""
     try:
         return _ask(request)
-    except (Http404, RequestDataTooBig, OperationalError, InterfaceError):
-        raise  # a 404, or the service's state (413, 503): answered by the middleware, not a bug
+    except (Http404, RequestDataTooBig, OperationalError, InterfaceError, DataError):
+        raise  # a 404, the service's state (413, 503) or a value it cannot take (400): the middleware answers
     except Exception:
         error_id = log_failure(logger, "POST /ask/ by user %s failed", request.user.pk)
         message = server_failure_message(error_id)
         if _wants_stream(request):
             return JsonResponse({"error": message, "error_id": error_id}, status=500)
         flash.error(request, message)
-        conv_id = request.POST.get("conversation", "")
-        conv = (Conversation.objects.filter(pk=int(conv_id), user=request.user).first()
-                if conv_id.isdigit() else None)
-        return _page(request, conv, question=request.POST.get("question", ""), status=500)
+        conv_id = parse_int(request.POST.get("conversation", "").strip(), minimum=1)
+        conv = Conversation.objects.filter(pk=conv_id, user=request.user).first() if conv_id else None
+        return _page(request, conv, question=request.POST.get("question", "")[:settings.MAX_QUESTION_CHARS], status=500)
 
 
 def _ask(request: HttpRequest) -> HttpResponse:
     question = request.POST.get("question", "").strip()
     slug = request.POST.get("collection", "").strip() or None
-    conv_id = request.POST.get("conversation", "").strip()
+    conv_field = request.POST.get("conversation", "").strip()
     conv = None
-    if conv_id:
-        if not conv_id.isdigit():
+    if conv_field:
+        conv_id = parse_int(conv_field, minimum=1)
+        if conv_id is None:
             raise Http404("No such conversation.")
-        conv = get_object_or_404(Conversation, pk=int(conv_id), user=request.user)
+        conv = get_object_or_404(Conversation, pk=conv_id, user=request.user)
 
+    wait = ask_wait(request)  # questions and regenerates alike: each is a search and an answer
+    if wait is not None:
+        response = _refused(request, conv, f"Too many questions: try again in {wait} seconds.", status=429)
+        response["Retry-After"] = str(wait)
+        return response
     if request.POST.get("regenerate"):
         return _regenerate(request, request.POST["regenerate"].strip())
     if not question:
@@ -177,6 +190,10 @@ def _ask(request: HttpRequest) -> HttpResponse:
             return sse_response([sse_event("notice", {"message": notice})])
         flash.error(request, notice)
         return redirect(conv.get_absolute_url() if conv else reverse("chat:index"))
+    try:
+        question = clean_question(question)
+    except InvalidQuestion as exc:
+        return _refused(request, conv, str(exc), status=400)
 
     if conv is None:
         try:
@@ -206,11 +223,21 @@ def _ask(request: HttpRequest) -> HttpResponse:
     return _answer_response(request, conv, first, events)
 
 
+def _refused(request: HttpRequest, conv: Conversation | None, message: str, *, status: int) -> HttpResponse:
+    """A question refused before any work (too long, unstorable, too many): JSON {"error"} with
+    `status` to chat.js, the page with the message (and an empty box) without JS."""
+    if _wants_stream(request):
+        return JsonResponse({"error": message}, status=status)
+    flash.error(request, message)
+    return _page(request, conv, status=status)
+
+
 def _regenerate(request: HttpRequest, pk: str) -> HttpResponse:
     """Ask the question of the latest answer `pk` again (the Regenerate button posts to /ask/)."""
-    if not pk.isdigit():
+    message_id = parse_int(pk, minimum=1)
+    if message_id is None:
         raise Http404("No such answer.")
-    message = get_object_or_404(Message.objects.select_related("conversation"), pk=int(pk),
+    message = get_object_or_404(Message.objects.select_related("conversation"), pk=message_id,
                                  conversation__user=request.user, role=Message.Role.ASSISTANT)
     conv = message.conversation
     try:

@@ -24,6 +24,7 @@ from corpus import permissions, preview, selectors, services
 from corpus.forms import MultipleFileField, UsernamesField
 from corpus.models import Chunk, Collection, Document
 from corpus.uploads import SUPPORTED_HELP, accept_attribute
+from ragweb.numbers import parse_int
 
 SUPERUSER_NOTICE = "You are a superuser: you see and may change every collection, whoever owns it."
 
@@ -266,7 +267,7 @@ class DocumentAdmin(_StaffOnly, admin.ModelAdmin):
 
     def progress_view(self, request: HttpRequest) -> JsonResponse:
         """Status and progress of the documents `?ids=1,2,3` the user may read (others are left out)."""
-        ids = [int(part) for part in request.GET.get("ids", "").split(",") if part.strip().isdigit()][:500]
+        ids = [n for part in request.GET.get("ids", "").split(",")[:500] if (n := parse_int(part.strip())) is not None]
         documents = self.get_queryset(request).filter(pk__in=ids)
         return JsonResponse({"documents": [{
             "id": d.pk, "status": d.status, "status_display": d.get_status_display(),
@@ -374,7 +375,10 @@ class DocumentAdmin(_StaffOnly, admin.ModelAdmin):
         done = refused = 0
         for document in queryset.select_related("collection"):
             if permissions.can_write_document(request.user, document):
-                apply(document)
+                try:
+                    apply(document)
+                except services.DocumentGone:
+                    continue  # deleted by someone else since the list was shown: nothing to do
                 done += 1
             else:
                 refused += 1
@@ -388,7 +392,8 @@ def _upload_default(request: HttpRequest) -> Collection | None:
     """selectors.upload_target for the collection `?collection=<id>` (the list's filter), if readable."""
     wanted = request.GET.get("collection", "")
     readable = permissions.readable_collections(request.user)
-    viewing = readable.filter(pk=int(wanted)).first() if wanted.isdigit() else None
+    wanted_id = parse_int(wanted, minimum=1)
+    viewing = readable.filter(pk=wanted_id).first() if wanted_id is not None else None
     return selectors.upload_target(user=request.user, viewing=viewing)
 
 

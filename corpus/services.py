@@ -27,6 +27,24 @@ from corpus.tasks import process_document_task
 
 logger = logging.getLogger(__name__)
 
+
+class DocumentGone(Exception):
+    """The document was deleted while the request was on its way (another request or user got
+    there first); str(exc) says so. Answered 404 by api.errors, like an unknown document."""
+
+    def __init__(self, pk: int) -> None:
+        super().__init__(f"Document {pk} has just been deleted.")
+        self.pk = pk
+
+
+def _locked_document(pk: int, **lock) -> Document:
+    """Document `pk` with its row locked (select_for_update(**lock)) until the transaction ends;
+    DocumentGone if a concurrent delete removed it after the caller found it."""
+    document = Document.objects.select_for_update(**lock).select_related("collection").filter(pk=pk).first()
+    if document is None:
+        raise DocumentGone(pk)
+    return document
+
 Status = Document.Status
 
 
@@ -296,9 +314,10 @@ def _requeue(document: Document) -> None:
 
 
 def document_reingest(*, document: Document, force: bool = False) -> Document:
-    """Process the document again if its chunks are out of date (always, with `force`)."""
+    """Process the document again if its chunks are out of date (always, with `force`).
+    DocumentGone if it was deleted meanwhile."""
     with transaction.atomic():
-        locked = Document.objects.select_for_update().select_related("collection").get(pk=document.pk)
+        locked = _locked_document(document.pk)
         if not force and locked.is_current():
             return locked
         if locked.status == Status.FAILED and not locked.file:
@@ -313,9 +332,10 @@ def document_move(*, document: Document, collection: Collection) -> Document:
     """Move `document` into `collection`. Chunks built under the same settings stay; otherwise the
     document is re-ingested under the target's settings (a failed one stays failed until
     re-ingested). Raises ValidationError if the target already holds a document with the same
-    source. The caller has checked write access to both collections."""
+    source; DocumentGone if it was deleted meanwhile. The caller has checked write access to both
+    collections."""
     with transaction.atomic():
-        locked = Document.objects.select_for_update(of=("self",)).select_related("collection").get(pk=document.pk)
+        locked = _locked_document(document.pk, of=("self",))
         if locked.collection_id == collection.pk:
             return locked
         clash = ValidationError(

@@ -117,8 +117,12 @@ def document_upload(request: HttpRequest) -> HttpResponse:
 @login_required
 def document_reingest(request: HttpRequest, pk: int) -> HttpResponse:
     document = _document(request, pk)
-    services.document_reingest(document=document, force=True)
-    messages.success(request, f"Re-ingesting {document}.")
+    try:
+        services.document_reingest(document=document, force=True)
+    except services.DocumentGone:
+        messages.error(request, f"{document} has just been deleted.")
+    else:
+        messages.success(request, f"Re-ingesting {document}.")
     return redirect(_documents_url(_filters(request)))
 
 

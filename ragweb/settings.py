@@ -23,6 +23,7 @@ from ragweb.env import (
     env_url,
     secret_file,
 )
+from ragweb.numbers import parse_int
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("RAGWEB_VAR_DIR", str(BASE_DIR / "var")))
@@ -243,13 +244,24 @@ def _throttle_rate(name: str, default: str) -> str | None:
     if raw in {"", "0", "off", "none"}:
         return None
     number, _, period = raw.partition("/")
-    if not number.isdigit() or int(number) < 1 or not period or period[0] not in "smhd":
+    if parse_int(number, minimum=1) is None or not period or period[0] not in "smhd":
         raise ImproperlyConfigured(f"{name} must look like 60/min (per s, min, hour or day) or off, got {raw!r}")
     return raw
 
 
+# What one question may be, however it is asked (chat page, /api/ask/, /v1, /api/search/'s query):
+# characters, checked by chat.questions.clean_question before any work.
+MAX_QUESTION_CHARS = env_int("MAX_QUESTION_CHARS", 2000, minimum=1, maximum=100_000)
+# The largest JSON body of an API or /v1 request (bytes), refused (413) before it is parsed: parsing
+# is the costly part (7.8 MB of small objects took ~0.5 s and ~150 MB that the process kept). For
+# /v1/chat/completions, which carries the whole conversation each time, it is the history's cap.
+API_MAX_JSON_BYTES = env_int("API_MAX_JSON_BYTES", 1024 * 1024, minimum=1024)
+# Messages in one /v1/chat/completions request, refused (400) before they are validated.
+V1_MAX_MESSAGES = env_int("V1_MAX_MESSAGES", 500, minimum=1)
+
 # Requests per user and web process (the throttle counts live in each process's memory) to the costly
-# endpoints: search (POST /api/search/) and ask (POST /api/ask/, POST /v1/chat/completions).
+# endpoints: search (POST /api/search/) and ask (POST /ask/ from the chat page, POST /api/ask/,
+# POST /v1/chat/completions: one budget).
 API_THROTTLE_RATES = {
     "search": _throttle_rate("API_THROTTLE_SEARCH", "600/min"),
     "ask": _throttle_rate("API_THROTTLE_ASK", "120/min"),
@@ -262,6 +274,11 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": [
+        "api.parsers.SafeJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,

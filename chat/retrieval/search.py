@@ -31,7 +31,7 @@ from corpus.models import Collection
 prefer_idle_threads()  # before anything loads torch: search embeds single queries between statements
 
 MAX_K = 100
-MAX_QUERY_CHARS = 2000
+MAX_QUERY_CHARS = settings.MAX_QUESTION_CHARS  # a question is searched as its query: one cap
 MAX_QUERIES = 8
 # Bounds of a caller's RSE budget (characters): below a chunk's length nothing would fit.
 MIN_MAX_CHARS = 500

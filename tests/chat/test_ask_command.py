@@ -45,3 +45,10 @@ def test_ask_command_says_plainly_when_nothing_answers(user, corpus, no_llm):
     body = json.loads(out.getvalue())
     assert (body["answer"], body["citations"], body["error"]) == (
         "", [], "Nothing in the collection “Guides” answers this question.")
+
+
+def test_ask_command_has_the_question_cap_of_the_other_ways(user, corpus, settings):
+    settings.MAX_QUESTION_CHARS = 10
+
+    with pytest.raises(CommandError, match="The question is longer than 10 characters."):
+        call_command("ask", "What is the default request timeout?", "--user", "alice", stdout=StringIO())

@@ -323,3 +323,10 @@ def test_the_sharing_fields_name_the_collections_users_not_every_account(client,
         "chunk_overlap": 0, "semantic_threshold": 0.5, "contextualization": "header",
         "embedding_mode": "neighbours", "readers": "alice nobody", "editors": ""})
     assert refused.status_code == 200 and "No such user: nobody." in refused.content.decode()
+
+
+def test_progress_and_upload_skip_ids_that_are_not_plain_numbers(admin_client, document):
+    data = admin_client.get(f"/admin/corpus/document/progress/?ids={document.pk},²,①,{'9' * 30}").json()
+    assert [d["id"] for d in data["documents"]] == [document.pk]
+
+    assert admin_client.get("/admin/corpus/document/add/?collection=²").status_code == 200

@@ -2,7 +2,7 @@
 folder var/reliability/ and free ports), then faults, hostile input, security and load, and print
 one summary table (also written to var/reliability/summary.md and report.json).
 
-    python -m tests.reliability [--only faults,hostile,security,slow,load,llm] [--kills 10] [--files 60]
+    python -m tests.reliability [--only faults,hostile,security,slow,limits,load,llm] [--kills 10] [--files 60]
                                 [--load-seconds 60] [--no-baseline] [--quick]
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tests.reliability.app import ROOT, App, configure_django
 
-SECTIONS = ("faults", "hostile", "security", "slow", "load", "llm")
+SECTIONS = ("faults", "hostile", "security", "slow", "limits", "load", "llm")
 GB = 1024 ** 3
 
 
@@ -190,6 +190,13 @@ def run_slow(app: App, token: str, work: Path, args) -> list[Row]:
     return rows
 
 
+def run_limits(app: App, token: str, work: Path, args) -> list[Row]:
+    from tests.reliability import limits
+
+    result = limits.oversized_history(app, token, parallel=4 if args.quick else 12, rounds=1 if args.quick else 2)
+    return [Row("limits", result.name, result.ok, result.detail())]
+
+
 def run_load(app: App, token: str, work: Path, args) -> list[Row]:
     from tests.reliability import load
 
@@ -253,7 +260,7 @@ def run_llm(app: App, token: str, work: Path, args) -> list[Row]:
 
 
 RUNNERS = {"faults": run_faults, "hostile": run_hostile, "security": run_security, "slow": run_slow,
-           "load": run_load, "llm": run_llm}
+           "limits": run_limits, "load": run_load, "llm": run_llm}
 
 
 if __name__ == "__main__":

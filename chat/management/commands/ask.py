@@ -11,6 +11,7 @@ from chat.answering.citations import chunk_range_label
 from chat.answering.payload import answer_payload
 from chat.answering.pipeline import RSE_PRESETS
 from chat.models import Conversation
+from chat.questions import InvalidQuestion, clean_question
 from chat.services import conversation_start, message_ask
 from corpus.permissions import Denied, collection_for
 
@@ -30,6 +31,10 @@ class Command(BaseCommand):
                json: bool, **options) -> None:
         if not question.strip():
             raise CommandError("The question is empty.")
+        try:
+            question = clean_question(question)
+        except InvalidQuestion as exc:
+            raise CommandError(str(exc)) from exc
         asker = self._user(user)
         if collection:
             try:
