@@ -188,7 +188,7 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
         reply.content = "".join(parts)
         if prepared is not None:
             # The grounding pass (LLM answers) and the sources the answer cites, kept as the answer.
-            answer = finish(prepared, reply.content)
+            answer = finish(prepared, reply.content, complete=reply.status == Message.Status.COMPLETE)
             reply.content, reply.citations = answer.text, answer.citations
         if reply.status == Message.Status.STREAMING:
             reply.status = Message.Status.STOPPED

@@ -35,6 +35,10 @@ SEARCH_K = 10
 RSE_PRESETS = ("balanced", "precision", "find_all")
 
 
+UNSUPPORTED_ANSWER = ("The language model's answer is not supported by the sources, so it is not shown. "
+                      "What the sources say:")
+
+
 class AnswerError(Exception):
     """A failure to show the user as is (str(exc) is the message)."""
 
@@ -133,26 +137,25 @@ def not_found_message(scope: str) -> str:
     return f"Nothing in {scope} answers this question."
 
 
-# In a conversation the question is searched as asked and in context (rewrite_query); the search
-# in context is kept when retrieval is more confident in it: by at least this much for a question
-# that stands on its own, and at least as much (less this) for one that refers back ("it", "and").
+# In a conversation a question that stands on its own is searched as asked and in context
+# (rewrite_query); the search in context is kept only when retrieval is at least this much more
+# confident in it (the calibrated relevance of its best chunk).
 CONTEXT_GAIN = 0.05
-CONTEXT_TOLERANCE = 0.02
 
 
 def _search_in_conversation(question: str, history: Sequence[tuple[str, str]], collections, rse: str | None):
-    """(query, result): the question as asked, or in the conversation's context when that search
-    finds clearly more relevant passages. A new subject is searched as asked; a follow-up that
-    needs its subject ("What presets does it have?") finds it through the context."""
-    alone = _search(question, collections, rse)
+    """(query, result). A question that points back into the conversation ("What presets does it
+    have?", "And in templates?") is searched in context; one that stands on its own is searched as
+    asked, and in context too, keeping the context only when it finds clearly more relevant
+    passages (a new subject stays itself; "Could a different duration be chosen?" finds its subject)."""
     in_context = rewrite_query(question, history) if history else question
     if in_context == question:
-        return question, alone
+        return question, _search(question, collections, rse)
     context = _search(in_context, collections, rse)
-    confidence_alone = top_relevance(alone) or 0.0
-    confidence_context = top_relevance(context) or 0.0
-    needed = -CONTEXT_TOLERANCE if refers_back(question) else CONTEXT_GAIN
-    if confidence_context >= confidence_alone + needed:
+    if refers_back(question):
+        return in_context, context
+    alone = _search(question, collections, rse)
+    if (top_relevance(context) or 0.0) >= (top_relevance(alone) or 0.0) + CONTEXT_GAIN:
         return in_context, context
     return question, alone
 
@@ -228,18 +231,29 @@ def _extractive(prepared: Prepared) -> str:
     return render_quotes(quotes, prepared.citations)
 
 
-def finish(prepared: Prepared, text: str) -> Answer:
+def finish(prepared: Prepared, text: str, *, complete: bool = True) -> Answer:
     """The answer as shown: an LLM's text after the grounding pass, and the sources it cites,
-    each with the page of the sentence it is cited for (chat.answering.support.pin_pages)."""
-    answer = _grounded(prepared, text)
+    each with the page of the sentence it is cited for (chat.answering.support.pin_pages). A
+    `complete` LLM answer that no source supports is replaced by the sources' own sentences; a
+    partial one (stopped, or the LLM failed) is kept as written."""
+    answer = _grounded(prepared, text, complete=complete)
     return replace(answer, citations=pin_pages(answer.citations, answer.text))
 
 
-def _grounded(prepared: Prepared, text: str) -> Answer:
+def _grounded(prepared: Prepared, text: str, *, complete: bool) -> Answer:
     if prepared.mode == "extractive" or not text.strip():
         cited = set(cited_numbers(text))
         return Answer(text=text, raw_text=text, citations=[c for c in prepared.citations if c["n"] in cited])
     grounded = ground(text, {c["n"]: c["text"] for c in prepared.citations})
+    if complete and not grounded.cited and grounded.unsupported and not grounded.declined:
+        # Nothing the model wrote is supported by the sources: say so, and quote what they do say
+        # rather than show an uncited paragraph.
+        quotes = prepared.quotes or select_quotes(prepared.query, prepared.citations, hits=prepared.hits)
+        if quotes.sentences:
+            shown = f"*{UNSUPPORTED_ANSWER}*\n\n{render_quotes(quotes, prepared.citations)}"
+            quoted = set(cited_numbers(shown))
+            return Answer(text=shown, raw_text=text, partly_unsupported=True,
+                          citations=[c for c in prepared.citations if c["n"] in quoted])
     cited = set(grounded.cited)
     return Answer(text=grounded.text, raw_text=text, partly_unsupported=grounded.partly_unsupported,
                   declined=grounded.declined, citations=[c for c in prepared.citations if c["n"] in cited])

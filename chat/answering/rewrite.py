@@ -29,6 +29,10 @@ MAX_CARRIED_TERMS = 8
 _REFERRING = frozenset(
     "it its it's itself they them their theirs themselves this that these those there such same "
     "former latter above previous he him his she her".split())
+# Of those, the words that can only point back into the conversation ("that", "there" and "such"
+# also join clauses and name places in questions that stand alone).
+_POINTING = frozenset("it its it's itself they them their theirs themselves this these those former latter "
+                      "he him his she her".split())
 _CONTINUING = re.compile(r"^\s*(and|also|but|so|then|what about|how about|and what|and how|or)\b", re.IGNORECASE)
 # Question words and verbs of asking carry no subject of their own.
 _ASKING = frozenset(
@@ -63,7 +67,7 @@ def _content_words(text: str) -> list[str]:
 def refers_back(question: str) -> bool:
     """True for a question that points into the conversation: it continues it ("And ...",
     "What about ...") or names something by a pronoun ("it", "they", "that")."""
-    return bool(_CONTINUING.match(question)) or any(w in _REFERRING for w in words(question))
+    return bool(_CONTINUING.match(question)) or any(w in _POINTING for w in words(question))
 
 
 def contextual_query(question: str, history: Sequence[tuple[str, str]]) -> str:

@@ -1,6 +1,7 @@
 """The passage view: the supporting sentence highlighted inside the cited segment, its PDF page,
 Markdown kept intact, and a deleted document's page."""
 
+import json
 import re
 
 import pytest
@@ -98,7 +99,8 @@ def test_the_chat_says_when_nothing_answers(client, user, no_llm):
                            HTTP_ACCEPT="text/event-stream")
     body = b"".join(response.streaming_content).decode()
     done = body[body.index("event: done"):]
-    assert "Nothing in the collection “Reports” answers this question." in done
+    html = json.loads(done.split("data: ", 1)[1].split("\n", 1)[0])["html"]
+    assert "Nothing in the collection “Reports” answers this question." in html
     assert "Extractive answer" not in done and "/sources/" not in done  # no unrelated passages cited
 
 

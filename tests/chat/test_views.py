@@ -111,6 +111,7 @@ def test_a_question_not_found_in_one_collection_can_be_asked_of_all(alice, user,
     html = alice.get(f"/c/{conversation.pk}/").content.decode()
     form = BeautifulSoup(html, "html.parser").select_one("form.search-all")
     fields = {i["name"]: i.get("value", "") for i in form.select("input[type=hidden]")}
+    assert fields.pop("csrfmiddlewaretoken")
     assert fields == {"question": question, "collection": "", "conversation": str(conversation.pk)}
 
     alice.post(form["action"], fields)
@@ -258,7 +259,9 @@ def test_hostile_document_text_cannot_run_script(alice, user, no_llm):
 
 
 def test_hostile_llm_answer_is_sanitized(alice, corpus, fake_llm):
-    fake_llm.reply = lambda request: ("Look [1] <img src=x onerror=alert(1)><script>alert(2)</script>"
+    # One supported sentence, so the answer is shown (an answer no source supports is replaced by quotes).
+    fake_llm.reply = lambda request: ("The request timeout is thirty seconds by default [1]. "
+                                      "Look [1] <img src=x onerror=alert(1)><script>alert(2)</script>"
                                       "[x](javascript:alert(3)) <a href=\"https://ok.example\" onclick=\"a()\">ok</a>")
     response = alice.post(reverse("chat:ask"), {"question": "What is the timeout?"},
                           HTTP_ACCEPT="text/event-stream")

@@ -1,6 +1,6 @@
 import numpy as np
 
-from chat.answering.extractive import Hit, extractive_answer, split_sentences
+from chat.answering.extractive import Hit, candidates, extractive_answer, question_coverage, split_sentences
 
 
 def _word_similarity(word):
@@ -141,3 +141,13 @@ def test_a_fact_already_quoted_gives_its_room_to_one_the_answer_lacks():
     quoted = [line[2:].rsplit(" [", 1)[0] for line in _bullets(answer)]
     assert len(quoted) == 2
     assert "Set the modified flag to save the session after a nested change." in quoted
+
+
+def test_question_coverage_weighs_the_question_s_rarer_words():
+    citations = [{"n": 1, "document": {"id": 1}, "text": "The request timeout is thirty seconds by default. "
+                  "Requests are logged. Requests are retried twice."}]
+    sentences = candidates(citations)
+    held = question_coverage("What is the request timeout?", citations, sentences)
+    missing = question_coverage("Which port does the request listener use?", citations, sentences)
+    assert held == 1.0 and missing < 0.35
+    assert question_coverage("What is it?", citations, sentences) == 1.0  # nothing named: nothing missing

@@ -6,6 +6,7 @@ import re
 import pytest
 
 from chat.answering.grounding import UNSUPPORTED_NOTE
+from chat.answering.pipeline import UNSUPPORTED_ANSWER
 from chat.models import Message
 from chat.services import conversation_start, message_ask, message_request_stop
 from corpus.models import Chunk
@@ -200,6 +201,17 @@ def test_grounding_removes_a_citation_of_a_source_that_does_not_exist(user, corp
                              f"\n\n{UNSUPPORTED_NOTE}")
 
 
+def test_an_answer_no_source_supports_is_replaced_by_what_the_sources_say(user, corpus, fake_llm):
+    fake_llm.reply = lambda request: ("Loaves are usually glazed with honey before serving. "
+                                      "Many bakers prefer sourdough starters over commercial yeast.")
+    reply = run(conversation_start(user=user), "How long is bread baked?", stream=False)[-1].message
+    assert reply.content.startswith(f"*{UNSUPPORTED_ANSWER}*")
+    assert "honey" not in reply.content  # the unsupported paragraph is not shown as the answer
+    quote = next(line for line in reply.content.splitlines() if "thirty five minutes" in line)
+    n = int(quote.rsplit("[", 1)[1].rstrip("]"))
+    assert [c["n"] for c in reply.citations] == [n] and reply.citations[0]["document"]["source"] == "bread.txt"
+
+
 def test_grounding_moves_a_citation_to_the_source_that_supports_it(user, corpus, fake_llm):
     def wrong_source(request):
         return f"Failed requests are retried twice with exponential backoff [{_source_number(request, 'Bread')}]."
@@ -217,7 +229,8 @@ def test_an_off_topic_question_is_not_found(user, corpus, no_llm):
     assert reply.error == "Nothing in the collection “Guides” answers this question."
 
 
-def test_a_follow_up_that_finds_nothing_alone_is_searched_in_context(user, corpus, no_llm):
+def test_a_follow_up_that_finds_nothing_alone_is_searched_in_context(user, corpus, no_llm, settings):
+    settings.ANSWER_MIN_COVERAGE = 0  # retrieval in context only: "duration", "chosen" are not the guide's words
     conversation = conversation_start(user=user)
     run(conversation, "How is the request timeout configured?", stream=False)
     reply = run(conversation, "Could a different duration be chosen?", stream=False)[-1].message
@@ -226,6 +239,15 @@ def test_a_follow_up_that_finds_nothing_alone_is_searched_in_context(user, corpu
     assert any(c["document"]["source"] == "deploy.md" and c["start"] <= 2 < c["end"] for c in reply.citations)
     alone = run(conversation_start(user=user), "Could a different duration be chosen?", stream=False)[-1].message
     assert alone.status == "not_found"
+
+
+def test_sources_that_hardly_hold_the_question_s_words_do_not_answer_it(user, corpus, no_llm, settings):
+    settings.ANSWER_MIN_RELEVANCE = 0  # the guide is near the subject; only what the question names is missing
+    question = "Which port number does the deployed service listen on?"
+    reply = run(conversation_start(user=user), question, stream=False)[-1].message
+    assert reply.status == "not_found" and reply.citations == []
+    settings.ANSWER_MIN_COVERAGE = 0
+    assert run(conversation_start(user=user), question, stream=False)[-1].message.status == "complete"
 
 
 def test_a_new_subject_is_searched_as_asked(user, corpus, no_llm):

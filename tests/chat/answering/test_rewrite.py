@@ -16,6 +16,7 @@ def test_questions_that_point_into_the_conversation_refer_back():
     assert refers_back("What presets does it have?")
     assert refers_back("What about the timeout?")
     assert not refers_back("What does RSE do?")  # short, but it names its subject
+    assert not refers_back("How do I make sure that a field is unique?")  # "that" joins a clause
     assert not refers_back("How do I exclude a field from a ModelForm?")
 
 
