@@ -4,7 +4,8 @@ with its [n] citation, the best one first.
 A sentence is scored by how well it answers the query, not only by how similar it is:
 
 - meaning: the embedding similarity of the query and the sentence read under its heading
-  ("Path converters: The following path converters are available by default");
+  ("Path converters: The following path converters are available by default"), or, when a
+  cross-encoder is configured (RERANKER_MODEL), its probability for the two read together;
 - the query's words it holds, each weighted by how rare it is among the candidate sentences
   (so "many-to-many" and "save_m2m" count for more than "form", which every sentence shares), its
   heading's words counting half;
@@ -170,6 +171,21 @@ class Scored:
     vectors: np.ndarray  # one unit row per sentence (zeros when the embedding failed)
 
 
+def _cross_encoded(query: str, texts: list[str], similarities: np.ndarray) -> np.ndarray:
+    """With a cross-encoder configured (RERANKER_MODEL), its probability that each sentence
+    answers the query (query and sentence read together) replaces the embedding similarity as
+    the meaning term; without one, or should it fail, the similarities stay."""
+    from chat.retrieval import rerank  # the reranker's one model, loaded only when configured
+
+    if not rerank.enabled() or not texts:
+        return similarities
+    try:
+        return np.asarray(rerank.cross_encoder_scorer(query, texts), dtype=float)
+    except Exception:  # a broken reranker must not take answers down: the embedding still ranks
+        logger.warning("sentence cross-encoding failed; ranking by embedding similarity", exc_info=True)
+        return similarities
+
+
 def score_sentences(query: str, sentences: Sequence[Sentence], embed: Embedder | None = None) -> Scored:
     """Score each sentence for how well it answers `query`; keep the sentence vectors (choose()
     weighs redundancy with them)."""
@@ -181,6 +197,7 @@ def score_sentences(query: str, sentences: Sequence[Sentence], embed: Embedder |
     except Exception:  # the embedding model is optional here: words alone still rank sentences
         logger.warning("sentence embedding failed; ranking by words only", exc_info=True)
         vectors, sims = np.zeros((len(texts), 1)), np.zeros(len(texts))
+    sims = _cross_encoded(query, texts, sims)
     own = [content_terms(s.text) for s in sentences]
     headings = [content_terms(s.heading) for s in sentences]
     idf = _idf(len(sentences), own)

@@ -151,3 +151,24 @@ def test_question_coverage_weighs_the_question_s_rarer_words():
     missing = question_coverage("Which port does the request listener use?", citations, sentences)
     assert held == 1.0 and missing < 0.35
     assert question_coverage("What is it?", citations, sentences) == 1.0  # nothing named: nothing missing
+
+
+def test_a_configured_cross_encoder_decides_the_meaning_of_each_sentence(settings, monkeypatch):
+    from chat.retrieval import rerank
+
+    citations = [{"n": 1, "document": {"id": 1}, "text": "The request timeout is thirty seconds by default. "
+                  "Change the request timeout in the settings file when requests are slow."}]
+    settings.RERANKER_MODEL = "/models/cross-encoder"
+    read = []
+
+    def cross_encoder(query, texts):
+        read.append((query, texts))
+        return [1.0 if "settings file" in t else 0.0 for t in texts]
+
+    monkeypatch.setattr(rerank, "cross_encoder_scorer", cross_encoder)
+    answer = extractive_answer("request timeout", citations, embed=_no_similarity)
+    assert answer.splitlines()[0].startswith("- Change the request timeout in the settings file")
+    assert read and read[0][0] == "request timeout"
+    settings.RERANKER_MODEL = ""
+    assert extractive_answer("request timeout", citations, embed=_no_similarity).splitlines()[0].startswith(
+        "- The request timeout is thirty seconds")
