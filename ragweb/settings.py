@@ -299,6 +299,8 @@ SPECTACULAR_SETTINGS = {
     # No request to the online validator (swagger.io): the docs page must work offline.
     "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None, "persistAuthorization": True},
     "COMPONENT_SPLIT_REQUEST": True,
+    # How an answer was written, the same choices under two field names (/api/ask/ and /v1): one enum.
+    "ENUM_NAME_OVERRIDES": {"AnswerModeEnum": ["llm", "extractive", ""]},
 }
 
 # Error pages (DEBUG's included) never show service URLs, their passwords or the URL patterns.

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from chat.answering.blocks import CODE, ITEM, PARAGRAPH, ROW, Block, display_text, parse_blocks
-from chat.answering.text import content_terms
+from chat.answering.text import ASKING_WORDS, content_terms, stem
 
 logger = logging.getLogger(__name__)
 
@@ -293,7 +293,7 @@ def question_coverage(query: str, citations: Sequence[dict], sentences: Sequence
     among the sources' sentences (0-1). Sources that hold little of what the question names
     ("Can the email framework send SMS?" over pages that never say SMS) are about its subject at
     best; they do not answer it."""
-    asked = content_terms(query)
+    asked = content_terms(query) - {stem(word) for word in ASKING_WORDS}
     if not asked:
         return 1.0
     held = content_terms(" ".join(c["text"] for c in citations))

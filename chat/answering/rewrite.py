@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 
 from chat.answering.prompts import rewrite_messages
-from chat.answering.text import STOPWORDS, words
+from chat.answering.text import ASKING_WORDS, STOPWORDS, words
 from corpus import llm
 
 logger = logging.getLogger(__name__)
@@ -34,11 +34,6 @@ _REFERRING = frozenset(
 _POINTING = frozenset("it its it's itself they them their theirs themselves this these those former latter "
                       "he him his she her".split())
 _CONTINUING = re.compile(r"^\s*(and|also|but|so|then|what about|how about|and what|and how|or)\b", re.IGNORECASE)
-# Question words and verbs of asking carry no subject of their own.
-_ASKING = frozenset(
-    "tell explain show describe give example examples mean means work works happen happens say says "
-    "difference different".split())
-
 
 def clean_rewrite(text: str) -> str:
     """The first non-empty line of the LLM reply, without a "Query:" prefix or quotes."""
@@ -58,7 +53,7 @@ def _content_words(text: str) -> list[str]:
     kept: dict[str, str] = {}
     for word in found:
         lower = word.lower()
-        if lower in STOPWORDS or lower in _REFERRING or lower in _ASKING or len(lower) < 2:
+        if lower in STOPWORDS or lower in _REFERRING or lower in ASKING_WORDS or len(lower) < 2:
             continue
         kept.setdefault(lower, word)
     return list(kept.values())

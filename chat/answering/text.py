@@ -21,6 +21,13 @@ STOPWORDS = frozenset(
     "uses using very via want was way we were what whatever when where whether which while who whom whose why "
     "will with within without would yes yet you your yours".split())
 
+# Words of asking rather than of the subject ("Tell me everything about the deployment"): they name
+# nothing a source could hold.
+ASKING_WORDS = frozenset(
+    "tell explain show describe give example examples mean means meaning work works happen happens say says "
+    "difference different everything anything something thing things know need needs want wants possible "
+    "way ways".split())
+
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "s")
 
 
