@@ -12,7 +12,9 @@ Per answer:
 - abstained: the pipeline said "not found" (or an LLM answer only said the sources do not hold it);
 - baseline_evidence: the same share in a naive answer, the first 550 characters of the best-ranked
   chunk (chat.evaluation.baseline): an answer that does not beat it adds nothing to the search;
-- page_right (items with a "page", for PDFs): the answer cites that page of the source.
+- page_right (items with a "page", for PDFs): the answer cites that page of the source; summarised
+  over every such question (an answer without the evidence names some other page, or none) and over
+  the answers that quote the evidence (page_right_quoted: the page of the sentence cited).
 
 Extra sets, in files of their own (formats in chat.evaluation.answer_sets): off-topic and near-topic
 unanswerable questions (scored on abstention: both should be "not found"), and conversations
@@ -124,4 +126,8 @@ def summarise(rows: Sequence[dict]) -> dict:
     if with_page:
         # Over every question with a page, an abstention counting as a wrong page.
         summary["page_right"] = _rate(with_page, "page_right")
+        # Over the answers that quote the evidence: does the citation name the page of what it quotes?
+        quoting = [r for r in with_page if r.get("evidence")]
+        if quoting:
+            summary["page_right_quoted"] = _rate(quoting, "page_right")
     return summary

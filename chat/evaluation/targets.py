@@ -76,5 +76,6 @@ def check_targets(summaries: dict, rows: Sequence[dict], *, evidence_target: flo
         targets.append(Target("evidence in the answer, factoids", factoid["evidence"], ">=", evidence_target,
                               f"naive baseline {factoid['baseline_evidence']:.2f}"))
         targets.append(Target("mean answer length, factoids (characters)", factoid["chars"], "<=", MAX_CHARS))
-    add("factoid", "page_right", "cited page right, PDF factoids", ">=", PAGE_RIGHT)
+    add("factoid", "page_right_quoted", "cited page right, PDF factoids quoting the evidence", ">=", PAGE_RIGHT,
+        f"over every PDF factoid {factoid['page_right']:.2f}" if "page_right" in factoid else "")
     return targets

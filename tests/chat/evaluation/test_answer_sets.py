@@ -137,7 +137,8 @@ def test_targets_pass_and_fail_on_their_figures():
         "unanswerable": {"abstained": 0.8}, "offtopic": {"abstained": 0.9},
         "answerable": {"abstained": 0.0}, "new-topic": {"right_document": 1.0},
         "follow-up": {"right_document": 0.5},
-        "factoid": {"evidence": 0.81, "baseline_evidence": 0.6, "chars": 640.0, "page_right": 0.97},
+        "factoid": {"evidence": 0.81, "baseline_evidence": 0.6, "chars": 640.0, "page_right": 0.70,
+                    "page_right_quoted": 0.97},
     }
     rows = [{"id": "c#2", "kind": "follow-up", "evidence": 0.5}, {"id": "c#3", "kind": "follow-up", "evidence": 1.0},
             {"id": "c#2", "kind": "follow-up (standalone)", "evidence": 1.0}]
@@ -152,7 +153,8 @@ def test_targets_pass_and_fail_on_their_figures():
     assert evidence.passed and evidence.line() == ("PASS  evidence in the answer, factoids: 0.81 "
                                                    "(target >= 0.80; naive baseline 0.60)")
     assert not targets["mean answer length, factoids (characters)"].passed
-    assert targets["cited page right, PDF factoids"].passed
+    page = targets["cited page right, PDF factoids quoting the evidence"]
+    assert page.passed and page.note == "over every PDF factoid 0.70"
     assert not check_targets(summaries, rows, evidence_target=0.85)[6].passed
 
 
