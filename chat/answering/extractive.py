@@ -312,11 +312,12 @@ class Quotes:
 
 
 def select_quotes(query: str, citations: Sequence[dict], *, hits: Sequence[Hit] = (),
-                  embed: Embedder | None = None, max_chars: int = MAX_CHARS) -> Quotes:
-    """The sentences of the sources that answer `query` best (choose()), and the coverage."""
+                  embed: Embedder | None = None, max_chars: int = MAX_CHARS, searched: str | None = None) -> Quotes:
+    """The sentences of the sources that answer `query` best (choose()), and the coverage of what
+    was `searched` (the query in the conversation's context; `query` when not given)."""
     found = candidates(citations, hits)
     chosen = choose(found, score_sentences(query, found, embed), max_chars=max_chars) if found else []
-    return Quotes(tuple(chosen), question_coverage(query, citations, found))
+    return Quotes(tuple(chosen), question_coverage(searched or query, citations, found))
 
 
 def render_quotes(quotes: Quotes, citations: Sequence[dict]) -> str:

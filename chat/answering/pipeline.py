@@ -116,7 +116,10 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
     if not _relevant(result):
         raise NotFound(not_found_message(scope))
     hits = retrieved_hits(result)
-    quotes = select_quotes(query, citations, hits=hits)
+    # The sentences are chosen for the question as asked: the words a conversation lent the query
+    # found the right sources, and would only pull the quotes back towards the earlier turn's subject.
+    # An LLM's rewrite is a question of its own, so it is used as it is.
+    quotes = select_quotes(query if mode == "llm" else question, citations, hits=hits, searched=query)
     if quotes.coverage < settings.ANSWER_MIN_COVERAGE:
         # The sources are near the subject but hold little of what the question names.
         raise NotFound(not_found_message(scope))
