@@ -23,6 +23,26 @@ COOKING = [
 ]
 
 
+# A four-page PDF's text, one sentence pair a page: the pages that hold a sentence are known.
+PAGES = [
+    "The lighthouse report. The lighthouse stands on the northern cape of the island.",
+    "Keepers lived in the cottage beside the tower. Supplies came by boat every month.",
+    "The lamp was converted to electricity in 1921. The old oil lamp is now in the museum.",
+    "Visitors may climb the tower in summer. Tickets are sold at the cottage.",
+]
+
+
+def paged_text(pages: list[str]) -> tuple[str, list[int]]:
+    """The text of `pages` joined as the PDF parser joins them, and each page's start offset."""
+    text, starts = "", []
+    for page in pages:
+        if text:
+            text += "\n\n"
+        starts.append(len(text))
+        text += page
+    return text, starts
+
+
 def make_collection(slug: str, *, owner=None, public: bool = False, **fields) -> Collection:
     return Collection.objects.create(slug=slug, name=slug.replace("-", " ").title(), owner=owner,
                                      is_public=public, **fields)

@@ -11,28 +11,11 @@ from chat.models import Message
 from chat.passages import Highlight, highlighted_document
 from chat.services import conversation_start
 from corpus.models import Document
-from tests.chat.chat_corpus import make_collection, make_document
-
-PAGES = [
-    "The lighthouse report. The lighthouse stands on the northern cape of the island.",
-    "Keepers lived in the cottage beside the tower. Supplies came by boat every month.",
-    "The lamp was converted to electricity in 1921. The old oil lamp is now in the museum.",
-    "Visitors may climb the tower in summer. Tickets are sold at the cottage.",
-]
-
-
-def _pdf_text():
-    text, pages = "", []
-    for page in PAGES:
-        if text:
-            text += "\n\n"
-        pages.append(len(text))
-        text += page
-    return text, pages
+from tests.chat.chat_corpus import PAGES, make_collection, make_document, paged_text
 
 
 def test_plain_text_shows_page_breaks_and_the_sentence_inside_the_segment():
-    text, pages = _pdf_text()
+    text, pages = paged_text(PAGES)
     document = Document(text=text, pages=pages, media_type="application/pdf", source="report.pdf")
     start = text.index("The lamp")
     highlight = Highlight(segment=(0, len(text)), support=((start, start + 46),))
@@ -58,7 +41,7 @@ def test_markdown_lists_stay_lists_around_the_highlight():
 
 @pytest.mark.django_db
 def test_a_citation_lands_on_the_supporting_sentence_of_its_pdf_page(client, user):
-    text, pages = _pdf_text()
+    text, pages = paged_text(PAGES)
     collection = make_collection("reports", owner=user)
     parts = [text[a:b] for a, b in zip(pages, [*pages[1:], len(text)], strict=True)]
     document = make_document(collection, source="report.pdf", title="Lighthouse report", parts=parts,

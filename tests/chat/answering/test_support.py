@@ -4,24 +4,7 @@ citation and the passage view."""
 import pytest
 
 from chat.answering.support import pin_pages, sentence_spans, supporting_spans
-from tests.chat.chat_corpus import make_collection, make_document
-
-PAGES = [
-    "The lighthouse report. The lighthouse stands on the northern cape of the island.",
-    "Keepers lived in the cottage beside the tower. Supplies came by boat every month.",
-    "The lamp was converted to electricity in 1921. The old oil lamp is now in the museum.",
-    "Visitors may climb the tower in summer. Tickets are sold at the cottage.",
-]
-
-
-def _pdf_text():
-    text, pages = "", []
-    for page in PAGES:
-        if text:
-            text += "\n\n"
-        pages.append(len(text))
-        text += page
-    return text, pages
+from tests.chat.chat_corpus import PAGES, make_collection, make_document, paged_text
 
 
 def test_sentence_spans_split_sentences_and_list_items():
@@ -31,7 +14,7 @@ def test_sentence_spans_split_sentences_and_list_items():
 
 
 def test_the_supporting_sentence_is_the_one_holding_the_claim():
-    text, _ = _pdf_text()
+    text, _ = paged_text(PAGES)
     spans = supporting_spans(text, ["The lamp was converted to electricity in 1921."])
     assert [text[a:b] for a, b in spans] == ["The lamp was converted to electricity in 1921."]
     assert supporting_spans(text, ["Penguins enjoy cold water."]) == ()
@@ -43,7 +26,7 @@ def test_a_repeated_sentence_is_supported_where_it_first_appears():
 
 
 def test_spans_of_a_segment_are_document_offsets():
-    text, _ = _pdf_text()
+    text, _ = paged_text(PAGES)
     start = text.index("Keepers")
     spans = supporting_spans(text[start:], ["Tickets are sold at the cottage."], base=start)
     assert [text[a:b] for a, b in spans] == ["Tickets are sold at the cottage."]
@@ -57,7 +40,7 @@ def _cited(document, text, *, start=0, page=1):
 
 @pytest.mark.django_db
 def test_the_citation_names_the_page_of_the_cited_sentence():
-    text, pages = _pdf_text()
+    text, pages = paged_text(PAGES)
     parts = [text[a:b] for a, b in zip(pages, [*pages[1:], len(text)], strict=True)]
     document = make_document(make_collection("reports"), source="report.pdf", parts=parts,
                              media_type="application/pdf", pages=pages)
