@@ -253,8 +253,10 @@ def test_sources_that_hardly_hold_the_question_s_words_do_not_answer_it(user, co
 def test_a_new_subject_is_searched_as_asked(user, corpus, no_llm):
     conversation = conversation_start(user=user)
     run(conversation, "How is the request timeout configured?", stream=False)
+    follow_up = run(conversation, "And how often are failed requests retried?", stream=False)[-1].message
+    assert follow_up.query.startswith("And how often are failed requests retried? (")  # it points back
     reply = run(conversation, "How long should the dough be kneaded?", stream=False)[-1].message
-    assert reply.query == "How long should the dough be kneaded?"  # no timeout words carried over
+    assert reply.query == "How long should the dough be kneaded?"  # no timeout or retry words carried over
     assert [c["document"]["source"] for c in reply.citations][:1] == ["bread.txt"]
 
 
