@@ -16,10 +16,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.errors import errors
-from api.serializers import CitationOutput, QuestionField
+from api.serializers import CitationOutput, FiltersField, QuestionField
 from chat.answering.payload import answer_payload
 from chat.answering.pipeline import RSE_PRESETS
 from chat.models import Conversation, Message
+from chat.retrieval.filters import NO_FILTERS
 from chat.services import conversation_start, message_ask, run_to_end
 from chat.sse import sse_event, sse_response
 from chat.throttles import AskThrottle
@@ -37,6 +38,7 @@ class AskInput(serializers.Serializer):
                                                                "then a done event with the full response.")
     rse = serializers.ChoiceField(choices=[*RSE_PRESETS, "none"], default="balanced",
                                   help_text='RSE preset, or "none" for top-k chunks.')
+    filters = FiltersField()
 
 
 class AskOutput(serializers.Serializer):
@@ -88,7 +90,8 @@ class AskView(APIView):
         else:
             conversation = conversation_start(user=request.user, source=Conversation.Source.API)
         events = message_ask(conversation=conversation, question=params["question"], collection_slug=slug,
-                             rse=None if params["rse"] == "none" else params["rse"], stream=params["stream"])
+                             rse=None if params["rse"] == "none" else params["rse"], stream=params["stream"],
+                             filters=params.get("filters", NO_FILTERS))
         if params["stream"]:
             return sse_response(_stream(events))
         done = run_to_end(events)

@@ -5,6 +5,7 @@ corpus.permissions (collection_for / document_for; their Denied becomes 404/403 
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import BooleanField, ExpressionWrapper, Q
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -17,6 +18,7 @@ from rest_framework.views import APIView
 from api.errors import errors
 from api.parsers import SafeJSONParser
 from corpus import permissions, selectors, services
+from corpus.metadata import TAG_MAX_CHARS, TAGS_MAX, clean_tags
 from corpus.models import Chunk, Document
 from corpus.uploads import SUPPORTED_EXTENSIONS, limit_text
 
@@ -27,13 +29,17 @@ class DocumentOutput(serializers.ModelSerializer):
 
     class Meta:
         model = Document
-        fields = ["id", "collection", "title", "source", "media_type", "content_hash", "status", "progress_done",
-                  "progress_total", "error", "chunk_count", "summary", "created_at", "updated_at", "ingested_at"]
+        fields = ["id", "collection", "title", "source", "media_type", "metadata", "content_hash", "status",
+                  "progress_done", "progress_total", "error", "chunk_count", "summary", "created_at", "updated_at",
+                  "ingested_at"]
         read_only_fields = fields
         extra_kwargs = {"status": {"help_text": "queued → parsing → chunking → contextualizing → embedding → "
                                                 "ready | failed"},
                         "progress_done": {"help_text": "Chunks processed in the current stage."},
-                        "error": {"help_text": "Why the document failed, for a person (empty otherwise)."}}
+                        "error": {"help_text": "Why the document failed, for a person (empty otherwise)."},
+                        "metadata": {"help_text": "source_kind, url or path, media_type, title, author, created, "
+                                                  "modified (ISO 8601, UTC) and tags; filled at ingestion, tags "
+                                                  "set with PATCH."}}
 
 
 class DocumentListQuery(serializers.Serializer):
@@ -73,6 +79,27 @@ class UploadOutput(serializers.Serializer):
 class DocumentMoveInput(serializers.Serializer):
     collection = serializers.SlugField(help_text="Slug of the collection to move the document to (you must be "
                                                  "able to write to both).")
+
+
+class DocumentPatchInput(serializers.Serializer):
+    collection = serializers.SlugField(required=False, help_text="Move the document to this collection (you must "
+                                                                 "be able to write to both).")
+    tags = serializers.JSONField(required=False, help_text=f"Replace the document's tags: a list of at most "
+                                                           f"{TAGS_MAX} strings of at most {TAG_MAX_CHARS} "
+                                                           f"characters.")
+
+    def validate(self, attrs):
+        unknown = set(self.initial_data) - set(self.fields) if isinstance(self.initial_data, dict) else set()
+        if unknown:
+            raise serializers.ValidationError(f"Unknown field(s): {', '.join(sorted(unknown))}.")
+        if not attrs:
+            raise serializers.ValidationError("Send `tags`, `collection` or both.")
+        if "tags" in attrs:
+            try:
+                attrs["tags"] = clean_tags(attrs["tags"])
+            except DjangoValidationError as exc:
+                raise serializers.ValidationError({"tags": exc.messages}) from exc
+        return attrs
 
 
 class ReingestInput(serializers.Serializer):
@@ -164,10 +191,22 @@ class DocumentDetailView(APIView):
     def get(self, request: Request, pk: int) -> Response:
         return Response(DocumentOutput(_shown(request.user, permissions.document_for(request.user, pk))).data)
 
-    @extend_schema(request=DocumentMoveInput, responses={200: DocumentOutput, **errors(400, 401, 403, 404)},
-                   summary="Move a document to another collection", tags=["documents"])
+    @extend_schema(request=DocumentPatchInput, responses={200: DocumentOutput, **errors(400, 401, 403, 404)},
+                   summary="Set a document's tags and/or move it to another collection", tags=["documents"])
     def patch(self, request: Request, pk: int) -> Response:
-        return _move(request, pk)
+        document = permissions.document_for(request.user, pk, write=True)
+        if not isinstance(request.data, dict):
+            raise serializers.ValidationError({"detail": "The body must be a JSON object."})
+        data = DocumentPatchInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        params = data.validated_data
+        target = (permissions.collection_for(request.user, params["collection"], write=True)
+                  if "collection" in params else None)
+        if "tags" in params:
+            services.document_set_tags(document=document, tags=params["tags"])
+        if target is not None:
+            services.document_move(document=document, collection=target)
+        return Response(DocumentOutput(_shown(request.user, document)).data)
 
     @extend_schema(responses={204: None, **errors(401, 403, 404)},
                    summary="Delete a document, its chunks and its file", tags=["documents"])

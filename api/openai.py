@@ -37,12 +37,13 @@ from rest_framework.views import APIView
 
 from accounts.authentication import ApiTokenAuthentication, BearerApiTokenAuthentication
 from api.errors import OpenAIError
-from api.serializers import SourceOutput
+from api.serializers import FiltersField, SourceOutput
 from chat.answering.citations import cited_numbers
 from chat.answering.pipeline import AnswerError, LLMFailed, complete_answer, finish, prepare, stream_answer
 from chat.answering.support import pin_pages
 from chat.client_markdown import client_markdown, client_markdown_stream
 from chat.questions import InvalidQuestion, clean_question
+from chat.retrieval.filters import NO_FILTERS
 from chat.services import HISTORY_MESSAGES
 from chat.throttles import AskThrottle
 from corpus.models import Collection
@@ -188,6 +189,8 @@ class ChatCompletionInput(serializers.Serializer):
                                             "(GET /v1/models lists yours).")
     messages = MessageInput(many=True, allow_empty=False)
     stream = serializers.BooleanField(default=False)
+    ragweb_filters = FiltersField(help_text="ragweb's extension: the search filter object of POST /api/search/ "
+                                            "(media_type, tags, source_prefix, after, before).")
 
     def validate_messages(self, messages: list[dict]) -> list[dict]:
         for message in messages:  # null content (allowed, as OpenAI does) never reaches to_internal_value
@@ -310,7 +313,8 @@ class ChatCompletionView(OpenAIView):
         completion_id, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
         meta = {"id": completion_id, "created": created, "model": data["model"]}
         try:
-            prepared = prepare(question=messages[-1]["content"], collections=collections, history=history)
+            prepared = prepare(question=messages[-1]["content"], collections=collections, history=history,
+                               filters=data.get("ragweb_filters", NO_FILTERS))
         except AnswerError as exc:
             # Nothing to search or nothing relevant found: the "model" says so, like the chat does.
             prepared, refusal = None, str(exc)

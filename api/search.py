@@ -13,7 +13,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.errors import errors
-from api.serializers import ScoredChunkOutput, SegmentOutput, StrictCharField, StrictIntegerField
+from api.serializers import FiltersField, ScoredChunkOutput, SegmentOutput, StrictCharField, StrictIntegerField
+from chat.retrieval.filters import NO_FILTERS
 from chat.retrieval.rse import PRESETS
 from chat.retrieval.search import MAX_K, MAX_MAX_CHARS, MAX_QUERY_CHARS, MIN_MAX_CHARS, SearchError, search
 from chat.throttles import SearchThrottle
@@ -43,6 +44,7 @@ class SearchInput(serializers.Serializer):
         help_text="Your context budget in characters: the RSE segments are trimmed to fit it, each around its "
                   "most relevant chunks, rather than leaving you to cut after a long first segment; the returned "
                   "chunks they lack take part.")
+    filters = FiltersField()
 
     def validate(self, attrs):
         unknown = set(self.initial_data) - set(self.fields) if isinstance(self.initial_data, dict) else set()
@@ -79,7 +81,7 @@ class SearchView(APIView):
             collections = readable_collections(request.user)
         try:
             result = search(query=data["query"], collections=collections, mode=data["mode"], k=data["k"],
-                            rse=data["rse"], max_chars=data["max_chars"])
+                            rse=data["rse"], max_chars=data["max_chars"], filters=data.get("filters", NO_FILTERS))
         except SearchError as exc:
             raise ApiValidationError({"detail": str(exc)}) from exc
         return Response(SearchOutput(result).data)

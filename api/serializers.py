@@ -8,6 +8,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from chat.questions import InvalidQuestion, clean_question
+from chat.retrieval.filters import NO_FILTERS, FilterError, parse_filters
 
 
 class StrictCharField(serializers.CharField):
@@ -42,6 +43,34 @@ class QuestionField(serializers.CharField):
             return clean_question(data)
         except InvalidQuestion as exc:
             raise serializers.ValidationError(str(exc), code="invalid") from exc
+
+
+class FiltersField(serializers.JSONField):
+    """The search filter object (chat.retrieval.filters), parsed by parse_filters into a
+    SearchFilters (null: NO_FILTERS; absent: not in validated_data); a bad one is a 400 naming each
+    bad key under the field, e.g. {"filters": {"after": ["..."]}}."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("allow_null", True)
+        kwargs.setdefault("help_text", 'Only documents matching all of: {"media_type": [...], "tags": [...] (any '
+                                       'of them), "source_prefix": "...", "after": "YYYY-MM-DD" (on or after), '
+                                       '"before": "YYYY-MM-DD"} (each optional).')
+        super().__init__(**kwargs)
+
+    def validate_empty_values(self, data):
+        if data is None:
+            return True, NO_FILTERS  # null is no filter
+        return super().validate_empty_values(data)
+
+    def to_internal_value(self, data):
+        try:
+            return parse_filters(data)
+        except FilterError as exc:
+            raise serializers.ValidationError(exc.errors) from exc
+
+    def to_representation(self, value):
+        return value
 
 
 class DocumentRefOutput(serializers.Serializer):

@@ -28,6 +28,7 @@ from chat.answering.pipeline import (
 from chat.errors import log_failure, server_failure_message
 from chat.models import Conversation, Message
 from chat.questions import unstorable_character
+from chat.retrieval.filters import NO_FILTERS, SearchFilters
 from corpus.models import Collection
 from corpus.permissions import Denied, collection_for, readable_collections
 
@@ -125,8 +126,10 @@ def message_request_stop(*, message: Message) -> bool:
 
 
 def message_ask(*, conversation: Conversation, question: str, collection_slug: str | None = None,
-                rse: str | None = "balanced", stream: bool = True) -> Iterator[AskEvent]:
-    """Answer `question` in `conversation`, yielding start, token... and done events.
+                rse: str | None = "balanced", stream: bool = True,
+                filters: SearchFilters = NO_FILTERS) -> Iterator[AskEvent]:
+    """Answer `question` in `conversation` from the documents passing `filters`, yielding start,
+    token... and done events.
 
     The assistant message is saved however the generator ends: complete, failed (with a message
     for the user), or stopped (closed early or stop requested) with the partial text kept.
@@ -150,7 +153,7 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
     prepared = None
     try:
         yield AskEvent("start", reply)
-        prepared = prepare(question=question, collections=collections, history=history, rse=rse)
+        prepared = prepare(question=question, collections=collections, history=history, rse=rse, filters=filters)
         reply.query, reply.mode = prepared.query, prepared.mode
         reply.citations, reply.relevance = prepared.citations, prepared.relevance
         reply.save(update_fields=["query", "mode", "citations", "relevance"])

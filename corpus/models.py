@@ -152,6 +152,8 @@ class Document(models.Model):
     text = models.TextField(blank=True)
     pages = models.JSONField(default=list, blank=True, help_text="Offsets in text where each PDF page starts.")
     summary = models.TextField(blank=True, help_text="AutoContext summary (LLM).")
+    metadata = models.JSONField(default=dict, blank=True, help_text="Source, media type, title, author, dates and "
+                                                                    "tags (corpus.metadata); search filters read it.")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)

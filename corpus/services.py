@@ -22,6 +22,7 @@ from django.db import IntegrityError, transaction
 from django.utils.text import get_valid_filename, slugify
 
 from corpus import uploads
+from corpus.metadata import clean_tags
 from corpus.models import IN_PROGRESS, SLUG_UNAVAILABLE, Collection, CollectionSlug, Document
 from corpus.tasks import process_document_task
 
@@ -355,6 +356,18 @@ def document_move(*, document: Document, collection: Collection) -> Document:
             # Even when in progress: the running build uses the old settings; this run follows it.
             _enqueue(locked.pk)
     logger.info("moved document %s to collection %s", locked.pk, collection.slug)
+    return locked
+
+
+def document_set_tags(*, document: Document, tags: object) -> Document:
+    """Replace the document's tags (metadata["tags"]) with `tags`, validated by
+    corpus.metadata.clean_tags (ValidationError on bad input); the rest of its metadata stays.
+    DocumentGone if it was deleted meanwhile. The caller has checked write access."""
+    cleaned = clean_tags(tags)
+    with transaction.atomic():
+        locked = _locked_document(document.pk, of=("self",))
+        locked.metadata = {**(locked.metadata or {}), "tags": cleaned}
+        locked.save(update_fields=["metadata", "updated_at"])
     return locked
 
 

@@ -26,6 +26,7 @@ from chat.answering.prompts import answer_messages
 from chat.answering.rewrite import refers_back, rewrite_query
 from chat.answering.support import pin_pages
 from chat.retrieval import SearchError, search
+from chat.retrieval.filters import NO_FILTERS, SearchFilters
 from corpus import llm
 
 logger = logging.getLogger(__name__)
@@ -96,8 +97,9 @@ def llm_error_message(exc: BaseException) -> str:
 
 
 def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = (),
-            rse: str | None = "balanced") -> Prepared:
-    """Rewrite (with an LLM and history), search `collections` and number the sources.
+            rse: str | None = "balanced", filters: SearchFilters = NO_FILTERS) -> Prepared:
+    """Rewrite (with an LLM and history), search `collections` (only the documents passing
+    `filters`, chat.retrieval.filters) and number the sources.
 
     `collections` must already be limited to what the user may read.
     """
@@ -107,7 +109,7 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
     if not collections.exists():
         raise AnswerError("There is no collection you may read yet, so there is nothing to search.")
     mode = "llm" if llm.llm_configured() else "extractive"
-    query, result = _search_in_conversation(question, history, collections, rse)
+    query, result = _search_in_conversation(question, history, collections, rse, filters)
     citations = build_citations(result)
     scope = searched_scope(collections)
     if not citations:
@@ -150,30 +152,31 @@ def not_found_message(scope: str) -> str:
 CONTEXT_GAIN = 0.1
 
 
-def _search_in_conversation(question: str, history: Sequence[tuple[str, str]], collections, rse: str | None):
+def _search_in_conversation(question: str, history: Sequence[tuple[str, str]], collections, rse: str | None,
+                            filters: SearchFilters = NO_FILTERS):
     """(query, result). A question that points back into the conversation ("What presets does it
     have?", "And in templates?") is searched in context; one that stands on its own is searched as
     asked and in context, the context kept only when retrieval is clearly more confident in it (a
     new subject stays itself; "Could a different duration be chosen?" finds its subject)."""
     in_context = rewrite_query(question, history) if history else question
     if in_context == question:
-        return question, _search(question, collections, rse)
-    context = _search(in_context, collections, rse)
+        return question, _search(question, collections, rse, filters)
+    context = _search(in_context, collections, rse, filters)
     if refers_back(question):
         return in_context, context
-    alone = _search(question, collections, rse)
+    alone = _search(question, collections, rse, filters)
     if (top_relevance(context) or 0.0) >= (top_relevance(alone) or 0.0) + CONTEXT_GAIN:
         return in_context, context
     return question, alone
 
 
-def _search(query: str, collections, rse: str | None):
+def _search(query: str, collections, rse: str | None, filters: SearchFilters = NO_FILTERS):
     try:
         # RSE is told the budget the sources are cut to, so a long first segment is trimmed
         # around its best chunks instead of crowding the other segments out, and the top chunks
         # the segments lack take part (chat.retrieval.rse._budgeted).
         return search(query=query, collections=collections, mode="hybrid", k=SEARCH_K, rse=rse,
-                      max_chars=CONTEXT_CHARS)
+                      max_chars=CONTEXT_CHARS, filters=filters)
     except SearchError as exc:
         raise AnswerError(str(exc)) from exc
 
@@ -267,9 +270,9 @@ def _grounded(prepared: Prepared, text: str, *, complete: bool) -> Answer:
 
 
 def answer_question(*, question: str, collections, history: Sequence[tuple[str, str]] = (),
-                    rse: str | None = "balanced") -> tuple[Prepared, Answer]:
+                    rse: str | None = "balanced", filters: SearchFilters = NO_FILTERS) -> tuple[Prepared, Answer]:
     """The whole pipeline, not streamed: what the chat stores for `question` (the evaluation's entry)."""
-    prepared = prepare(question=question, collections=collections, history=history, rse=rse)
+    prepared = prepare(question=question, collections=collections, history=history, rse=rse, filters=filters)
     return prepared, finish(prepared, complete_answer(prepared, history))
 
 

@@ -43,6 +43,10 @@ QUERY_TSVECTOR = f"(to_tsvector('{SEARCH_CONFIG}', %(query)s) || {QUERY_IDENTIFI
 # 2. The pool, and the vector side's chunks in hybrid mode, are scored exactly from their own
 #    postings (primary key lookups), and the pool is ranked by that score.
 # An unknown query lexeme has no statistics row, so it costs nothing.
+# With metadata filters (chat/retrieval/filters.py) the first pass reads only the postings of
+# chunks whose document passes them (the impact index is read on until the quota is met, or the
+# lexeme's postings run out); N, df and the average length stay the collections' own, so a
+# filter narrows which chunks are found, not how a word is weighed.
 FULL_BUDGET_COLLECTIONS = 4
 BM25_STATS_CTES = """
 kw_stats AS (
@@ -79,9 +83,9 @@ kw_first_pass AS (
     FROM kw_term_df t
     JOIN kw_idf i ON i.lexeme = t.lexeme
     CROSS JOIN LATERAL (
-        SELECT chunk_id, impact FROM bm25_posting
-        WHERE collection_id = t.collection_id AND lexeme = t.lexeme
-        ORDER BY impact DESC LIMIT t.quota
+        SELECT bp.chunk_id, bp.impact FROM bm25_posting bp
+        WHERE bp.collection_id = t.collection_id AND bp.lexeme = t.lexeme{posting_filter}
+        ORDER BY bp.impact DESC LIMIT t.quota
     ) AS p
     GROUP BY p.chunk_id
 ),
@@ -119,12 +123,18 @@ kw AS (
 )"""
 
 
-def keyword_ctes(*, with_vector: bool) -> str:
+def keyword_ctes(*, with_vector: bool, document_filter: str = "") -> str:
     """CTEs defining kw_scored (id, BM25 score of the chunks scored: the pool and, with_vector, the
-    vec CTE's chunks), kw (the top %(candidates)s with rank) and kw_idf_sum. Parameters: query,
-    collections, k1, b, candidates, term_postings, pool."""
+    vec CTE's chunks), kw (the top %(candidates)s with rank) and kw_idf_sum. `document_filter`:
+    SQL conditions on a document row d, each starting with AND (SearchFilters.document_condition()).
+    Parameters: query, collections, k1, b, candidates, term_postings, pool, the filters'."""
     scored_ids = "SELECT chunk_id FROM kw_pool" + (" UNION SELECT id FROM vec" if with_vector else "")
-    return ",".join([_stats_ctes(), BM25_POOL_CTES, BM25_SCORED_CTE.format(tf_factor=TF_FACTOR, scored_ids=scored_ids),
+    posting_filter = ""
+    if document_filter:
+        posting_filter = ("\n          AND EXISTS (SELECT 1 FROM corpus_chunk fc JOIN corpus_document d ON d.id = "
+                          "fc.document_id WHERE fc.id = bp.chunk_id" + document_filter + ")")
+    return ",".join([_stats_ctes(), BM25_POOL_CTES.format(posting_filter=posting_filter),
+                     BM25_SCORED_CTE.format(tf_factor=TF_FACTOR, scored_ids=scored_ids),
                      BM25_RANKED_CTE, RANKED_CTE])
 
 

@@ -20,8 +20,9 @@ from django.db import connection
 
 from chat.retrieval import tuning
 from chat.retrieval.bm25 import keyword_ctes
+from chat.retrieval.filters import NO_FILTERS, SearchFilters
 from chat.retrieval.types import Candidate
-from chat.retrieval.vector import QUERY_VECTOR_CTE, VECTOR_CTES, execute_with_session_settings, vector_literal
+from chat.retrieval.vector import QUERY_VECTOR_CTE, execute_with_session_settings, vector_ctes, vector_literal
 
 MODES = ("hybrid", "vector", "keyword")
 
@@ -48,12 +49,14 @@ _MODE_SIDES = {
 
 
 @cache
-def _statement(sides: _Sides) -> str:
+def _statement(sides: _Sides, document_filter: str = "") -> str:
+    """The statement for `sides`; `document_filter` restricts both sides' chunks to the documents
+    passing the metadata filters (SearchFilters.document_condition(), "" for none)."""
     ctes = [QUERY_VECTOR_CTE]
     if sides.vector:
-        ctes.append(VECTOR_CTES)
+        ctes.append(vector_ctes(document_filter=document_filter))
     if sides.keyword:
-        ctes.append(keyword_ctes(with_vector=sides.vector))
+        ctes.append(keyword_ctes(with_vector=sides.vector, document_filter=document_filter))
     searched = (["SELECT id FROM vec"] if sides.vector else []) + (["SELECT id FROM kw"] if sides.keyword else [])
     ctes.append("ids AS (" + " UNION ".join(searched) + ")")
     vector_rank = "v.rank" if sides.vector else "NULL::bigint"
@@ -91,9 +94,10 @@ def _float(value) -> float | None:
     return None if value is None else float(value)
 
 
-def _run(sides: _Sides, params: dict) -> CandidateSet:
+def _run(sides: _Sides, params: dict, filters: SearchFilters) -> CandidateSet:
     with connection.cursor() as cursor:
-        execute_with_session_settings(cursor, _statement(sides), params)
+        execute_with_session_settings(cursor, _statement(sides, filters.document_condition("d")),
+                                      {**params, **filters.parameters()})
         rows = cursor.fetchall()
     result = []
     idf_sum = identifiers = scan = None
@@ -122,8 +126,9 @@ def _parameters(query: str, vector: Sequence[float], collection_ids: list[int], 
 
 
 def fetch_candidates(*, query: str, vector: Sequence[float], collection_ids: list[int], mode: str,
-                     candidates: int) -> CandidateSet:
-    """Up to `candidates` chunks per side (both sides for hybrid), unordered, in one statement."""
+                     candidates: int, filters: SearchFilters = NO_FILTERS) -> CandidateSet:
+    """Up to `candidates` chunks per side (both sides for hybrid), unordered, in one statement;
+    only chunks of documents passing `filters` (chat/retrieval/filters.py)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}")
-    return _run(_MODE_SIDES[mode], _parameters(query, vector, collection_ids, candidates))
+    return _run(_MODE_SIDES[mode], _parameters(query, vector, collection_ids, candidates), filters)

@@ -20,6 +20,7 @@ from django.db.models import QuerySet
 from chat.retrieval import rerank as rerank_stage
 from chat.retrieval import tuning
 from chat.retrieval.candidates import MODES, fetch_candidates
+from chat.retrieval.filters import NO_FILTERS, SearchFilters
 from chat.retrieval.fusion import fuse_convex, fuse_rrf, round_robin
 from chat.retrieval.relevance import Calibration, blended_relevance, similarity_relevance
 from chat.retrieval.rse import PRESETS, choose_segments
@@ -95,12 +96,15 @@ def _rank_one(candidates: list[Candidate], mode: str, idf_sum: float | None,
 
 
 def search(*, query: str | list[str], collections: QuerySet[Collection], mode: str = "hybrid", k: int = 10,
-           rse: str | None = "balanced", fusion: str | None = None, max_chars: int | None = None) -> SearchResult:
+           rse: str | None = "balanced", fusion: str | None = None, max_chars: int | None = None,
+           filters: SearchFilters = NO_FILTERS) -> SearchResult:
     """Search `collections`. `chunks` are the k best chunks (best first; with several queries, the
     queries' lists take turns); `segments` come from RSE with preset `rse` (None: no RSE; also
     none for overlapping "sliding" collections), fitted to at most `max_chars` characters in all
     when given (the caller's context budget), the returned chunks they do not hold taking part.
-    `fusion` (hybrid): "convex" or "rrf", None for SEARCH_FUSION. Raises SearchError on bad input."""
+    `fusion` (hybrid): "convex" or "rrf", None for SEARCH_FUSION. `filters` (from
+    chat.retrieval.filters.parse_filters) restricts every side to the documents passing them; none
+    passing is an empty result. Raises SearchError on bad input."""
     t0 = time.perf_counter()
     queries = _queries(query)
     if mode not in MODES:
@@ -132,7 +136,8 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
     timings["embed"] = _ms(t)
 
     t = time.perf_counter()
-    per_query = [fetch_candidates(query=q, vector=v, collection_ids=collection_ids, mode=mode, candidates=n_candidates)
+    per_query = [fetch_candidates(query=q, vector=v, collection_ids=collection_ids, mode=mode, candidates=n_candidates,
+                                  filters=filters)
                  for q, v in zip(queries, vectors, strict=True)]
     timings["candidates"] = _ms(t)
 

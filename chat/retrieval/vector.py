@@ -26,9 +26,10 @@ QUERY_VECTOR_CTE = "query_vector AS (SELECT %(vector)s::vector AS v)"
 # CTEs defining vec (id, distance, rank, and the chunk's place: document_id, chunk_index, start,
 # "end", page, collection_id, title, source) for the %(candidates)s nearest chunks of the
 # collections. The place is read with the distance, from the chunk row and the document row the
-# scan visits anyway (the document for the collection filter). Parameters: collections,
-# candidates, exact_max; the query_vector CTE.
-VECTOR_CTES = """
+# scan visits anyway (the document for the collection filter, and for the metadata filters,
+# {document_filter}: chat/retrieval/filters.py). Parameters: collections, candidates, exact_max,
+# the filters'; the query_vector CTE.
+_VECTOR_CTES = """
 vec_small AS (
     SELECT coalesce(sum(chunk_count), 0) <= %(exact_max)s AS yes
     FROM bm25_collection_stats WHERE collection_id = ANY(%(collections)s::bigint[])
@@ -38,7 +39,7 @@ vec_hnsw AS MATERIALIZED (
            c.document_id, c.chunk_index, c.start, c."end", c.page, d.collection_id, d.title, d.source
     FROM corpus_chunk c JOIN corpus_document d ON d.id = c.document_id
     WHERE NOT (SELECT yes FROM vec_small)
-      AND d.collection_id = ANY(%(collections)s::bigint[])
+      AND d.collection_id = ANY(%(collections)s::bigint[]){document_filter}
     ORDER BY c.embedding <=> (SELECT v FROM query_vector)
     LIMIT %(candidates)s
 ),
@@ -55,7 +56,7 @@ vec_exact AS MATERIALIZED (
         FROM corpus_chunk WHERE document_id = d.id AND embedding IS NOT NULL OFFSET 0
     ) AS c
     WHERE ((SELECT yes FROM vec_small) OR (SELECT count(*) FROM vec_hnsw) < %(candidates)s)
-      AND d.collection_id = ANY(%(collections)s::bigint[])
+      AND d.collection_id = ANY(%(collections)s::bigint[]){document_filter}
     ORDER BY (c.embedding <=> (SELECT v FROM query_vector)) + 0
     LIMIT %(candidates)s
 ),
@@ -65,6 +66,12 @@ vec AS (
           UNION ALL
           SELECT * FROM vec_hnsw WHERE NOT EXISTS (SELECT 1 FROM vec_exact)) AS v
 )"""
+
+
+def vector_ctes(*, document_filter: str = "") -> str:
+    """The vector side's CTEs, restricted by `document_filter` (SQL conditions on the document
+    row d, each starting with AND; SearchFilters.document_condition())."""
+    return _VECTOR_CTES.format(document_filter=document_filter)
 
 
 def vector_literal(vector: Sequence[float]) -> str:

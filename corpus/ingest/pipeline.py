@@ -25,6 +25,7 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import PurePosixPath
 
 import kombu.exceptions
@@ -40,6 +41,7 @@ from corpus.ingest.contextualize import contextualize
 from corpus.ingest.parse import ParseError, parse_document
 from corpus.ingest.parse.base import page_number
 from corpus.ingest.tokens import count_tokens, tokenize
+from corpus.metadata import build_metadata
 from corpus.models import IN_PROGRESS, Chunk, Collection, Document
 
 logger = logging.getLogger(__name__)
@@ -78,6 +80,9 @@ class Built:
     title: str
     text: str
     media_type: str
+    author: str
+    created: datetime | None  # the file's own dates, when its format states them
+    modified: datetime | None
     pages: list[int]
     summary: str
     chunks: list[Chunk]
@@ -265,7 +270,8 @@ def _build(document: Document) -> Built:
         for i, span in enumerate(spans)
     ]
     return Built(content_hash=content_hash, signature=signature, title=title, text=text,
-                 media_type=parsed.media_type, pages=pages, summary=result.summary, chunks=chunks)
+                 media_type=parsed.media_type, author=parsed.author, created=parsed.created,
+                 modified=parsed.modified, pages=pages, summary=result.summary, chunks=chunks)
 
 
 def embedding_input(context: str, text: str) -> str:
@@ -316,6 +322,12 @@ def _publish(document_id: int, built: Built) -> str:
         document.title = built.title
         document.text = built.text
         document.media_type = built.media_type
+        now = timezone.now()
+        # The tags are people's (PATCH /api/documents/{id}/): read under the row lock, kept.
+        document.metadata = build_metadata(
+            source=document.source, media_type=built.media_type, title=built.title, author=built.author,
+            created=built.created or document.created_at, modified=built.modified or built.created or now,
+            tags=(document.metadata or {}).get("tags", []))
         document.pages = built.pages
         document.summary = built.summary
         document.status = Status.READY
@@ -323,7 +335,7 @@ def _publish(document_id: int, built: Built) -> str:
         document.progress_done = document.progress_total = len(built.chunks)
         document.built_hash = built.content_hash
         document.built_signature = built.signature
-        document.ingested_at = timezone.now()
+        document.ingested_at = now
         document.save()
     logger.info("document %s ready: %s chunks", document_id, len(built.chunks))
     return "ready"

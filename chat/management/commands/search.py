@@ -1,4 +1,8 @@
-"""`manage.py search QUERY [--mode] [--k] [--collection SLUG] [--rse PRESET|none] [--max-chars N] [--json]`."""
+"""`manage.py search QUERY [--mode] [--k] [--collection SLUG] [--rse PRESET|none] [--max-chars N] [--json]
+[--media-type TYPE]... [--tag TAG]... [--source-prefix PREFIX] [--after DAY] [--before DAY]`.
+
+The filter options make the filter object of POST /api/search/ (chat.retrieval.filters), parsed
+by the same function."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from chat.retrieval import SearchError, search
 from chat.retrieval.candidates import MODES
+from chat.retrieval.filters import KEYS, FilterError, parse_filters
 from chat.retrieval.rse import PRESETS
 from corpus.models import Collection
 
@@ -26,8 +31,21 @@ class Command(BaseCommand):
                             help="A context budget: the RSE segments fitted to at most N characters in all, "
                                  "the top chunks they lack taking part.")
         parser.add_argument("--json", action="store_true", help="Print the /api/search/ JSON response.")
+        filters = parser.add_argument_group("filters (all must match)")
+        filters.add_argument("--media-type", action="append", dest="media_type", metavar="TYPE",
+                             help="Only documents of this media type (repeat for any of several).")
+        filters.add_argument("--tag", action="append", dest="tags", metavar="TAG",
+                             help="Only documents with this tag (repeat for any of several).")
+        filters.add_argument("--source-prefix", metavar="PREFIX", help="Only documents whose source starts so.")
+        filters.add_argument("--after", metavar="YYYY-MM-DD", help="Only documents dated on or after this day.")
+        filters.add_argument("--before", metavar="YYYY-MM-DD", help="Only documents dated before this day.")
 
     def handle(self, *args, query, mode, k, collection, rse, max_chars, json: bool, **options):
+        given = {key: options[key] for key in KEYS if options.get(key) is not None}
+        try:
+            filters = parse_filters(given)
+        except FilterError as exc:
+            raise CommandError(str(exc)) from exc
         collections = Collection.objects.all()
         if collection:
             collections = collections.filter(slug=collection)
@@ -35,7 +53,7 @@ class Command(BaseCommand):
                 raise CommandError(f"There is no collection {collection!r}.")
         try:
             result = search(query=" ".join(query), collections=collections, mode=mode, k=k,
-                            rse=None if rse == "none" else rse, max_chars=max_chars)
+                            rse=None if rse == "none" else rse, max_chars=max_chars, filters=filters)
         except SearchError as exc:
             raise CommandError(str(exc)) from exc
         if json:

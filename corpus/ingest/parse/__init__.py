@@ -43,6 +43,7 @@ from corpus.ingest.parse.mail import parse_eml
 from corpus.ingest.parse.markup import markdown_headings, rst_headings
 from corpus.ingest.parse.odt import parse_odt
 from corpus.ingest.parse.pdf import parse_pdf
+from corpus.ingest.parse.properties import read_properties
 from corpus.ingest.parse.slides import parse_pptx
 from corpus.ingest.parse.text import decode_text
 from corpus.ingest.parse.word import parse_docx
@@ -61,8 +62,9 @@ def parse_document(data: bytes, *, filename: str, media_type: str | None = None,
     """Parse a file's bytes. `media_type` (e.g. from an upload) is used when it is a supported
     type and the bytes do not say otherwise (a PDF or a ZIP-based format is recognised by its
     content); `max_bytes` defaults to settings.MAX_UPLOAD_BYTES. The title falls back to the file name's
-    stem. Raises ParseError for empty, binary, undecodable, damaged, text-less, over-limit or
-    unsupported files."""
+    stem. The author and dates come from the file's own properties when its format states them
+    (corpus.ingest.parse.properties). Raises ParseError for empty, binary, undecodable, damaged,
+    text-less, over-limit or unsupported files."""
     limit = max_bytes if max_bytes is not None else _default_limit()
     if len(data) > limit:
         raise ParseError(f"The file is {size_text(len(data))}, over the {size_text(limit)} limit.")
@@ -84,6 +86,8 @@ def parse_document(data: bytes, *, filename: str, media_type: str | None = None,
         raise ParseError("The file contains no text.")
     if not document.title:
         document.title = stem
+    properties = read_properties(data, document.media_type)
+    document.author, document.created, document.modified = properties.author, properties.created, properties.modified
     return document
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 # Changes whenever parsing gives other text for the same file (2: compatibility characters folded,
 # PDF running headers and footers dropped, PDF headings set apart): it is part of the collection's
@@ -28,6 +29,10 @@ class ParsedDocument:
     media_type: str
     headings: list[Heading] = field(default_factory=list)
     pages: list[int] = field(default_factory=list)  # offsets where each PDF page starts; [] when not paged
+    # The file's own properties where its format states them (corpus.ingest.parse.properties).
+    author: str = ""
+    created: datetime | None = None
+    modified: datetime | None = None
 
 
 def normalise_newlines(text: str) -> str:
