@@ -38,7 +38,7 @@ def token_list(request: HttpRequest) -> HttpResponse:
                 messages.error(request, message)
             return redirect("accounts:tokens")
     tokens = ApiToken.objects.filter(user=request.user)
-    return render(request, "accounts/tokens.html", {"tokens": tokens, "new_key": new_key},
+    return render(request, "accounts/tokens.html", {"tokens": tokens, "new_key": new_key, "max_days": MAX_DAYS},
                   status=201 if new_key else 200)
 
 

@@ -71,7 +71,7 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
                                   help_text="Usernames, separated by commas or spaces.")
         if db_field.name in ("reader_groups", "editor_groups"):
             return GroupNamesField(label=db_field.verbose_name.capitalize(),
-                                   help_text="Group names, separated by commas or spaces: every member.")
+                                   help_text="Group names, separated by commas: every member.")
         return super().formfield_for_manytomany(db_field, request, **kwargs)
     fieldsets = [
         (None, {"fields": ["name", "slug", "description", "owner"]}),

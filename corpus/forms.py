@@ -113,6 +113,7 @@ class UsernamesField(forms.CharField):
     widget = forms.Textarea(attrs={"rows": 2})
     name_attribute = "username"
     lookup = staticmethod(selectors.users_by_username)
+    separators = r"[\s,]+"  # a username has neither
 
     def __init__(self, **kwargs):
         kwargs.setdefault("required", False)
@@ -124,15 +125,16 @@ class UsernamesField(forms.CharField):
         return value
 
     def clean(self, value) -> list:
-        return self.lookup(re.split(r"[\s,]+", super().clean(value) or ""))
+        return self.lookup(re.split(self.separators, super().clean(value) or ""))
 
 
 class GroupNamesField(UsernamesField):
-    """Groups by name, the same way: separated by commas or spaces (so a group name to type here
-    has no space or comma); a ValidationError names the unknown ones."""
+    """Groups by name, the same way but separated by commas or new lines only (a group's name may
+    have spaces: "Support team"); a ValidationError names the unknown ones."""
 
     name_attribute = "name"
     lookup = staticmethod(selectors.groups_by_name)
+    separators = r"[,\n]+"
 
 
 class ShareForm(forms.Form):
@@ -142,8 +144,8 @@ class ShareForm(forms.Form):
     readers = UsernamesField(help_text="Usernames, separated by commas or spaces. They may search and read.")
     editors = UsernamesField(help_text="They may also upload, re-ingest, move and delete documents.")
     reader_groups = GroupNamesField(label="Reader groups",
-                                    help_text="Group names, separated by commas or spaces. Every member may "
-                                              "search and read.")
+                                    help_text="Group names, separated by commas. Every member may search and "
+                                              "read.")
     editor_groups = GroupNamesField(label="Editor groups", help_text="Every member may also change documents.")
 
     @classmethod

@@ -22,7 +22,7 @@ def mine(user) -> Collection:
 
 @pytest.fixture
 def teams() -> dict[str, Group]:
-    return {name: Group.objects.create(name=name) for name in ("design", "ops", "sales")}
+    return {name: Group.objects.create(name=name) for name in ("design", "ops", "sales", "Support team")}
 
 
 def names(collection: Collection, field: str) -> list[str]:
@@ -32,16 +32,17 @@ def names(collection: Collection, field: str) -> list[str]:
 def test_the_owner_shares_with_groups_on_the_settings_page(user, mine, teams):
     web = Client()
     web.force_login(user)
-    response = web.post("/documents/collections/mine/share/", {"readers": "", "editors": "",
-                                                              "reader_groups": "design, ops", "editor_groups": "ops"})
+    response = web.post("/documents/collections/mine/share/", {
+        "readers": "", "editors": "", "reader_groups": "design,ops", "editor_groups": "ops,\r\nSupport team"})
     assert response.status_code == 302
-    assert (names(mine, "reader_groups"), names(mine, "editor_groups")) == (["design", "ops"], ["ops"])
+    assert names(mine, "reader_groups") == ["design", "ops"]
+    assert names(mine, "editor_groups") == ["Support team", "ops"]
     page = web.get("/documents/collections/mine/edit/").content.decode()
     assert 'name="reader_groups"' in page and "design, ops</textarea>" in page
 
-    unknown = web.post("/documents/collections/mine/share/", {"reader_groups": "design nobody", "editor_groups": ""})
+    unknown = web.post("/documents/collections/mine/share/", {"reader_groups": "design, nobody", "editor_groups": ""})
     assert unknown.status_code == 400 and "No such group: nobody." in unknown.content.decode()
-    assert names(mine, "editor_groups") == ["ops"]  # nothing changed
+    assert names(mine, "editor_groups") == ["Support team", "ops"]  # nothing changed
 
 
 def test_the_owner_shares_with_groups_in_the_admin(user, mine, teams):
@@ -52,7 +53,7 @@ def test_the_owner_shares_with_groups_in_the_admin(user, mine, teams):
     form = {"name": "Mine", "slug": "mine", "description": "", "chunker": mine.chunker, "chunk_size": mine.chunk_size,
             "chunk_overlap": mine.chunk_overlap, "semantic_threshold": 0.5,
             "contextualization": mine.contextualization, "embedding_mode": mine.embedding_mode,
-            "readers": "", "editors": "", "reader_groups": "sales", "editor_groups": "design ops"}
+            "readers": "", "editors": "", "reader_groups": "sales", "editor_groups": "design, ops"}
     response = web.post(f"/admin/corpus/collection/{mine.pk}/change/", form)
     assert response.status_code == 302, response.content.decode()[:2000]
     assert (names(mine, "reader_groups"), names(mine, "editor_groups")) == (["sales"], ["design", "ops"])
