@@ -5,6 +5,7 @@ write leaving no trace; the same user with a full token, or signed in, may write
 from __future__ import annotations
 
 import pytest
+import requests
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
@@ -93,3 +94,17 @@ def test_the_same_writes_succeed_with_a_full_token(user, guide, django_capture_o
     assert Collection.objects.get(slug="guides").name == "Mine" and Feedback.objects.count() == 1
     assert ApiToken.objects.filter(name="more").exists()
     assert client(user, read_only=False).delete("/api/collections/guides/").status_code == 204
+
+
+def test_over_real_http_a_read_only_token_searches_but_makes_no_token(live_server, transactional_db, user):
+    make_document(make_collection("guides", owner=user), source="deploy.md", title="Deployment guide", parts=GUIDE)
+    _, key = token_create(user=user, read_only=True)
+    http = requests.Session()
+    http.headers["Authorization"] = f"Token {key}"
+    search = http.post(f"{live_server.url}/api/search/", json={"query": "request timeout"}, timeout=60)
+    assert search.status_code == 200 and search.json()["chunks"][0]["document"]["source"] == "deploy.md"
+    refused = http.post(f"{live_server.url}/api/tokens/", json={"name": "more"}, timeout=60)
+    assert refused.status_code == 403 and refused.json()["detail"].startswith("This token is read-only")
+    assert list(ApiToken.objects.filter(user=user).values_list("read_only", flat=True)) == [True]
+    listed = http.get(f"{live_server.url}/api/tokens/", timeout=60)
+    assert listed.status_code == 200 and [t["read_only"] for t in listed.json()] == [True]
