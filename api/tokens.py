@@ -10,6 +10,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
+from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -50,10 +51,14 @@ class NewTokenOutput(TokenOutput):
 
 
 class TokenListView(APIView):
+    pagination_class = LimitOffsetPagination
+
     @extend_schema(responses={200: TokenOutput(many=True), **errors(401)}, tags=["tokens"],
-                   summary="Your API tokens (never their keys)")
+                   summary="Your API tokens (never their keys), newest first")
     def get(self, request: Request) -> Response:
-        return Response(TokenOutput(ApiToken.objects.filter(user=request.user), many=True).data)
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(ApiToken.objects.filter(user=request.user), request, view=self)
+        return paginator.get_paginated_response(TokenOutput(page, many=True).data)
 
     @extend_schema(request=TokenInput, responses={201: NewTokenOutput, **errors(400, 401, 403)}, tags=["tokens"],
                    summary="Make a token; its key is shown once")

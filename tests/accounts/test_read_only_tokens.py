@@ -107,4 +107,4 @@ def test_over_real_http_a_read_only_token_searches_but_makes_no_token(live_serve
     assert refused.status_code == 403 and refused.json()["detail"].startswith("This token is read-only")
     assert list(ApiToken.objects.filter(user=user).values_list("read_only", flat=True)) == [True]
     listed = http.get(f"{live_server.url}/api/tokens/", timeout=60)
-    assert listed.status_code == 200 and [t["read_only"] for t in listed.json()] == [True]
+    assert listed.status_code == 200 and [t["read_only"] for t in listed.json()["results"]] == [True]

@@ -117,7 +117,8 @@ def test_the_api_lists_the_callers_tokens_without_keys_or_hashes(user, other_use
     token_create(user=other_user, name="theirs")
     response = APIClient(HTTP_AUTHORIZATION=f"Token {key}").get("/api/tokens/")
     assert response.status_code == 200
-    [listed] = response.json()
+    assert response.json()["count"] == 1
+    [listed] = response.json()["results"]
     assert set(listed) == {"id", "name", "prefix", "read_only", "created", "last_used", "expires"}
     assert (listed["id"], listed["name"], listed["prefix"], listed["read_only"]) == (mine.pk, "laptop",
                                                                                       mine.prefix, True)

@@ -172,7 +172,7 @@ def test_every_response_matches_the_schema(world, no_llm, django_capture_on_comm
     made = body["id"]
     check(api.post(path, {"name": "old", "expires": "2000-01-01T00:00:00Z"}, format="json"), path)
     body = check(api.get(path), path)
-    assert [t["name"] for t in body] == ["ci", "token"]
+    assert [t["name"] for t in body["results"]] == ["ci", "token"]
     _, read_only_key = token_create(user=Collection.objects.get(slug="secret").owner, read_only=True)
     reader = APIClient(HTTP_AUTHORIZATION=f"Token {read_only_key}")
     check(reader.post(path, {"name": "x"}, format="json"), path)  # 403: a read-only token makes none
