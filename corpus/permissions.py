@@ -6,7 +6,8 @@ Three levels per collection:
   of a reader group or an editor group);
 - write: upload, move, delete and re-ingest its documents (owner, editor, member of an editor
   group, superuser);
-- manage: rename, share (readers and editors) and delete the collection itself (owner, superuser).
+- manage: rename, share (readers, editors and their groups) and delete the collection itself
+  (owner, superuser; never a group).
 
 Group membership is read at each request: a user removed from a group loses what only that group
 gave them at once, and keeps what their other groups (or they themselves) are given. Inactive and

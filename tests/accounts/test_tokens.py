@@ -171,6 +171,9 @@ def test_a_read_only_token_may_neither_make_nor_revoke_tokens(user):
     revoked = api.delete(f"/api/tokens/{other.pk}/")
     assert revoked.status_code == 403 and "read-only" in revoked.json()["detail"]
     assert ApiToken.objects.filter(user=user).count() == 2
+    ApiToken.objects.filter(name="ci").update(expires=timezone.now() - timedelta(days=1))
+    page = browser.get("/account/tokens/").content.decode()
+    assert page.count("<td>expired ") == 1 and "<td>never</td>" in page  # "plain" never expires
     assert api.get("/api/tokens/").status_code == 200
 
 
@@ -207,3 +210,6 @@ def test_the_tokens_page_makes_read_only_and_expiring_tokens_and_shows_last_use(
     assert plain.status_code == 201
     assert not ApiToken.objects.get(name="plain").read_only and ApiToken.objects.get(name="plain").expires is None
     assert ApiToken.objects.filter(user=user).count() == 2
+    ApiToken.objects.filter(name="ci").update(expires=timezone.now() - timedelta(days=1))
+    page = browser.get("/account/tokens/").content.decode()
+    assert page.count("<td>expired ") == 1 and "<td>never</td>" in page  # "plain" never expires
