@@ -7,10 +7,10 @@ from accounts.models import ApiToken
 class ApiTokenAdmin(admin.ModelAdmin):
     """Tokens can be seen and revoked here, never read back: only the hash is stored."""
 
-    list_display = ("name", "user", "prefix", "created", "last_used", "expires")
+    list_display = ("name", "user", "prefix", "read_only", "created", "last_used", "expires")
     search_fields = ("name", "user__username", "prefix")
     readonly_fields = ("user", "key_hash", "prefix", "created", "last_used")
-    fields = ("user", "name", "prefix", "key_hash", "created", "last_used", "expires")
+    fields = ("user", "name", "prefix", "key_hash", "read_only", "created", "last_used", "expires")
 
     def has_add_permission(self, request) -> bool:
         return False  # a key must be shown to its owner once: the Tokens page or drf_create_token

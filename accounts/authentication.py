@@ -10,14 +10,19 @@ from accounts.services import token_for_key
 
 
 class ApiTokenAuthentication(TokenAuthentication):
-    """`Authorization: Token KEY`, the key looked up by its hash; request.auth is the ApiToken."""
+    """`Authorization: Token KEY`, the key looked up by its hash; request.auth is the ApiToken.
+    An unknown key, or one whose user is inactive, is 401 "Invalid token."; an expired one is 401
+    with the time it expired. What a read-only token may do is accounts.permissions.TokenScope's call."""
 
     keyword = "Token"
 
     def authenticate_credentials(self, key: str):
         token = token_for_key(key)
         if token is None:
-            raise exceptions.AuthenticationFailed("Invalid or expired token.")
+            raise exceptions.AuthenticationFailed("Invalid token.")
+        if token.expired:
+            raise exceptions.AuthenticationFailed(
+                f"This token expired at {token.expires:%Y-%m-%d %H:%M} UTC; make a new one on the API tokens page.")
         token.touch()
         return token.user, token
 

@@ -25,25 +25,16 @@ def new_key() -> str:
     return KEY_PREFIX + secrets.token_urlsafe(30)
 
 
-class ApiTokenQuerySet(models.QuerySet):
-    def usable(self) -> ApiTokenQuerySet:
-        now = timezone.now()
-        return self.filter(models.Q(expires__isnull=True) | models.Q(expires__gt=now), user__is_active=True)
-
-
 class ApiToken(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
     name = models.CharField(max_length=100)
     key_hash = models.CharField(max_length=64, unique=True)
     prefix = models.CharField(max_length=PREFIX_CHARS)
-    # The personal-token contract's flag (DESIGN.md), stored for the /api/tokens/ issue; not enforced
-    # yet, so neither the Tokens page nor drf_create_token offers it.
+    # A read-only token may read, search and ask, never change anything (accounts.permissions.TokenScope).
     read_only = models.BooleanField(default=False)
     created = models.DateTimeField(default=timezone.now)
     last_used = models.DateTimeField(null=True, blank=True)
     expires = models.DateTimeField(null=True, blank=True)
-
-    objects = ApiTokenQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created", "-id"]

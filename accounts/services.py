@@ -4,15 +4,28 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+
 from accounts.models import PREFIX_CHARS, ApiToken, hash_key, new_key
 
 
 def token_create(*, user, name: str = "token", read_only: bool = False,
                  expires: datetime | None = None) -> tuple[ApiToken, str]:
-    """A new token for `user` and its key: the only time the key exists outside the client."""
+    """A new token for `user` and its key: the only time the key exists outside the client.
+    Raises ValidationError (per field: name, expires) for a name that is blank or over 100
+    characters once stripped, or an expiry that is not in the future."""
+    name = name.strip()
+    problems = {}
+    if not name or len(name) > 100:
+        problems["name"] = "Give the token a name of 1 to 100 characters."
+    if expires is not None and expires <= timezone.now():
+        problems["expires"] = "The expiry must be in the future."
+    if problems:
+        raise ValidationError(problems)
     key = new_key()
-    token = ApiToken.objects.create(user=user, name=name.strip()[:100] or "token", key_hash=hash_key(key),
-                                    prefix=key[:PREFIX_CHARS], read_only=read_only, expires=expires)
+    token = ApiToken.objects.create(user=user, name=name, key_hash=hash_key(key), prefix=key[:PREFIX_CHARS],
+                                    read_only=read_only, expires=expires)
     return token, key
 
 
@@ -23,5 +36,7 @@ def token_revoke(*, user, token_id: int) -> bool:
 
 
 def token_for_key(key: str) -> ApiToken | None:
-    """The usable token (not expired, its user active) whose key is `key`, or None."""
-    return ApiToken.objects.usable().select_related("user").filter(key_hash=hash_key(key)).first()
+    """The token whose key is `key` if its user is active, or None. It may have expired: the caller
+    refuses it then (ApiTokenAuthentication says so, rather than calling the key unknown)."""
+    return (ApiToken.objects.filter(user__is_active=True).select_related("user")
+            .filter(key_hash=hash_key(key)).first())

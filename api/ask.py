@@ -64,6 +64,7 @@ class EventStreamRenderer(BaseRenderer):
 
 
 class AskView(APIView):
+    read_like = True  # a POST that only reads: read-only tokens may use it (accounts.permissions)
     renderer_classes = [JSONRenderer, EventStreamRenderer]
     throttle_classes = [AskThrottle]
 

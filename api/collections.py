@@ -1,7 +1,7 @@
 """REST API for collections: list the ones you may read, create one (you own it), show, change,
-share (readers and editors, by username) and delete. Changing, sharing and deleting are the
-owner's (corpus.permissions.collection_for(manage=True)): an editor gets 403, someone who may not
-read the collection 404. Writes go through corpus.services."""
+share (readers and editors by username, reader and editor groups by name) and delete. Changing,
+sharing and deleting are the owner's (corpus.permissions.collection_for(manage=True)): an editor
+gets 403, someone who may not read the collection 404. Writes go through corpus.services."""
 
 from __future__ import annotations
 
@@ -18,13 +18,20 @@ from rest_framework.views import APIView
 from api.errors import errors
 from corpus import permissions, services
 from corpus.models import Collection
-from corpus.selectors import users_by_username
+from corpus.selectors import groups_by_name, users_by_username
 
 SETTINGS_FIELDS = list(services.COLLECTION_SETTINGS)
 
 
-class UsernamesField(serializers.ListField):
+class NamesField(serializers.ListField):
+    """Usernames or group names (both at most 150 characters)."""
+
     child = serializers.CharField(max_length=150)
+
+
+# role -> (how its members are named, the lookup that turns names into them)
+SHARES = {"readers": ("username", users_by_username), "editors": ("username", users_by_username),
+          "reader_groups": ("name", groups_by_name), "editor_groups": ("name", groups_by_name)}
 
 
 class CollectionOutput(serializers.ModelSerializer):
@@ -37,10 +44,14 @@ class CollectionOutput(serializers.ModelSerializer):
     readers = serializers.SerializerMethodField(help_text="Usernames who may read it (shown to its managers only).")
     editors = serializers.SerializerMethodField(help_text="Usernames who may also change its documents (shown to "
                                                           "its managers only).")
+    reader_groups = serializers.SerializerMethodField(help_text="Groups whose members may read it (shown to its "
+                                                                "managers only).")
+    editor_groups = serializers.SerializerMethodField(help_text="Groups whose members may also change its documents "
+                                                                "(shown to its managers only).")
 
     class Meta:
         model = Collection
-        fields = ["slug", "name", "owner", *SETTINGS_FIELDS, "readers", "editors", "document_count", "can_write",
+        fields = ["slug", "name", "owner", *SETTINGS_FIELDS, *SHARES, "document_count", "can_write",
                   "can_manage", "created_at"]
         read_only_fields = fields
 
@@ -59,46 +70,57 @@ class CollectionOutput(serializers.ModelSerializer):
     def get_can_manage(self, collection: Collection) -> bool:
         return collection.pk in self._allowed("manage")
 
-    def get_readers(self, collection: Collection) -> list[str] | None:
+    def _names(self, collection: Collection, role: str) -> list[str] | None:
         if not self.get_can_manage(collection):
             return None
-        return sorted(user.username for user in collection.readers.all())
+        attribute = SHARES[role][0]
+        return sorted(getattr(member, attribute) for member in getattr(collection, role).all())
+
+    def get_readers(self, collection: Collection) -> list[str] | None:
+        return self._names(collection, "readers")
 
     def get_editors(self, collection: Collection) -> list[str] | None:
-        if not self.get_can_manage(collection):
-            return None
-        return sorted(user.username for user in collection.editors.all())
+        return self._names(collection, "editors")
+
+    def get_reader_groups(self, collection: Collection) -> list[str] | None:
+        return self._names(collection, "reader_groups")
+
+    def get_editor_groups(self, collection: Collection) -> list[str] | None:
+        return self._names(collection, "editor_groups")
 
 
 class CollectionInput(serializers.ModelSerializer):
-    """The fields a caller may set; readers and editors replace the current lists."""
+    """The fields a caller may set; readers, editors and the groups replace the current lists."""
 
     # Declared here, so the model's uniqueness check is left to corpus.services (per-field messages).
     slug = serializers.SlugField(required=False, allow_blank=True, max_length=100,
                                  help_text="Default: made from the name.")
-    readers = UsernamesField(required=False, help_text="Usernames who may read it.")
-    editors = UsernamesField(required=False, help_text="Usernames who may also add, move, delete and re-ingest "
+    readers = NamesField(required=False, help_text="Usernames who may read it.")
+    editors = NamesField(required=False, help_text="Usernames who may also add, move, delete and re-ingest "
                                                        "its documents.")
+    reader_groups = NamesField(required=False, help_text="Names of groups whose members may read it.")
+    editor_groups = NamesField(required=False, help_text="Names of groups whose members may also add, move, "
+                                                              "delete and re-ingest its documents.")
 
     class Meta:
         model = Collection
-        fields = ["name", "slug", *SETTINGS_FIELDS, "readers", "editors"]
+        fields = ["name", "slug", *SETTINGS_FIELDS, *SHARES]
 
     def validate(self, attrs):
         unknown = set(self.initial_data) - set(self.fields) if isinstance(self.initial_data, dict) else set()
         if unknown:
             raise serializers.ValidationError(f"Unknown field(s): {', '.join(sorted(unknown))}.")
-        for role in ("readers", "editors"):
+        for role, (_, lookup) in SHARES.items():
             if role in attrs:
                 try:
-                    attrs[role] = users_by_username(attrs[role])
+                    attrs[role] = lookup(attrs[role])
                 except DjangoValidationError as exc:
                     raise serializers.ValidationError({role: exc.messages}) from exc
         return attrs
 
 
 def _collections(user):
-    return (permissions.readable_collections(user).select_related("owner").prefetch_related("readers", "editors")
+    return (permissions.readable_collections(user).select_related("owner").prefetch_related(*SHARES)
             .annotate(document_count=Count("documents", distinct=True)).order_by("name", "slug"))
 
 
@@ -108,7 +130,7 @@ def _shown(request: Request, collection: Collection) -> dict:
 
 def _save(collection: Collection | None, request: Request, data: dict) -> Collection:
     """Create (collection None) or update, then share: all or nothing."""
-    readers, editors = data.pop("readers", None), data.pop("editors", None)
+    shares = {role: data.pop(role, None) for role in SHARES}
     if "is_public" in data:
         permissions.check_publish(request.user, was_public=bool(collection and collection.is_public),
                                   is_public=data["is_public"])
@@ -117,8 +139,8 @@ def _save(collection: Collection | None, request: Request, data: dict) -> Collec
             collection = services.collection_create(owner=request.user, **data)
         elif data:
             collection = services.collection_update(collection=collection, **data)
-        if readers is not None or editors is not None:
-            services.collection_share(collection=collection, readers=readers, editors=editors)
+        if any(members is not None for members in shares.values()):
+            services.collection_share(collection=collection, **shares)
     return collection
 
 

@@ -288,6 +288,7 @@ class ModelDetailView(OpenAIView):
 
 
 class ChatCompletionView(OpenAIView):
+    read_like = True  # a POST that only reads: read-only tokens may use it (accounts.permissions)
     throttle_classes = [AskThrottle]
 
     @extend_schema(

@@ -65,6 +65,7 @@ class SearchOutput(serializers.Serializer):
 
 
 class SearchView(APIView):
+    read_like = True  # a POST that only reads: read-only tokens may use it (accounts.permissions)
     throttle_classes = [SearchThrottle]
 
     @extend_schema(request=SearchInput, responses={200: SearchOutput, **errors(400, 401, 404, 429)},

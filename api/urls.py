@@ -17,6 +17,7 @@ from api.feedback import MessageFeedbackView
 from api.openai import ChatCompletionView, ModelDetailView, ModelListView
 from api.schema import SchemaView
 from api.search import SearchView
+from api.tokens import TokenDetailView, TokenListView
 
 urlpatterns = [
     path("schema/", SchemaView.as_view(), name="schema"),
@@ -34,6 +35,8 @@ urlpatterns = [
     path("ask/", AskView.as_view(), name="ask"),
     path("messages/<int:pk>/feedback/", MessageFeedbackView.as_view(), name="message-feedback"),
     path("search/", SearchView.as_view(), name="search"),
+    path("tokens/", TokenListView.as_view(), name="tokens"),
+    path("tokens/<int:pk>/", TokenDetailView.as_view(), name="token"),
 ]
 
 # OpenAI clients append "/chat/completions" to their base URL: no trailing slashes here.

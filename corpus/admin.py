@@ -21,7 +21,7 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from corpus import permissions, preview, selectors, services
-from corpus.forms import MultipleFileField, UsernamesField
+from corpus.forms import GroupNamesField, MultipleFileField, UsernamesField
 from corpus.models import Chunk, Collection, Document
 from corpus.uploads import SUPPORTED_HELP, accept_attribute
 from ragweb.numbers import parse_int
@@ -54,6 +54,8 @@ class _StaffOnly:
 
 # Collections ---------------------------------------------------------------------------------------
 
+SHARES = ("readers", "editors", "reader_groups", "editor_groups")  # collection_share's arguments
+
 
 @admin.register(Collection)
 class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
@@ -67,13 +69,16 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
         if db_field.name in ("readers", "editors"):
             return UsernamesField(label=db_field.verbose_name.capitalize(),
                                   help_text="Usernames, separated by commas or spaces.")
+        if db_field.name in ("reader_groups", "editor_groups"):
+            return GroupNamesField(label=db_field.verbose_name.capitalize(),
+                                   help_text="Group names, separated by commas: every member.")
         return super().formfield_for_manytomany(db_field, request, **kwargs)
     fieldsets = [
         (None, {"fields": ["name", "slug", "description", "owner"]}),
         ("Ingestion", {"fields": ["chunker", "chunk_size", "chunk_overlap", "semantic_threshold",
                                   "contextualization", "embedding_mode"],
                        "description": "Changing these re-ingests the collection's documents."}),
-        ("Access", {"fields": ["is_public", "readers", "editors"]}),
+        ("Access", {"fields": ["is_public", "readers", "editors", "reader_groups", "editor_groups"]}),
     ]
     actions = ["reingest_collections", "delete_collections"]
 
@@ -125,8 +130,8 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
         services.collection_update(collection=stored, **fields)  # re-ingests when the chunk settings change
 
     def save_related(self, request, form, formsets, change: bool) -> None:
-        services.collection_share(collection=form.instance, readers=form.cleaned_data["readers"],
-                                  editors=form.cleaned_data["editors"])
+        services.collection_share(collection=form.instance, **{
+            field: form.cleaned_data[field] for field in SHARES})
 
     def delete_model(self, request, obj: Collection) -> None:
         services.collection_delete(collection=obj)

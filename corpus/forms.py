@@ -111,6 +111,9 @@ class UsernamesField(forms.CharField):
     ever lists every account (the admin's default one did, to any staff member)."""
 
     widget = forms.Textarea(attrs={"rows": 2})
+    name_attribute = "username"
+    lookup = staticmethod(selectors.users_by_username)
+    separators = r"[\s,]+"  # a username has neither
 
     def __init__(self, **kwargs):
         kwargs.setdefault("required", False)
@@ -118,19 +121,33 @@ class UsernamesField(forms.CharField):
 
     def prepare_value(self, value):
         if isinstance(value, (list, tuple, QuerySet)):
-            return ", ".join(sorted(getattr(user, "username", str(user)) for user in value))
+            return ", ".join(sorted(getattr(item, self.name_attribute, str(item)) for item in value))
         return value
 
     def clean(self, value) -> list:
-        return selectors.users_by_username(re.split(r"[\s,]+", super().clean(value) or ""))
+        return self.lookup(re.split(self.separators, super().clean(value) or ""))
+
+
+class GroupNamesField(UsernamesField):
+    """Groups by name, the same way but separated by commas or new lines only (a group's name may
+    have spaces: "Support team"); a ValidationError names the unknown ones."""
+
+    name_attribute = "name"
+    lookup = staticmethod(selectors.groups_by_name)
+    separators = r"[,\n]+"
 
 
 class ShareForm(forms.Form):
-    """Who may read and who may also change the documents of a collection, by username."""
+    """Who may read and who may also change the documents of a collection: users by username,
+    groups by name. Its cleaned_data are collection_share's arguments."""
 
     readers = UsernamesField(help_text="Usernames, separated by commas or spaces. They may search and read.")
     editors = UsernamesField(help_text="They may also upload, re-ingest, move and delete documents.")
+    reader_groups = GroupNamesField(label="Reader groups",
+                                    help_text="Group names, separated by commas. Every member may search and "
+                                              "read.")
+    editor_groups = GroupNamesField(label="Editor groups", help_text="Every member may also change documents.")
 
     @classmethod
     def for_collection(cls, collection: Collection) -> ShareForm:
-        return cls(initial={"readers": list(collection.readers.all()), "editors": list(collection.editors.all())})
+        return cls(initial={field: list(getattr(collection, field).all()) for field in cls.base_fields})

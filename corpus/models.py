@@ -11,7 +11,6 @@ from django.db.models import F, Q
 from pgvector.django import HnswIndex, VectorField
 
 from corpus.ingest.parse.base import TEXT_VERSION, page_number
-from corpus.querysets import CollectionQuerySet
 
 # The text search configuration used for the keyword index and for queries alike.
 SEARCH_CONFIG = "english"
@@ -70,9 +69,10 @@ class Collection(models.Model):
     is_public = models.BooleanField(default=False, help_text="Every signed-in user may read it.")
     readers = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="readable_collections")
     editors = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="editable_collections")
+    # Teams: every member of a reader group reads it, of an editor group also writes (corpus.permissions).
+    reader_groups = models.ManyToManyField("auth.Group", blank=True, related_name="readable_collections")
+    editor_groups = models.ManyToManyField("auth.Group", blank=True, related_name="editable_collections")
     created_at = models.DateTimeField(auto_now_add=True)
-
-    objects = CollectionQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]

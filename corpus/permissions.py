@@ -2,9 +2,16 @@
 all call these helpers; none re-implements the rules.
 
 Three levels per collection:
-- read: search it, ask it, open its documents (public, owner, reader, editor, superuser);
-- write: upload, move, delete and re-ingest its documents (owner, editor, superuser);
-- manage: rename, share (readers and editors) and delete the collection itself (owner, superuser).
+- read: search it, ask it, open its documents (public, owner, reader, editor, superuser; a member
+  of a reader group or an editor group);
+- write: upload, move, delete and re-ingest its documents (owner, editor, member of an editor
+  group, superuser);
+- manage: rename, share (readers, editors and their groups) and delete the collection itself
+  (owner, superuser; never a group).
+
+Group membership is read at each request: a user removed from a group loses what only that group
+gave them at once, and keeps what their other groups (or they themselves) are given. Inactive and
+signed-out users get nothing.
 
 Making a collection public (every signed-in user reads it, and "all collections" answers cite it)
 is a staff decision: an owner may make their collection private again, not public.
@@ -12,7 +19,7 @@ is a staff decision: an owner may make their collection private again, not publi
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from corpus.models import Chunk, Collection, Document
 
@@ -27,16 +34,44 @@ class Denied(Exception):
         self.status = status
 
 
-def readable_collections(user):
-    return Collection.objects.readable_by(user)
+def _signed_in(user) -> bool:
+    return user is not None and user.is_authenticated and user.is_active
 
 
-def writable_collections(user):
-    return Collection.objects.writable_by(user)
+def _editor(user) -> Q:
+    """Who writes besides the owner: an editor, in person or through one of their groups."""
+    return Q(editors=user) | Q(editor_groups__in=user.groups.all())
 
 
-def manageable_collections(user):
-    return Collection.objects.manageable_by(user)
+def readable_collections(user) -> QuerySet[Collection]:
+    """Collections `user` may read: superusers all; others (staff included) the public ones, their
+    own, and those shared with them or with one of their groups."""
+    if not _signed_in(user):
+        return Collection.objects.none()
+    if user.is_superuser:
+        return Collection.objects.all()
+    shared = Q(readers=user) | Q(reader_groups__in=user.groups.all()) | _editor(user)
+    # The pk subquery keeps the joins of the shares out of callers' queries (no duplicates, no distinct).
+    return Collection.objects.filter(pk__in=Collection.objects.filter(Q(is_public=True) | Q(owner=user) | shared)
+                                     .values("pk"))
+
+
+def writable_collections(user) -> QuerySet[Collection]:
+    """Collections whose documents `user` may add, move, delete and re-ingest."""
+    if not _signed_in(user):
+        return Collection.objects.none()
+    if user.is_superuser:
+        return Collection.objects.all()
+    return Collection.objects.filter(pk__in=Collection.objects.filter(Q(owner=user) | _editor(user)).values("pk"))
+
+
+def manageable_collections(user) -> QuerySet[Collection]:
+    """Collections `user` may rename, share and delete: their own (superusers: all). Groups never manage."""
+    if not _signed_in(user):
+        return Collection.objects.none()
+    if user.is_superuser:
+        return Collection.objects.all()
+    return Collection.objects.filter(owner=user)
 
 
 def readable_documents(user):

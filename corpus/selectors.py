@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.db.models import Count, Q, QuerySet
 
@@ -52,4 +53,15 @@ def users_by_username(usernames: Iterable[str]) -> list:
     unknown = [name for name in wanted if name not in found]
     if unknown:
         raise ValidationError(f"No such user: {', '.join(unknown)}.", code="unknown_user")
+    return [found[name] for name in wanted]
+
+
+def groups_by_name(names: Iterable[str]) -> list[Group]:
+    """The groups named in `names` (blank entries and repeats ignored), in the order given. Raises
+    ValidationError naming every name that matches no group."""
+    wanted = list(dict.fromkeys(name.strip() for name in names if name and name.strip()))
+    found = {group.name: group for group in Group.objects.filter(name__in=wanted)}
+    unknown = [name for name in wanted if name not in found]
+    if unknown:
+        raise ValidationError(f"No such group: {', '.join(unknown)}.", code="unknown_group")
     return [found[name] for name in wanted]

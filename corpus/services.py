@@ -139,14 +139,15 @@ def collection_update(*, collection: Collection, **fields) -> Collection:
 
 
 def collection_share(*, collection: Collection, readers: Iterable | None = None,
-                     editors: Iterable | None = None) -> Collection:
-    """Replace who may read (`readers`) and who may also write (`editors`) the collection's
-    documents, as iterables of users. None leaves that set as it is."""
+                     editors: Iterable | None = None, reader_groups: Iterable | None = None,
+                     editor_groups: Iterable | None = None) -> Collection:
+    """Replace who may read (`readers`, users; `reader_groups`, auth groups) and who may also write
+    (`editors`, `editor_groups`) the collection's documents. None leaves that set as it is."""
+    shares = {"readers": readers, "editors": editors, "reader_groups": reader_groups, "editor_groups": editor_groups}
     with transaction.atomic():
-        if readers is not None:
-            collection.readers.set(list(readers))
-        if editors is not None:
-            collection.editors.set(list(editors))
+        for field, members in shares.items():
+            if members is not None:
+                getattr(collection, field).set(list(members))
     return collection
 
 

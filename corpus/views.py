@@ -177,8 +177,7 @@ def collection_share(request: HttpRequest, slug: str) -> HttpResponse:
     collection = _collection(request, slug, manage=True)
     form = ShareForm(request.POST)
     if form.is_valid():
-        services.collection_share(collection=collection, readers=form.cleaned_data["readers"],
-                                  editors=form.cleaned_data["editors"])
+        services.collection_share(collection=collection, **form.cleaned_data)
         messages.success(request, f"Saved who may use {collection.name}.")
         return redirect("corpus:collection", slug=collection.slug)
     return _settings_page(request, collection, form=CollectionForm(instance=collection, user=request.user),

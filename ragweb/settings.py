@@ -273,7 +273,8 @@ REST_FRAMEWORK = {
         "accounts.authentication.BearerApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # TokenScope: a read-only token only reads (accounts/permissions.py).
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated", "accounts.permissions.TokenScope"],
     "DEFAULT_PARSER_CLASSES": [
         "api.parsers.SafeJSONParser",
         "rest_framework.parsers.FormParser",

@@ -1,9 +1,10 @@
 """The permission matrix: every role × every surface × every action, in one parametrised test.
 
-The collection `team` is owned by the owner, read by the reader and edited by the editor; it
-holds one document. What the issue requires:
-- read (list, read, search, ask): reader, editor, owner, superuser;
-- write (upload, move, delete, re-ingest its documents): editor, owner, superuser;
+The collection `team` is owned by the owner, read by the reader and edited by the editor, read
+by the group `readers` (of which the group reader is a member) and edited by the group `editors`
+(the group editor); it holds one document. What the issue requires:
+- read (list, read, search, ask): reader, editor, group reader, group editor, owner, superuser;
+- write (upload, move, delete, re-ingest its documents): editor, group editor, owner, superuser;
 - manage (change, share, delete the collection): owner, superuser;
 - own records (the owner's conversations and ratings, in the chat admin): owner, superuser;
 - anyone else can do none of it, and learns nothing: a refusal is 404 for someone who may not
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
-from django.contrib.auth.models import Permission
+from django.contrib.auth.models import Group, Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from rest_framework.test import APIClient
@@ -35,9 +36,10 @@ from tests.chat.chat_corpus import GUIDE, make_collection
 
 pytestmark = pytest.mark.django_db
 
-ROLES = ["anonymous", "stranger", "reader", "editor", "owner", "superuser"]
+ROLES = ["anonymous", "stranger", "reader", "editor", "group reader", "group editor", "owner", "superuser"]
 READ, WRITE, MANAGE, OWN = "read", "write", "manage", "own records"
-ALLOWED = {READ: {"reader", "editor", "owner", "superuser"}, WRITE: {"editor", "owner", "superuser"},
+ALLOWED = {READ: {"reader", "editor", "group reader", "group editor", "owner", "superuser"},
+           WRITE: {"editor", "group editor", "owner", "superuser"},
            MANAGE: {"owner", "superuser"}, OWN: {"owner", "superuser"}}
 QUESTION = "What is the default request timeout?"
 
@@ -266,7 +268,8 @@ def admin_delete(w: World) -> bool:
 
 def admin_share(w: World) -> bool:
     data = {**_collection_form("Renamed"), "owner": w.team.owner_id, "semantic_threshold": 0.5,
-            "readers": w.stranger.username, "editors": " ".join(w.team.editors.values_list("username", flat=True))}
+            "readers": w.stranger.username, "editors": " ".join(w.team.editors.values_list("username", flat=True)),
+            "reader_groups": "readers", "editor_groups": "editors"}
     w.web.post(f"/admin/corpus/collection/{w.team.pk}/change/", data)
     shared = w.team.readers.filter(pk=w.stranger.pk).exists()
     assert shared == (Collection.objects.get(pk=w.team.pk).name == "Renamed")
@@ -525,7 +528,7 @@ def make_world(django_user_model, settings, tmp_path, no_llm):
         # No passwords (force_login signs in): hashing five of them per case would dominate the run.
         users = {name: django_user_model.objects.create_user(username=username, password=None, is_staff=True)
                  for name, username in [("owner", "olivia"), ("reader", "rita"), ("editor", "eddie"),
-                                        ("stranger", "sam")]}
+                                        ("stranger", "sam"), ("group reader", "gina"), ("group editor", "gus")]}
         # The chat admin's view permissions too: what each sees there is then corpus.permissions' call.
         chat_views = list(Permission.objects.filter(content_type__app_label="chat", codename__startswith="view_"))
         for staff in users.values():
@@ -534,6 +537,11 @@ def make_world(django_user_model, settings, tmp_path, no_llm):
         team = make_collection("team", owner=users["owner"])
         team.readers.add(users["reader"])
         team.editors.add(users["editor"])
+        readers, editors = Group.objects.create(name="readers"), Group.objects.create(name="editors")
+        users["group reader"].groups.add(readers)
+        users["group editor"].groups.add(editors)
+        team.reader_groups.add(readers)
+        team.editor_groups.add(editors)
         doc = _handbook(team)
         user = users.get(role)
         web, api = Client(), APIClient()
@@ -541,7 +549,7 @@ def make_world(django_user_model, settings, tmp_path, no_llm):
         if user is not None:
             web.force_login(user)
             api.force_authenticate(user)
-            own = make_collection(f"own-{role}", owner=user)
+            own = make_collection(f"own-{role.replace(' ', '-')}", owner=user)
         return World(role=role, user=user, web=web, api=api, team=team, doc=doc, own=own,
                      stranger=users["stranger"])
 
@@ -553,3 +561,68 @@ def make_world(django_user_model, settings, tmp_path, no_llm):
 def test_permission_matrix(make_world, role, action):
     world = make_world(role)
     assert action.run(world) == (role in ALLOWED[action.level])
+
+
+# --- group membership changes ---------------------------------------------------------------------------
+
+def _access(user, team: Collection) -> tuple[bool, bool]:
+    """(reads, writes) `team`, as the REST API and the documents page answer a signed-in `user`."""
+    api, web = APIClient(), Client()
+    api.force_authenticate(user)
+    web.force_login(user)
+    read = api.get("/api/collections/team/").status_code
+    listed = "team" in {c["slug"] for c in api.get("/api/collections/").json()["results"]}
+    page = web.get("/documents/?collection=team").status_code
+    assert (read == 200) == listed == (page == 200), (read, listed, page)
+    upload = api.post("/api/documents/", {"file": SimpleUploadedFile("x.md", b"# X\n\nText."), "collection": "team"},
+                      format="multipart")
+    assert upload.status_code in {201, 403, 404}, upload.content
+    wrote = upload.status_code == 201
+    assert Document.objects.filter(collection=team, source="x.md").exists() == wrote
+    Document.objects.filter(source="x.md").delete()
+    return read == 200, wrote
+
+
+def test_a_user_in_two_groups_keeps_what_the_other_gives_until_removed_from_both(make_world,
+                                                                                django_capture_on_commit_callbacks):
+    world = make_world("stranger")
+    sam, team = world.stranger, world.team
+    readers, editors = Group.objects.get(name="readers"), Group.objects.get(name="editors")
+    with django_capture_on_commit_callbacks(execute=False):
+        assert _access(sam, team) == (False, False)
+        sam.groups.add(readers, editors)
+        assert _access(sam, team) == (True, True)
+        sam.groups.remove(editors)  # the reader group still lets them read, no longer write
+        assert _access(sam, team) == (True, False)
+        sam.groups.add(editors)
+        sam.groups.remove(readers)  # the editor group alone gives both
+        assert _access(sam, team) == (True, True)
+        sam.groups.remove(editors)  # in neither: nothing, and the collection is not even revealed
+        assert _access(sam, team) == (False, False)
+
+
+def test_a_user_in_two_reader_groups_removed_from_one_still_reads(make_world):
+    world = make_world("stranger")
+    sam, team = world.stranger, world.team
+    design = Group.objects.create(name="design")
+    team.reader_groups.add(design)
+    sam.groups.add(design, Group.objects.get(name="readers"))
+    sam.groups.remove(design)
+    assert _access(sam, team) == (True, False)
+    sam.groups.clear()
+    assert _access(sam, team) == (False, False)
+
+
+def test_the_anonymous_user_gets_nothing_from_groups(make_world):
+    from django.contrib.auth.models import AnonymousUser
+
+    from corpus import permissions
+
+    world = make_world("anonymous")
+    world.team.reader_groups.add(*Group.objects.all())
+    world.team.is_public = True
+    world.team.save()
+    assert not permissions.readable_collections(AnonymousUser()).exists()
+    assert not permissions.writable_collections(AnonymousUser()).exists()
+    assert APIClient().get("/api/collections/team/").status_code == 401
+    assert Client().get("/documents/?collection=team").status_code == 302

@@ -46,7 +46,8 @@ def test_it_accepts_the_key_as_token_and_as_bearer_and_records_the_use(user):
 
 def test_it_refuses_revoked_and_expired_tokens(user, other_user):
     token, key = token_create(user=user)
-    _, old = token_create(user=user, expires=timezone.now() - timedelta(seconds=1))
+    expired, old = token_create(user=user, expires=timezone.now() + timedelta(seconds=60))
+    ApiToken.objects.filter(pk=expired.pk).update(expires=timezone.now() - timedelta(seconds=1))
     assert status_with(f"Token {old}") == 401
     from accounts.services import token_revoke
 
@@ -101,3 +102,111 @@ def test_a_user_rotates_their_token_on_the_tokens_page(user, other_user):
     assert ApiToken.objects.filter(pk=theirs.pk).exists()  # someone else's token stays
     assert browser.post("/account/tokens/", {"name": ""}).status_code == 302  # refused, with a message
     assert ApiToken.objects.filter(user=user).count() == 1
+
+
+# --- /api/tokens/ ------------------------------------------------------------------------------------
+
+def session_api(user) -> APIClient:
+    api = APIClient()
+    api.force_login(user)  # a real session (CSRF enforced as for a browser)
+    return api
+
+
+def test_the_api_lists_the_callers_tokens_without_keys_or_hashes(user, other_user):
+    mine, key = token_create(user=user, name="laptop", read_only=True)
+    token_create(user=other_user, name="theirs")
+    response = APIClient(HTTP_AUTHORIZATION=f"Token {key}").get("/api/tokens/")
+    assert response.status_code == 200
+    assert response.json()["count"] == 1
+    [listed] = response.json()["results"]
+    assert set(listed) == {"id", "name", "prefix", "read_only", "created", "last_used", "expires"}
+    assert (listed["id"], listed["name"], listed["prefix"], listed["read_only"]) == (mine.pk, "laptop",
+                                                                                      mine.prefix, True)
+    assert key not in response.content.decode() and mine.key_hash not in response.content.decode()
+
+
+def test_the_api_makes_a_token_whose_key_is_shown_once_and_works(user):
+    _, key = token_create(user=user, name="admin script")
+    api = APIClient(HTTP_AUTHORIZATION=f"Bearer {key}")
+    response = api.post("/api/tokens/", {"name": " ci ", "read_only": True, "expires": "2999-05-01T12:00:00Z"},
+                        format="json")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert (body["name"], body["read_only"], body["expires"]) == ("ci", True, "2999-05-01T12:00:00Z")
+    made = ApiToken.objects.get(pk=body["id"])
+    assert made.key_hash == hashlib.sha256(body["key"].encode()).hexdigest() and made.read_only
+    assert status_with(f"Token {body['key']}") == 200
+    assert body["key"] not in api.get("/api/tokens/").content.decode()
+
+
+@pytest.mark.parametrize(("data", "field"), [
+    ({"name": ""}, "name"), ({"name": "  "}, "name"), ({"name": "x" * 101}, "name"), ({}, "name"),
+    ({"name": "a", "expires": "2001-01-01T00:00:00Z"}, "expires"), ({"name": "a", "expires": "soon"}, "expires"),
+    ({"name": "a", "read_only": "maybe"}, "read_only"), ({"name": "a", "key": "mine"}, "non_field_errors"),
+])
+def test_the_api_refuses_bad_token_input_with_a_message(user, data, field):
+    response = session_api(user).post("/api/tokens/", data, format="json")
+    assert response.status_code == 400 and response.json()[field], response.content
+    assert not ApiToken.objects.filter(user=user).exists()
+
+
+def test_the_api_revokes_only_the_callers_own_tokens(user, other_user):
+    mine, key = token_create(user=user, name="old")
+    theirs, their_key = token_create(user=other_user, name="theirs")
+    api = session_api(user)
+    assert api.delete(f"/api/tokens/{theirs.pk}/").status_code == 404
+    assert status_with(f"Token {their_key}") == 200
+    assert api.delete(f"/api/tokens/{mine.pk}/").status_code == 204
+    assert status_with(f"Token {key}") == 401
+    assert api.delete(f"/api/tokens/{mine.pk}/").status_code == 404
+    assert APIClient().get("/api/tokens/").status_code == 401
+
+
+def test_a_read_only_token_may_neither_make_nor_revoke_tokens(user):
+    _, key = token_create(user=user, name="reader", read_only=True)
+    other, other_key = token_create(user=user, name="other")
+    api = APIClient(HTTP_AUTHORIZATION=f"Token {key}")
+    made = api.post("/api/tokens/", {"name": "escalate"}, format="json")
+    assert made.status_code == 403 and "read-only" in made.json()["detail"]
+    revoked = api.delete(f"/api/tokens/{other.pk}/")
+    assert revoked.status_code == 403 and "read-only" in revoked.json()["detail"]
+    assert ApiToken.objects.filter(user=user).count() == 2
+    assert api.get("/api/tokens/").status_code == 200
+
+
+def test_an_expired_token_is_refused_with_a_clear_message(user):
+    _, key = token_create(user=user, expires=timezone.now() + timedelta(hours=1))
+    ApiToken.objects.filter(user=user).update(expires=timezone.now() - timedelta(minutes=1))
+    for header in (f"Token {key}", f"Bearer {key}"):
+        response = APIClient(HTTP_AUTHORIZATION=header).get("/api/collections/")
+        assert response.status_code == 401
+        assert response.json()["detail"].startswith("This token expired at ")
+        assert "make a new one" in response.json()["detail"]
+    assert APIClient(HTTP_AUTHORIZATION="Token rw_nosuchkey").get("/api/tokens/").json()["detail"] == "Invalid token."
+
+
+def test_the_tokens_page_makes_read_only_and_expiring_tokens_and_shows_last_use(user):
+    browser = Client()
+    browser.force_login(user)
+    made = browser.post("/account/tokens/", {"name": "ci", "read_only": "on", "expires_in_days": "30"})
+    assert made.status_code == 201
+    token = ApiToken.objects.get(user=user)
+    assert token.read_only and timedelta(days=29, hours=23) < token.expires - timezone.now() <= timedelta(days=30)
+    page = browser.get("/account/tokens/").content.decode()
+    assert "<td>read-only</td>" in page and re.findall(r'<td class="last-used">([^<]*)</td>', page) == ["never"]
+    key = re.search(r'<code id="new-key">([^<]+)</code>', made.content.decode()).group(1)
+    assert status_with(f"Token {key}") == 200
+    page = browser.get("/account/tokens/").content.decode()
+    used = ApiToken.objects.get(user=user).last_used
+    assert re.findall(r'<td class="last-used">([^<]*)</td>', page) == [used.strftime("%Y-%m-%d %H:%M")]
+
+    for bad in ("0", "-1", "abc", "99999", "1" * 5000):
+        response = browser.post("/account/tokens/", {"name": "x", "expires_in_days": bad}, follow=True)
+        assert "whole number of days" in response.content.decode()
+    plain = browser.post("/account/tokens/", {"name": "plain"})
+    assert plain.status_code == 201
+    assert not ApiToken.objects.get(name="plain").read_only and ApiToken.objects.get(name="plain").expires is None
+    assert ApiToken.objects.filter(user=user).count() == 2
+    ApiToken.objects.filter(name="ci").update(expires=timezone.now() - timedelta(days=1))
+    page = browser.get("/account/tokens/").content.decode()
+    assert page.count("<td>expired ") == 1 and "<td>never</td>" in page  # "plain" never expires

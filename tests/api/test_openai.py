@@ -3,9 +3,13 @@ streamed and not, citations, access control and errors in OpenAI's shape)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import openai
 import pytest
+from django.utils import timezone
 
+from accounts.models import ApiToken
 from accounts.services import token_create
 from tests.chat.chat_corpus import COOKING, GUIDE, make_collection, make_document
 from tests.chat.fake_openai import is_rewrite_request
@@ -102,6 +106,17 @@ def test_a_bad_key_is_refused(live_server, corpus):
     with pytest.raises(openai.AuthenticationError) as caught:
         client.models.list()
     assert caught.value.code == "invalid_api_key"
+
+
+def test_a_read_only_key_answers_and_an_expired_one_is_refused_saying_so(live_server, corpus, user, no_llm):
+    token, key = token_create(user=user, read_only=True)
+    client = openai.OpenAI(base_url=f"{live_server.url}/v1", api_key=key, max_retries=0, timeout=60)
+    assert [m.id for m in client.models.list()] == ["ragweb", "ragweb/guides"]
+    assert {c["document"]["source"] for c in ask(client).citations} == {"deploy.md"}
+    ApiToken.objects.filter(pk=token.pk).update(expires=timezone.now() - timedelta(minutes=1))
+    with pytest.raises(openai.AuthenticationError) as caught:
+        ask(client)
+    assert "This token expired at" in caught.value.message
 
 
 def test_bad_requests_get_openai_errors(live_server, corpus, user, no_llm):

@@ -164,6 +164,22 @@ def test_every_response_matches_the_schema(world, no_llm, django_capture_on_comm
     check(api.delete("/api/collections/notes/"), "/api/collections/{slug}/")
     assert not Collection.objects.filter(slug="notes").exists()
 
+    # tokens
+    path = "/api/tokens/"
+    body = check(api.post(path, {"name": "ci", "read_only": True, "expires": "2999-01-01T00:00:00Z"},
+                          format="json"), path)
+    assert body["key"].startswith(body["prefix"]) and body["read_only"]
+    made = body["id"]
+    check(api.post(path, {"name": "old", "expires": "2000-01-01T00:00:00Z"}, format="json"), path)
+    body = check(api.get(path), path)
+    assert [t["name"] for t in body["results"]] == ["ci", "token"]
+    _, read_only_key = token_create(user=Collection.objects.get(slug="secret").owner, read_only=True)
+    reader = APIClient(HTTP_AUTHORIZATION=f"Token {read_only_key}")
+    check(reader.post(path, {"name": "x"}, format="json"), path)  # 403: a read-only token makes none
+    path = "/api/tokens/{id}/"
+    check(api.delete(f"/api/tokens/{made}/"), path)
+    check(api.delete(f"/api/tokens/{made}/"), path)
+
     # /v1
     body = check(api.get("/v1/models"), "/v1/models")
     assert [m["id"] for m in body["data"]] == ["ragweb", "ragweb/guides", "ragweb/shared"]

@@ -8,6 +8,7 @@ The output keeps DRF's shape, "Generated token KEY for user USER".
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.models import ApiToken
@@ -24,12 +25,17 @@ class Command(BaseCommand):
         parser.add_argument("-r", "--reset", action="store_true",
                             help=f"revoke the user's earlier tokens named {NAME!r} first")
         parser.add_argument("--name", default=NAME, help="the token's name (default: %(default)s)")
+        parser.add_argument("--read-only", action="store_true",
+                            help="a token that may read, search and ask, never change anything")
 
-    def handle(self, *args, username: str, reset: bool, name: str, **options):
+    def handle(self, *args, username: str, reset: bool, name: str, read_only: bool, **options):
         user = get_user_model().objects.filter(**{get_user_model().USERNAME_FIELD: username}).first()
         if user is None:
             raise CommandError(f"no user named {username!r}")
         if reset:
             ApiToken.objects.filter(user=user, name=name).delete()
-        _, key = token_create(user=user, name=name)
+        try:
+            _, key = token_create(user=user, name=name, read_only=read_only)
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from exc
         self.stdout.write(f"Generated token {key} for user {username}")
