@@ -7,7 +7,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('auth', '0012_alter_user_first_name_max_length'),
-        ('corpus', '0010_collection_old_slugs'),
+        ('corpus', '0011_document_metadata'),
     ]
 
     operations = [
