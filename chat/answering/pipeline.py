@@ -1,8 +1,9 @@
 """The answer pipeline shared by the chat page, POST /api/ask/ and `manage.py ask`:
 
     hybrid search + RSE of the question as asked and, in a conversation, in context (rewritten by
-    the LLM, or with the previous question's key words), the more confident search kept →
-    "not found" unless a chunk is relevant enough → numbered sources →
+    the LLM, or with the previous question's key words: always for a question that points back,
+    else only when clearly more confident) → "not found" unless a chunk is relevant enough and
+    the sources hold enough of what the question names → numbered sources →
     LLM answer citing [n] (streamed or not) → grounding pass  |  extractive answer (no LLM)
     → the sources the answer cites
 
@@ -237,7 +238,8 @@ def stream_answer(prepared: Prepared, history: Sequence[tuple[str, str]] = ()) -
 
 
 def _extractive(prepared: Prepared) -> str:
-    quotes = prepared.quotes or select_quotes(prepared.query, prepared.citations, hits=prepared.hits)
+    quotes = prepared.quotes or select_quotes(prepared.question, prepared.citations, hits=prepared.hits,
+                                              searched=prepared.query)
     return render_quotes(quotes, prepared.citations)
 
 
