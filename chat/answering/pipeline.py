@@ -21,7 +21,7 @@ import openai
 from django.conf import settings
 
 from chat.answering.citations import CONTEXT_CHARS, build_citations, cited_numbers, relevance_map
-from chat.answering.extractive import Hit, Quotes, render_quotes, select_quotes
+from chat.answering.extractive import Hit, Quotes, candidates, question_coverage, render_quotes, select_quotes
 from chat.answering.grounding import ground
 from chat.answering.prompts import answer_messages
 from chat.answering.rewrite import refers_back, rewrite_query
@@ -64,7 +64,7 @@ class Prepared:
     relevance: dict[str, dict[str, float]] = field(default_factory=dict)
     top_relevance: float | None = None  # of the most relevant retrieved chunk
     hits: tuple[Hit, ...] = ()  # the retrieved chunks (where they are, how relevant)
-    quotes: Quotes | None = None  # the sentences that answer best (the extractive answer quotes them)
+    quotes: Quotes | None = None  # the sentences the extractive answer quotes (None for LLM answers)
 
 
 @dataclass(frozen=True)
@@ -119,11 +119,15 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
     if not _relevant(result):
         raise NotFound(not_found_message(scope))
     hits = retrieved_hits(result)
-    # The sentences are chosen for the question as asked: the words a conversation lent the query
-    # found the right sources, and would only pull the quotes back towards the earlier turn's subject.
-    # An LLM's rewrite is a question of its own, so it is used as it is.
-    quotes = select_quotes(query if mode == "llm" else question, citations, hits=hits, searched=query)
-    if quotes.coverage < settings.ANSWER_MIN_COVERAGE:
+    if mode == "extractive":
+        # The sentences are chosen for the question as asked: the words a conversation lent the query
+        # found the right sources, and would only pull the quotes back towards the earlier turn's subject.
+        quotes = select_quotes(question, citations, hits=hits, searched=query)
+        coverage = quotes.coverage
+    else:
+        # The LLM writes the answer: no sentence needs scoring (embedding) unless it proves unsupported.
+        quotes, coverage = None, question_coverage(query, citations, candidates(citations, hits))
+    if coverage < settings.ANSWER_MIN_COVERAGE:
         # The sources are near the subject but hold little of what the question names.
         raise NotFound(not_found_message(scope))
     return Prepared(question=question, query=query, mode=mode, citations=citations,
