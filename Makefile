@@ -9,7 +9,7 @@ PORT ?= 8000
 # The development evaluation set (corpus + questions), beside the checkout.
 EVAL_DIR ?= ../shared/eval
 
-.PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-heldout eval-packages eval-manpages bench-ingest bench-latency reliability clean
+.PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-heldout eval-packages eval-manpages bench-ingest bench-latency bench-scale reliability clean
 
 $(STAMP): $(REQUIREMENTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -98,6 +98,14 @@ eval-manpages: install migrate
 
 bench-latency: install migrate
 	$(PY) manage.py bench_search --queries $(EVAL_DIR)/django_dev.jsonl $(BENCH_ARGS)
+
+# ragweb at a million chunks (docs/scaling.md): synthetic chunks drawn from the development corpus,
+# grown to each size; drops and rebuilds the chunk indexes, so run it on a benchmark database only.
+# An hour or more on 2 cores; SCALE_SIZES=100000 for a short run.
+SCALE_SIZES ?= 100000,1000000
+bench-scale: install migrate
+	CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py ingest $(EVAL_DIR)/django-docs --collection django-docs --wait --quiet
+	$(PY) manage.py bench_scale --queries $(EVAL_DIR)/django_dev.jsonl --sizes $(SCALE_SIZES) $(BENCH_ARGS)
 
 bench-ingest: install migrate
 	$(PY) manage.py bench_ingest $(BENCH_ARGS)

@@ -21,9 +21,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
+from chat.evaluation.hnsw_recall import bare_hnsw, recall_at_k
 from chat.evaluation.metrics import EvalFormatError, first_source_rank, load_items, mean, percentile, reciprocal_ranks
 from chat.retrieval import search
-from chat.retrieval.vector import execute_with_session_settings, vector_literal
 from corpus.ingest.embed import embed_queries, embed_texts
 from corpus.models import Chunk, Collection, Document
 
@@ -73,29 +73,6 @@ def _build_scratch(n_chunks: int, words: list[str], stdout) -> Collection:
             stdout.write(f"  {min((d + 1) * CHUNKS_PER_DOCUMENT, n_chunks)} chunks "
                          f"({time.perf_counter() - started:.0f}s)")
     return scratch
-
-
-def _bare_hnsw_ms(vector: np.ndarray, k: int) -> tuple[float, list[int]]:
-    # The same settings, sent the same way (one round trip), as the search's own statements.
-    started = time.perf_counter()
-    with connection.cursor() as cursor:
-        execute_with_session_settings(cursor, "SELECT id FROM corpus_chunk ORDER BY embedding <=> %(vector)s::vector "
-                                      "LIMIT %(k)s", {"vector": vector_literal(vector), "k": k})
-        ids = [r[0] for r in cursor.fetchall()]
-    return (time.perf_counter() - started) * 1000, ids
-
-
-def _nearest(vector: np.ndarray, collection_ids: list[int], k: int, exact: bool) -> list[int]:
-    order = "(c.embedding <=> %(v)s::vector) + 0" if exact else "c.embedding <=> %(v)s::vector"
-    with connection.cursor() as cursor:
-        execute_with_session_settings(cursor, f"""
-            WITH hits AS MATERIALIZED (
-                SELECT c.id, c.embedding <=> %(v)s::vector AS distance FROM corpus_chunk c
-                WHERE c.embedding IS NOT NULL AND c.document_id IN (
-                    SELECT id FROM corpus_document WHERE collection_id = ANY(%(c)s::bigint[]))
-                ORDER BY {order} LIMIT %(k)s)
-            SELECT id FROM hits ORDER BY distance""", {"v": vector_literal(vector), "c": collection_ids, "k": k})
-        return [r[0] for r in cursor.fetchall()]
 
 
 class Command(BaseCommand):
@@ -196,22 +173,10 @@ class Command(BaseCommand):
                 # caches (measured: the same statement 0.7-0.9 ms slower than when re-run): so
                 # does this one, the embedding not timed.
                 embed_queries([question])
-            bare[way].append(_bare_hnsw_ms(vector, k)[0])
+            bare[way].append(bare_hnsw(vector, k)[0])
 
     def _recall(self, real, vectors, k):
-        hits = 0
-        for vector in vectors:
-            approx = set(_nearest(vector, [real.pk], k, exact=False))
-            exact = set(_nearest(vector, [real.pk], k, exact=True))
-            hits += len(approx & exact)
-        unfiltered_hits = 0
-        for vector in vectors:
-            approx = set(_bare_hnsw_ms(vector, k)[1])
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT id FROM corpus_chunk WHERE embedding IS NOT NULL "
-                               "ORDER BY (embedding <=> %s::vector) + 0 LIMIT %s", [vector_literal(vector), k])
-                exact = {r[0] for r in cursor.fetchall()}
-            unfiltered_hits += len(approx & exact)
-        n = len(vectors) * k
+        filtered = recall_at_k(vectors, k, [real.pk])
+        whole = recall_at_k(vectors, k)
         self.stdout.write(f"\nHNSW recall@{k} vs exact, real embeddings ({len(vectors)} questions): "
-                          f"filtered to {real.slug}: {hits / n:.3f}; whole table: {unfiltered_hits / n:.3f}")
+                          f"filtered to {real.slug}: {filtered:.3f}; whole table: {whole:.3f}")

@@ -1,0 +1,265 @@
+"""`manage.py bench_scale --queries EVAL.jsonl [--sizes 100000,1000000] [--small-share 0.01] [--keep]`
+
+ragweb at a million chunks: grows synthetic collections (chat/evaluation/synthetic_corpus.py:
+text recombined from a real collection's sentences, vectors clustered around its real
+embeddings) beside the real collection to each size in turn, and at each size prints
+
+- the build: rows loaded with COPY (the indexes dropped and built after the load, in parallel,
+  with a large maintenance_work_mem), seconds and disk per 100,000 chunks;
+- publishing: the ingestion pipeline's own publish step (insert with HNSW and BM25 maintenance)
+  of fresh documents into the full table, in chunks per second;
+- hybrid, vector and keyword search latency p50/p95/p99/max, one client and 10 concurrent;
+- HNSW recall@10 against exact search, over the whole table and within the small collection
+  (--small-share of the chunks: the iterative filtered scan);
+- MRR@10 of the real questions over all the collections (their source among all the noise);
+- PASS/FAIL for the targets of issue 31.
+
+It drops and rebuilds the chunk indexes while loading: run it on a database kept for
+benchmarks, never on one serving users. Figures come from this command, never from tests.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+from django.core.management.base import BaseCommand, CommandError
+from django.db import close_old_connections, connection, connections
+from django.utils import timezone
+
+from chat.evaluation.hnsw_recall import recall_at_k
+from chat.evaluation.metrics import EvalFormatError, first_source_rank, load_items, mean, percentile, reciprocal_ranks
+from chat.evaluation.synthetic_corpus import (
+    CHUNKS_PER_DOCUMENT,
+    Bases,
+    add_synthetic_chunks,
+    calibrate_noise,
+    drop_bulk_indexes,
+    rebuild_indexes,
+)
+from chat.retrieval import search
+from corpus.ingest import pipeline
+from corpus.ingest.embed import embed_texts
+from corpus.models import Chunk, Collection, Document
+
+BIG_SLUG, SMALL_SLUG = "bench-scale", "bench-scale-small"
+MODES = ("hybrid", "vector", "keyword")
+CONCURRENT_CLIENTS = 10
+PUBLISH_DOCUMENTS = 20
+TARGET_HYBRID_P95_MS = 100
+TARGET_RECALL = 0.95
+TARGET_MAX_MS = 1000
+TARGET_PUBLISH_PER_S = 1000
+RECALL_QUESTIONS = 40
+
+
+def _disk_bytes() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT sum(pg_total_relation_size(c)) FROM unnest(ARRAY['corpus_chunk', 'corpus_document', "
+                       "'bm25_posting', 'bm25_term_stats', 'bm25_collection_stats']::regclass[]) AS c")
+        return int(cursor.fetchone()[0])
+
+
+def _chunk_count(*collections: Collection) -> int:
+    return Chunk.objects.filter(document__collection__in=collections).count()
+
+
+class Command(BaseCommand):
+    help = "Benchmark build, publish, search latency, recall and MRR with synthetic chunks up to 1,000,000."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--queries", required=True, help="Evaluation JSONL whose questions are the queries.")
+        parser.add_argument("--recall-collection", default="django-docs",
+                            help="Real collection: the text and vectors synthetic chunks are drawn from.")
+        parser.add_argument("--sizes", default="100000,1000000",
+                            help="Synthetic chunk counts to grow to and measure at, comma-separated.")
+        parser.add_argument("--small-share", type=float, default=0.01,
+                            help="Share of the synthetic chunks in the small collection.")
+        parser.add_argument("--keep", action="store_true", help="Keep the synthetic collections (and reuse them).")
+        parser.add_argument("--seed", type=int, default=11)
+
+    def handle(self, *args, queries, recall_collection, sizes, small_share, keep, seed, **options):
+        real = Collection.objects.filter(slug=recall_collection).first()
+        if real is None:
+            raise CommandError(f"There is no collection {recall_collection!r}.")
+        try:
+            items = load_items(Path(queries))
+            targets = sorted({int(s) for s in sizes.split(",") if s.strip()})
+        except (OSError, EvalFormatError, ValueError) as exc:
+            raise CommandError(str(exc)) from exc
+        if not targets or targets[0] < 10 * CHUNKS_PER_DOCUMENT or not 0 < small_share < 0.5:
+            raise CommandError("Sizes must be at least 1000 chunks and --small-share between 0 and 0.5.")
+        with os.popen("uptime") as uptime:
+            self.stdout.write(f"{timezone.now():%Y-%m-%d %H:%M} UTC; {uptime.read().strip()}")
+        rng = np.random.default_rng(seed)
+        bases = Bases.of(real)
+        sigma, cosine = calibrate_noise(bases, rng)
+        self.stdout.write(f"{len(bases.vectors)} real chunks of {real.slug} as bases; recombined texts embedded "
+                          f"at mean cosine {cosine:.3f} from their base -> noise sigma {sigma:.4f}")
+        big, _ = Collection.objects.get_or_create(slug=BIG_SLUG, defaults={"name": "Benchmark at scale"})
+        small, _ = Collection.objects.get_or_create(slug=SMALL_SLUG, defaults={"name": "Benchmark at scale (small)"})
+        questions = [item.question for item in items]
+        vectors = embed_texts(questions)
+        try:
+            for size in targets:
+                self._grow(big, small, size, small_share, bases, sigma, rng)
+                self._measure(real, big, small, items, vectors, bases, rng)
+        finally:
+            if not keep:
+                self.stdout.write("deleting the synthetic collections ...")
+                Collection.objects.filter(pk__in=[big.pk, small.pk]).delete()
+
+    # -- build ------------------------------------------------------------------------------------
+
+    def _grow(self, big, small, size, small_share, bases, sigma, rng):
+        want_small = round(size * small_share)
+        have_big, have_small = _chunk_count(big), _chunk_count(small)
+        missing = (size - want_small - have_big, want_small - have_small)
+        if max(missing) <= 0:
+            self.stdout.write(f"\n== {have_big + have_small} synthetic chunks already there")
+            return
+        self.stdout.write(f"\n== growing to {size} synthetic chunks ({want_small} in the small collection)")
+        disk_before, started = _disk_bytes(), time.perf_counter()
+        definitions = drop_bulk_indexes()
+        try:
+            added = 0
+            for collection, count in zip((big, small), missing, strict=True):
+                if count <= 0:
+                    continue
+
+                def report(n, base=added):
+                    self.stdout.write(f"\r  loaded {base + n:,} / {sum(max(m, 0) for m in missing):,}", ending="")
+                    self.stdout.flush()
+
+                add_synthetic_chunks(collection, count, bases, sigma, rng, progress=report)
+                added += count
+            loaded = time.perf_counter() - started
+            self.stdout.write("")
+        finally:
+            index_started = time.perf_counter()
+            rebuild_indexes(definitions)
+            indexed = time.perf_counter() - index_started
+        with connection.cursor() as cursor:
+            for table in ("corpus_chunk", "bm25_posting", "corpus_document"):
+                cursor.execute(f"VACUUM (ANALYZE) {table}")
+        grown = added / 100_000
+        disk = (_disk_bytes() - disk_before) / 2**20
+        self.stdout.write(f"  load {loaded:.0f} s ({loaded / grown:.0f} s per 100k), indexes built after it "
+                          f"{indexed:.0f} s, disk +{disk:,.0f} MiB ({disk / grown:,.0f} MiB per 100k chunks)")
+
+    # -- measurements -------------------------------------------------------------------------------
+
+    def _measure(self, real, big, small, items, vectors, bases, rng):
+        everything = Collection.objects.filter(pk__in=[real.pk, big.pk, small.pk])
+        total = _chunk_count(real, big, small)
+        self.stdout.write(f"\n-- {total:,} chunks searched ({_chunk_count(small):,} in the small collection)")
+        published = self._publish(big, bases, rng)
+        self.stdout.write(f"publish (pipeline's publish step, {PUBLISH_DOCUMENTS} documents of "
+                          f"{CHUNKS_PER_DOCUMENT} chunks): {published:,.0f} chunks/s  "
+                          f"{self._verdict(published >= TARGET_PUBLISH_PER_S)} (target >= {TARGET_PUBLISH_PER_S})")
+        questions = [item.question for item in items]
+        search(query="warm up", collections=everything, k=10)
+        slowest = 0.0
+        self.stdout.write(f"{'mode':8} {'clients':>7} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'max ms':>8} "
+                          f"{'per s':>7}")
+        hybrid_single_p95, ranks = None, {}
+        for mode in MODES:
+            for clients in (1, CONCURRENT_CLIENTS):
+                latencies, per_second, found = self._run(questions, everything, mode, clients)
+                slowest = max(slowest, max(latencies))
+                self.stdout.write(f"{mode:8} {clients:7} {percentile(latencies, 50):8.1f} "
+                                  f"{percentile(latencies, 95):8.1f} {percentile(latencies, 99):8.1f} "
+                                  f"{max(latencies):8.1f} {per_second:7.1f}")
+                if mode == "hybrid" and clients == 1:
+                    hybrid_single_p95 = percentile(latencies, 95)
+                    ranks = {i: first_source_rank(sources, items[i].source) for i, sources in found.items()}
+        mrr = mean(reciprocal_ranks(ranks.values()))
+        sample = vectors[:RECALL_QUESTIONS]
+        whole = recall_at_k(sample, 10)
+        within = recall_at_k(sample, 10, [small.pk])
+        self.stdout.write(f"hybrid MRR@10 of the {len(ranks)} questions over all {total:,} chunks: {mrr:.3f}")
+        self.stdout.write(f"HNSW recall@10 vs exact ({len(sample)} questions): whole table {whole:.3f} "
+                          f"{self._verdict(whole >= TARGET_RECALL)}; within the small collection {within:.3f} "
+                          f"{self._verdict(within >= TARGET_RECALL)} (target >= {TARGET_RECALL})")
+        fast = hybrid_single_p95 < TARGET_HYBRID_P95_MS
+        self.stdout.write(f"hybrid p95 one client {hybrid_single_p95:.1f} ms "
+                          f"{self._verdict(fast)} (target < {TARGET_HYBRID_P95_MS}); "
+                          f"slowest query {slowest:.0f} ms {self._verdict(slowest < TARGET_MAX_MS)} "
+                          f"(target < {TARGET_MAX_MS})")
+
+    def _verdict(self, ok: bool) -> str:
+        return self.style.SUCCESS("PASS") if ok else self.style.ERROR("FAIL")
+
+    @staticmethod
+    def _run(questions, collections, mode, clients):
+        """Each client (a thread with its own connection) searches every question once, from its
+        own starting point. (latencies ms, searches per second, {question index: sources})."""
+        latencies: list[float] = []
+        found: dict[int, list[str]] = {}
+        lock = threading.Lock()
+
+        def client(offset: int) -> None:
+            try:
+                for step in range(len(questions)):
+                    i = (offset + step) % len(questions)
+                    started = time.perf_counter()
+                    result = search(query=questions[i], collections=collections, mode=mode, k=10, rse="balanced")
+                    elapsed = (time.perf_counter() - started) * 1000
+                    with lock:
+                        latencies.append(elapsed)
+                        found.setdefault(i, [c.document.source for c in result.chunks])
+            finally:
+                connections.close_all()
+
+        started = time.perf_counter()
+        if clients == 1:
+            client(0)
+            close_old_connections()
+        else:
+            threads = [threading.Thread(target=client, args=(n * len(questions) // clients,)) for n in range(clients)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        return latencies, len(latencies) / (time.perf_counter() - started), found
+
+    @staticmethod
+    def _publish(collection, bases, rng) -> float:
+        """Chunks per second through the pipeline's publish step (delete the old chunks, insert the
+        new ones with their HNSW and BM25 maintenance, update the document), timed around it only.
+        The documents are deleted afterwards."""
+        dims = bases.vectors.shape[1]
+        documents = Document.objects.bulk_create(
+            Document(collection=collection, source=f"publish/{time.time_ns()}-{n}.txt", title="publish",
+                     content_hash=f"{n:064x}", status=Document.Status.EMBEDDING) for n in range(PUBLISH_DOCUMENTS))
+        builds = []
+        for document in documents:
+            picks = rng.integers(len(bases.vectors), size=CHUNKS_PER_DOCUMENT)
+            texts = [bases.recombine(int(i), rng) for i in picks]
+            noisy = bases.vectors[picks] + rng.standard_normal((len(picks), dims)).astype(np.float32) * 0.02
+            chunks, offset = [], 0
+            for i, (text, vector) in enumerate(zip(texts, noisy, strict=True)):
+                chunks.append(Chunk(document_id=document.pk, chunk_index=i, text=text, start=offset,
+                                    end=offset + len(text), token_count=len(text) // 4,
+                                    embedding=(vector / np.linalg.norm(vector)).tolist()))
+                offset += len(text)
+            builds.append(pipeline.Built(
+                content_hash=document.content_hash, signature="bench", title="publish", text="".join(texts),
+                media_type="text/plain", author="", created=None, modified=None, pages=[], summary="",
+                chunks=chunks))
+        quiet = logging.getLogger(pipeline.__name__)
+        level = quiet.level
+        quiet.setLevel(logging.WARNING)  # not a line per document
+        try:
+            started = time.perf_counter()
+            for document, built in zip(documents, builds, strict=True):
+                pipeline._publish(document.pk, built)
+            elapsed = time.perf_counter() - started
+        finally:
+            quiet.setLevel(level)
+        Document.objects.filter(pk__in=[d.pk for d in documents]).delete()
+        return PUBLISH_DOCUMENTS * CHUNKS_PER_DOCUMENT / elapsed

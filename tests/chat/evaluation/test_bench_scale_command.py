@@ -1,0 +1,86 @@
+import json
+import re
+from io import StringIO
+
+import numpy as np
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection
+
+from chat.evaluation.synthetic_corpus import BULK_INDEXES, Bases, calibrate_noise
+from corpus.ingest.embed import embed_texts
+from corpus.models import Chunk, Collection
+from tests.chat.factories import make_collection, make_document
+
+TOPICS = ("orchards", "harbours", "glaciers", "violins", "compilers", "bakeries", "volcanoes", "tramways",
+          "beehives", "lighthouses")
+# 60 chunks of three sentences each, ten topics: enough bases for the benchmark (50 or more).
+PARTS = [f"The {topic} of region {n} are described here. Visitors to the {topic} come in spring. "
+         f"Records of the {topic} go back {n + 10} years. " for n in range(6) for topic in TOPICS]
+
+
+def _real_collection():
+    real = make_collection("atlas")
+    make_document(real, "atlas.txt", PARTS, embeddings=embed_texts(PARTS))
+    return real
+
+
+@pytest.mark.django_db
+def test_synthetic_vectors_sit_as_far_from_their_base_as_really_embedded_recombinations():
+    bases = Bases.of(_real_collection())
+    rng = np.random.default_rng(0)
+    corpus_sentences = {s for sentences in bases.sentences for s in sentences}
+    text = bases.recombine(0, rng)
+    own = set(bases.sentences[0])
+    parts = [s if s.endswith(".") else s + "." for s in text.split(". ")]
+    assert set(parts) <= corpus_sentences  # real sentences, recombined
+    assert len(set(parts) & own) == 2  # three sentences: one swapped for another chunk's
+    sigma, cosine = calibrate_noise(bases, rng, sample=40)
+    noisy = bases.vectors + rng.standard_normal(bases.vectors.shape).astype(np.float32) * sigma
+    noisy /= np.linalg.norm(noisy, axis=1, keepdims=True)
+    reached = float(np.mean(np.sum(noisy * bases.vectors, axis=1)))
+    assert abs(reached - cosine) < 0.03
+    assert 0 < sigma < 1
+
+
+@pytest.mark.django_db(transaction=True)  # the benchmark VACUUMs, which no transaction may hold
+def test_benchmark_grows_measures_rebuilds_the_indexes_and_cleans_up(tmp_path):
+    _real_collection()
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("".join(json.dumps({"id": f"q{n}", "question": f"When do visitors come to the {topic}?",
+                                           "kind": "factoid", "source": "atlas.txt", "evidence": [topic]}) + "\n"
+                               for n, topic in enumerate(TOPICS[:3])))
+    out = StringIO()
+    call_command("bench_scale", "--queries", str(queries), "--recall-collection", "atlas", "--sizes", "1000",
+                 "--small-share", "0.1", stdout=out)
+    text = out.getvalue()
+    assert "-- 1,060 chunks searched (100 in the small collection)" in text
+    assert re.search(r"disk \+[\d,]+ MiB", text)
+    assert re.search(r"publish \(pipeline's publish step, 20 documents of 100 chunks\): [\d,]+ chunks/s", text)
+    for mode in ("hybrid", "vector", "keyword"):
+        for clients in (1, 10):
+            row = re.search(rf"^{mode} +{clients} +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+)$", text, re.M)
+            assert row, (mode, clients)
+            p50, p95, p99, slowest = (float(row.group(i)) for i in range(1, 5))
+            assert 0 < p50 <= p95 <= p99 <= slowest
+    mrr = float(re.search(r"questions over all 1,060 chunks: ([\d.]+)", text).group(1))
+    assert 0.0 < mrr <= 1.0
+    whole, within = (float(x) for x in re.search(r"whole table ([\d.]+) .*small collection ([\d.]+)", text).groups())
+    assert 0.5 <= whole <= 1.0 and 0.5 <= within <= 1.0
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexname FROM pg_indexes WHERE indexname = ANY(%s)", [list(BULK_INDEXES)])
+        assert {r[0] for r in cursor.fetchall()} == set(BULK_INDEXES)
+    assert not Collection.objects.filter(slug__startswith="bench-scale").exists()
+    assert Chunk.objects.count() == len(PARTS)
+
+
+@pytest.mark.django_db
+def test_bad_arguments_are_command_errors(tmp_path):
+    _real_collection()
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": "q1", "question": "x", "kind": "factoid", "source": "a", "evidence": ["x"]}\n')
+    with pytest.raises(CommandError, match="at least 1000"):
+        call_command("bench_scale", "--queries", str(queries), "--recall-collection", "atlas", "--sizes", "10")
+    with pytest.raises(CommandError, match="no collection"):
+        call_command("bench_scale", "--queries", str(queries), "--recall-collection", "nowhere")
+    assert not Collection.objects.filter(slug__startswith="bench-scale").exists()
