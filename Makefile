@@ -9,7 +9,7 @@ PORT ?= 8000
 # The development evaluation set (corpus + questions), beside the checkout.
 EVAL_DIR ?= ../shared/eval
 
-.PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-heldout eval-packages eval-manpages bench-ingest bench-latency bench-scale reliability clean
+.PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-heldout eval-packages eval-manpages bench-ingest bench-latency bench-scale bench-workers reliability clean
 
 $(STAMP): $(REQUIREMENTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -106,6 +106,11 @@ SCALE_SIZES ?= 100000,1000000
 bench-scale: install migrate
 	CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py ingest $(EVAL_DIR)/django-docs --collection django-docs --wait --quiet
 	$(PY) manage.py bench_scale --queries $(EVAL_DIR)/django_dev.jsonl --sizes $(SCALE_SIZES) $(BENCH_ARGS)
+
+# Ingestion with 1 and 2 pinned workers and 1/2/4 shared ones against bare encode (docs/scaling.md).
+# Needs the broker (make services-start) and no other worker running.
+bench-workers: install migrate
+	$(PY) manage.py bench_workers $(BENCH_ARGS)
 
 bench-ingest: install migrate
 	$(PY) manage.py bench_ingest $(BENCH_ARGS)
