@@ -56,7 +56,9 @@ def test_benchmark_grows_measures_rebuilds_the_indexes_and_cleans_up(tmp_path):
     text = out.getvalue()
     assert "-- 1,060 chunks searched (100 in the small collection)" in text
     assert re.search(r"disk \+[\d,]+ MiB", text)
-    assert re.search(r"publish \(pipeline's publish step, 20 documents of 100 chunks\): [\d,]+ chunks/s", text)
+    for publishers in (1, 2):
+        assert re.search(rf"publish \(pipeline's publish step, 20 documents of 100 chunks, {publishers} at a time\): "
+                         r"[\d,]+ chunks/s", text)
     for mode in ("hybrid", "vector", "keyword"):
         for clients in (1, 10):
             row = re.search(rf"^{mode} +{clients} +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+)$", text, re.M)
