@@ -174,6 +174,7 @@ OIDC_USERNAME_CLAIM = env_str("OIDC_USERNAME_CLAIM", "preferred_username")
 OIDC_STAFF_GROUP = env_str("OIDC_STAFF_GROUP", "")
 OIDC_TIMEOUT = env_float("OIDC_TIMEOUT", 10.0, minimum=1.0)
 OIDC_USE_PKCE = True
+OIDC_TOKEN_USE_BASIC_AUTH = True  # client_secret_basic: the default every provider accepts
 OIDC_STORE_ID_TOKEN = True  # the id_token_hint of sign-out at the provider
 # Without LOCAL_LOGIN no password is checked anywhere (login page, admin): only the SSO backend is left.
 AUTHENTICATION_BACKENDS = (["django.contrib.auth.backends.ModelBackend"] if LOCAL_LOGIN else []) + (
