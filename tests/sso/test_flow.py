@@ -38,7 +38,9 @@ def test_it_makes_the_user_on_first_sign_in_with_the_claims_groups(client, sso):
     assert groups_of(user) == {"engineering", "sales"}
     assert not user.has_usable_password() and not user.is_staff and not user.is_superuser
     assert set(ManagedGroup.objects.values_list("group__name", flat=True)) == {"engineering", "sales"}
-    assert client.get("/").status_code == 200  # signed in: the chat, not the login page
+    chat = client.get("/")
+    assert chat.status_code == 200  # signed in: the chat, not the login page
+    assert b'href="/password/"' not in chat.content  # no password here to change
 
 
 def test_a_group_removed_at_the_provider_is_gone_at_next_sign_in_with_its_collections(client, sso):
