@@ -343,11 +343,13 @@ SPECTACULAR_SETTINGS = {
 # Error pages (DEBUG's included) never show service URLs, their passwords or the URL patterns.
 DEFAULT_EXCEPTION_REPORTER_FILTER = "api.error_reports.SettingsFilter"
 
-# api/csp.py; "" sends none. Everything comes from this site; no inline script or style.
+# api/csp.py; "" sends none. Everything comes from this site; no inline script or style. Forms post here
+# only, and with single sign-on to the provider too: sign-out's form is redirected to its end_session_endpoint.
+_FORM_ACTION = "'self'" + (" " + "{0.scheme}://{0.netloc}".format(urlparse(OIDC_ISSUER)) if OIDC_ISSUER else "")
 CONTENT_SECURITY_POLICY = env_str(
     "CONTENT_SECURITY_POLICY",
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self' data:; "
-    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+    f"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action {_FORM_ACTION}; frame-ancestors 'none'")
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"

@@ -96,6 +96,9 @@ def use(settings, provider: Provider, **extra) -> None:
     settings.OIDC_RP_SCOPES = "openid email profile groups"
     settings.OIDC_PROVIDER_NAME = "Test IdP"
     settings.AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.ModelBackend", "sso.backend.OidcBackend"]
+    # As settings.py does for OIDC_ISSUER: sign-out's form is redirected to the provider.
+    settings.CONTENT_SECURITY_POLICY = settings.CONTENT_SECURITY_POLICY.replace(
+        "form-action 'self'", f"form-action 'self' {provider.issuer}")
     for name, value in extra.items():
         setattr(settings, name, value)
     discovery.forget()

@@ -18,6 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def test_without_oidc_the_login_page_and_backends_are_as_before(client, user, settings):
     assert settings.OIDC_ISSUER == ""
+    assert "form-action 'self';" in settings.CONTENT_SECURITY_POLICY
     assert settings.AUTHENTICATION_BACKENDS == ["django.contrib.auth.backends.ModelBackend"]
     page = client.get("/login/").content.decode()
     assert 'name="password"' in page and "Sign in with" not in page
@@ -63,7 +64,8 @@ def test_local_login_off_refuses_the_admins_password_form_too(client, local_logi
 
 def settings_with(**env) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("OIDC_") and k != "LOCAL_LOGIN"}
-    code = "import ragweb.settings as s; print(s.AUTHENTICATION_BACKENDS, s.OIDC_ISSUER, s.OIDC_RP_SCOPES)"
+    code = ("import ragweb.settings as s; print(s.AUTHENTICATION_BACKENDS, s.OIDC_ISSUER, s.OIDC_RP_SCOPES); "
+            "print(s.CONTENT_SECURITY_POLICY)")
     return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**clean, **env}, capture_output=True,
                           text=True, timeout=60)
 
@@ -89,4 +91,6 @@ def test_oidc_settings_from_the_environment():
     result = settings_with(OIDC_ISSUER="https://idp.example.org/realms/team/", OIDC_CLIENT_ID="ragweb",
                            OIDC_CLIENT_SECRET="secret", LOCAL_LOGIN="0")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "['sso.backend.OidcBackend'] https://idp.example.org/realms/team openid email profile"
+    first, policy = result.stdout.strip().split("\n")
+    assert first == "['sso.backend.OidcBackend'] https://idp.example.org/realms/team openid email profile"
+    assert "; form-action 'self' https://idp.example.org;" in policy  # sign-out is redirected there
