@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from urllib.parse import urlencode
 
+import jwt
 import requests
 from django.conf import settings
 from django.contrib.auth import views as auth_views
@@ -93,6 +94,11 @@ class SignInCallback(OIDCAuthenticationCallbackView):
             raise Http404("single sign-on is not configured")
         try:
             return super().get(request)
+        except (requests.HTTPError, jwt.InvalidTokenError) as exc:
+            # The provider refused the code (used twice, expired) or sent a token that does not check out
+            # (expired, from the future: a clock off): a failed sign-in, not an outage.
+            logger.warning("sso: sign-in refused: %s", exc)
+            return self.login_failure()
         except (DiscoveryError, requests.RequestException) as exc:
             return _unreachable(request, exc)
 

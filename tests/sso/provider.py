@@ -6,6 +6,7 @@ after that the tests need no network."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -24,12 +25,17 @@ CLIENT_SECRET = "test-client-secret-not-for-production"
 
 def install() -> None:
     """node_modules from the lock file, once (a lock file of its own guards two test runs at once)."""
-    if (HERE / "node_modules" / "oidc-provider" / "package.json").exists():
+    installed = HERE / "node_modules" / ".package-lock.json"  # npm writes it last
+    if installed.exists():
         return
     npm = shutil.which("npm")
     if npm is None:
         raise RuntimeError("npm is missing: the sign-in tests run a real OpenID provider on node (apt-get install npm)")
-    subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=HERE, check=True, timeout=300)
+    with open(HERE / ".install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not installed.exists():
+            subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=HERE, check=True,
+                           timeout=300)
 
 
 def free_port() -> int:

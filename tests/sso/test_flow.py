@@ -3,6 +3,8 @@ without a browser: ragweb through Django's test client, the provider's pages thr
 
 from __future__ import annotations
 
+from urllib.parse import parse_qs, urlsplit
+
 import pytest
 import requests
 from django.contrib.auth.models import Group, User
@@ -94,6 +96,14 @@ def test_a_callback_with_an_unknown_state_is_refused(client, sso):
     client.get("/oidc/authenticate/")  # a sign-in started: the session holds its own state
     assert client.get("/oidc/callback/?code=stolen&state=not-ours").status_code == 400
     assert not User.objects.exclude(username="owner").exists()
+
+
+def test_a_code_the_provider_refuses_is_a_failed_sign_in_not_an_outage(client, sso):
+    start = client.get("/oidc/authenticate/")
+    state = parse_qs(urlsplit(start["Location"]).query)["state"][0]
+    response = client.get(f"/oidc/callback/?code=made-up&state={state}")
+    assert response.status_code == 403
+    assert b"Sign-in with Test IdP did not succeed" in response.content
 
 
 def test_a_sign_in_cancelled_at_the_provider_says_so(client, sso):
