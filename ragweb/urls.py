@@ -5,7 +5,7 @@ from django.urls import include, path
 from accounts.signin import ThrottledAdminAuthenticationForm
 from api.health import healthz
 from api.urls import openai_urlpatterns
-from sso.views import LoginView, LogoutView
+from sso.views import LoginView, LogoutView, admin_login
 
 admin.site.login_form = ThrottledAdminAuthenticationForm
 
@@ -13,6 +13,7 @@ handler404 = "api.errors.not_found"
 handler500 = "api.errors.server_error"
 
 urlpatterns = [
+    path("admin/login/", admin_login),  # before the admin's own: with SSO, the login page with its button
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("login/", LoginView.as_view(), name="login"),

@@ -11,9 +11,12 @@ from urllib.parse import urlencode
 import jwt
 import requests
 from django.conf import settings
+from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render, resolve_url
+from django.urls import reverse
 from django.views.generic import View
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
 
@@ -45,6 +48,14 @@ class LoginView(auth_views.LoginView):
             response.status_code = 403
             return response
         return super().post(request, *args, **kwargs)
+
+
+def admin_login(request: HttpRequest) -> HttpResponse:
+    """/admin/login/: with single sign-on, the one login page (it has the provider's button, and the password
+    form unless LOCAL_LOGIN is off), coming back to the admin; without, Django's admin form as before."""
+    if settings.OIDC_ISSUER:
+        return redirect_to_login(request.GET.get("next") or reverse("admin:index"))
+    return admin.site.login(request)
 
 
 class LogoutView(auth_views.LogoutView):

@@ -57,9 +57,25 @@ def test_local_login_off_shows_only_the_provider_and_refuses_the_password_post(c
 
 def test_local_login_off_refuses_the_admins_password_form_too(client, local_login_off):
     User.objects.create_superuser("root", password="root-password-1")
+
     response = client.post("/admin/login/?next=/admin/", {"username": "root", "password": "root-password-1"})
-    assert response.status_code == 200 and b"errornote" in response.content
-    assert client.get("/admin/").status_code == 302
+
+    assert response.status_code == 302 and response["Location"] == "/login/?next=/admin/"
+    assert client.get("/admin/").status_code == 302  # not signed in
+    # Even a password form reaching Django's authenticate() finds no backend that checks passwords.
+    from django.contrib.auth import authenticate
+    assert authenticate(username="root", password="root-password-1") is None
+
+
+def test_with_sso_the_admin_signs_in_on_the_login_page(client, settings):
+    idp.use(settings, idp.Provider("http://127.0.0.1:9", None, None))
+    assert client.get("/admin/")["Location"] == "/admin/login/?next=/admin/"
+    assert client.get("/admin/login/?next=/admin/")["Location"] == "/login/?next=/admin/"
+
+
+def test_without_sso_the_admin_login_form_is_django_s(client):
+    response = client.get("/admin/login/?next=/admin/")
+    assert response.status_code == 200 and b'id="login-form"' in response.content
 
 
 def settings_with(**env) -> subprocess.CompletedProcess:
