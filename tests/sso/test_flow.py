@@ -147,3 +147,17 @@ def test_an_unreachable_provider_is_a_clear_503_not_a_500(client, settings):
     response = client.get("/oidc/authenticate/")
     assert response.status_code == 503
     assert b"Test IdP cannot be reached just now" in response.content
+
+
+def test_sign_out_with_the_provider_down_still_ends_the_session_here(client, sso, settings):
+    from sso import discovery
+
+    sso.set_account("sub-ada", preferred_username="ada")
+    sign_in(client, requests.Session(), login="sub-ada")
+    idp.stop(sso)
+    discovery.forget()
+
+    response = client.post("/logout/")
+
+    assert response.status_code == 302 and response["Location"] == "/login/"
+    assert client.get("/").status_code == 302

@@ -31,11 +31,15 @@ def test_without_oidc_the_login_page_and_backends_are_as_before(client, user, se
     assert client.post("/logout/")["Location"] == "/login/"
 
 
-def test_with_oidc_the_login_page_offers_both(client, settings):
+def test_with_oidc_the_login_page_offers_both_and_passwords_still_work(client, user, settings):
     idp.use(settings, idp.Provider("http://127.0.0.1:9", None, None))
     page = client.get("/login/?next=/documents/").content.decode()
     assert 'href="/oidc/authenticate/?next=/documents/">Sign in with Test IdP</a>' in page
     assert 'name="password"' in page
+
+    response = client.post("/login/", {"username": "alice", "password": "alice-password-1"})
+
+    assert response.status_code == 302 and client.get("/").status_code == 200
 
 
 @pytest.fixture
