@@ -7,7 +7,7 @@ With nothing set, the embedded set-up is used: Postgres + pgvector and Redis sta
 import os
 import secrets
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlparse
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "accounts",
+    "sso",
     "corpus",
     "chat",
     "api",
@@ -94,6 +95,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "sso.context_processors.sign_in",
             ],
         },
     },
@@ -143,6 +145,40 @@ MEDIA_URL = "media/"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "chat:index"
 LOGOUT_REDIRECT_URL = "login"
+
+# Single sign-on with OpenID Connect (sso/, README "SSO"): off unless OIDC_ISSUER is set. The provider's
+# endpoints come from its discovery document (sso/discovery.py); mozilla-django-oidc does the code flow.
+OIDC_ISSUER = env_str("OIDC_ISSUER", "").strip().rstrip("/")
+LOCAL_LOGIN = env_bool("LOCAL_LOGIN", True)
+OIDC_RP_CLIENT_ID = env_str("OIDC_CLIENT_ID", "")
+OIDC_RP_CLIENT_SECRET = env_str("OIDC_CLIENT_SECRET", "")
+if OIDC_ISSUER:
+    env_url("OIDC_ISSUER", OIDC_ISSUER, schemes=("http", "https"))
+    # Plain http only to a provider on this machine (tests, a local IdP): tokens must not cross a network in clear.
+    _loopback = urlparse(OIDC_ISSUER).hostname in ("127.0.0.1", "localhost", "::1")
+    if not (OIDC_ISSUER.startswith("https://") or _loopback):
+        raise ImproperlyConfigured(f"OIDC_ISSUER must be https:// (http only for 127.0.0.1), got {OIDC_ISSUER!r}")
+    if not (OIDC_RP_CLIENT_ID and OIDC_RP_CLIENT_SECRET):
+        raise ImproperlyConfigured("OIDC_CLIENT_ID and OIDC_CLIENT_SECRET must be set when OIDC_ISSUER is set")
+elif not LOCAL_LOGIN:
+    raise ImproperlyConfigured("LOCAL_LOGIN=0 needs single sign-on (OIDC_ISSUER): nobody could sign in")
+OIDC_PROVIDER_NAME = env_str("OIDC_PROVIDER_NAME", "single sign-on")
+OIDC_RP_SCOPES = env_str("OIDC_SCOPES", "openid email profile")
+OIDC_RP_SIGN_ALGO = env_str("OIDC_SIGN_ALGO", "RS256").strip().upper()  # the provider's ID token signature
+if OIDC_RP_SIGN_ALGO not in ("RS256", "RS384", "RS512", "ES256", "ES384", "ES512", "PS256"):
+    raise ImproperlyConfigured(f"OIDC_SIGN_ALGO must be RS256/384/512, ES256/384/512 or PS256: {OIDC_RP_SIGN_ALGO!r}")
+OIDC_GROUPS_CLAIM = env_str("OIDC_GROUPS_CLAIM", "groups")
+OIDC_USERNAME_CLAIM = env_str("OIDC_USERNAME_CLAIM", "preferred_username")
+# Members of this provider group are staff (admin access; permissions come from Django groups); empty:
+# the provider never decides who is staff. Nobody is ever made a superuser from a claim.
+OIDC_STAFF_GROUP = env_str("OIDC_STAFF_GROUP", "")
+OIDC_TIMEOUT = env_float("OIDC_TIMEOUT", 10.0, minimum=1.0)
+OIDC_USE_PKCE = True
+OIDC_TOKEN_USE_BASIC_AUTH = True  # client_secret_basic: the default every provider accepts
+OIDC_STORE_ID_TOKEN = True  # the id_token_hint of sign-out at the provider
+# Without LOCAL_LOGIN no password is checked anywhere (login page, admin): only the SSO backend is left.
+AUTHENTICATION_BACKENDS = (["django.contrib.auth.backends.ModelBackend"] if LOCAL_LOGIN else []) + (
+    ["sso.backend.OidcBackend"] if OIDC_ISSUER else [])
 
 # Uploads: the largest document accepted (bytes); bigger ones are refused with a message.
 MAX_UPLOAD_BYTES = env_int("MAX_UPLOAD_BYTES", 50 * 1024 * 1024, minimum=1)
@@ -307,11 +343,13 @@ SPECTACULAR_SETTINGS = {
 # Error pages (DEBUG's included) never show service URLs, their passwords or the URL patterns.
 DEFAULT_EXCEPTION_REPORTER_FILTER = "api.error_reports.SettingsFilter"
 
-# api/csp.py; "" sends none. Everything comes from this site; no inline script or style.
+# api/csp.py; "" sends none. Everything comes from this site; no inline script or style. Forms post here
+# only, and with single sign-on to the provider too: sign-out's form is redirected to its end_session_endpoint.
+_FORM_ACTION = "'self'" + (" " + "{0.scheme}://{0.netloc}".format(urlparse(OIDC_ISSUER)) if OIDC_ISSUER else "")
 CONTENT_SECURITY_POLICY = env_str(
     "CONTENT_SECURITY_POLICY",
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self' data:; "
-    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+    f"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action {_FORM_ACTION}; frame-ancestors 'none'")
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"

@@ -2,9 +2,10 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from accounts.signin import ThrottledAdminAuthenticationForm, ThrottledAuthenticationForm
+from accounts.signin import ThrottledAdminAuthenticationForm
 from api.health import healthz
 from api.urls import openai_urlpatterns
+from sso.views import LoginView, LogoutView, admin_login
 
 admin.site.login_form = ThrottledAdminAuthenticationForm
 
@@ -12,10 +13,12 @@ handler404 = "api.errors.not_found"
 handler500 = "api.errors.server_error"
 
 urlpatterns = [
+    path("admin/login/", admin_login),  # before the admin's own: with SSO, the login page with its button
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
-    path("login/", auth_views.LoginView.as_view(authentication_form=ThrottledAuthenticationForm), name="login"),
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("login/", LoginView.as_view(), name="login"),
+    path("logout/", LogoutView.as_view(), name="logout"),
+    path("oidc/", include("sso.urls")),
     path("password/", auth_views.PasswordChangeView.as_view(), name="password_change"),
     path("password/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
     path("api/", include("api.urls")),
