@@ -95,3 +95,17 @@ def forget() -> None:
     """Drop every cached state (tests, and a change of settings)."""
     with _lock:
         _states.clear()
+
+
+def report() -> list[dict]:
+    """Each configured replica measured now, for /healthz (staff): alias, host, port, usable,
+    lag_seconds, error. A replica that is down does not make the app unhealthy: searches use the primary."""
+    rows = []
+    for alias in settings.REPLICA_DATABASES:
+        measured = state(alias, fresh=True)
+        where = connections[alias].settings_dict
+        rows.append({"alias": alias, "host": where.get("HOST", ""), "port": where.get("PORT", ""),
+                     "usable": measured.usable,
+                     "lag_seconds": None if measured.lag_seconds is None else round(measured.lag_seconds, 3),
+                     "error": measured.error})
+    return rows

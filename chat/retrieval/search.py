@@ -98,9 +98,9 @@ def _rank_one(candidates: list[Candidate], mode: str, idf_sum: float | None,
     return ordered, {c.chunk_id: c.bm25 or 0.0 for c in ordered}, relevance
 
 
-# It reads the corpus and, through the collections' permissions, the accounts' groups: a write to
-# either earlier in the request keeps the search on the primary.
-@reads_from_replica(reads=("corpus", "accounts", "auth"))
+# A write to the corpus earlier in the request keeps the search on the primary. Not one to the
+# accounts: signing in and token use write there on every request.
+@reads_from_replica(reads=("corpus",))
 def search(*, query: str | list[str], collections: QuerySet[Collection], mode: str = "hybrid", k: int = 10,
            rse: str | None = "balanced", fusion: str | None = None, max_chars: int | None = None,
            filters: SearchFilters = NO_FILTERS) -> SearchResult:

@@ -1,0 +1,241 @@
+"""Searches on a real streaming replica of the embedded Postgres, started here (pg_basebackup -R,
+own port), and what happens when it lags or dies: searches fall back to the primary, never a 500."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import importlib.util
+import logging
+import os
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from django.core.signals import request_started
+from django.db import connections
+from django.db.utils import load_backend
+from rest_framework.test import APIClient
+
+from accounts.services import token_create
+from chat.retrieval.search import search
+from corpus.ingest.embed import embed_texts
+from corpus.models import Collection, Document
+from replicas import health
+from tests.chat.factories import make_collection, make_document
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ROOT = Path(__file__).resolve().parents[2]
+ALIAS = "replica0"
+BREAD = ["Knead the dough for ten minutes. ", "Bake the loaf for thirty minutes. "]
+SOUP = ["Simmer the lentil soup for forty minutes. "]
+
+
+
+def _services():
+    # By path, as the Makefile runs it: scripts/ is no package.
+    spec = importlib.util.spec_from_file_location("ragweb_services", ROOT / "scripts" / "services.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Standby:
+    """A hot standby streaming from the test's primary, in var/ (the postgres user can reach it)."""
+
+    def __init__(self, primary: dict):
+        self.services = _services()
+        self.primary = primary
+        self.port = _free_port()
+        self.dir = ROOT / "var" / f"test-replica-{os.getpid()}"
+        self.data = self.dir / "data"
+        self.env = dict(os.environ, PGPASSWORD=primary["PASSWORD"])
+
+    def _run(self, *command: str) -> None:
+        subprocess.run([*self.services._as_pg_user(), *command], check=True, env=self.env,
+                       capture_output=True, timeout=120)
+
+    def create(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+        self.dir.mkdir(parents=True)
+        self.services._ensure_pg_user([self.dir])
+        self._run(self.services.pg_bin("pg_basebackup"), "-h", str(self.primary["HOST"]),
+                  "-p", str(self.primary["PORT"]), "-U", self.primary["USER"], "-D", str(self.data),
+                  "-R", "-X", "stream", "-c", "fast")
+        self.start()
+
+    def start(self) -> None:
+        options = (f"-c port={self.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' "
+                   "-c shared_buffers=32MB")  # max_connections as the primary's: a standby may not have fewer
+        self._run(self.services.pg_bin("pg_ctl"), "-D", str(self.data), "-l", str(self.dir / "log"),
+                  "-o", options, "-w", "-t", "60", "start")
+
+    def stop(self) -> None:
+        subprocess.run([*self.services._as_pg_user(), self.services.pg_bin("pg_ctl"), "-D", str(self.data),
+                        "-m", "immediate", "-w", "stop"], capture_output=True, timeout=60)
+
+    def remove(self) -> None:
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def standby(django_db_setup, django_db_blocker):
+    with django_db_blocker.unblock():
+        node = Standby(connections["default"].settings_dict)
+    try:
+        node.create()
+        yield node
+    finally:
+        node.remove()
+
+
+@pytest.fixture
+def replica(transactional_db, standby, settings):
+    """DATABASE_REPLICA_URLS pointing at the standby, as settings.py would configure it: the alias in
+    REPLICA_DATABASES, its connection made here (a connection Django's test case allows: an alias
+    missing from DATABASES, since the standby's port is known only now)."""
+    config = copy.deepcopy(connections["default"].settings_dict)
+    config.update(PORT=str(standby.port), OPTIONS={"connect_timeout": 2, "application_name": "ragweb-replica-read"})
+    connections[ALIAS] = load_backend(config["ENGINE"]).DatabaseWrapper(config, ALIAS)
+    settings.REPLICA_DATABASES = [ALIAS]
+    settings.REPLICA_MAX_LAG_SECONDS = 60
+    settings.REPLICA_CHECK_SECONDS = 60
+    health.forget()
+    yield standby
+    connections[ALIAS].close()
+    del connections[ALIAS]
+    health.forget()
+
+
+@pytest.fixture
+def client(user):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_create(user=user)[1]}")
+    return client
+
+
+def _on_replica(sql: str, *params):
+    with connections[ALIAS].cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone()
+
+
+def _wait_replayed(document: Document) -> None:
+    deadline = time.monotonic() + 20
+    while not _on_replica("SELECT count(*) FROM corpus_document WHERE id = %s", document.pk)[0]:
+        assert time.monotonic() < deadline, "the standby did not replay the primary's rows"
+        time.sleep(0.1)
+
+
+@contextlib.contextmanager
+def _statements():
+    """The SQL sent to the primary and to the replica inside the block (sent, even if it failed; unlike
+    CaptureQueriesContext this does not connect first, so it works with the replica down)."""
+    sent = {"default": [], ALIAS: []}
+
+    def recorder(alias):
+        def record(execute, sql, params, many, context):
+            sent[alias].append(sql)
+            return execute(sql, params, many, context)
+        return record
+
+    with connections["default"].execute_wrapper(recorder("default")), \
+            connections[ALIAS].execute_wrapper(recorder(ALIAS)):
+        yield sent
+
+
+def _searches(sql: list[str]) -> int:
+    """The candidate statements among `sql` (their CTE reads the query's vector)."""
+    return sum("query_vector AS" in q for q in sql)
+
+
+def _search(client, query: str) -> tuple[int, set[str], int, int]:
+    """POST /api/search/: status, the sources found, candidate statements on the primary and on the replica."""
+    with _statements() as sent:
+        response = client.post("/api/search/", {"query": query, "k": 5}, format="json")
+    sources = {c["document"]["source"] for c in response.json()["chunks"]} if response.status_code == 200 else set()
+    return response.status_code, sources, _searches(sent["default"]), _searches(sent[ALIAS])
+
+
+def test_searches_read_from_the_replica_and_fall_back_when_it_lags(replica, client, user, settings, caplog):
+    kitchen = make_collection("kitchen", owner=user)
+    _wait_replayed(make_document(kitchen, "bread.txt", BREAD, embeddings=embed_texts(BREAD)))
+
+    assert _search(client, "how long to knead the dough") == (200, {"bread.txt"}, 0, 1)
+    # The replica really is a separate server: while its replay is paused it does not see a new document.
+    _on_replica("SELECT pg_wal_replay_pause()")
+    try:
+        make_document(kitchen, "soup.txt", SOUP, embeddings=embed_texts(SOUP))
+        assert _search(client, "lentil soup simmer")[1:] == ({"bread.txt"}, 0, 1)
+
+        # Lagging more than REPLICA_MAX_LAG_SECONDS: searches go to the primary, which has the soup.
+        settings.REPLICA_MAX_LAG_SECONDS = 0.5
+        settings.REPLICA_CHECK_SECONDS = 0
+        time.sleep(1.0)
+        with caplog.at_level(logging.WARNING, logger="replicas.health"):
+            assert _search(client, "lentil soup simmer") == (200, {"soup.txt", "bread.txt"}, 1, 0)
+            assert _search(client, "lentil soup simmer")[2:] == (1, 0)
+        said = [r.getMessage() for r in caplog.records if r.name == "replicas.health"]
+        assert len(said) == 1 and said[0].startswith(f"replica {ALIAS} is not used") and "lagging" in said[0]
+    finally:
+        _on_replica("SELECT pg_wal_replay_resume()")
+    time.sleep(0.5)  # replay catches up: the replica is used again
+    assert _search(client, "lentil soup simmer")[2:] == (0, 1)
+
+
+def test_a_request_that_wrote_the_corpus_searches_the_primary(replica, user):
+    kitchen = make_collection("kitchen", owner=user)
+    _wait_replayed(make_document(kitchen, "bread.txt", BREAD, embeddings=embed_texts(BREAD)))
+    collections = Collection.objects.filter(pk=kitchen.pk)
+
+    request_started.send(sender=None)  # a new request: nothing written yet
+    with _statements() as sent:
+        search(query="knead the dough", collections=collections)
+    assert (_searches(sent["default"]), _searches(sent[ALIAS])) == (0, 1)
+
+    request_started.send(sender=None)
+    make_document(kitchen, "soup.txt", SOUP, embeddings=embed_texts(SOUP))  # the write, then the read
+    with _statements() as sent:
+        result = search(query="lentil soup simmer", collections=collections)
+    assert (_searches(sent["default"]), _searches(sent[ALIAS])) == (1, 0)
+    assert result.chunks[0].document.source == "soup.txt"
+
+
+def test_an_answer_reads_its_sources_from_the_replica(replica, client, user):
+    """Asking writes the conversation (chat), yet the corpus it reads is unchanged: the replica serves it."""
+    kitchen = make_collection("kitchen", owner=user)
+    _wait_replayed(make_document(kitchen, "bread.txt", BREAD, embeddings=embed_texts(BREAD)))
+    with _statements() as sent:
+        response = client.post("/api/ask/", {"question": "How long do I knead the dough?"}, format="json")
+    assert response.status_code == 200, response.content
+    assert "ten minutes" in response.json()["answer"]
+    assert _searches(sent["default"]) == 0 and _searches(sent[ALIAS]) >= 1
+
+
+def test_a_dead_replica_sends_searches_to_the_primary_without_errors(replica, client, user, admin_client):
+    kitchen = make_collection("kitchen", owner=user)
+    _wait_replayed(make_document(kitchen, "bread.txt", BREAD, embeddings=embed_texts(BREAD)))
+    assert _search(client, "knead the dough")[2:] == (0, 1)
+    assert admin_client.get("/healthz").json()["replicas"][0]["usable"] is True
+
+    replica.stop()
+    try:
+        # Still believed usable (checked a moment ago): the read fails there and runs again on the primary.
+        assert _search(client, "knead the dough") == (200, {"bread.txt"}, 1, 0)
+        # Now known down: straight to the primary.
+        assert _search(client, "knead the dough") == (200, {"bread.txt"}, 1, 0)
+        state = admin_client.get("/healthz").json()["replicas"][0]
+        assert state["usable"] is False and state["error"].startswith("unreachable")
+    finally:
+        replica.start()
