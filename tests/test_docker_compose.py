@@ -177,7 +177,8 @@ def test_the_replica_profile_streams_from_db_and_is_optional(compose):
     assert replica["profiles"] == ["replica"]  # not started by a plain `docker compose up`
     assert replica["image"] == services["db"]["image"]  # same Postgres major and pgvector as the primary
     script = replica["entrypoint"][-1]
-    assert "pg_basebackup -h db -U ragweb" in script and " -R " in script and script.endswith("exec postgres")
+    assert "pg_basebackup -h db -U ragweb" in script and " -R " in script and "exec postgres" in script
+    assert "hot_standby_feedback=on" in script  # long searches are not cancelled by the replay of a VACUUM
     assert replica["depends_on"] == {"db": {"condition": "service_healthy"}}
     assert "replicadata:/var/lib/postgresql/data" in replica["volumes"]
     # The primary accepts replication connections (with the password) from a new cluster on.

@@ -223,7 +223,7 @@ def test_an_answer_reads_its_sources_from_the_replica(replica, client, user):
     assert _searches(sent["default"]) == 0 and _searches(sent[ALIAS]) >= 1
 
 
-def test_a_dead_replica_sends_searches_to_the_primary_without_errors(replica, client, user, admin_client):
+def test_a_dead_replica_sends_searches_to_the_primary_without_errors(replica, client, user, admin_client, caplog):
     kitchen = make_collection("kitchen", owner=user)
     _wait_replayed(make_document(kitchen, "bread.txt", BREAD, embeddings=embed_texts(BREAD)))
     assert _search(client, "knead the dough")[2:] == (0, 1)
@@ -232,7 +232,10 @@ def test_a_dead_replica_sends_searches_to_the_primary_without_errors(replica, cl
     replica.stop()
     try:
         # Still believed usable (checked a moment ago): the read fails there and runs again on the primary.
-        assert _search(client, "knead the dough") == (200, {"bread.txt"}, 1, 0)
+        with caplog.at_level(logging.WARNING, logger="replicas"):
+            assert _search(client, "knead the dough") == (200, {"bread.txt"}, 1, 0)
+        said = [r.getMessage() for r in caplog.records if r.name == "replicas.routing"]
+        assert len(said) == 1 and "run again on the primary" in said[0]
         # Now known down: straight to the primary.
         assert _search(client, "knead the dough") == (200, {"bread.txt"}, 1, 0)
         state = admin_client.get("/healthz").json()["replicas"][0]
