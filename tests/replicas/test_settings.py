@@ -44,3 +44,21 @@ def test_a_bad_replica_url_is_refused_with_its_setting_name(tmp_path):
     out = load(tmp_path, DATABASE_REPLICA_URLS="mysql://r:pw@replica-a/ragweb")
     assert out.returncode != 0
     assert "DATABASE_REPLICA_URLS must be a URL starting with one of postgres://, postgresql://" in out.stderr
+
+
+CELERY = ("import django; django.setup(); from celery import signals; import ragweb.celery; "
+          "from replicas import health, routing; "
+          "before = routing._choose(frozenset({'corpus'})); checked = sorted(health._states); health.forget(); "
+          "signals.worker_init.send(sender=None); "
+          "after = routing._choose(frozenset({'corpus'})); "
+          "print(before, checked, after, sorted(health._states))")
+
+
+def test_a_celery_worker_never_looks_at_the_replicas(tmp_path):
+    """The web process checks the (here unreachable) replica before choosing; a worker does not even look."""
+    clean = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
+    clean.update(RAGWEB_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="ragweb.settings",
+                 DATABASE_REPLICA_URLS="postgres://r:pw@127.0.0.1:1/ragweb")
+    out = subprocess.run([sys.executable, "-c", CELERY], cwd=ROOT, env=clean, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[0] == "default ['replica0'] default []"
