@@ -131,11 +131,16 @@ def _on_replica(sql: str, *params):
         return cursor.fetchone()
 
 
-def _wait_replayed(document: Document) -> None:
+def _wait_for(condition, failure: str) -> None:
     deadline = time.monotonic() + 20
-    while not _on_replica("SELECT count(*) FROM corpus_document WHERE id = %s", document.pk)[0]:
-        assert time.monotonic() < deadline, "the standby did not replay the primary's rows"
+    while not condition():
+        assert time.monotonic() < deadline, failure
         time.sleep(0.1)
+
+
+def _wait_replayed(document: Document) -> None:
+    _wait_for(lambda: _on_replica("SELECT count(*) FROM corpus_document WHERE id = %s", document.pk)[0],
+              "the standby did not replay the primary's rows")
 
 
 @contextlib.contextmanager
@@ -182,7 +187,9 @@ def test_searches_read_from_the_replica_and_fall_back_when_it_lags(replica, clie
         # Lagging more than REPLICA_MAX_LAG_SECONDS: searches go to the primary, which has the soup.
         settings.REPLICA_MAX_LAG_SECONDS = 0.5
         settings.REPLICA_CHECK_SECONDS = 0
-        time.sleep(1.0)
+        _wait_for(lambda: _on_replica("SELECT pg_last_wal_receive_lsn() > pg_last_wal_replay_lsn()")[0],
+                  "the standby did not receive the WAL it does not replay")
+        time.sleep(1.0)  # older than the limit: the last transaction replayed is the bread's
         with caplog.at_level(logging.WARNING, logger="replicas.health"):
             assert _search(client, "lentil soup simmer") == (200, {"soup.txt", "bread.txt"}, 1, 0)
             assert _search(client, "lentil soup simmer")[2:] == (1, 0)
@@ -190,7 +197,7 @@ def test_searches_read_from_the_replica_and_fall_back_when_it_lags(replica, clie
         assert len(said) == 1 and said[0].startswith(f"replica {ALIAS} is not used") and "lagging" in said[0]
     finally:
         _on_replica("SELECT pg_wal_replay_resume()")
-    time.sleep(0.5)  # replay catches up: the replica is used again
+    _wait_for(lambda: health.state(ALIAS, fresh=True).usable, "the standby did not catch up")
     assert _search(client, "lentil soup simmer")[2:] == (0, 1)
 
 
