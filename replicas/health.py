@@ -2,9 +2,12 @@
 
 Checked on the replica itself with one cheap statement, and the answer kept for
 REPLICA_CHECK_SECONDS per process, so a search pays for the check at most once every few seconds.
-The lag is 0 when the replica has replayed all the WAL it received (an idle primary sends none, so
-an old last-replayed transaction does not mean a stale replica); otherwise it is the age of the last
-transaction replayed. A change of state (usable ↔ not) is logged once, not per search.
+A replica not streaming from the primary (its WAL receiver stopped: the primary unreachable, a
+password changed) is not usable, however fresh it looks. Otherwise the lag is 0 when it has replayed
+all the WAL it received (an idle primary sends none, so an old last-replayed transaction does not
+mean a stale replica), else the age of the last transaction replayed — an overestimate right after
+a primary was idle, which at worst sends searches to the primary for a moment. A change of state
+(usable ↔ not) is logged once, not per search.
 """
 
 from __future__ import annotations
@@ -19,13 +22,14 @@ from django.db import DatabaseError, connections
 
 logger = logging.getLogger(__name__)
 
-# NULL (nothing replayed yet while WAL is waiting) reads as "unknown": not usable.
+# Streaming, and the lag: NULL (nothing replayed yet while WAL is waiting) reads as "unknown".
 _LAG_SQL = """
-SELECT CASE
-    WHEN NOT pg_is_in_recovery() THEN 0
-    WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
-    ELSE extract(epoch FROM clock_timestamp() - pg_last_xact_replay_timestamp())
-END"""
+SELECT NOT pg_is_in_recovery() OR EXISTS (SELECT 1 FROM pg_stat_wal_receiver WHERE status = 'streaming'),
+       CASE
+           WHEN NOT pg_is_in_recovery() THEN 0
+           WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
+           ELSE extract(epoch FROM clock_timestamp() - pg_last_xact_replay_timestamp())
+       END"""
 
 
 @dataclass(frozen=True)
@@ -47,12 +51,14 @@ def _measure(alias: str) -> ReplicaState:
     try:
         with connection.cursor() as cursor:
             cursor.execute(_LAG_SQL)
-            (lag,) = cursor.fetchone()
+            streaming, lag = cursor.fetchone()
     except DatabaseError as exc:
         connection.close()  # a broken connection must not be reused by the next search
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return ReplicaState(alias, False, None, f"unreachable: {message}", now)
     limit = float(settings.REPLICA_MAX_LAG_SECONDS)
+    if not streaming:
+        return ReplicaState(alias, False, None, "not streaming from the primary", now)
     if lag is None:
         return ReplicaState(alias, False, None, "lag unknown (nothing replayed yet)", now)
     lag = float(lag)

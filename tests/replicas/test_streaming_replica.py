@@ -128,7 +128,7 @@ def client(user):
 def _on_replica(sql: str, *params):
     with connections[ALIAS].cursor() as cursor:
         cursor.execute(sql, params)
-        return cursor.fetchone()
+        return cursor.fetchone() if cursor.description else None
 
 
 def _wait_for(condition, failure: str) -> None:
@@ -199,6 +199,25 @@ def test_searches_read_from_the_replica_and_fall_back_when_it_lags(replica, clie
         _on_replica("SELECT pg_wal_replay_resume()")
     _wait_for(lambda: health.state(ALIAS, fresh=True).usable, "the standby did not catch up")
     assert _search(client, "lentil soup simmer")[2:] == (0, 1)
+
+
+def test_a_replica_cut_off_from_the_primary_is_not_used(replica, client, user, settings):
+    """Replay is not behind (nothing arrives), yet the replica no longer follows the primary: not used."""
+    kitchen = make_collection("kitchen", owner=user)
+    _wait_replayed(make_document(kitchen, "bread.txt", BREAD, embeddings=embed_texts(BREAD)))
+    settings.REPLICA_CHECK_SECONDS = 0
+    assert _search(client, "knead the dough")[2:] == (0, 1)
+    conninfo = _on_replica("SHOW primary_conninfo")[0]
+    _on_replica("ALTER SYSTEM SET primary_conninfo = ''")  # its WAL receiver stops, as if the primary were gone
+    _on_replica("SELECT pg_reload_conf()")
+    try:
+        _wait_for(lambda: not _on_replica("SELECT count(*) FROM pg_stat_wal_receiver")[0], "the receiver kept running")
+        assert _search(client, "knead the dough") == (200, {"bread.txt"}, 1, 0)
+        assert health.state(ALIAS).error == "not streaming from the primary"
+    finally:
+        _on_replica("ALTER SYSTEM SET primary_conninfo = %s", conninfo)
+        _on_replica("SELECT pg_reload_conf()")
+    _wait_for(lambda: health.state(ALIAS, fresh=True).usable, "the standby did not stream again")
 
 
 def test_a_request_that_wrote_the_corpus_searches_the_primary(replica, user):
