@@ -9,7 +9,7 @@ PORT ?= 8000
 # The development evaluation set (corpus + questions), beside the checkout.
 EVAL_DIR ?= ../shared/eval
 
-.PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-heldout eval-packages eval-manpages bench-ingest bench-latency reliability clean
+.PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-heldout eval-packages eval-manpages bench-ingest bench-latency bench-replica reliability clean
 
 $(STAMP): $(REQUIREMENTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -101,6 +101,10 @@ bench-latency: install migrate
 
 bench-ingest: install migrate
 	$(PY) manage.py bench_ingest $(BENCH_ARGS)
+
+# A streaming standby of the embedded Postgres: routing and lag-check costs, replay delay of a large write.
+bench-replica: install migrate
+	$(PY) -m tests.replicas.measure
 
 clean:
 	$(PY) scripts/services.py stop || true
