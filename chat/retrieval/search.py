@@ -7,9 +7,9 @@ Permission-free: callers pass the collections the user may read
 Every statement runs on the caller's own Django connection to the database reads use — a read
 replica when one is configured and usable, else the primary (replicas.routing: a search is
 `reads_from_replica`) — so Django's connection handling (CONN_MAX_AGE, health checks, the caller's
-transaction) applies: one read of the searched
-collections, one statement per query for its candidates (both sides, chat/retrieval/candidates.py),
-and one for the text of the segments and the returned chunks (chat/retrieval/segment_text.py).
+transaction) applies: one read of the searched collections, one statement per query for its
+candidates (both sides, chat/retrieval/candidates.py), and one for the text of the segments and the
+returned chunks (chat/retrieval/segment_text.py).
 """
 
 from __future__ import annotations
