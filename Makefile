@@ -9,7 +9,11 @@ PORT ?= 8000
 # The development evaluation set (corpus + questions), beside the checkout.
 EVAL_DIR ?= ../shared/eval
 
+<<<<<<< HEAD
 .PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-heldout eval-packages eval-manpages bench-ingest bench-latency bench-scale bench-workers reliability clean
+=======
+.PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-heldout eval-packages eval-manpages bench-ingest bench-latency bench-replica reliability clean
+>>>>>>> replica
 
 $(STAMP): $(REQUIREMENTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -114,6 +118,10 @@ bench-workers: install migrate
 
 bench-ingest: install migrate
 	$(PY) manage.py bench_ingest $(BENCH_ARGS)
+
+# A streaming standby of the embedded Postgres: routing and lag-check costs, replay delay of a large write.
+bench-replica: install migrate
+	$(PY) -m tests.replicas.measure
 
 clean:
 	$(PY) scripts/services.py stop || true

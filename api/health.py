@@ -5,13 +5,15 @@ the details (versions, error texts, worker and document counts), which tell an a
 while the database answers (their session is in it); a database failure is logged.
 
 It also counts the documents in progress and, among them, the stalled ones: shown in progress
-while no live worker holds them (their worker died; a worker that starts requeues them).
+while no live worker holds them (their worker died; a worker that starts requeues them). With read
+replicas configured (DATABASE_REPLICA_URLS), staff also see each one's state: usable, lag, error.
 """
 
 from __future__ import annotations
 
 import logging
 
+from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET
@@ -19,6 +21,7 @@ from django.views.decorators.http import require_GET
 from corpus.ingest.pipeline import stalled_document_ids
 from corpus.models import IN_PROGRESS, Document
 from ragweb.celery import app as celery_app
+from replicas.health import report as replicas_report
 
 logger = logging.getLogger(__name__)
 
@@ -74,4 +77,6 @@ def healthz(request: HttpRequest) -> JsonResponse:
         body.update(database=database, broker=broker, workers=workers)
         if database["ok"]:
             body["documents"] = _documents()
+        if settings.REPLICA_DATABASES:  # their state; a replica down only sends searches to the primary
+            body["replicas"] = replicas_report()
     return JsonResponse(body, status=200 if healthy else 503)

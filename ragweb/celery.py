@@ -1,6 +1,6 @@
 import os
 
-from celery import Celery
+from celery import Celery, signals
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ragweb.settings")
 
@@ -13,3 +13,11 @@ app.autodiscover_tasks()
 def ping() -> str:
     """Round trip through the broker; used by /healthz and the tests."""
     return "pong"
+
+
+@signals.worker_init.connect
+def _read_from_the_primary(**_kwargs) -> None:
+    """Workers never read from a replica: the pipeline reads what it has just written."""
+    from replicas.routing import use_primary_only
+
+    use_primary_only()

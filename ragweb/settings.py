@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "chat",
     "api",
     "chat.evaluation",  # evaluation and benchmark commands only
+    "replicas",
 ]
 
 MIDDLEWARE = [
@@ -120,6 +121,26 @@ DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=DB_CONN
 DATABASES["default"]["ENGINE"] = "django.db.backends.postgresql"
 # Parallel test runs on one server need distinct test databases.
 DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME", "test_ragweb")}
+# Read replicas (replicas/, docs/scaling.md "Replicas"): streaming replicas of DATABASE_URL that
+# searches and answers' sources read from, in turn; empty: everything on DATABASE_URL. A replica
+# lagging more than REPLICA_MAX_LAG_SECONDS (checked every REPLICA_CHECK_SECONDS) is skipped.
+DATABASE_REPLICA_URLS = env_list("DATABASE_REPLICA_URLS", [])
+REPLICA_DATABASES = []
+for _n, _url in enumerate(DATABASE_REPLICA_URLS):
+    _alias = f"replica{_n}"
+    _url = env_url("DATABASE_REPLICA_URLS", "", schemes=("postgres", "postgresql"),
+                   environ={"DATABASE_REPLICA_URLS": _url})
+    DATABASES[_alias] = dj_database_url.parse(_url, conn_max_age=DB_CONN_MAX_AGE,
+                                              conn_health_checks=DB_CONN_MAX_AGE > 0)
+    DATABASES[_alias]["ENGINE"] = "django.db.backends.postgresql"
+    # A dead replica must cost a search seconds, not the TCP timeout; the name shows in pg_stat_activity.
+    DATABASES[_alias]["OPTIONS"] = {**DATABASES[_alias].get("OPTIONS", {}), "connect_timeout": 2,
+                                    "application_name": "ragweb-replica-read"}
+    DATABASES[_alias]["TEST"] = {"MIRROR": "default"}
+    REPLICA_DATABASES.append(_alias)
+REPLICA_MAX_LAG_SECONDS = env_float("REPLICA_MAX_LAG_SECONDS", 10.0, minimum=0)
+REPLICA_CHECK_SECONDS = env_float("REPLICA_CHECK_SECONDS", 5.0, minimum=0)
+DATABASE_ROUTERS = ["replicas.routing.ReplicaRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -36,7 +36,10 @@ HBA = """# Written by scripts/services.py: every connection must give the passwo
 local all all scram-sha-256
 host all all 127.0.0.1/32 scram-sha-256
 host all all ::1/128 scram-sha-256
+# Streaming replicas (pg_basebackup, a standby) from this machine only, with the same password.
+host replication all 127.0.0.1/32 scram-sha-256
 """
+REPLICATION_RULE = "host replication all 127.0.0.1/32 scram-sha-256"
 
 
 def pg_password(var: Path) -> str:
@@ -187,6 +190,7 @@ class Postgres:
             tail = "\n".join(self.log.read_text(errors="replace").splitlines()[-10:]) if self.log.exists() else ""
             raise SystemExit(f"postgres did not start; the end of {self.log}:\n{tail}")
         self._require_password()
+        self._allow_replication()
         if fresh or not self._database_exists():
             self._create_database()
 
@@ -201,6 +205,19 @@ class Postgres:
         self._psql(f"ALTER USER postgres PASSWORD '{password}'")  # token_urlsafe: no quote to escape
         hba.write_text(HBA)
         self._psql("SELECT pg_reload_conf()")
+
+    def _allow_replication(self) -> None:
+        """Let a local standby stream from this server (tests/replicas start one). Harmless otherwise:
+        the defaults already have wal_level=replica and max_wal_senders=10, the rule is loopback-only
+        and asks for the superuser's password like every other connection. A cluster made before the
+        rule gets it appended."""
+        hba = self.data / "pg_hba.conf"
+        text = hba.read_text()
+        if any(line.split()[:2] == ["host", "replication"] for line in text.splitlines() if line.strip()):
+            return
+        hba.write_text(text.rstrip("\n") + "\n" + REPLICATION_RULE + "\n")
+        self._psql("SELECT pg_reload_conf()")
+
     def _wait_for_orphans(self) -> None:
         """After `kill -9` of the postmaster its backends linger briefly and hold shared memory."""
         deadline = time.time() + 15

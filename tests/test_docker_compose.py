@@ -50,7 +50,7 @@ def test_volumes_are_declared_and_used(compose):
     declared = set(compose["volumes"])
     used = {v.split(":")[0] for s in compose["services"].values() for v in s.get("volumes", [])
             if not v.startswith((".", "$", "/"))}  # named volumes, not files mounted from the host
-    assert used == declared == {"pgdata", "redisdata", "media"}
+    assert used == declared == {"pgdata", "redisdata", "media", "replicadata"}
     assert "media:/data/media" in compose["services"]["web"]["volumes"]
     assert "media:/data/media" in compose["services"]["worker"]["volumes"]
 
@@ -169,3 +169,22 @@ def test_check_deploy_is_clean_under_the_compose_settings(compose, tmp_path):
                          env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "System check identified no issues" in out.stdout
+
+
+def test_the_replica_profile_streams_from_db_and_is_optional(compose):
+    services = compose["services"]
+    replica = services["replica"]
+    assert replica["profiles"] == ["replica"]  # not started by a plain `docker compose up`
+    assert replica["image"] == services["db"]["image"]  # same Postgres major and pgvector as the primary
+    script = replica["entrypoint"][-1]
+    assert "pg_basebackup -h db -U ragweb" in script and " -R " in script and "exec postgres" in script
+    assert "hot_standby_feedback=on" in script  # long searches are not cancelled by the replay of a VACUUM
+    assert replica["depends_on"] == {"db": {"condition": "service_healthy"}}
+    assert "replicadata:/var/lib/postgresql/data" in replica["volumes"]
+    # The primary accepts replication connections (with the password) from a new cluster on.
+    mount = next(v for v in services["db"]["volumes"] if "docker-entrypoint-initdb.d" in v)
+    hba_script = (ROOT / mount.split(":")[0]).read_text()
+    assert "host replication all all scram-sha-256" in hba_script
+    # The app gets the replica URLs from .env; empty by default (everything on DATABASE_URL).
+    for name in ("web", "worker"):
+        assert resolve(services[name]["environment"]["DATABASE_REPLICA_URLS"]) == ""

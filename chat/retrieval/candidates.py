@@ -1,8 +1,9 @@
 """The statements that fetch search candidates: vector side, keyword side, or both.
 
 Each mode is one SELECT with the sides as CTEs, sent with its SET LOCALs on the request's own
-connection (one round trip); the rows come back with each side's rank, the cosine similarity and
-the BM25 score, so fusion and relevance calibration (pure Python, chat/retrieval/fusion.py and
+connection to the database reads use (replicas.routing.read_connection: a replica or the primary),
+in one round trip; the rows come back with each side's rank, the cosine similarity and the BM25
+score, so fusion and relevance calibration (pure Python, chat/retrieval/fusion.py and
 chat/retrieval/relevance.py) need no further query. In hybrid mode every candidate has both
 scores: the statement computes the similarity of the keyword side's chunks and the BM25 of the
 vector side's. The rows carry no text: of a hundred-odd candidates a search returns ten or so,
@@ -16,13 +17,13 @@ from dataclasses import dataclass
 from functools import cache
 
 from django.conf import settings
-from django.db import connection
 
 from chat.retrieval import tuning
 from chat.retrieval.bm25 import keyword_ctes
 from chat.retrieval.filters import NO_FILTERS, SearchFilters
 from chat.retrieval.types import Candidate
 from chat.retrieval.vector import QUERY_VECTOR_CTE, execute_with_session_settings, vector_ctes, vector_literal
+from replicas.routing import read_connection
 
 MODES = ("hybrid", "vector", "keyword")
 
@@ -95,7 +96,7 @@ def _float(value) -> float | None:
 
 
 def _run(sides: _Sides, params: dict, filters: SearchFilters) -> CandidateSet:
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         execute_with_session_settings(cursor, _statement(sides, filters.document_condition("d")),
                                       {**params, **filters.parameters()})
         rows = cursor.fetchall()

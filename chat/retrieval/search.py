@@ -4,10 +4,12 @@ relevance -> RSE -> segment text.
 Permission-free: callers pass the collections the user may read
 (corpus.permissions.readable_collections). See DESIGN.md "Retrieval".
 
-Every statement runs on the caller's `django.db.connection`, so Django's connection handling
-(CONN_MAX_AGE, health checks, the caller's transaction) applies: one read of the searched
-collections, one statement per query for its candidates (both sides, chat/retrieval/candidates.py),
-and one for the text of the segments and the returned chunks (chat/retrieval/segment_text.py).
+Every statement runs on the caller's own Django connection to the database reads use — a read
+replica when one is configured and usable, else the primary (replicas.routing: a search is
+`reads_from_replica`) — so Django's connection handling (CONN_MAX_AGE, health checks, the caller's
+transaction) applies: one read of the searched collections, one statement per query for its
+candidates (both sides, chat/retrieval/candidates.py), and one for the text of the segments and the
+returned chunks (chat/retrieval/segment_text.py).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from chat.retrieval.segment_text import fetch_texts, read_segments
 from chat.retrieval.types import Candidate, DocumentRef, RankedQuery, ScoredChunk, SearchResult
 from corpus.ingest.embed import embed_queries, prefer_idle_threads
 from corpus.models import Collection
+from replicas.routing import reads_from_replica
 
 prefer_idle_threads()  # before anything loads torch: search embeds single queries between statements
 
@@ -95,6 +98,9 @@ def _rank_one(candidates: list[Candidate], mode: str, idf_sum: float | None,
     return ordered, {c.chunk_id: c.bm25 or 0.0 for c in ordered}, relevance
 
 
+# A write to the corpus earlier in the request keeps the search on the primary. Not one to the
+# accounts: signing in and token use write there on every request.
+@reads_from_replica(reads=("corpus",))
 def search(*, query: str | list[str], collections: QuerySet[Collection], mode: str = "hybrid", k: int = 10,
            rse: str | None = "balanced", fusion: str | None = None, max_chars: int | None = None,
            filters: SearchFilters = NO_FILTERS) -> SearchResult:

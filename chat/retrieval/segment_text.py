@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.db import connection
-
 from chat.retrieval.rse import SegmentRange
 from chat.retrieval.types import Candidate, DocumentRef, RankedQuery, Segment
+from replicas.routing import read_connection
 
 
 @dataclass(frozen=True)
@@ -76,7 +75,7 @@ def fetch_texts(candidates: Sequence[Candidate]) -> None:
 def _fetch_chunks(ranges: list[tuple[int, int, int]], ids: list[int]) -> tuple[list[list[_Chunk]], dict[int, str]]:
     """The chunks of each (document_id, first index, end index exclusive) range, and the text of
     the chunks `ids`, in one query."""
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(_CHUNKS_IN_RANGES, {
             "n": list(range(len(ranges))), "documents": [r[0] for r in ranges], "first": [r[1] for r in ranges],
             "end": [r[2] for r in ranges], "ids": ids})
