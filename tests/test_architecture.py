@@ -12,7 +12,7 @@ import grimp
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("ragweb", "accounts", "corpus", "chat", "api")
+PACKAGES = ("ragweb", "accounts", "corpus", "chat", "api", "mcp_server")
 EVALUATION = "chat.evaluation"
 
 
