@@ -140,8 +140,6 @@ def read_passage(caller: Caller, *, document: int, start: int, end: int) -> dict
         raise ToolError("start must be 0 or more.")
     if end <= start:
         raise ToolError("end must be greater than start.")
-    if end - start > MAX_PASSAGE_CHARS:
-        raise ToolError(f"A passage is at most {MAX_PASSAGE_CHARS} characters: read it in several calls.")
     try:
         found = document_for(caller.user, document)
     except Denied as exc:
@@ -150,6 +148,8 @@ def read_passage(caller: Caller, *, document: int, start: int, end: int) -> dict
     if start >= length:
         raise ToolError(f"start is past the end of the document ({length} characters).")
     end = min(end, length)
+    if end - start > MAX_PASSAGE_CHARS:
+        raise ToolError(f"A passage is at most {MAX_PASSAGE_CHARS} characters: read it in several calls.")
     return {"document": {"id": found.pk, "title": found.title, "source": found.source},
             "start": start, "end": end, "length": length, "text": found.text[start:end],
             "page": found.page_at(start), "url": caller.passage_link(found.pk, start, end)}

@@ -57,9 +57,12 @@ def structured(result) -> dict:
     return result.structured_content
 
 
-def error_text(result) -> str:
-    assert result.is_error
-    return result.content[0].text
+def error_text(result, tool: str) -> str:
+    """The message of a tool error (the SDK puts "Error executing tool NAME: " before it)."""
+    assert result.is_error and result.structured_content is None
+    prefix = f"Error executing tool {tool}: "
+    assert result.content[0].text.startswith(prefix), result.content[0].text
+    return result.content[0].text.removeprefix(prefix)
 
 
 def opened_by(user, url: str, live_server):
@@ -153,12 +156,11 @@ def test_read_passage_returns_the_exact_text(live_server, corpus, user):
 @pytest.mark.parametrize(("arguments", "message"), [
     ({"start": 5, "end": 5}, "end must be greater than start."),
     ({"start": -1, "end": 5}, "start must be 0 or more."),
-    ({"start": 0, "end": 20_001}, "A passage is at most 20000 characters: read it in several calls."),
     ({"start": 10_000, "end": 10_005}, "start is past the end of the document"),
 ])
 def test_read_passage_refuses_bad_offsets_with_a_message(live_server, corpus, user, arguments, message):
     result = call(live_server, token_create(user=user)[1], "read_passage", document=corpus.pk, **arguments)
-    assert error_text(result).startswith(message)
+    assert error_text(result, "read_passage").startswith(message)
 
 
 @pytest.mark.parametrize(("name", "arguments", "message"), [
@@ -170,24 +172,37 @@ def test_read_passage_refuses_bad_offsets_with_a_message(live_server, corpus, us
     ("read_passage", {"document": "first", "start": 0, "end": 5}, "document"),
 ])
 def test_bad_arguments_are_tool_errors_with_a_message(live_server, corpus, user, name, arguments, message):
-    text = error_text(call(live_server, token_create(user=user)[1], name, **arguments))
+    text = error_text(call(live_server, token_create(user=user)[1], name, **arguments), name)
     assert message in text
 
 
 def test_a_strangers_token_sees_nothing_of_the_owners(live_server, corpus, django_user_model):
     stranger = django_user_model.objects.create_user(username="mallory", password="mallory-password-1")
     key = token_create(user=stranger)[1]
+
+    def refusal(name: str, **arguments) -> str:
+        return error_text(call(live_server, key, name, **arguments), name)
+
     assert structured(call(live_server, key, "list_collections")) == {"collections": []}
     assert structured(call(live_server, key, "search", query="request timeout"))["chunks"] == []
-    # The owner's document and collection are refused exactly like ones that do not exist.
-    assert error_text(call(live_server, key, "read_passage", document=corpus.pk, start=0, end=10)) == \
-        f"No document {corpus.pk} that you may read."
-    assert error_text(call(live_server, key, "read_passage", document=corpus.pk + 1000, start=0, end=10)) == \
-        f"No document {corpus.pk + 1000} that you may read."
-    assert error_text(call(live_server, key, "search", query="timeout", collection="guides")) == \
+    # The owner's document and collection are refused in the words used for ones that do not exist.
+    missing = corpus.pk + 1000
+    assert refusal("read_passage", document=corpus.pk, start=0, end=10) == f"No document {corpus.pk} that you may read."
+    assert refusal("read_passage", document=missing, start=0, end=10) == f"No document {missing} that you may read."
+    assert refusal("search", query="timeout", collection="guides") == "No collection 'guides' that you may read."
+    assert refusal("search", query="timeout", collection="nope") == "No collection 'nope' that you may read."
+    assert refusal("ask", question="What is the timeout?", collection="guides") == \
         "No collection 'guides' that you may read."
-    assert error_text(call(live_server, key, "ask", question="What is the timeout?", collection="guides")) == \
-        "No collection 'guides' that you may read."
+
+
+def test_read_passage_reads_at_most_20000_characters_a_call(live_server, transactional_db, user):
+    long = make_document(make_collection("books", owner=user), source="long.txt", media_type="text/plain",
+                         parts=["word " * 5_000, "more " * 2_000])
+    key = token_create(user=user)[1]
+    assert len(structured(call(live_server, key, "read_passage", document=long.pk, start=0, end=20_000))["text"]) \
+        == 20_000
+    refused = call(live_server, key, "read_passage", document=long.pk, start=0, end=20_001)
+    assert error_text(refused, "read_passage") == "A passage is at most 20000 characters: read it in several calls."
 
 
 def test_a_read_only_token_may_use_every_tool(live_server, corpus, user, no_llm):
