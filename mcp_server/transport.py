@@ -74,8 +74,9 @@ async def _serve(scope: dict, body: bytes, max_body: int) -> _Collected:
 
 
 def handle(request: HttpRequest, *, path: str, max_body: int) -> HttpResponse:
-    """The SDK's answer to `request` (POST a JSON-RPC message; GET and DELETE are 405 in stateless
-    mode) as a Django response. Bodies over `max_body` bytes are 413, refused by the SDK."""
+    """The SDK's answer to a POST `request` (one JSON-RPC message) as a Django response: a request's
+    response as JSON, 202 for a notification, 400 for a body that is not JSON-RPC, 413 for one over
+    `max_body` bytes. Only POSTs: the SDK would hold a stateless GET open waiting for a stream."""
     collected = async_to_sync(_serve)(_scope(request, path), request.body, max_body)
     response = HttpResponse(bytes(collected.body), status=collected.status)
     for name, value in collected.headers:

@@ -36,21 +36,15 @@ class McpView(APIView):
     read_like = True  # every tool only reads (accounts.permissions.TokenScope)
     throttle_classes: list = []  # search and ask draw on their budgets inside the tools
     schema = None  # JSON-RPC, not REST: not in the OpenAPI schema
+    # POST only: stateless, there is no server-initiated stream to GET (the SDK's GET would wait for
+    # one forever) and no session to DELETE; the protocol lets a server answer both 405.
+    http_method_names = ["post", "options"]
 
     def post(self, request: Request) -> HttpResponse:
         if _too_large(request):
             limit = settings.API_MAX_JSON_BYTES
             return JsonResponse({"jsonrpc": "2.0", "id": None, "error": {
                 "code": -32600, "message": f"The body is over {limit} bytes (API_MAX_JSON_BYTES)."}}, status=413)
-        return self._serve(request)
-
-    def get(self, request: Request) -> HttpResponse:
-        return self._serve(request)  # stateless: the SDK answers 405 (no server-initiated stream)
-
-    def delete(self, request: Request) -> HttpResponse:
-        return self._serve(request)  # stateless: no session to end; the SDK answers 405
-
-    def _serve(self, request: Request) -> HttpResponse:
         reset = CALLER.set(Caller(request))
         try:
             return transport.handle(request._request, path=request.path, max_body=settings.API_MAX_JSON_BYTES)
