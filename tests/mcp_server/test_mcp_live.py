@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 import httpx2
 import pytest
+from django.core.cache import cache
 from django.test import Client
 from django.utils import timezone
 from mcp import Client as McpClient
@@ -272,3 +273,19 @@ def test_transport_errors_have_proper_statuses(live_server, corpus, user, settin
     assert post(live_server, auth, b"{not json").status_code == 400
     too_large = post(live_server, auth, b" " * (settings.API_MAX_JSON_BYTES + 1))
     assert too_large.status_code == 413 and "API_MAX_JSON_BYTES" in too_large.json()["error"]["message"]
+
+
+def test_search_and_ask_draw_on_the_apis_per_user_budgets(live_server, corpus, user, settings, no_llm):
+    settings.API_THROTTLE_RATES = {"search": "1/min", "ask": "1/hour"}
+    cache.clear()
+    key = token_create(user=user)[1]
+    try:
+        assert not call(live_server, key, "search", query="request timeout").is_error
+        assert error_text(call(live_server, key, "search", query="request timeout"), "search").startswith(
+            "Too many requests: try again in ")
+        assert not call(live_server, key, "ask", question="What is the request timeout?").is_error
+        assert error_text(call(live_server, key, "ask", question="What is the request timeout?"), "ask").startswith(
+            "Too many requests: try again in ")
+        assert not call(live_server, key, "read_passage", document=corpus.pk, start=0, end=5).is_error  # no budget
+    finally:
+        cache.clear()
