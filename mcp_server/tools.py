@@ -19,7 +19,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from chat.answering.payload import answer_payload
 from chat.models import Conversation
-from chat.questions import InvalidQuestion, clean_question
+from chat.questions import InvalidQuestion, clean_question, unstorable_character
 from chat.retrieval.filters import FilterError, parse_filters
 from chat.retrieval.search import SearchError
 from chat.retrieval.search import search as run_search
@@ -56,9 +56,18 @@ def _throttled(caller: Caller, throttle) -> None:
         raise ToolError(f"Too many requests: try again in {wait} seconds.")
 
 
+def _storable(value: str, what: str) -> str:
+    """`value`, or a ToolError when Postgres could not take it as text (NUL, lone surrogate)."""
+    problem = unstorable_character(value)
+    if problem:
+        raise ToolError(f"The {what} contains {problem}.")
+    return value
+
+
 def _collection(caller: Caller, slug: str | None) -> Collection | None:
     if slug is None or not slug.strip():
         return None
+    _storable(slug, "collection")
     try:
         return collection_for(caller.user, slug.strip())
     except Denied as exc:
@@ -99,6 +108,7 @@ def search(caller: Caller, *, query: str, collection: str | None = None, k: int 
         parsed = parse_filters(filters)
     except FilterError as exc:
         raise ToolError(str(exc)) from exc
+    _storable(query, "query")
     picked = _collection(caller, collection)
     collections = (Collection.objects.filter(pk=picked.pk) if picked is not None
                    else readable_collections(caller.user))

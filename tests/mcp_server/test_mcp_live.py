@@ -186,7 +186,10 @@ def test_read_passage_refuses_bad_offsets_with_a_message(live_server, corpus, us
     ("search", {"query": "timeout", "k": 0}, "k"),
     ("search", {"query": "timeout", "filters": {"media_type": "pdf", "colour": 1}}, "filters.colour: Unknown filter"),
     ("search", {"query": "timeout", "filters": {"after": "yesterday"}}, "filters.after"),
+    ("search", {"query": "time\x00out"}, "The query contains a NUL character."),
+    ("search", {"query": "timeout", "collection": "gui\x00des"}, "The collection contains a NUL character."),
     ("ask", {"question": " "}, "Please type a question."),
+    ("ask", {"question": "What is the timeout?", "collection": "x\x00"}, "The collection contains a NUL"),
     ("read_passage", {"document": "first", "start": 0, "end": 5}, "document"),
 ])
 def test_bad_arguments_are_tool_errors_with_a_message(live_server, corpus, user, name, arguments, message):
