@@ -30,6 +30,11 @@ INSTRUCTIONS = (
     "Every result carries a link to the passage in ragweb's web UI.")
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 
+CollectionSlug = Annotated[str | None, Field(description="Slug of one collection (default: all you may read).")]
+Filters = Annotated[dict[str, Any] | None, Field(description=(
+    'Document metadata filters: {"media_type": [...], "tags": [...], "source_prefix": str, '
+    '"after": "YYYY-MM-DD", "before": "YYYY-MM-DD"}, every key optional.'))]
+
 server = MCPServer(name="ragweb", instructions=INSTRUCTIONS)
 
 
@@ -46,12 +51,9 @@ async def list_collections() -> dict[str, Any]:
 @server.tool(annotations=READ_ONLY)
 async def search(
     query: Annotated[str, Field(description="What to look for, in words.")],
-    collection: Annotated[str | None, Field(description="Slug of one collection (default: all you may read).")]
-    = None,
+    collection: CollectionSlug = None,
     k: Annotated[int, Field(ge=1, le=MAX_K, description="How many chunks to return.")] = 10,
-    filters: Annotated[dict[str, Any] | None, Field(description=(
-        'Document metadata filters: {"media_type": [...], "tags": [...], "source_prefix": str, '
-        '"after": "YYYY-MM-DD", "before": "YYYY-MM-DD"}, every key optional.'))] = None,
+    filters: Filters = None,
 ) -> dict[str, Any]:
     """Hybrid (vector + keyword) search: the k best chunks, best first, and the relevant passages
     (segments of consecutive chunks). start/end are character offsets into the document's text."""
@@ -61,12 +63,12 @@ async def search(
 @server.tool(annotations=READ_ONLY)
 async def ask(
     question: Annotated[str, Field(description="The question, as you would ask a colleague.")],
-    collection: Annotated[str | None, Field(description="Slug of one collection (default: all you may read).")]
-    = None,
+    collection: CollectionSlug = None,
+    filters: Filters = None,
 ) -> dict[str, Any]:
     """An answer from the documents with [n] citations; each citation has its document, text,
     char_start/char_end and a link to the passage. Nothing found: answer empty, error says so."""
-    return await _run(tools.ask, question=question, collection=collection)
+    return await _run(tools.ask, question=question, collection=collection, filters=filters)
 
 
 @server.tool(annotations=READ_ONLY)

@@ -100,14 +100,18 @@ def _segment(caller: Caller, segment: Segment) -> dict[str, Any]:
             "url": caller.passage_link(segment.document.id, segment.char_start, segment.char_end)}
 
 
+def _filters(filters: dict | None):
+    try:
+        return parse_filters(filters)
+    except FilterError as exc:
+        raise ToolError(str(exc)) from exc
+
+
 def search(caller: Caller, *, query: str, collection: str | None = None, k: int = 10,
            filters: dict | None = None) -> dict[str, Any]:
     """Hybrid search with RSE (the balanced preset), as POST /api/search/: the k best chunks and
     the segments. `start`/`end` are character offsets into the document text (read_passage's)."""
-    try:
-        parsed = parse_filters(filters)
-    except FilterError as exc:
-        raise ToolError(str(exc)) from exc
+    parsed = _filters(filters)
     _storable(query, "query")
     picked = _collection(caller, collection)
     collections = (Collection.objects.filter(pk=picked.pk) if picked is not None
@@ -121,19 +125,23 @@ def search(caller: Caller, *, query: str, collection: str | None = None, k: int 
             "segments": [_segment(caller, s) for s in result.segments]}
 
 
-def ask(caller: Caller, *, question: str, collection: str | None = None) -> dict[str, Any]:
+def ask(caller: Caller, *, question: str, collection: str | None = None,
+        filters: dict | None = None) -> dict[str, Any]:
     """The question answered as POST /api/ask/ answers it (stored as an API conversation of the
-    caller's): the answer with [n] citations, each with its document, text, character range and
-    the link to the cited passage. Nothing found: an empty answer and `error` saying so."""
+    caller's), from the documents passing `filters`: the answer with [n] citations, each with its
+    document, text, character range and the link to the cited passage. Nothing found: an empty
+    answer and `error` saying so."""
     try:
         question = clean_question(question)
     except InvalidQuestion as exc:
         raise ToolError(str(exc)) from exc
+    parsed = _filters(filters)
     picked = _collection(caller, collection)
     _throttled(caller, AskThrottle())
     conversation = conversation_start(user=caller.user, source=Conversation.Source.API)
     done = run_to_end(message_ask(conversation=conversation, question=question,
-                                  collection_slug=picked.slug if picked is not None else None, stream=False))
+                                  collection_slug=picked.slug if picked is not None else None, stream=False,
+                                  filters=parsed))
     payload = answer_payload(done.message)
     stored = {c["n"]: c for c in done.message.citations}
     for citation in payload["citations"]:

@@ -97,6 +97,7 @@ def test_it_initializes_and_lists_the_four_read_only_tools(live_server, corpus, 
     assert set(tools["search"].input_schema["properties"]) == {"query", "collection", "k", "filters"}
     assert tools["read_passage"].input_schema["required"] == ["document", "start", "end"]
     assert tools["ask"].input_schema["required"] == ["question"]
+    assert set(tools["ask"].input_schema["properties"]) == {"question", "collection", "filters"}
 
 
 def test_the_sdks_high_level_client_works_too(live_server, corpus, user):
@@ -157,6 +158,13 @@ def test_ask_answers_with_a_citation_whose_link_opens_the_passage(live_server, c
     page = opened_by(user, first["url"], live_server)
     assert page.status_code == 200
     assert "thirty seconds" in page.content.decode() and 'id="passage"' in page.content.decode()
+
+
+def test_ask_outside_the_filters_finds_nothing_and_says_so(live_server, corpus, user, no_llm):
+    answered = structured(call(live_server, token_create(user=user)[1], "ask",
+                               question="What is the default request timeout?", filters={"media_type": ["text/html"]}))
+    assert answered["answer"] == "" and answered["citations"] == []
+    assert answered["status"] == "not_found" and answered["error"]
 
 
 def test_read_passage_returns_the_exact_text(live_server, corpus, user):
