@@ -1,6 +1,6 @@
 from django.urls import path
 
-from chat import answer_views, conversation_views, views
+from chat import answer_views, conversation_views, document_views, views
 
 app_name = "chat"
 urlpatterns = [
@@ -16,4 +16,5 @@ urlpatterns = [
     path("messages/<int:pk>/stop/", views.stop, name="stop"),
     path("messages/<int:pk>/feedback/", answer_views.rate, name="feedback"),
     path("messages/<int:pk>/sources/<int:n>/", views.passage, name="passage"),
+    path("passages/<int:pk>/", document_views.document_passage, name="document-passage"),
 ]

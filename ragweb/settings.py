@@ -394,4 +394,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # The MCP SDK logs every stateless request's set-up and tear-down at INFO (mcp_server.transport).
+    "loggers": {"mcp": {"level": "WARNING"}},
 }

@@ -5,6 +5,7 @@ from django.urls import include, path
 from accounts.signin import ThrottledAdminAuthenticationForm
 from api.health import healthz
 from api.urls import openai_urlpatterns
+from mcp_server.views import McpView
 from sso.views import LoginView, LogoutView, admin_login
 
 admin.site.login_form = ThrottledAdminAuthenticationForm
@@ -23,6 +24,7 @@ urlpatterns = [
     path("password/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
     path("api/", include("api.urls")),
     path("v1/", include(openai_urlpatterns)),
+    path("mcp", McpView.as_view(), name="mcp"),  # MCP streamable HTTP (mcp_server)
     path("documents/", include("corpus.urls")),
     path("account/", include("accounts.urls")),
     path("", include("chat.urls")),
