@@ -1,0 +1,85 @@
+"""page_document(): a page's main text as Markdown, without its navigation, footer or cookie banner."""
+
+from __future__ import annotations
+
+import pytest
+
+from corpus.ingest.parse.base import ParseError
+from sources.web.extract import page_document
+
+ARTICLE = """<!doctype html><html><head><meta charset="utf-8"><title>Tomato care | Garden site</title></head><body>
+<header><nav><ul><li><a href="/">Home</a></li><li><a href="/shop">Shop our seeds</a></li>
+<li><a href="/about">About the garden team</a></li></ul></nav></header>
+<div id="cookie-banner" class="cookie-consent">We use cookies to improve your experience on this site.
+<button>Accept all cookies</button></div>
+<main><article><h1>Growing tomatoes</h1>
+<p>Tomatoes need water twice a week, more often in hot weather. Read <a href="/soil">the soil guide</a>
+for details on compost and mulch before you plant them out.</p>
+<h2>Pruning</h2>
+<p>Remove the suckers that grow between the stem and the branches, so the plant puts its energy into fruit.</p>
+<h3>When to prune</h3>
+<p>Prune in the morning when the plant is dry, every week through the summer season.</p>
+</article></main>
+<footer><p>Copyright 2026 Garden site. All rights reserved.</p><a href="/privacy">Privacy policy</a></footer>
+</body></html>"""
+
+
+def test_it_keeps_the_main_text_with_its_headings():
+    page = page_document(ARTICLE.encode(), "https://garden.example/tomatoes", "text/html")
+    assert page.title == "Growing tomatoes"
+    lines = page.markdown.splitlines()
+    assert "# Growing tomatoes" in lines
+    assert "## Pruning" in lines
+    assert "### When to prune" in lines
+    assert "Tomatoes need water twice a week" in page.markdown
+    # A link keeps its text, not its address.
+    assert "Read the soil guide for details on compost" in page.markdown
+    assert "/soil" not in page.markdown
+
+
+def test_it_drops_navigation_footer_and_cookie_banner():
+    markdown = page_document(ARTICLE.encode(), "https://garden.example/tomatoes", "text/html").markdown
+    for chrome in ("Shop our seeds", "About the garden team", "cookies", "Copyright", "Privacy policy"):
+        assert chrome not in markdown
+
+
+def test_the_http_charset_decodes_the_page():
+    html = ARTICLE.replace('<meta charset="utf-8">', "").replace("twice a week", "deux fois par semaine, à l'été")
+    body = html.encode("iso-8859-1")
+    page = page_document(body, "https://garden.example/fr", "text/html; charset=iso-8859-1")
+    assert "deux fois par semaine, à l'été" in page.markdown
+    assert page_document(body, "https://garden.example/fr", "text/html", charset="iso-8859-1").markdown == \
+        page.markdown
+
+
+def test_the_meta_charset_decodes_the_page_without_a_header_charset():
+    html = ARTICLE.replace('<meta charset="utf-8">', '<meta http-equiv="Content-Type" '
+                           'content="text/html; charset=windows-1251">').replace("twice a week", "дважды в неделю")
+    page = page_document(html.encode("windows-1251"), "https://garden.example/ru", "text/html")
+    assert "дважды в неделю" in page.markdown
+
+
+def test_the_title_comes_from_the_page_when_there_is_no_heading():
+    html = ("<html><head><title>Release notes</title></head><body><article><p>Version 2 adds sources: pages, "
+            "sites and folders kept in sync, each with its own schedule and counts.</p>"
+            "<p>Version 2 also refuses private addresses unless the operator allows them.</p></article></body></html>")
+    page = page_document(html.encode(), "https://example.org/notes", "text/html")
+    assert page.title == "Release notes"
+    assert "Version 2 adds sources" in page.markdown
+
+
+@pytest.mark.parametrize("body, message", [
+    (b"", "is empty"),
+    (b"   \n ", "is empty"),
+    (b"<html><body></body></html>", "has no main text"),
+    (b"\x00\x01\x02binary" * 100, "binary data"),
+])
+def test_an_empty_or_unreadable_page_is_a_clear_error(body, message):
+    with pytest.raises(ParseError, match=message):
+        page_document(body, "https://example.org/x", "text/html")
+
+
+def test_a_markup_bomb_is_refused_before_parsing(settings):
+    settings.MAX_MARKUP_ELEMENTS = 1000
+    with pytest.raises(ParseError, match="more than 1,000 markup elements"):
+        page_document(b"<html><body>" + b"<div>" * 5000 + b"</body></html>", "https://example.org/x", "text/html")
