@@ -32,19 +32,20 @@ def _origin(url: str) -> str:
 
 
 def _read(origin: str) -> tuple[RobotFileParser, str, float]:
-    """The parsed robots.txt of origin, why it disallows everything ("" if it does not), its lifetime."""
+    """The parsed robots.txt of origin, why nothing may be fetched ("" if it may), its lifetime."""
     parser = RobotFileParser(origin + "/robots.txt")
     try:
         _, response = hops.get(origin + "/robots.txt")
     except FetchError as exc:
         parser.disallow_all = True
-        return parser, f"robots.txt cannot be read ({exc.reason})", KEEP_UNREADABLE_SECONDS
+        # The site cannot be reached (or is refused): that reason, not robots.txt, is what a person needs.
+        return parser, exc.reason, KEEP_UNREADABLE_SECONDS
     if 400 <= response.status < 500:
         parser.allow_all = True
         return parser, "", KEEP_SECONDS
     if response.status >= 500:
         parser.disallow_all = True
-        return parser, f"robots.txt cannot be read (HTTP {response.status})", KEEP_UNREADABLE_SECONDS
+        return parser, f"not fetched: robots.txt cannot be read (HTTP {response.status})", KEEP_UNREADABLE_SECONDS
     parser.parse(response.body.decode("utf-8", errors="replace").splitlines())
     return parser, "", KEEP_SECONDS
 
@@ -72,7 +73,7 @@ def check(url: str) -> None:
     """Raises FetchError when robots.txt disallows url for our User-Agent."""
     parser, unreadable = robots_for(url)
     if unreadable:
-        raise FetchError(f"not fetched: {unreadable}", url=url)
+        raise FetchError(unreadable, url=url)
     if not parser.can_fetch(settings.SOURCES_USER_AGENT, url):
         raise FetchError(f"disallowed by robots.txt: {url[:200]}", url=url)
 
