@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 from django.conf import settings
 
@@ -20,6 +20,8 @@ from sources.web.errors import FetchError
 from sources.web.transport import Response, exchange
 
 REDIRECTS = (301, 302, 303, 307, 308)
+# Characters left as they are in a request target (RFC 3986's reserved and unreserved ones, and "%").
+_URL_SAFE = "/?#[]@!$&'()*+,;=:%-._~"
 # Replaced by tests that need a host name to resolve to an address of their choosing.
 resolver: addresses.Resolver = addresses.system_resolver
 
@@ -38,8 +40,12 @@ def split_url(url: str) -> tuple[str, str, int, str]:
         raise FetchError(f"not a valid URL (no host): {url[:200]}", url=url)
     if parts.username or parts.password:
         raise FetchError("URLs with a user name or password are not fetched", url=url)
-    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    return scheme, parts.hostname, port or (443 if scheme == "https" else 80), target
+    try:  # http.client sends ASCII only: an international name in its IDNA form, the path percent-encoded
+        host = parts.hostname if ":" in parts.hostname else parts.hostname.encode("idna").decode("ascii")
+    except UnicodeError:
+        raise FetchError(f"not a valid host name: {parts.hostname[:200]}", url=url) from None
+    target = quote((parts.path or "/") + (f"?{parts.query}" if parts.query else ""), safe=_URL_SAFE)
+    return scheme, host, port or (443 if scheme == "https" else 80), target
 
 
 @dataclass(frozen=True)
