@@ -22,6 +22,8 @@ from sources.web.transport import Response, exchange
 REDIRECTS = (301, 302, 303, 307, 308)
 # Characters left as they are in a request target (RFC 3986's reserved and unreserved ones, and "%").
 _URL_SAFE = "/?#[]@!$&'()*+,;=:%-._~"
+# Addresses of one name tried in turn when the first cannot be reached (each with its connect timeout).
+MAX_ADDRESSES = 3
 # Replaced by tests that need a host name to resolve to an address of their choosing.
 resolver: addresses.Resolver = addresses.system_resolver
 
@@ -72,7 +74,7 @@ def _send(hop: _Hop, headers: dict[str, str]) -> Response:
     pacing.wait_turn(f"{hop.host}:{hop.port}")
     headers = {"User-Agent": settings.SOURCES_USER_AGENT, "Accept-Encoding": "gzip, identity", **headers}
     error: FetchError | None = None
-    for address in hop.addresses:  # the next checked address when one cannot be reached
+    for address in hop.addresses[:MAX_ADDRESSES]:  # the next checked address when one cannot be reached
         try:
             return exchange(scheme=hop.scheme, host=hop.host, port=hop.port, address=address, target=hop.target,
                             headers=headers, max_bytes=settings.SOURCES_MAX_BYTES,
