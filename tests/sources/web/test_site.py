@@ -168,3 +168,19 @@ def test_an_entity_bomb_is_not_expanded(site):
     pages = site_pages(u("/index.xml"), max_pages=100, max_depth=3)
     assert pages == [u("/b")]
     assert any("declares a DOCTYPE (entities are not allowed in sitemaps): not read" in n for n in pages.notes)
+
+
+def test_max_depth_zero_lists_the_start_page_only(site):
+    site.pages["/"] = html("/a", "/b")
+    site.pages["/a"] = html()
+    assert site_pages(site.url("/"), max_pages=10, max_depth=0) == [site.url("/")]
+    assert "/a" not in site.paths_requested()
+
+
+def test_a_start_url_that_redirects_is_crawled_from_where_it_lands(site):
+    u = site.url
+    site.pages["/start"] = Page(status=301, location="/docs/")
+    site.pages["/docs/"] = html("/docs/a#x", "/other/")
+    site.pages["/docs/a"] = html()
+    site.pages["/other/"] = html()
+    assert site_pages(u("/start"), max_pages=10, max_depth=2) == [u("/docs/"), u("/docs/a")]
