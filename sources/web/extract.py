@@ -13,9 +13,11 @@ before parsing (corpus.ingest.parse.limits.check_markup).
 from __future__ import annotations
 
 import re
+from copy import deepcopy
 from dataclasses import dataclass
 
 import trafilatura
+from trafilatura.settings import DEFAULT_CONFIG
 
 from corpus.ingest.parse.base import ParseError
 from corpus.ingest.parse.limits import check_markup
@@ -24,6 +26,11 @@ from corpus.ingest.parse.text import decode_text
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 _SPACES = re.compile(r"\s+")
+# Under MIN_EXTRACTED_SIZE characters of main text (250 by default) trafilatura falls back to the whole
+# page's text, navigation included and headings, lists and code blocks flattened: a short docs page
+# ("Install: run pip install ...") is a page too, so its main text is kept as found.
+_CONFIG = deepcopy(DEFAULT_CONFIG)
+_CONFIG.set("DEFAULT", "MIN_EXTRACTED_SIZE", "1")
 
 
 @dataclass(frozen=True)
@@ -66,7 +73,8 @@ def page_document(body: bytes, url: str, content_type: str, *, charset: str | No
         # One pass: with metadata, trafilatura puts the title in a front-matter block above the text.
         output = trafilatura.extract(
             html, url=url, output_format="markdown", with_metadata=True, include_formatting=True,
-            include_links=False, include_tables=True, include_comments=False, include_images=False) or ""
+            include_links=False, include_tables=True, include_comments=False, include_images=False,
+            config=_CONFIG) or ""
     except (ValueError, TypeError) as exc:
         raise ParseError(f"The page {url} could not be read ({exc}).") from None
     title, markdown = _front_matter(output)

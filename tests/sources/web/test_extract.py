@@ -83,3 +83,14 @@ def test_a_markup_bomb_is_refused_before_parsing(settings):
     settings.MAX_MARKUP_ELEMENTS = 1000
     with pytest.raises(ParseError, match="more than 1,000 markup elements"):
         page_document(b"<html><body>" + b"<div>" * 5000 + b"</body></html>", "https://example.org/x", "text/html")
+
+
+def test_a_short_page_keeps_its_structure_and_drops_its_navigation():
+    html = ("<html><head><title>Setup</title></head><body><nav><ul><li><a href='/'>Home</a></li>"
+            "<li><a href='/docs'>Docs</a></li></ul></nav><main><h2>Setup</h2><p>Set the port.</p>"
+            "<ul><li>one</li><li>two</li></ul><pre><code>make run\nmake test</code></pre></main></body></html>")
+    markdown = page_document(html.encode(), "https://example.org/setup", "text/html").markdown
+    assert "## Setup" in markdown.splitlines()
+    assert "- one\n- two" in markdown
+    assert "make run\nmake test" in markdown
+    assert "Home" not in markdown and "Docs" not in markdown
