@@ -94,3 +94,30 @@ def test_a_short_page_keeps_its_structure_and_drops_its_navigation():
     assert "- one\n- two" in markdown
     assert "make run\nmake test" in markdown
     assert "Home" not in markdown and "Docs" not in markdown
+
+
+def test_a_generated_manuals_headings_are_kept():
+    """GNU time's texinfo manual: trafilatura alone drops all its <h2>/<h3>."""
+    from tests.conftest import ROOT
+
+    body = (ROOT / "chat/evaluation/data/html-guides/docs/gnu-time.html").read_bytes()
+    page = page_document(body, "https://www.gnu.org/software/time/manual/time.html", "text/html")
+    lines = page.markdown.splitlines()
+    assert page.title == "Measuring Program Resource Use"
+    for heading in ("## 1 Measuring Program Resource Use", "### 1.1 Setting the Output Format",
+                    "### 1.2 The Format String", "### 1.3 Redirecting Output"):
+        assert heading in lines
+    assert "ragwebheading" not in page.markdown
+    # The text under a heading follows it.
+    after = page.markdown.split("### 1.1 Setting the Output Format", 1)[1]
+    assert after.lstrip().startswith("`time` uses a *format string*")
+
+
+def test_a_permalink_sign_is_not_part_of_the_heading():
+    html = ("<html><body><article><h1>Models<a class='headerlink' href='#models'>¶</a></h1><p>A model is the single, "
+            "definitive source of information about your data, with the fields and behaviours you store.</p>"
+            "<h2>Fields<a class='headerlink' href='#fields'>¶</a></h2><p>The most important part of a model is "
+            "the list of database fields it defines, each a class attribute.</p></article></body></html>")
+    page = page_document(html.encode(), "https://docs.example.org/models", "text/html")
+    assert page.title == "Models"
+    assert "## Fields" in page.markdown.splitlines()
