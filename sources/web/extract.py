@@ -6,7 +6,7 @@ rules of our own would; tables stay tables, a link keeps its text (not its addre
 Markdown headings (#, ##, ...): trafilatura drops the <h2>/<h3> of many generated manuals (texinfo,
 asciidoc: 3 of the 4 HTML guides of the evaluation set lost all of them), so each heading goes in as
 a marked paragraph, which it keeps where it keeps the text around it, and comes out as a heading.
-The title is the page's first <h1>, else its og:title, else its <title>. The charset is the one the
+The title is the main text's first <h1>, else the page's og:title, else its <title>. The charset is the one the
 Content-Type header names ("text/html; charset=iso-8859-1", or charset=...), else the page's
 <meta charset>, else UTF-8 or Windows-1252 (corpus.ingest.parse.text.decode_text). Raises
 ParseError, with a message a person can read, for a page that is empty, has no main text, or cannot
@@ -61,10 +61,8 @@ def _text(element) -> str:
     return _SPACES.sub(" ", element.text_content()).strip().rstrip("¶ ")  # Sphinx's and MkDocs' permalinks
 
 
-def _title(root) -> str:
-    for h1 in root.iter("h1"):
-        if _text(h1):
-            return _text(h1)
+def _head_title(root) -> str:
+    """og:title, else <title>: for a page whose main text has no <h1>."""
     for meta in root.iter("meta"):
         if meta.get("property") == "og:title" and (meta.get("content") or "").strip():
             return _SPACES.sub(" ", meta.get("content")).strip()
@@ -106,7 +104,7 @@ def page_document(body: bytes, url: str, content_type: str, *, charset: str | No
         root = lxml.html.document_fromstring(html)
     except (etree.ParserError, ValueError) as exc:
         raise ParseError(f"The page {url} could not be read ({exc}).") from None
-    title = _title(root)
+    head_title = _head_title(root)
     _mark_headings(root)
     try:
         markdown = trafilatura.extract(
@@ -117,7 +115,7 @@ def page_document(body: bytes, url: str, content_type: str, *, charset: str | No
     markdown = _unmark_headings(markdown)
     if not markdown.strip():
         raise ParseError(f"The page {url} has no main text to index (only navigation, or nothing readable).")
-    if not title:
-        first = next((line for line in markdown.splitlines() if line.startswith("#")), "")
-        title = first.lstrip("#").strip() or url
+    # The main text's first <h1> (not a site name in a page header that trafilatura dropped).
+    h1 = next((line[2:].strip() for line in markdown.splitlines() if line.startswith("# ")), "")
+    title = h1 or head_title or url
     return Page(title=title, markdown=markdown.strip() + "\n")

@@ -121,3 +121,8 @@ def test_a_permalink_sign_is_not_part_of_the_heading():
     page = page_document(html.encode(), "https://docs.example.org/models", "text/html")
     assert page.title == "Models"
     assert "## Fields" in page.markdown.splitlines()
+
+
+def test_the_title_is_the_main_texts_h1_not_the_sites_name_in_its_header():
+    html = ARTICLE.replace("<header>", "<header><h1>Garden site</h1>")
+    assert page_document(html.encode(), "https://garden.example/tomatoes", "text/html").title == "Growing tomatoes"
