@@ -1,7 +1,7 @@
 """A GET that follows redirects, each hop checked as if it were the first request.
 
 `get(url, headers=..., check=...)` is the one way web fetching talks to a server: for every hop it
-checks the scheme (http/https only), calls `check(url)` (robots.txt, for pages), resolves and checks
+checks the scheme (http/https only), calls `check(url)` (robots.txt and its Crawl-delay, for pages), resolves and checks
 the host's addresses (SSRF guard, addresses.py) and connects to the checked address, waits its turn
 for the host (pacing.py), and sends the request with the caps of transport.py. At most
 SOURCES_MAX_REDIRECTS redirects; a redirect back to a URL already visited is a loop.
@@ -70,8 +70,8 @@ def _checked(url: str) -> _Hop:
     return _Hop(url, scheme, host, port, target, checked)
 
 
-def _send(hop: _Hop, headers: dict[str, str]) -> Response:
-    pacing.wait_turn(f"{hop.host}:{hop.port}")
+def _send(hop: _Hop, headers: dict[str, str], *, crawl_delay: float = 0.0) -> Response:
+    pacing.wait_turn(f"{hop.host}:{hop.port}", at_least=crawl_delay)
     headers = {"User-Agent": settings.SOURCES_USER_AGENT, "Accept-Encoding": "gzip, identity", **headers}
     error: FetchError | None = None
     for address in hop.addresses[:MAX_ADDRESSES]:  # the next checked address when one cannot be reached
@@ -89,8 +89,12 @@ def _send(hop: _Hop, headers: dict[str, str]) -> Response:
 
 
 def get(url: str, *, headers: dict[str, str] | None = None,
-        check: Callable[[str], None] | None = None) -> tuple[str, Response]:
-    """(final URL, response) of a GET of url, redirects followed and re-checked; FetchError otherwise."""
+        check: Callable[[str], float] | None = None) -> tuple[str, Response]:
+    """(final URL, response) of a GET of url, redirects followed and re-checked; FetchError otherwise.
+
+    check(url) raises FetchError to refuse a hop, or returns the seconds the host asks between
+    requests (robots.txt's Crawl-delay; 0 for none).
+    """
     visited = set()
     for _ in range(settings.SOURCES_MAX_REDIRECTS + 1):
         url = url.split("#", 1)[0]
@@ -98,9 +102,8 @@ def get(url: str, *, headers: dict[str, str] | None = None,
             raise FetchError(f"redirect loop: {url[:200]} redirects back to itself", url=url)
         visited.add(url)
         hop = _checked(url)  # the address first: robots.txt is not fetched from a refused one
-        if check is not None:
-            check(url)
-        response = _send(hop, headers or {})
+        crawl_delay = check(url) if check is not None else 0.0
+        response = _send(hop, headers or {}, crawl_delay=crawl_delay)
         if response.status not in REDIRECTS:
             return url, response
         location = response.headers.get("Location")

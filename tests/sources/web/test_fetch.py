@@ -199,3 +199,13 @@ def test_an_international_host_name_is_resolved_and_sent_in_its_idna_form(site, 
     site.pages["/"] = "<p>Bücher</p>"
     assert fetch(f"http://bücher.example:{site.port}/").body == "<p>Bücher</p>".encode()
     assert site.requests[-1].headers["Host"] == f"xn--bcher-kva.example:{site.port}"
+
+
+def test_robots_txt_crawl_delay_spaces_the_requests(site):
+    site.pages["/robots.txt"] = Page("User-agent: *\nCrawl-delay: 1\n", content_type="text/plain")
+    site.pages["/a"] = "<p>a</p>"
+    site.pages["/b"] = "<p>b</p>"
+    fetch(site.url("/a"))
+    fetch(site.url("/b"))
+    times = {r.path: r.time for r in site.requests}
+    assert times["/b"] - times["/a"] >= 0.95  # (urllib.robotparser reads whole seconds only)
