@@ -20,7 +20,13 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
-from corpus import permissions, preview, selectors, services
+from corpus import (
+    admin_llm,  # noqa: F401  (registers the LLM settings page)
+    permissions,
+    preview,
+    selectors,
+    services,
+)
 from corpus.forms import GroupNamesField, MultipleFileField, UsernamesField
 from corpus.models import Chunk, Collection, Document
 from corpus.uploads import SUPPORTED_HELP, accept_attribute
