@@ -16,6 +16,7 @@ from django.conf import settings
 logger = logging.getLogger(__name__)
 
 PROBE_TIMEOUT_MAX = 20.0  # seconds; LLM_TIMEOUT if shorter
+LIST_TIMEOUT_MAX = 5.0  # the settings page lists the models on every view: a silent endpoint must not hold it long
 MODELS_SHOWN = 200
 TEST_PROMPT = [{"role": "user", "content": "Reply with the single word: OK"}]
 
@@ -41,7 +42,7 @@ def list_models(*, base_url: str, api_key: str, timeout: float | None = None) ->
     if not base_url:
         return []
     try:
-        page = _client(base_url, api_key, timeout or probe_timeout()).models.list()
+        page = _client(base_url, api_key, timeout or min(probe_timeout(), LIST_TIMEOUT_MAX)).models.list()
         ids = sorted({str(m.id) for m in page.data if getattr(m, "id", None)})
     except Exception as exc:  # any failure just means "no list": the test button says why
         logger.info("LLM model list unavailable (%s)", type(exc).__name__)
