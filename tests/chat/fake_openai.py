@@ -171,6 +171,12 @@ def fake_llm(settings):
 
 
 @pytest.fixture
-def no_llm(settings):
+def no_llm(settings, monkeypatch):
+    """No LLM at all: none in the settings, and none read from the admin's LLM settings (so tests
+    without the database may ask corpus.llm too). Tests of the admin's settings clear the settings
+    themselves instead."""
+    from corpus import llm
+
     settings.LLM_BASE_URL = ""
     settings.LLM_MODEL = ""
+    monkeypatch.setattr(llm, "stored_config", lambda: llm.NONE)

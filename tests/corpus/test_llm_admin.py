@@ -23,6 +23,11 @@ URL = "/admin/corpus/llmsettings/"
 KEY = "sk-test-9c1e5d7b-never-logged"
 
 
+@pytest.fixture
+def env_without_llm(settings):
+    settings.LLM_BASE_URL, settings.LLM_MODEL, settings.LLM_API_KEY = "", "", ""
+
+
 @pytest.fixture(autouse=True)
 def fresh_cache():
     llm.forget_stored()
@@ -31,7 +36,7 @@ def fresh_cache():
 
 
 @pytest.fixture
-def staff(django_user_model, no_llm, settings):
+def staff(django_user_model, env_without_llm, settings):
     settings.LLM_TIMEOUT, settings.LLM_MAX_RETRIES = 2.0, 0
     user = django_user_model.objects.create_user("sam", password="sam-password-1", is_staff=True)
     client = Client()

@@ -21,6 +21,11 @@ pytestmark = pytest.mark.django_db
 ADMIN_KEY = "sk-admin-key-3f9a"
 
 
+@pytest.fixture
+def env_without_llm(settings):
+    settings.LLM_BASE_URL, settings.LLM_MODEL, settings.LLM_API_KEY = "", "", ""
+
+
 @pytest.fixture(autouse=True)
 def fresh_cache():
     """The admin settings are cached per process: each test starts and ends without them."""
@@ -30,13 +35,13 @@ def fresh_cache():
 
 
 @pytest.fixture
-def server(settings, no_llm):
+def server(settings, env_without_llm):
     settings.LLM_MAX_RETRIES, settings.LLM_TIMEOUT = 0, 5.0
     with FakeOpenAI(reply="Thirty seconds [1].") as fake:
         yield fake
 
 
-def test_nothing_configured_means_extractive(no_llm):
+def test_nothing_configured_means_extractive(env_without_llm):
     assert llm.current() == llm.NONE and not llm.llm_configured()
 
 
