@@ -90,9 +90,10 @@ def llm_error_message(exc: BaseException) -> str:
     if isinstance(exc, openai.APITimeoutError):
         return f"The language model did not answer in time (timeout {settings.LLM_TIMEOUT:g} s)."
     if isinstance(exc, openai.APIConnectionError):
-        return "The language model could not be reached; check LLM_BASE_URL and that the server is running."
+        return ("The language model could not be reached; check its address (LLM_BASE_URL, or the admin's LLM "
+                "settings) and that the server is running.")
     if isinstance(exc, openai.AuthenticationError):
-        return "The language model refused the API key (LLM_API_KEY)."
+        return "The language model refused the API key (LLM_API_KEY, or the admin's LLM settings)."
     if isinstance(exc, openai.APIStatusError):
         return f"The language model answered with an error (HTTP {exc.status_code})."
     return "The language model failed while answering."
