@@ -212,7 +212,7 @@ class DocumentDetailView(APIView):
                    summary="Delete a document, its chunks and its file", tags=["documents"])
     def delete(self, request: Request, pk: int) -> Response:
         document = permissions.document_for(request.user, pk, write=True)
-        services.document_delete(document=document)
+        services.document_delete(document=document, request=request)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -83,6 +83,8 @@ class Message(models.Model):
     content = models.TextField(blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.COMPLETE)
     mode = models.CharField(max_length=16, choices=Mode.choices, blank=True, default=Mode.NONE)
+    # The LLM that wrote the answer (mode "llm"), as named by its configuration; shown in the chat.
+    model = models.CharField(max_length=200, blank=True)
     error = models.TextField(blank=True, help_text="A message for the user when the answer failed.")
     query = models.TextField(blank=True, help_text="The standalone query used for retrieval.")
     collection_slug = models.CharField(max_length=100, blank=True)

@@ -155,8 +155,9 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
         yield AskEvent("start", reply)
         prepared = prepare(question=question, collections=collections, history=history, rse=rse, filters=filters)
         reply.query, reply.mode = prepared.query, prepared.mode
+        reply.model = prepared.llm.model if prepared.llm else ""
         reply.citations, reply.relevance = prepared.citations, prepared.relevance
-        reply.save(update_fields=["query", "mode", "citations", "relevance"])
+        reply.save(update_fields=["query", "mode", "model", "citations", "relevance"])
         if stream:
             last_poll = time.monotonic()
             pieces = stream_answer(prepared, history)

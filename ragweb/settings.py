@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # Swagger UI's files, served from static/ (no CDN)
     "django_htmx",
     "template_partials",
+    "audit",  # the lowest layer: every app records who did what through audit.record
     "accounts",
     "sso",
     "corpus",
@@ -292,6 +293,16 @@ LLM_TIMEOUT = env_float("LLM_TIMEOUT", 60.0, minimum=1.0)
 LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 2, minimum=0, maximum=10)
 if LLM_BASE_URL and not LLM_MODEL:
     raise ImproperlyConfigured("LLM_MODEL must be set when LLM_BASE_URL is set")
+# Without LLM_BASE_URL, staff may set the LLM in the admin (corpus.llm reads it, cached this long per process).
+LLM_SETTINGS_CACHE_SECONDS = env_float("LLM_SETTINGS_CACHE_SECONDS", 5.0, minimum=0.0)
+
+# Audit trail (audit app): events older than AUDIT_RETENTION_DAYS are pruned daily (celery beat,
+# or `manage.py prune_audit`); an event's detail is cut to AUDIT_DETAIL_MAX_CHARS of JSON.
+AUDIT_RETENTION_DAYS = env_int("AUDIT_RETENTION_DAYS", 180, minimum=1)
+AUDIT_DETAIL_MAX_CHARS = env_int("AUDIT_DETAIL_MAX_CHARS", 2000, minimum=200, maximum=100_000)
+CELERY_BEAT_SCHEDULE = {
+    "audit-prune": {"task": "audit.prune", "schedule": 24 * 3600},
+}
 
 # Retrieval: the choices an operator makes. The engine's tuned numbers (BM25 k1/b, fusion shares,
 # relevance calibration, candidate counts) are constants in chat/retrieval/tuning.py.
