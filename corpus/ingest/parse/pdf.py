@@ -26,6 +26,7 @@ from corpus.ingest.parse.limits import (
 from corpus.ingest.parse.pages import joined_pages
 from corpus.ingest.parse.pdf_layout import clean_pages
 from corpus.ingest.parse.pdf_scans import ocr_pages
+from corpus.ingest.parse.pdf_tables import draws_rules, tables_text
 
 logger = logging.getLogger(__name__)
 
@@ -44,9 +45,11 @@ def parse_pdf(data: bytes, on_progress: Progress | None = None) -> tuple[str, li
     # pypdf reports recoverable damage through logging; the outcome is what matters here.
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     with apply_configuration(**_stream_limits()):
-        page_texts, scanned, metadata_title = _read_pages(data)
+        page_texts, scanned, ruled, metadata_title = _read_pages(data)
     if not page_texts:
         raise ParseError(DAMAGED_MESSAGE)
+    for index, text in tables_text(data, ruled).items():
+        page_texts[index] = text
     if scanned:
         for index, text in ocr_pages(data, scanned, on_progress).items():
             page_texts[index] = text
@@ -74,9 +77,9 @@ def _stream_limits() -> dict[str, int]:
     return {name: min(getattr(configuration, name), limit) for name in names if hasattr(configuration, name)}
 
 
-def _read_pages(data: bytes) -> tuple[list[str], list[int], object]:
+def _read_pages(data: bytes) -> tuple[list[str], list[int], list[int], object]:
     """(each page's text layer, the indexes of the pages without one that hold an image, the
-    metadata title)."""
+    indexes of the pages with one that draw ruling lines (tables, maybe), the metadata title)."""
     from pypdf import PdfReader
     from pypdf.errors import DependencyError, LimitReachedError
 
@@ -93,11 +96,14 @@ def _read_pages(data: bytes) -> tuple[list[str], list[int], object]:
                 raise ParseError(ENCRYPTED_MESSAGE)
         page_texts: list[str] = []
         scanned: list[int] = []
+        ruled: list[int] = []
         length = 0
         for index, page in enumerate(reader.pages):
             page_text = page.extract_text() or ""
             if not page_text.strip() and has_image(page):
                 scanned.append(index)
+            elif page_text.strip() and draws_rules(_content(page)):
+                ruled.append(index)
             _forget_decoded_contents(page)
             length += len(page_text)
             if length > limit:
@@ -110,7 +116,7 @@ def _read_pages(data: bytes) -> tuple[list[str], list[int], object]:
         raise decompressed_error("The PDF") from exc
     except Exception as exc:  # noqa: BLE001 - pypdf signals damage with many exception types
         raise ParseError(DAMAGED_MESSAGE) from exc
-    return page_texts, scanned, metadata_title
+    return page_texts, scanned, ruled, metadata_title
 
 
 def has_image(page, depth: int = 0) -> bool:
@@ -126,6 +132,16 @@ def has_image(page, depth: int = 0) -> bool:
         if subtype == "/Image" or (subtype == "/Form" and depth < 2 and has_image(xobject, depth + 1)):
             return True
     return False
+
+
+def _content(page) -> bytes:
+    """The page's content streams, decoded (extract_text has just decoded them: pypdf caches them)."""
+    contents = page.get("/Contents")
+    if contents is None:
+        return b""
+    contents = contents.get_object()
+    streams = list(contents) if isinstance(contents, list) else [contents]
+    return b"\n".join(stream.get_object().get_data() for stream in streams)
 
 
 def _forget_decoded_contents(page) -> None:
