@@ -6,7 +6,8 @@ A4 pages at 150 dpi (chat.evaluation.scans), and read back through the parser re
 degraded like a cheap scan (rotated by 1.2°, 3% of the pixels speckled, blurred) as PNG files,
 and the degraded pages as one image-only PDF (rendered again at OCR_DPI before OCR). For each:
 the character error rate (edit distance / reference length, white space runs counted as one
-space) and pages per second (wall clock, the engine loaded beforehand).
+space) pages per second (wall clock, the engine loaded beforehand) and the CPU seconds a page takes (all of
+the process's threads: what a page costs on a machine shared with other work).
 """
 
 from __future__ import annotations
@@ -39,15 +40,16 @@ class Command(BaseCommand):
         parse_document(png(pages[0].crop((0, 0, 1240, 300))), filename="warm-up.png")
         self.stdout.write(f"{len(pages)} pages, {len(reference):,} characters; OCR_DPI={settings.OCR_DPI}, "
                           f"OCR_MAX_PIXELS={settings.OCR_MAX_PIXELS:,}")
-        self.stdout.write(f"{'variant':<28} {'CER':>7} {'pages/s':>8} {'s/page':>7}")
+        self.stdout.write(f"{'variant':<28} {'CER':>7} {'pages/s':>8} {'s/page':>7} {'CPU s/page':>10}")
         variants = [
             ("clean PNG pages", [(png(page), f"page{i}.png") for i, page in enumerate(pages)]),
             ("scanned PNG (noise, 1.2°)", [(png(page), f"scan{i}.png") for i, page in enumerate(degraded)]),
             ("scanned PDF (image-only)", [(image_pdf(degraded), "scan.pdf")]),
         ]
         for name, files in variants:
-            started = time.monotonic()
+            started, cpu = time.monotonic(), time.process_time()
             read = "\n\n".join(parse_document(data, filename=filename).text for data, filename in files)
-            seconds = time.monotonic() - started
+            seconds, cpu = time.monotonic() - started, time.process_time() - cpu
             cer = character_error_rate(reference, read)
-            self.stdout.write(f"{name:<28} {cer:>7.2%} {len(pages) / seconds:>8.3f} {seconds / len(pages):>7.1f}")
+            self.stdout.write(f"{name:<28} {cer:>7.2%} {len(pages) / seconds:>8.3f} {seconds / len(pages):>7.1f} "
+                              f"{cpu / len(pages):>10.1f}")
