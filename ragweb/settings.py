@@ -164,7 +164,7 @@ OCR_ENABLED = env_bool("OCR_ENABLED", True)
 OCR_DPI = env_int("OCR_DPI", 200, minimum=50)
 OCR_MAX_PIXELS = env_int("OCR_MAX_PIXELS", 6_000_000, minimum=10_000)
 OCR_MAX_IMAGE_PIXELS = env_int("OCR_MAX_IMAGE_PIXELS", 80_000_000, minimum=10_000)
-OCR_PAGE_SECONDS = env_float("OCR_PAGE_SECONDS", 60.0, minimum=1.0)
+OCR_PAGE_SECONDS = env_float("OCR_PAGE_SECONDS", 120.0, minimum=1.0)
 OCR_MAX_PAGES = env_int("OCR_MAX_PAGES", 200, minimum=1)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # Stored documents are private: readable by the app's own user only (not other local accounts).
