@@ -6,8 +6,6 @@ reads each in a second or two."""
 from __future__ import annotations
 
 import io
-import struct
-import zlib
 
 import pytest
 from PIL import Image
@@ -16,6 +14,8 @@ from chat.evaluation.scans import degrade, image_pdf, png, render_pages
 from corpus.ingest.parse import ParseError, parse_document
 from corpus.ingest.parse.formats import PDF, PNG, TIFF
 from corpus.ingest.parse.ocr import TextBox, lines_text, scaled_to_bound
+from tests.corpus.ingest_helpers import eager_media  # noqa: F401
+from tests.reliability import bombs
 
 SMALL = {"size": (900, 200), "font_size": 34, "wrap": 40, "margin": 40}
 HERONS = "Herons stand still in shallow water."
@@ -83,22 +83,12 @@ def test_a_multi_page_tiff_is_one_page_per_frame():
     assert document.pages == [0, len(HERONS) + 2]
 
 
-def png_claiming(width: int, height: int) -> bytes:
-    """A PNG whose header claims width × height pixels (a decompression bomb's header)."""
-    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
-    chunk = b"IHDR" + header
-    ihdr = struct.pack(">I", len(header)) + chunk + struct.pack(">I", zlib.crc32(chunk))
-    data = zlib.compress(b"\x00" * 1000)
-    idat = struct.pack(">I", len(data)) + b"IDAT" + data + struct.pack(">I", zlib.crc32(b"IDAT" + data))
-    return b"\x89PNG\r\n\x1a\n" + ihdr + idat
-
-
 def test_an_image_claiming_too_many_pixels_is_refused_unread():
-    assert parse_error(png_claiming(12_000, 12_000), "big.png") == (
+    assert parse_error(bombs.png_claiming(12_000, 12_000), "big.png") == (
         "The image is 12,000 × 12,000 pixels, over the limit of 80,000,000 pixels (a decompression bomb, or a "
         "scan at too high a resolution); it was not read.")
     # Past Pillow's own bound, refused as it opens the file.
-    assert parse_error(png_claiming(60_000, 60_000), "bomb.png") == (
+    assert parse_error(bombs.png_claiming(60_000, 60_000), "bomb.png") == (
         "The image is over the limit of 80,000,000 pixels (a decompression bomb, or a scan at too high a "
         "resolution); it was not read.")
 
@@ -130,11 +120,7 @@ def test_too_many_scanned_pages_are_refused_before_any_is_read(settings):
 
 
 def test_a_corrupt_tiff_is_refused_as_damaged():
-    out = io.BytesIO()
-    page(HERONS).save(out, "TIFF", compression="tiff_deflate")
-    data = out.getvalue()
-
-    assert parse_error(data[: len(data) // 2], "torn.tiff") == (
+    assert parse_error(bombs.tiff_truncated(), "torn.tiff") == (
         "The image file is damaged or incomplete and could not be read.")
 
 
@@ -155,3 +141,35 @@ def test_boxes_are_grouped_into_lines_and_paragraphs():
              TextBox(250, 280, 10, "new paragraph")]
 
     assert lines_text(boxes) == "left right\nnext line\n\nnew paragraph"
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("eager_media")
+def test_scans_uploaded_become_searchable_with_their_page_numbers(user):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from chat.retrieval.search import search
+    from corpus import services
+    from corpus.models import Chunk, Collection, Document
+
+    # The smallest chunks (16 tokens), so each page's text makes chunks of its own.
+    collection = Collection.objects.create(slug="scans", name="Scans", owner=user, chunk_size=16, chunk_overlap=0)
+    scans, shown = render_pages([f"{HERONS} They wait for fish.", f"{INVOICE} Late payers owe a fee."],
+                                **{**SMALL, "size": (900, 230)})  # three lines a page: a paragraph each
+    uploads = {"scan.pdf": image_pdf(scans), "herons.png": png(page(HERONS))}
+    for name, data in uploads.items():
+        result = services.document_upload(collection=collection, file=SimpleUploadedFile(name, data))
+        document = Document.objects.get(pk=result.document.pk)
+        assert (document.status, document.error) == (Document.Status.READY, ""), name
+
+    scan = Document.objects.get(source="scan.pdf")
+    assert len(scans) == 2 and scan.text == "\n\n".join(shown)
+    assert scan.pages == [0, scan.text.index(INVOICE)]
+    found = search(query="payment due within thirty days", collections=Collection.objects.filter(pk=collection.pk),
+                   mode="keyword", k=1, rse=None)
+    best = found.chunks[0]
+    assert best.document.id == scan.pk and INVOICE in best.text
+    assert Chunk.objects.get(pk=best.chunk_id).page == 2
+    image = Document.objects.get(source="herons.png")
+    assert (image.media_type, image.text, image.pages) == (PNG, HERONS, [0])
+    assert set(Chunk.objects.filter(document=image).values_list("page", flat=True)) == {1}
