@@ -31,6 +31,9 @@ def test_the_filter_control_fits_the_screen(twins, live_server, chromium, viewpo
     assert summary.bounding_box()["height"] < 40  # closed: one line above the question box
 
     summary.click()
+    # Open, its line stays in view above the fields, so it can be closed again.
+    assert summary.is_visible()
+    assert summary.bounding_box()["y"] < page.locator("#ask-form input[name=tags]").bounding_box()["y"]
     for field in ("input[name=tags]", "input[name=source_prefix]", "input[name=after]", "input[name=before]",
                   "input[name=media_type][value='application/pdf']"):
         box = page.locator(f"#ask-form {field}").bounding_box()
