@@ -35,7 +35,8 @@ class DocumentOutput(serializers.ModelSerializer):
         read_only_fields = fields
         extra_kwargs = {"status": {"help_text": "queued → parsing → chunking → contextualizing → embedding → "
                                                 "ready | failed"},
-                        "progress_done": {"help_text": "Chunks processed in the current stage."},
+                        "progress_done": {"help_text": "Work done in the current stage, of progress_total: scanned "
+                                                       "pages read by OCR while parsing, chunks while embedding."},
                         "error": {"help_text": "Why the document failed, for a person (empty otherwise)."},
                         "metadata": {"help_text": "source_kind, url or path, media_type, title, author, created, "
                                                   "modified (ISO 8601, UTC) and tags; filled at ingestion, tags "

@@ -97,6 +97,9 @@ class Message(models.Model):
     citations = models.JSONField(default=list, blank=True)
     # {"<document id>": {"<chunk index>": relevance 0-1}} for the retrieved chunks (the relevance chart).
     relevance = models.JSONField(default=dict, blank=True)
+    # The filter object the answer's search was narrowed by (chat.retrieval.filters; {} = none), so
+    # that regenerating it searches the same documents.
+    filters = models.JSONField(default=dict, blank=True)
     stop_requested = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 

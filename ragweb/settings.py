@@ -214,6 +214,16 @@ MAX_MARKUP_ELEMENTS = env_int("MAX_MARKUP_ELEMENTS", 3_000_000, minimum=1)
 MAX_SPREADSHEET_CELLS = env_int("MAX_SPREADSHEET_CELLS", 500_000, minimum=1)
 MAX_DOCUMENT_CHARS = env_int("MAX_DOCUMENT_CHARS", 10_000_000, minimum=1)
 MAX_CHUNKS_PER_DOCUMENT = env_int("MAX_CHUNKS_PER_DOCUMENT", 20_000, minimum=1)
+# OCR of scanned PDF pages and images (corpus/ingest/parse/ocr.py): pages rendered at OCR_DPI, no
+# page or image larger than OCR_MAX_PIXELS is read (larger images are scaled down; a file claiming
+# more than OCR_MAX_IMAGE_PIXELS is refused unread: a decompression bomb), each page stopped after
+# OCR_PAGE_SECONDS, at most OCR_MAX_PAGES pages per document. OCR_ENABLED=0 refuses text-less files.
+OCR_ENABLED = env_bool("OCR_ENABLED", True)
+OCR_DPI = env_int("OCR_DPI", 200, minimum=50)
+OCR_MAX_PIXELS = env_int("OCR_MAX_PIXELS", 6_000_000, minimum=10_000)
+OCR_MAX_IMAGE_PIXELS = env_int("OCR_MAX_IMAGE_PIXELS", 80_000_000, minimum=10_000)
+OCR_PAGE_SECONDS = env_float("OCR_PAGE_SECONDS", 120.0, minimum=1.0)
+OCR_MAX_PAGES = env_int("OCR_MAX_PAGES", 200, minimum=1)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # Stored documents are private: readable by the app's own user only (not other local accounts).
 FILE_UPLOAD_PERMISSIONS = 0o600
