@@ -7,6 +7,7 @@ import time
 import numpy as np
 from django.db import connection
 
+from chat.retrieval import tuning
 from chat.retrieval.vector import execute_with_session_settings, vector_literal
 
 
@@ -30,8 +31,9 @@ def exact_nearest(vector: np.ndarray, k: int) -> list[int]:
 
 
 def nearest_in(vector: np.ndarray, collection_ids: list[int], k: int, *, exact: bool) -> list[int]:
-    """The k nearest chunks of the collections: the HNSW scan filtered by collection (iterative
-    scan, as the search runs it) or, `exact`, a full scan of their chunks."""
+    """The k nearest chunks of the collections: as the search's vector side finds them (the HNSW
+    scan filtered by collection, iterative, its tuning.CANDIDATES candidates re-sorted by
+    distance) or, `exact`, by a full scan of their chunks."""
     order = "(c.embedding <=> %(v)s::vector) + 0" if exact else "c.embedding <=> %(v)s::vector"
     with connection.cursor() as cursor:
         execute_with_session_settings(cursor, f"""
@@ -39,8 +41,9 @@ def nearest_in(vector: np.ndarray, collection_ids: list[int], k: int, *, exact: 
                 SELECT c.id, c.embedding <=> %(v)s::vector AS distance FROM corpus_chunk c
                 WHERE c.embedding IS NOT NULL AND c.document_id IN (
                     SELECT id FROM corpus_document WHERE collection_id = ANY(%(c)s::bigint[]))
-                ORDER BY {order} LIMIT %(k)s)
-            SELECT id FROM hits ORDER BY distance""", {"v": vector_literal(vector), "c": collection_ids, "k": k})
+                ORDER BY {order} LIMIT %(n)s)
+            SELECT id FROM hits ORDER BY distance LIMIT %(k)s""",
+            {"v": vector_literal(vector), "c": collection_ids, "k": k, "n": k if exact else max(k, tuning.CANDIDATES)})
         return [r[0] for r in cursor.fetchall()]
 
 

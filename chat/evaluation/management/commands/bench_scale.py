@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import close_old_connections, connection, connections
 from django.utils import timezone
@@ -84,8 +85,10 @@ class Command(BaseCommand):
                             help="Share of the synthetic chunks in the small collection.")
         parser.add_argument("--keep", action="store_true", help="Keep the synthetic collections (and reuse them).")
         parser.add_argument("--seed", type=int, default=11)
+        parser.add_argument("--ef", type=int, default=None,
+                            help="HNSW ef_search for this run (default: the SEARCH_HNSW_EF setting).")
 
-    def handle(self, *args, queries, recall_collection, sizes, small_share, keep, seed, **options):
+    def handle(self, *args, queries, recall_collection, sizes, small_share, keep, seed, ef, **options):
         real = Collection.objects.filter(slug=recall_collection).first()
         if real is None:
             raise CommandError(f"There is no collection {recall_collection!r}.")
@@ -96,8 +99,13 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         if not targets or targets[0] < 10 * CHUNKS_PER_DOCUMENT or not 0 < small_share < 0.5:
             raise CommandError("Sizes must be at least 1000 chunks and --small-share between 0 and 0.5.")
+        if ef is not None:
+            if not 1 <= ef <= 1000:
+                raise CommandError("--ef must be from 1 to 1000.")
+            settings.SEARCH_HNSW_EF = ef  # this process only: the search reads it per statement
         with os.popen("uptime") as uptime:
-            self.stdout.write(f"{timezone.now():%Y-%m-%d %H:%M} UTC; {uptime.read().strip()}")
+            self.stdout.write(f"{timezone.now():%Y-%m-%d %H:%M} UTC; {uptime.read().strip()}; "
+                              f"hnsw.ef_search {settings.SEARCH_HNSW_EF}")
         rng = np.random.default_rng(seed)
         bases = Bases.of(real)
         sigma, cosine = calibrate_noise(bases, rng)
