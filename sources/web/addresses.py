@@ -1,0 +1,108 @@
+"""Which addresses a fetch may connect to: the SSRF guard.
+
+`checked_addresses(host, port)` resolves a host name once and returns the addresses a connection may
+use; the caller connects to one of those addresses (never to the name again), so a DNS answer that
+changes between the check and the connection (DNS rebinding) cannot slip a private address through.
+Every non-public address is refused — loopback, private, link-local (169.254.169.254, the cloud
+metadata service), carrier-grade NAT, multicast, reserved, unspecified, their IPv6 forms and IPv4
+addresses wrapped in IPv6 (::ffff:127.0.0.1, 6to4, Teredo, NAT64) — unless `allow_private`.
+Numeric spellings that C resolvers accept (2130706433, 0x7f000001, 0177.0.0.1, 127.1) are read as
+the address they mean before anything else.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import socket
+from collections.abc import Callable
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+# host, port -> the addresses it resolves to (strings). Tests inject their own.
+Resolver = Callable[[str, int], list[str]]
+
+ALLOW_HINT = "set SOURCES_ALLOW_PRIVATE=1 to allow"
+# Only digits, dots and hex prefixes: what inet_aton reads as a (legacy) IPv4 spelling.
+_NUMERIC_HOST = re.compile(r"^(0x[0-9a-f]+|[0-9]+)(\.(0x[0-9a-f]+|[0-9]+)){0,3}$", re.IGNORECASE)
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+
+
+class AddressRefused(Exception):
+    """The host is, or resolves to, an address a fetch must not reach; str() says which and why."""
+
+
+def system_resolver(host: str, port: int) -> list[str]:
+    """The addresses the system resolver gives for host (IPv4 and IPv6, TCP)."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(info[4][0] for info in infos))
+
+
+def literal_address(host: str) -> Address | None:
+    """The IP address that host spells, in any form a resolver would accept; None for a name."""
+    host = host.strip("[]")
+    try:
+        return ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        pass
+    if _NUMERIC_HOST.match(host):
+        try:
+            return ipaddress.IPv4Address(socket.inet_aton(host))
+        except OSError:
+            raise AddressRefused(f"refused: {host} is not a valid address") from None
+    return None
+
+
+def _standard_spelling(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+def refusal(address: Address) -> str | None:
+    """Why address is not public ("a loopback address"), or None when it is a public address."""
+    if isinstance(address, ipaddress.IPv6Address):
+        inner = address.ipv4_mapped or address.sixtofour or (address.teredo[1] if address.teredo else None)
+        if inner is None and address in _NAT64:
+            inner = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+        if inner is not None:
+            reason = refusal(inner)
+            return f"{reason} wrapped in IPv6 ({inner})" if reason else None
+    for test, kind in ((address.is_loopback, "a loopback address"),
+                       (address.is_link_local, "a link-local address (cloud metadata lives there)"),
+                       (address.is_private, "a private address"),
+                       (address.is_multicast, "a multicast address"),
+                       (address.is_unspecified, "an unspecified address"),
+                       (address.is_reserved, "a reserved address")):
+        if test:
+            return kind
+    if not address.is_global:
+        return "not a public address"
+    return None
+
+
+def checked_addresses(host: str, port: int, *, allow_private: bool,
+                      resolver: Resolver = system_resolver) -> list[Address]:
+    """The addresses a connection to host:port may use, all of them checked.
+
+    Raises AddressRefused when the host spells or resolves to a non-public address (any one of its
+    addresses: a name that mixes public and private answers is refused), or does not resolve.
+    """
+    literal = literal_address(host)
+    if literal is not None:
+        addresses = [literal]
+    else:
+        try:
+            addresses = [ipaddress.ip_address(a.split("%", 1)[0]) for a in resolver(host, port)]
+        except (OSError, UnicodeError) as exc:
+            raise AddressRefused(f"cannot resolve {host}: {exc}") from None
+        if not addresses:
+            raise AddressRefused(f"cannot resolve {host}")
+    if not allow_private:
+        for address in addresses:
+            reason = refusal(address)
+            if reason:
+                spelled = host.strip("[]") if _standard_spelling(host) else f"{host} ({address})"
+                raise AddressRefused(f"refused: {spelled} is {reason} ({ALLOW_HINT})")
+    return addresses

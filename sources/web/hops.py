@@ -1,0 +1,102 @@
+"""A GET that follows redirects, each hop checked as if it were the first request.
+
+`get(url, headers=..., check=...)` is the one way web fetching talks to a server: for every hop it
+checks the scheme (http/https only), calls `check(url)` (robots.txt, for pages), resolves and checks
+the host's addresses (SSRF guard, addresses.py) and connects to the checked address, waits its turn
+for the host (pacing.py), and sends the request with the caps of transport.py. At most
+SOURCES_MAX_REDIRECTS redirects; a redirect back to a URL already visited is a loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import urljoin, urlsplit
+
+from django.conf import settings
+
+from sources.web import addresses, pacing
+from sources.web.errors import FetchError
+from sources.web.transport import Response, exchange
+
+REDIRECTS = (301, 302, 303, 307, 308)
+# Replaced by tests that need a host name to resolve to an address of their choosing.
+resolver: addresses.Resolver = addresses.system_resolver
+
+
+def split_url(url: str) -> tuple[str, str, int, str]:
+    """(scheme, host, port, path?query) of an http(s) URL; FetchError for anything else."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError as exc:
+        raise FetchError(f"not a valid URL: {exc}", url=url) from None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        raise FetchError(f"only http and https URLs can be fetched, not {scheme or 'this'}: {url[:200]}", url=url)
+    if not parts.hostname:
+        raise FetchError(f"not a valid URL (no host): {url[:200]}", url=url)
+    if parts.username or parts.password:
+        raise FetchError("URLs with a user name or password are not fetched", url=url)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return scheme, parts.hostname, port or (443 if scheme == "https" else 80), target
+
+
+@dataclass(frozen=True)
+class _Hop:
+    url: str
+    scheme: str
+    host: str
+    port: int
+    target: str
+    addresses: list[addresses.Address]
+
+
+def _checked(url: str) -> _Hop:
+    scheme, host, port, target = split_url(url)
+    try:
+        checked = addresses.checked_addresses(host, port, allow_private=settings.SOURCES_ALLOW_PRIVATE,
+                                              resolver=resolver)
+    except addresses.AddressRefused as exc:
+        raise FetchError(str(exc), url=url) from None
+    return _Hop(url, scheme, host, port, target, checked)
+
+
+def _send(hop: _Hop, headers: dict[str, str]) -> Response:
+    pacing.wait_turn(f"{hop.host}:{hop.port}")
+    headers = {"User-Agent": settings.SOURCES_USER_AGENT, "Accept-Encoding": "gzip, identity", **headers}
+    error: FetchError | None = None
+    for address in hop.addresses:  # the next checked address when one cannot be reached
+        try:
+            return exchange(scheme=hop.scheme, host=hop.host, port=hop.port, address=address, target=hop.target,
+                            headers=headers, max_bytes=settings.SOURCES_MAX_BYTES,
+                            connect_timeout=settings.SOURCES_CONNECT_TIMEOUT, timeout=settings.SOURCES_TIMEOUT,
+                            url=hop.url)
+        except FetchError as exc:
+            if not exc.reason.startswith("cannot connect"):
+                raise
+            error = exc
+    assert error is not None
+    raise error
+
+
+def get(url: str, *, headers: dict[str, str] | None = None,
+        check: Callable[[str], None] | None = None) -> tuple[str, Response]:
+    """(final URL, response) of a GET of url, redirects followed and re-checked; FetchError otherwise."""
+    visited = set()
+    for _ in range(settings.SOURCES_MAX_REDIRECTS + 1):
+        url = url.split("#", 1)[0]
+        if url in visited:
+            raise FetchError(f"redirect loop: {url[:200]} redirects back to itself", url=url)
+        visited.add(url)
+        hop = _checked(url)  # the address first: robots.txt is not fetched from a refused one
+        if check is not None:
+            check(url)
+        response = _send(hop, headers or {})
+        if response.status not in REDIRECTS:
+            return url, response
+        location = response.headers.get("Location")
+        if not location:
+            raise FetchError(f"HTTP {response.status} redirect without a Location", url=url, status=response.status)
+        url = urljoin(url, location.strip())
+    raise FetchError(f"too many redirects (more than {settings.SOURCES_MAX_REDIRECTS})", url=url)

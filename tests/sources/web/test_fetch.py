@@ -1,0 +1,177 @@
+"""fetch() against a real local server: pages, validators, redirects, caps, robots.txt, pacing."""
+
+from __future__ import annotations
+
+import gzip
+import threading
+import time
+
+import pytest
+
+from sources.web.fetch import FetchError, fetch
+from tests.sources.http_site import Page
+
+
+def test_it_fetches_a_page_with_its_validators(site):
+    site.pages["/docs/a"] = Page("<h1>A</h1>", last_modified="Wed, 01 Jan 2025 00:00:00 GMT")
+    fetched = fetch(site.url("/docs/a"))
+    assert fetched.url == site.url("/docs/a")
+    assert (fetched.status, fetched.content_type, fetched.charset) == (200, "text/html", "utf-8")
+    assert fetched.body == b"<h1>A</h1>"
+    assert fetched.etag == site.pages["/docs/a"].etag
+    assert fetched.last_modified == "Wed, 01 Jan 2025 00:00:00 GMT"
+
+
+def test_it_returns_none_when_the_page_has_not_changed(site):
+    site.pages["/a"] = Page("<p>one</p>")
+    first = fetch(site.url("/a"))
+    assert fetch(site.url("/a"), etag=first.etag) is None
+    assert fetch(site.url("/a"), last_modified=first.last_modified) is None
+    site.pages["/a"] = Page("<p>two</p>")
+    changed = fetch(site.url("/a"), etag=first.etag)
+    assert changed.body == b"<p>two</p>" and changed.etag != first.etag
+    assert site.requests[-1].headers["If-None-Match"] == first.etag
+
+
+@pytest.mark.parametrize("status", [404, 410, 500])
+def test_an_error_status_is_a_fetch_error_with_the_status(site, status):
+    if status != 404:
+        site.pages["/p"] = Page(status=status)
+    with pytest.raises(FetchError) as caught:
+        fetch(site.url("/p"))
+    assert caught.value.reason == f"HTTP {status}"
+    assert caught.value.status == status
+    assert caught.value.gone is (status in (404, 410))
+
+
+def test_redirects_are_followed_and_the_final_url_kept(site):
+    site.pages["/old"] = Page(status=301, location="/mid")
+    site.pages["/mid"] = Page(status=302, location=site.url("/new"))
+    site.pages["/new"] = "<p>new</p>"
+    assert fetch(site.url("/old")).url == site.url("/new")
+
+
+def test_a_redirect_loop_is_refused(site):
+    site.pages["/a"] = Page(status=302, location="/b")
+    site.pages["/b"] = Page(status=302, location="/a")
+    with pytest.raises(FetchError, match="redirect loop"):
+        fetch(site.url("/a"))
+    assert site.paths_requested().count("/a") == 1
+
+
+def test_more_than_five_redirects_are_refused(site):
+    for n in range(10):
+        site.pages[f"/r{n}"] = Page(status=302, location=f"/r{n + 1}")
+    site.pages["/r10"] = "<p>end</p>"
+    with pytest.raises(FetchError, match=r"too many redirects \(more than 5\)"):
+        fetch(site.url("/r0"))
+    assert "/r6" not in site.paths_requested()
+
+
+def test_an_oversized_body_is_refused_while_streaming(site, settings):
+    settings.SOURCES_MAX_BYTES = 1024 * 1024
+    site.pages["/zeros"] = Page(endless=True)
+    started = time.monotonic()
+    with pytest.raises(FetchError) as caught:
+        fetch(site.url("/zeros"))
+    assert caught.value.reason == "too large: more than 1 MB"
+    assert time.monotonic() - started < 5
+    # The server could push a little past the cap into socket buffers, not megabytes more.
+    time.sleep(0.2)
+    assert site.streamed < 12 * 1024 * 1024
+
+
+def test_a_declared_length_over_the_cap_is_refused_before_reading(site, settings):
+    settings.SOURCES_MAX_BYTES = 2048
+    site.pages["/big"] = Page("x" * 5000)
+    with pytest.raises(FetchError, match="too large: more than 2 KB"):
+        fetch(site.url("/big"))
+
+
+def test_a_gzip_bomb_is_refused(site, settings):
+    settings.SOURCES_MAX_BYTES = 1024 * 1024
+    bomb = gzip.compress(bytes(50 * 1024 * 1024))
+    site.pages["/bomb"] = Page(bomb, headers={"Content-Encoding": "gzip"})
+    with pytest.raises(FetchError, match="too large: more than 1 MB once decompressed"):
+        fetch(site.url("/bomb"))
+
+
+def test_a_gzipped_page_is_decoded(site):
+    site.pages["/z"] = Page(gzip.compress(b"<p>zipped</p>"), headers={"Content-Encoding": "gzip"})
+    assert fetch(site.url("/z")).body == b"<p>zipped</p>"
+
+
+def test_a_slow_drip_is_cut_at_the_total_timeout(site, settings):
+    settings.SOURCES_TIMEOUT = 1.5
+    site.pages["/slow"] = Page("<p>" + "x" * 100 + "</p>", drip_seconds=0.2)
+    started = time.monotonic()
+    with pytest.raises(FetchError, match=r"too slow: no complete answer within 1.5 s"):
+        fetch(site.url("/slow"))
+    assert time.monotonic() - started < 4
+
+
+def test_an_unknown_content_type_is_refused(site):
+    site.pages["/img"] = Page(b"\x89PNG....", content_type="image/x-unknown")
+    with pytest.raises(FetchError, match="not a page or a document ragweb reads: image/x-unknown"):
+        fetch(site.url("/img"))
+
+
+def test_documents_the_parser_registry_reads_are_accepted(site):
+    site.pages["/manual.pdf"] = Page(b"%PDF-1.4 ...", content_type="application/pdf")
+    site.pages["/sitemap.xml"] = Page(b"<urlset/>", content_type="text/xml")
+    assert fetch(site.url("/manual.pdf")).content_type == "application/pdf"
+    assert fetch(site.url("/sitemap.xml")).content_type == "text/xml"
+
+
+def test_it_sends_the_user_agent(site, settings):
+    settings.SOURCES_USER_AGENT = "ragweb/1.0 (+https://docs.example.org)"
+    site.pages["/"] = "<p>x</p>"
+    fetch(site.url("/"))
+    assert {r.headers["User-Agent"] for r in site.requests} == {"ragweb/1.0 (+https://docs.example.org)"}
+
+
+def test_robots_txt_is_obeyed_and_read_once(site):
+    site.pages["/robots.txt"] = Page("User-agent: *\nDisallow: /private/\n", content_type="text/plain")
+    site.pages["/private/x"] = "<p>secret</p>"
+    site.pages["/public"] = "<p>open</p>"
+    with pytest.raises(FetchError, match="disallowed by robots.txt"):
+        fetch(site.url("/private/x"))
+    assert fetch(site.url("/public")).body == b"<p>open</p>"
+    assert "/private/x" not in site.paths_requested()
+    assert site.paths_requested().count("/robots.txt") == 1
+
+
+def test_robots_txt_for_our_agent_only(site):
+    site.pages["/robots.txt"] = Page("User-agent: ragweb\nDisallow: /\n\nUser-agent: *\nAllow: /\n",
+                                     content_type="text/plain")
+    site.pages["/a"] = "<p>a</p>"
+    with pytest.raises(FetchError, match="disallowed by robots.txt"):
+        fetch(site.url("/a"))
+
+
+def test_an_unreadable_robots_txt_disallows_everything(site):
+    site.pages["/robots.txt"] = Page(status=503)
+    site.pages["/a"] = "<p>a</p>"
+    with pytest.raises(FetchError, match=r"robots.txt cannot be read \(HTTP 503\)"):
+        fetch(site.url("/a"))
+
+
+def test_requests_to_one_host_are_spaced(site, settings):
+    settings.SOURCES_HOST_INTERVAL = 0.4
+    for n in range(3):
+        site.pages[f"/{n}"] = f"<p>{n}</p>"
+    threads = [threading.Thread(target=fetch, args=(site.url(f"/{n}"),)) for n in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    times = sorted(r.time for r in site.requests)  # robots.txt and the three pages
+    assert len(times) == 4
+    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+    assert min(gaps) >= 0.35, gaps
+
+
+def test_only_http_and_https(settings):
+    for url in ("ftp://example.org/a", "file:///etc/passwd", "gopher://example.org/", "javascript:alert(1)"):
+        with pytest.raises(FetchError, match="only http and https"):
+            fetch(url)
