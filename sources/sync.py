@@ -118,10 +118,13 @@ def _sync(source: Source, progress: Progress) -> SyncResult:
             _remove(link)
             result.add("removed", key)
             progress("removed", key)
+    # Notices beside the failures, not failed items: nothing went wrong with any one of them.
+    notes = list(listing.notes)
     if listing.truncated:
-        # A notice beside the failures, not a failed item: nothing went wrong with any one of them.
-        result.failures.append({"item": source.location, "reason": f"more than {source.max_pages} pages or files: "
-                                f"the first {source.max_pages} are kept (raise max_pages to keep more)"})
+        notes.append(f"more than {source.max_pages} pages or files: the first {source.max_pages} are kept "
+                     "(raise max_pages to keep more)")
+    for note in notes[:FAILURES_KEPT - len(result.failures)]:
+        result.failures.append({"item": source.location[:2000], "reason": note[:1000]})
     return result
 
 

@@ -25,6 +25,7 @@ class Item:
 class Listing:
     items: list[Item]
     truncated: bool = False  # more than max_pages were found: the first ones are kept
+    notes: list[str] = field(default_factory=list)  # why listing stopped short (a sitemap's limits...)
 
 
 @dataclass(frozen=True)

@@ -11,21 +11,22 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from corpus.ingest.parse.base import ParseError
 from corpus.ingest.parse.formats import EXTENSIONS, HTML
 from sources.kinds import Content, Item, ItemFailed, ItemGone, Listing, SourceUnavailable, Unchanged
+from sources.web.errors import FetchError
+from sources.web.extract import page_document
+from sources.web.fetch import fetch
+from sources.web.site import site_pages
 
-GONE_STATUSES = (404, 410)
 _EXTENSION_OF = {}
 for _extension, _media_type in EXTENSIONS.items():
     _EXTENSION_OF.setdefault(_media_type, _extension)
 
 
 def list_items(source) -> Listing:
-    from sources.web.fetch import FetchError
-
     if source.kind == "url":
         return Listing([Item(source.url, source.url)])
-    from sources.web.site import site_pages
 
     try:
         # One more than kept, to tell the person the limit was reached.
@@ -33,11 +34,8 @@ def list_items(source) -> Listing:
     except FetchError as exc:
         raise SourceUnavailable(f"{source.url}: {exc.reason}") from None
     unique = list(dict.fromkeys(urls))
-    return Listing([Item(url, url) for url in unique[:source.max_pages]], truncated=len(unique) > source.max_pages)
-
-
-def _gone(status: object, reason: str) -> bool:
-    return status in GONE_STATUSES or reason.startswith(tuple(f"HTTP {code}" for code in GONE_STATUSES))
+    return Listing([Item(url, url) for url in unique[:source.max_pages]], truncated=len(unique) > source.max_pages,
+                   notes=list(getattr(urls, "notes", [])))
 
 
 def _media_type(content_type: str) -> str:
@@ -54,29 +52,22 @@ def page_markdown(title: str, markdown: str) -> str:
 
 
 def read_item(source, item: Item, link) -> Content | Unchanged:
-    from sources.web.extract import page_document
-    from sources.web.fetch import FetchError, fetch
-
     try:
         fetched = fetch(item.key, etag=(link.etag or None) if link else None,
                         last_modified=(link.last_modified or None) if link else None)
     except FetchError as exc:
-        reason = str(getattr(exc, "reason", exc))
-        if _gone(getattr(exc, "status", None), reason):
-            raise ItemGone(reason) from None
-        raise ItemFailed(reason) from None
+        if exc.gone:
+            raise ItemGone(exc.reason) from None
+        raise ItemFailed(exc.reason) from None
     if fetched is None:
         return Unchanged()
-    if _gone(fetched.status, ""):
-        raise ItemGone(f"HTTP {fetched.status}")
-    if not 200 <= fetched.status < 300:
-        raise ItemFailed(f"HTTP {fetched.status}")
     validators = {"etag": (fetched.etag or "")[:500], "last_modified": (fetched.last_modified or "")[:100]}
     media_type = _media_type(fetched.content_type)
     if media_type in (HTML, "application/xhtml+xml"):
-        page = page_document(fetched.body, fetched.url, fetched.content_type)
-        if not (page.markdown or "").strip():
-            raise ItemFailed("the page has no main text")
+        try:
+            page = page_document(fetched.body, fetched.url, fetched.content_type)
+        except ParseError as exc:
+            raise ItemFailed(str(exc)) from None
         return Content(page_markdown(page.title, page.markdown).encode("utf-8"), "page.md", validators)
     extension = _EXTENSION_OF.get(media_type)
     if extension is None:
