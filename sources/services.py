@@ -67,11 +67,10 @@ def _clean_tags(tags: object) -> list[str]:
         raise ValidationError({"tags": exc.messages}) from None
 
 
-def source_create(*, collection: Collection, kind: str, url: str = "", path: str = "",
-                  schedule: str = Source.Schedule.DAILY, max_pages: int = 100, max_depth: int = 3,
-                  tags: object = (), created_by=None, sync: bool = True) -> Source:
-    """Add a source to `collection`; with `sync`, its first sync is queued (after commit). A folder
-    must resolve inside SOURCES_FOLDERS (sources.folders); a collection holds a location once."""
+def clean_new_source(*, kind: str, url: str = "", path: str = "", schedule: str = Source.Schedule.DAILY,
+                     max_pages: int = 100, max_depth: int = 3, tags: object = ()) -> dict:
+    """The fields of a new source, checked and normalised (a folder resolved inside SOURCES_FOLDERS,
+    a URL stripped, tags cleaned): source_create's arguments. ValidationError per field otherwise."""
     if kind not in Source.Kind.values:
         raise ValidationError({"kind": f"kind must be one of {', '.join(Source.Kind.values)}."})
     if kind == Source.Kind.FOLDER:
@@ -88,13 +87,22 @@ def source_create(*, collection: Collection, kind: str, url: str = "", path: str
     _check_limits(max_pages, max_depth)
     _check_schedule(schedule)
     tags = _clean_tags(list(tags) if isinstance(tags, tuple) else tags)
-    if Source.objects.filter(collection=collection, kind=kind, url=url, path=path).exists():
-        raise ValidationError({"url" if url else "path": f"The collection already has this source ({url or path})."})
+    return {"kind": kind, "url": url, "path": path, "schedule": schedule, "max_pages": max_pages,
+            "max_depth": max_depth, "tags": tags}
+
+
+def source_create(*, collection: Collection, created_by=None, sync: bool = True, **fields) -> Source:
+    """Add a source to `collection` (`fields`: clean_new_source's arguments); with `sync`, its first
+    sync is queued (after commit). A collection holds a location once."""
+    fields = clean_new_source(**fields)
+    if Source.objects.filter(collection=collection, kind=fields["kind"], url=fields["url"],
+                             path=fields["path"]).exists():
+        raise ValidationError({"url" if fields["url"] else "path":
+                               f"The collection already has this source ({fields['url'] or fields['path']})."})
     with transaction.atomic():
         source = Source.objects.create(
-            collection=collection, kind=kind, url=url, path=path, schedule=schedule, max_pages=max_pages,
-            max_depth=max_depth, tags=tags, created_by=created_by,
-            next_sync_at=None if schedule == Source.Schedule.NONE else timezone.now())
+            collection=collection, created_by=created_by, **fields,
+            next_sync_at=None if fields["schedule"] == Source.Schedule.NONE else timezone.now())
         if sync:
             source_sync_enqueue(source=source)
     logger.info("added source %s to collection %s: %s", source.pk, collection.slug, source.location)
