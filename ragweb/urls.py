@@ -21,6 +21,7 @@ urlpatterns = [
     path("api/", include("api.urls")),
     path("v1/", include(openai_urlpatterns)),
     path("documents/", include("corpus.urls")),
+    path("sources/", include("sources.urls")),
     path("account/", include("accounts.urls")),
     path("", include("chat.urls")),
 ]

@@ -15,12 +15,8 @@ from django.http import HttpRequest
 from corpus import permissions
 from sources import services
 from sources.folders import folder_choices
+from sources.forms import tags_from_text
 from sources.models import Source
-
-
-def tags_from_text(text: str) -> list[str]:
-    """Comma-separated tags as typed in a form."""
-    return [tag.strip() for tag in (text or "").split(",") if tag.strip()]
 
 
 class SourceAdminForm(forms.ModelForm):
