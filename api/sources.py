@@ -29,7 +29,7 @@ from sources.models import Source
 from sources.tasks import sync_source_task
 
 
-class CountsOutput(serializers.Serializer):
+class SourceCountsOutput(serializers.Serializer):
     new = serializers.IntegerField()
     changed = serializers.IntegerField()
     unchanged = serializers.IntegerField()
@@ -37,20 +37,20 @@ class CountsOutput(serializers.Serializer):
     failed = serializers.IntegerField()
 
 
-class FailureOutput(serializers.Serializer):
+class SourceFailureOutput(serializers.Serializer):
     item = serializers.CharField(help_text="The page's URL or the file's path.")
     reason = serializers.CharField()
 
 
-class LastSyncOutput(CountsOutput):
+class SourceLastSyncOutput(SourceCountsOutput):
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
-    failures = FailureOutput(many=True, help_text="Why items failed (at most 50), and notices such as a "
+    failures = SourceFailureOutput(many=True, help_text="Why items failed (at most 50), and notices such as a "
                                                   "page limit reached.")
     error = serializers.CharField(help_text="Why the sync failed as a whole (nothing was removed then).")
 
 
-class SourceOutput(serializers.ModelSerializer):
+class CollectionSourceOutput(serializers.ModelSerializer):
     collection = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     document_count = serializers.IntegerField(read_only=True)
@@ -62,13 +62,13 @@ class SourceOutput(serializers.ModelSerializer):
                   "last_sync", "next_sync_at", "document_count", "created_by", "created_at"]
         read_only_fields = fields
 
-    @extend_schema(responses=LastSyncOutput)
+    @extend_schema(responses=SourceLastSyncOutput)
     def get_last_sync(self, source: Source) -> dict:
         return {"started_at": source.sync_started_at, "finished_at": source.sync_finished_at, **source.counts,
                 "failures": source.failures, "error": source.error}
 
 
-class SourceInput(serializers.Serializer):
+class CollectionSourceInput(serializers.Serializer):
     """Types only; sources.services checks the values (one message per field)."""
 
     collection = serializers.SlugField(help_text="Slug of a collection you may write to.")
@@ -89,11 +89,11 @@ class SourceInput(serializers.Serializer):
         return attrs
 
 
-class SourceChangeInput(SourceInput):
+class CollectionSourceChangeInput(CollectionSourceInput):
     collection = kind = url = path = None
 
 
-class SyncAccepted(serializers.Serializer):
+class SourceSyncAccepted(serializers.Serializer):
     state = serializers.CharField()
     detail = serializers.CharField()
 
@@ -105,24 +105,24 @@ def _sources(user):
 
 
 def _shown(source: Source) -> dict:
-    return SourceOutput(Source.objects.annotate(document_count=Count("links")).select_related(
+    return CollectionSourceOutput(Source.objects.annotate(document_count=Count("links")).select_related(
         "collection", "created_by").get(pk=source.pk)).data
 
 
 class SourceListView(APIView):
     pagination_class = LimitOffsetPagination
 
-    @extend_schema(responses={200: SourceOutput(many=True), **errors(401)}, tags=["sources"],
+    @extend_schema(responses={200: CollectionSourceOutput(many=True), **errors(401)}, tags=["sources"],
                    summary="Sources of the collections you may read")
     def get(self, request: Request) -> Response:
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(_sources(request.user), request, view=self)
-        return paginator.get_paginated_response(SourceOutput(page, many=True).data)
+        return paginator.get_paginated_response(CollectionSourceOutput(page, many=True).data)
 
-    @extend_schema(request=SourceInput, responses={201: SourceOutput, **errors(400, 401, 403, 404)},
+    @extend_schema(request=CollectionSourceInput, responses={201: CollectionSourceOutput, **errors(400, 401, 403, 404)},
                    tags=["sources"], summary="Add a source to a collection (its first sync is queued)")
     def post(self, request: Request) -> Response:
-        data = SourceInput(data=request.data)
+        data = CollectionSourceInput(data=request.data)
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
         collection = permissions.collection_for(request.user, fields.pop("collection"), write=True)
@@ -131,15 +131,16 @@ class SourceListView(APIView):
 
 
 class SourceDetailView(APIView):
-    @extend_schema(responses={200: SourceOutput, **errors(401, 404)}, tags=["sources"], summary="One source")
+    @extend_schema(responses={200: CollectionSourceOutput, **errors(401, 404)}, tags=["sources"], summary="One source")
     def get(self, request: Request, pk: int) -> Response:
         return Response(_shown(permissions.collection_row_for(request.user, Source.objects, pk, noun="source")))
 
-    @extend_schema(request=SourceChangeInput, responses={200: SourceOutput, **errors(400, 401, 403, 404)},
+    @extend_schema(request=CollectionSourceChangeInput,
+                   responses={200: CollectionSourceOutput, **errors(400, 401, 403, 404)},
                    tags=["sources"], summary="Change a source's schedule, limits or tags")
     def patch(self, request: Request, pk: int) -> Response:
         source = permissions.collection_row_for(request.user, Source.objects, pk, write=True, noun="source")
-        data = SourceInput(data=request.data, partial=True)
+        data = CollectionSourceInput(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         return Response(_shown(services.source_update(source=source, **data.validated_data)))
 
@@ -152,7 +153,7 @@ class SourceDetailView(APIView):
 
 
 class SourceSyncView(APIView):
-    @extend_schema(request=None, responses={200: CountsOutput, 202: SyncAccepted, **errors(401, 403, 404)},
+    @extend_schema(request=None, responses={200: SourceCountsOutput, 202: SourceSyncAccepted, **errors(401, 403, 404)},
                    tags=["sources"], summary="Sync a source now: its counts, or 202 if it takes longer")
     def post(self, request: Request, pk: int) -> Response:
         source = permissions.collection_row_for(request.user, Source.objects, pk, write=True, noun="source")
@@ -163,7 +164,7 @@ class SourceSyncView(APIView):
         except CeleryTimeout:
             outcome = None
         if isinstance(outcome, dict) and not outcome.get("busy"):
-            return Response({name: outcome[name] for name in CountsOutput().fields})
+            return Response({name: outcome[name] for name in SourceCountsOutput().fields})
         detail = ("Another sync of this source is running; its counts will be in last_sync."
                   if isinstance(outcome, dict) else
                   "The sync is queued or running; GET the source for its counts (last_sync) when it is done.")

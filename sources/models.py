@@ -69,8 +69,9 @@ class Source(models.Model):
     last_unchanged = models.PositiveIntegerField(default=0)
     last_removed = models.PositiveIntegerField(default=0)
     last_failed = models.PositiveIntegerField(default=0)
-    failures = models.JSONField(default=list, blank=True,
-                                help_text=f'The last sync\'s failures, [{{"item", "reason"}}], at most {FAILURES_KEPT}.')
+    failures = models.JSONField(
+        default=list, blank=True,
+        help_text=f'Failures of the last sync, [{{"item", "reason"}}], at most {FAILURES_KEPT}.')
 
     objects = SourceQuerySet.as_manager()
 

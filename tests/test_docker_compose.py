@@ -169,3 +169,11 @@ def test_check_deploy_is_clean_under_the_compose_settings(compose, tmp_path):
                          env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "System check identified no issues" in out.stdout
+
+
+def test_one_beat_schedules_the_source_syncs(compose):
+    beat = compose["services"]["beat"]
+    assert beat["command"][:4] == ["celery", "-A", "ragweb", "beat"]
+    assert beat["environment"] == compose["services"]["worker"]["environment"]
+    assert beat.get("deploy", {}).get("replicas", 1) == 1
+    assert beat["depends_on"]["migrate"]["condition"] == "service_completed_successfully"

@@ -7,8 +7,7 @@ import pytest
 
 from corpus.models import Collection
 from sources.models import Source
-from tests.corpus.ingest_helpers import eager_media  # noqa: F401
-from tests.sources.helpers import allowed_root, write  # noqa: F401
+from tests.sources.helpers import write
 
 pytestmark = pytest.mark.django_db
 
@@ -24,7 +23,7 @@ def staff_client(client, staff):
     return client
 
 
-def test_staff_add_a_folder_source_and_sync_it_now(staff_client, staff, allowed_root, eager_media,  # noqa: F811
+def test_staff_add_a_folder_source_and_sync_it_now(staff_client, staff, allowed_root, eager_media,
                                                    django_capture_on_commit_callbacks):
     write(allowed_root / "handbook" / "a.md", "# A\n\nThe anchor is red.\n")
     collection = Collection.objects.create(slug="harbour", name="Harbour", owner=staff)
@@ -45,7 +44,7 @@ def test_staff_add_a_folder_source_and_sync_it_now(staff_client, staff, allowed_
     assert "1 / 0 / 0 / 0" in listing
 
 
-def test_a_path_outside_the_allowed_folders_is_refused(staff_client, staff, allowed_root):  # noqa: F811
+def test_a_path_outside_the_allowed_folders_is_refused(staff_client, staff, allowed_root):
     collection = Collection.objects.create(slug="harbour", name="Harbour", owner=staff)
     response = staff_client.post("/admin/sources/source/add/", {
         "collection": collection.pk, "kind": "folder", "path": "/etc", "schedule": "none", "max_pages": 100,

@@ -8,8 +8,7 @@ from rest_framework.test import APIClient
 
 from corpus.models import Collection, Document
 from sources.models import MAX_PAGES_LIMIT, Source
-from tests.corpus.ingest_helpers import eager_media  # noqa: F401
-from tests.sources.helpers import allowed_root, write  # noqa: F401
+from tests.sources.helpers import write
 
 pytestmark = pytest.mark.django_db
 
@@ -40,7 +39,7 @@ def team(user, other_user, carol) -> Collection:
 
 
 @pytest.fixture
-def folder(allowed_root, team, user, django_capture_on_commit_callbacks):  # noqa: F811
+def folder(allowed_root, team, user, django_capture_on_commit_callbacks):
     write(allowed_root / "handbook" / "a.md", "# A\n\nalpha\n")
     write(allowed_root / "handbook" / "b.md", "# B\n\nbeta\n")
     response = client_of(user).post("/api/sources/", {"collection": "team", "kind": "folder", "path": "handbook",
@@ -49,7 +48,7 @@ def folder(allowed_root, team, user, django_capture_on_commit_callbacks):  # noq
     return Source.objects.get(pk=response.json()["id"])
 
 
-def test_an_editor_adds_a_folder_and_syncs_it(allowed_root, team, carol, eager_media):  # noqa: F811
+def test_an_editor_adds_a_folder_and_syncs_it(allowed_root, team, carol, eager_media):
     write(allowed_root / "handbook" / "a.md", "# A\n\nalpha\n")
     client = client_of(carol)
     created = client.post("/api/sources/", {"collection": "team", "kind": "folder", "path": "handbook",
@@ -138,7 +137,7 @@ def test_delete_removes_the_source_and_its_documents(folder, user):
     ({"kind": "folder", "path": "escape"}, "path", "not inside a folder the operator allows"),
     ({"kind": "folder", "path": "nowhere"}, "path", "no such folder"),
 ])
-def test_bad_input_is_a_400_naming_the_problem(body, field, words, allowed_root, team, user, tmp_path):  # noqa: F811
+def test_bad_input_is_a_400_naming_the_problem(body, field, words, allowed_root, team, user, tmp_path):
     (allowed_root / "escape").symlink_to(tmp_path)  # a link inside the allowed folder leading out of it
     response = client_of(user).post("/api/sources/", {"collection": "team", **body}, format="json")
     assert response.status_code == 400, response.json()

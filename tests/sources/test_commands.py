@@ -10,8 +10,7 @@ from django.core.management import CommandError, call_command
 
 from corpus.models import Document
 from sources.models import Source
-from tests.corpus.ingest_helpers import eager_media  # noqa: F401
-from tests.sources.helpers import allowed_root, write  # noqa: F401
+from tests.sources.helpers import write
 
 
 def run(*args) -> str:
@@ -21,7 +20,7 @@ def run(*args) -> str:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_add_then_sync_with_wait_shows_progress_and_removes_deleted_files(allowed_root, eager_media):  # noqa: F811
+def test_add_then_sync_with_wait_shows_progress_and_removes_deleted_files(allowed_root, eager_media):
     handbook = allowed_root / "handbook"
     write(handbook / "a.md", "# A\n\nThe anchor is painted red.\n")
     write(handbook / "b.md", "# B\n\nThe boat is painted blue.\n")
@@ -43,7 +42,7 @@ def test_add_then_sync_with_wait_shows_progress_and_removes_deleted_files(allowe
 
 
 @pytest.mark.django_db
-def test_add_source_refuses_a_folder_outside_sources_folders(allowed_root, tmp_path):  # noqa: F811
+def test_add_source_refuses_a_folder_outside_sources_folders(allowed_root, tmp_path):
     with pytest.raises(CommandError, match="not inside a folder the operator allows"):
         run("add_source", "harbour", str(tmp_path))
     with pytest.raises(CommandError, match="max_pages must be a whole number from 1 to"):

@@ -11,8 +11,7 @@ from corpus.models import Document
 from sources import services
 from sources.models import Source, SourceDocument
 from sources.sync import LOCK_CLASS, source_sync
-from tests.corpus.ingest_helpers import eager_media  # noqa: F401
-from tests.sources.helpers import allowed_root, collection, write  # noqa: F401
+from tests.sources.helpers import write
 
 pytestmark = pytest.mark.django_db
 
@@ -25,7 +24,7 @@ def sync(source, capture):
 
 
 @pytest.fixture
-def folder_source(allowed_root, collection, user, eager_media, django_capture_on_commit_callbacks):  # noqa: F811
+def folder_source(allowed_root, collection, user, eager_media, django_capture_on_commit_callbacks):
     handbook = allowed_root / "handbook"
     write(handbook / "intro.md", "# Intro\n\nThe lighthouse keeper logs the weather every hour.\n")
     write(handbook / "guides" / "boats.txt", "Rowing boats are stored in the north shed.\n")

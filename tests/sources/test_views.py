@@ -7,7 +7,6 @@ import pytest
 
 from corpus.models import Collection
 from sources.models import Source
-from tests.sources.helpers import allowed_root  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
@@ -46,7 +45,7 @@ def test_bad_input_is_shown_on_the_form(client, team, user):
     assert not Source.objects.exists()
 
 
-def test_the_folder_field_offers_only_the_allowed_folders(client, team, user, allowed_root, tmp_path):  # noqa: F811
+def test_the_folder_field_offers_only_the_allowed_folders(client, team, user, allowed_root, tmp_path):
     page = signed_in(client, user).get("/sources/team/").content.decode()
     assert str((allowed_root / "handbook").resolve()) in page
     response = client.post("/sources/team/add/", {"kind": "folder", "path": str(tmp_path), "schedule": "daily",

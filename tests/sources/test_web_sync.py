@@ -8,11 +8,8 @@ import pytest
 
 from corpus.models import Document
 from sources import services
-from sources.models import Source
 from sources.sync import source_sync
 from sources.web import robots
-from tests.corpus.ingest_helpers import eager_media  # noqa: F401
-from tests.sources.helpers import collection  # noqa: F401
 from tests.sources.http_site import HttpSite, Page, sitemap
 
 pytestmark = pytest.mark.django_db
@@ -51,7 +48,7 @@ def sync(source, capture):
     return result
 
 
-def test_a_site_is_synced_incrementally_and_a_removed_page_disappears(site, collection, eager_media,  # noqa: F811
+def test_a_site_is_synced_incrementally_and_a_removed_page_disappears(site, collection, eager_media,
                                                                       django_capture_on_commit_callbacks):
     source = services.source_create(collection=collection, kind="site", url=site.url("/docs/"), tags=["web"],
                                     sync=False)
@@ -77,7 +74,7 @@ def test_a_site_is_synced_incrementally_and_a_removed_page_disappears(site, coll
     assert source.counts == third.counts
 
 
-def test_a_page_source_that_fails_lists_the_reason(site, collection, django_capture_on_commit_callbacks):  # noqa: F811
+def test_a_page_source_that_fails_lists_the_reason(site, collection, django_capture_on_commit_callbacks):
     site.pages["/teapot"] = Page("<p>no</p>", status=500)
     source = services.source_create(collection=collection, kind="url", url=site.url("/teapot"), sync=False)
     result = sync(source, django_capture_on_commit_callbacks)
@@ -85,7 +82,7 @@ def test_a_page_source_that_fails_lists_the_reason(site, collection, django_capt
     assert not Document.objects.exists()
 
 
-def test_private_addresses_are_refused_without_the_setting(site, collection, settings,  # noqa: F811
+def test_private_addresses_are_refused_without_the_setting(site, collection, settings,
                                                            django_capture_on_commit_callbacks):
     settings.SOURCES_ALLOW_PRIVATE = False
     source = services.source_create(collection=collection, kind="url", url=site.url("/docs/tides"), sync=False)
