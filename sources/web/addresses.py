@@ -15,6 +15,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
+import threading
 from collections.abc import Callable
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -22,6 +23,7 @@ Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], list[str]]
 
 ALLOW_HINT = "set SOURCES_ALLOW_PRIVATE=1 to allow"
+RESOLVE_SECONDS = 10.0
 # Only digits, dots and hex prefixes: what inet_aton reads as a (legacy) IPv4 spelling.
 _NUMERIC_HOST = re.compile(r"^(0x[0-9a-f]+|[0-9]+)(\.(0x[0-9a-f]+|[0-9]+)){0,3}$", re.IGNORECASE)
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
@@ -31,10 +33,28 @@ class AddressRefused(Exception):
     """The host is, or resolves to, an address a fetch must not reach; str() says which and why."""
 
 
-def system_resolver(host: str, port: int) -> list[str]:
-    """The addresses the system resolver gives for host (IPv4 and IPv6, TCP)."""
-    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(info[4][0] for info in infos))
+def system_resolver(host: str, port: int, *, timeout: float = RESOLVE_SECONDS) -> list[str]:
+    """The addresses the system resolver gives for host (IPv4 and IPv6, TCP), within timeout seconds.
+
+    getaddrinfo has no timeout of its own; it runs in a thread this call stops waiting for, so a DNS
+    server that never answers costs a sync seconds, not forever.
+    """
+    answer: list = []
+
+    def lookup() -> None:
+        try:
+            answer.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except (OSError, UnicodeError) as exc:
+            answer.append(exc)
+
+    thread = threading.Thread(target=lookup, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if not answer:
+        raise OSError(f"no answer from DNS within {timeout:g} s")
+    if isinstance(answer[0], Exception):
+        raise answer[0]
+    return list(dict.fromkeys(info[4][0] for info in answer[0]))
 
 
 def literal_address(host: str) -> Address | None:

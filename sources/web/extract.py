@@ -2,20 +2,27 @@
 
 `page_document(body, url, content_type)` returns a Page (title, markdown). The main text comes from
 trafilatura, which drops navigation, headers, footers, sidebars and cookie banners far better than
-rules of our own would; headings stay Markdown headings (#, ##, ...), tables stay tables, a link
-keeps its text (not its address). The charset is the one the Content-Type header names
-("text/html; charset=iso-8859-1", or charset=...), else the page's <meta charset>, else UTF-8 or
-Windows-1252 (corpus.ingest.parse.text.decode_text). Raises ParseError, with a message a person can
-read, for a page that is empty, has no main text, or cannot be read; markup bombs are refused
-before parsing (corpus.ingest.parse.limits.check_markup).
+rules of our own would; tables stay tables, a link keeps its text (not its address). Headings stay
+Markdown headings (#, ##, ...): trafilatura drops the <h2>/<h3> of many generated manuals (texinfo,
+asciidoc: 3 of the 4 HTML guides of the evaluation set lost all of them), so each heading goes in as
+a marked paragraph, which it keeps where it keeps the text around it, and comes out as a heading.
+The title is the main text's first <h1>, else the page's og:title, else its <title>. The charset is the one the
+Content-Type header names ("text/html; charset=iso-8859-1", or charset=...), else the page's
+<meta charset>, else UTF-8 or Windows-1252 (corpus.ingest.parse.text.decode_text). Raises
+ParseError, with a message a person can read, for a page that is empty, has no main text, or cannot
+be read; markup bombs are refused before parsing (corpus.ingest.parse.limits.check_markup).
 """
 
 from __future__ import annotations
 
 import re
+from copy import deepcopy
 from dataclasses import dataclass
 
+import lxml.html
 import trafilatura
+from lxml import etree
+from trafilatura.settings import DEFAULT_CONFIG
 
 from corpus.ingest.parse.base import ParseError
 from corpus.ingest.parse.limits import check_markup
@@ -24,6 +31,15 @@ from corpus.ingest.parse.text import decode_text
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 _SPACES = re.compile(r"\s+")
+# Under MIN_EXTRACTED_SIZE characters of main text (250 by default) trafilatura falls back to the whole
+# page's text, navigation included and headings, lists and code blocks flattened: a short docs page
+# ("Install: run pip install ...") is a page too, so its main text is kept as found.
+_CONFIG = deepcopy(DEFAULT_CONFIG)
+_CONFIG.set("DEFAULT", "MIN_EXTRACTED_SIZE", "1")
+_HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+# A word no page contains: "<h3>Setup</h3>" goes in as "<p>ragwebheading3ragwebheading Setup</p>".
+_MARK = "ragwebheading"
+_MARKED = re.compile(rf"^[ \t>*_-]*{_MARK}([1-6]){_MARK}[ \t]*(.*)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -41,14 +57,34 @@ def _charset(content_type: str, body: bytes) -> str | None:
     return declared.group(1).decode("ascii") if declared else None
 
 
-def _front_matter(output: str) -> tuple[str, str]:
-    """(title, text) of trafilatura's output: a "---" block of "key: value" lines, then the text."""
-    lines = output.split("\n")
-    if lines and lines[0].strip() == "---" and "---" in (line.strip() for line in lines[1:]):
-        end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
-        fields = dict(line.partition(": ")[::2] for line in lines[1:end])
-        return _SPACES.sub(" ", fields.get("title", "")).strip(), "\n".join(lines[end + 1:])
-    return "", output
+def _text(element) -> str:
+    return _SPACES.sub(" ", element.text_content()).strip().rstrip("¶ ")  # Sphinx's and MkDocs' permalinks
+
+
+def _head_title(root) -> str:
+    """og:title, else <title>: for a page whose main text has no <h1>."""
+    for meta in root.iter("meta"):
+        if meta.get("property") == "og:title" and (meta.get("content") or "").strip():
+            return _SPACES.sub(" ", meta.get("content")).strip()
+    title = root.find(".//title")
+    return _text(title) if title is not None else ""
+
+
+def _mark_headings(root) -> None:
+    """Turns each heading into a paragraph holding a mark, its level and its text (in place)."""
+    for heading in list(root.iter(*_HEADING_TAGS)):
+        text = _text(heading)
+        for child in list(heading):
+            heading.remove(child)
+        heading.attrib.clear()
+        level = heading.tag[1]
+        heading.tag = "p"
+        heading.text = f"{_MARK}{level}{_MARK} {text}" if text else ""
+
+
+def _unmark_headings(markdown: str) -> str:
+    markdown = _MARKED.sub(lambda m: "#" * int(m.group(1)) + " " + m.group(2).strip(), markdown)
+    return markdown.replace(_MARK, "")  # a mark trafilatura moved inside a line: never shown
 
 
 def page_document(body: bytes, url: str, content_type: str, *, charset: str | None = None) -> Page:
@@ -62,17 +98,24 @@ def page_document(body: bytes, url: str, content_type: str, *, charset: str | No
     check_markup(body, f"The page {url}")
     html = decode_text(body, declared=charset or _charset(content_type, body))
     html = _XML_DECLARATION.sub("", html, count=1)  # lxml refuses decoded text that declares an encoding
+    if not html.strip():
+        raise ParseError(f"The page {url} is empty.")
     try:
-        # One pass: with metadata, trafilatura puts the title in a front-matter block above the text.
-        output = trafilatura.extract(
-            html, url=url, output_format="markdown", with_metadata=True, include_formatting=True,
-            include_links=False, include_tables=True, include_comments=False, include_images=False) or ""
+        root = lxml.html.document_fromstring(html)
+    except (etree.ParserError, ValueError) as exc:
+        raise ParseError(f"The page {url} could not be read ({exc}).") from None
+    head_title = _head_title(root)
+    _mark_headings(root)
+    try:
+        markdown = trafilatura.extract(
+            root, url=url, output_format="markdown", include_formatting=True, include_links=False,
+            include_tables=True, include_comments=False, include_images=False, config=_CONFIG) or ""
     except (ValueError, TypeError) as exc:
         raise ParseError(f"The page {url} could not be read ({exc}).") from None
-    title, markdown = _front_matter(output)
+    markdown = _unmark_headings(markdown)
     if not markdown.strip():
         raise ParseError(f"The page {url} has no main text to index (only navigation, or nothing readable).")
-    if not title:
-        first = next((line for line in markdown.splitlines() if line.startswith("#")), "")
-        title = first.lstrip("#").strip() or url
+    # The main text's first <h1> (not a site name in a page header that trafilatura dropped).
+    h1 = next((line[2:].strip() for line in markdown.splitlines() if line.startswith("# ")), "")
+    title = h1 or head_title or url
     return Page(title=title, markdown=markdown.strip() + "\n")

@@ -29,11 +29,16 @@ ACCEPTED_TYPES = SUPPORTED | frozenset(ALIASES) | XML_TYPES | GZIP_TYPES
 class Fetched:
     url: str  # the final URL, after redirects
     status: int
-    content_type: str  # the media type alone, lower case ("text/html"); charset is in the body's header
+    content_type: str  # "text/html; charset=utf-8": the media type (lower case, aliases resolved) and charset
     body: bytes
     etag: str | None
     last_modified: str | None
     charset: str | None = None  # from the Content-Type header, when it names one
+
+    @property
+    def media_type(self) -> str:
+        """The media type alone: "text/html"."""
+        return self.content_type.split(";", 1)[0]
 
 
 def _media_type(header: str) -> tuple[str, str | None]:
@@ -64,6 +69,7 @@ def fetch(url: str, *, etag: str | None = None, last_modified: str | None = None
     if media_type not in ACCEPTED_TYPES:
         raise FetchError(f"not a page or a document ragweb reads: {media_type or 'no content type'}",
                          url=final_url, status=200)
-    return Fetched(url=final_url, status=200, content_type=ALIASES.get(media_type, media_type), body=response.body,
+    content_type = ALIASES.get(media_type, media_type) + (f"; charset={charset}" if charset else "")
+    return Fetched(url=final_url, status=200, content_type=content_type, body=response.body,
                    etag=response.headers.get("ETag"), last_modified=response.headers.get("Last-Modified"),
                    charset=charset)

@@ -1,7 +1,7 @@
 """A GET that follows redirects, each hop checked as if it were the first request.
 
 `get(url, headers=..., check=...)` is the one way web fetching talks to a server: for every hop it
-checks the scheme (http/https only), calls `check(url)` (robots.txt, for pages), resolves and checks
+checks the scheme (http/https only), calls `check(url)` (robots.txt and its Crawl-delay, for pages), resolves and checks
 the host's addresses (SSRF guard, addresses.py) and connects to the checked address, waits its turn
 for the host (pacing.py), and sends the request with the caps of transport.py. At most
 SOURCES_MAX_REDIRECTS redirects; a redirect back to a URL already visited is a loop.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 from django.conf import settings
 
@@ -20,6 +20,10 @@ from sources.web.errors import FetchError
 from sources.web.transport import Response, exchange
 
 REDIRECTS = (301, 302, 303, 307, 308)
+# Characters left as they are in a request target (RFC 3986's reserved and unreserved ones, and "%").
+_URL_SAFE = "/?#[]@!$&'()*+,;=:%-._~"
+# Addresses of one name tried in turn when the first cannot be reached (each with its connect timeout).
+MAX_ADDRESSES = 3
 # Replaced by tests that need a host name to resolve to an address of their choosing.
 resolver: addresses.Resolver = addresses.system_resolver
 
@@ -38,8 +42,12 @@ def split_url(url: str) -> tuple[str, str, int, str]:
         raise FetchError(f"not a valid URL (no host): {url[:200]}", url=url)
     if parts.username or parts.password:
         raise FetchError("URLs with a user name or password are not fetched", url=url)
-    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    return scheme, parts.hostname, port or (443 if scheme == "https" else 80), target
+    try:  # http.client sends ASCII only: an international name in its IDNA form, the path percent-encoded
+        host = parts.hostname if ":" in parts.hostname else parts.hostname.encode("idna").decode("ascii")
+    except UnicodeError:
+        raise FetchError(f"not a valid host name: {parts.hostname[:200]}", url=url) from None
+    target = quote((parts.path or "/") + (f"?{parts.query}" if parts.query else ""), safe=_URL_SAFE)
+    return scheme, host, port or (443 if scheme == "https" else 80), target
 
 
 @dataclass(frozen=True)
@@ -62,11 +70,11 @@ def _checked(url: str) -> _Hop:
     return _Hop(url, scheme, host, port, target, checked)
 
 
-def _send(hop: _Hop, headers: dict[str, str]) -> Response:
-    pacing.wait_turn(f"{hop.host}:{hop.port}")
+def _send(hop: _Hop, headers: dict[str, str], *, crawl_delay: float = 0.0) -> Response:
+    pacing.wait_turn(f"{hop.host}:{hop.port}", at_least=crawl_delay)
     headers = {"User-Agent": settings.SOURCES_USER_AGENT, "Accept-Encoding": "gzip, identity", **headers}
     error: FetchError | None = None
-    for address in hop.addresses:  # the next checked address when one cannot be reached
+    for address in hop.addresses[:MAX_ADDRESSES]:  # the next checked address when one cannot be reached
         try:
             return exchange(scheme=hop.scheme, host=hop.host, port=hop.port, address=address, target=hop.target,
                             headers=headers, max_bytes=settings.SOURCES_MAX_BYTES,
@@ -81,8 +89,12 @@ def _send(hop: _Hop, headers: dict[str, str]) -> Response:
 
 
 def get(url: str, *, headers: dict[str, str] | None = None,
-        check: Callable[[str], None] | None = None) -> tuple[str, Response]:
-    """(final URL, response) of a GET of url, redirects followed and re-checked; FetchError otherwise."""
+        check: Callable[[str], float] | None = None) -> tuple[str, Response]:
+    """(final URL, response) of a GET of url, redirects followed and re-checked; FetchError otherwise.
+
+    check(url) raises FetchError to refuse a hop, or returns the seconds the host asks between
+    requests (robots.txt's Crawl-delay; 0 for none).
+    """
     visited = set()
     for _ in range(settings.SOURCES_MAX_REDIRECTS + 1):
         url = url.split("#", 1)[0]
@@ -90,9 +102,8 @@ def get(url: str, *, headers: dict[str, str] | None = None,
             raise FetchError(f"redirect loop: {url[:200]} redirects back to itself", url=url)
         visited.add(url)
         hop = _checked(url)  # the address first: robots.txt is not fetched from a refused one
-        if check is not None:
-            check(url)
-        response = _send(hop, headers or {})
+        crawl_delay = check(url) if check is not None else 0.0
+        response = _send(hop, headers or {}, crawl_delay=crawl_delay)
         if response.status not in REDIRECTS:
             return url, response
         location = response.headers.get("Location")

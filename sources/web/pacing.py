@@ -47,9 +47,12 @@ def _book_local(host: str, now: float, gap: float) -> float:
     return slot
 
 
-def book_slot(host: str) -> float:
-    """Books this process's next request to host; returns the wall-clock time it may be sent."""
-    gap = settings.SOURCES_HOST_INTERVAL
+def book_slot(host: str, *, at_least: float = 0.0) -> float:
+    """Books this process's next request to host; returns the wall-clock time it may be sent.
+
+    The gap after it is SOURCES_HOST_INTERVAL, or at_least (a robots.txt Crawl-delay) when longer.
+    """
+    gap = max(settings.SOURCES_HOST_INTERVAL, at_least)
     now = time.time()
     if gap <= 0:
         return now
@@ -60,8 +63,8 @@ def book_slot(host: str) -> float:
         return _book_local(host.lower(), now, gap)
 
 
-def wait_turn(host: str) -> None:
-    """Sleeps until a request to host keeps the spacing that SOURCES_HOST_INTERVAL asks for."""
-    delay = book_slot(host) - time.time()
+def wait_turn(host: str, *, at_least: float = 0.0) -> None:
+    """Sleeps until a request to host keeps the spacing SOURCES_HOST_INTERVAL (or at_least) asks for."""
+    delay = book_slot(host, at_least=at_least) - time.time()
     if delay > 0:
         time.sleep(delay)

@@ -2,7 +2,8 @@
 
 As RFC 9309 says: a robots.txt that does not exist (HTTP 4xx) allows everything; one that cannot be
 read (5xx, network error, refused, too large) disallows everything until it can be read again.
-`check(url)` raises FetchError when url is disallowed for our User-Agent; `sitemaps(url)` lists the
+`check(url)` raises FetchError when url is disallowed for our User-Agent and returns the site's
+Crawl-delay for us (pacing.py waits at least that long between requests); `sitemaps(url)` lists the
 Sitemap: lines of url's site.
 """
 
@@ -20,6 +21,8 @@ from sources.web.errors import FetchError
 KEEP_SECONDS = 3600
 KEEP_UNREADABLE_SECONDS = 60  # a server that was down is asked again soon
 MAX_SITES = 1000
+# A Crawl-delay is obeyed up to this many seconds: a site asking for more still gets a request a minute.
+MAX_CRAWL_DELAY = 60.0
 
 _cache: dict[str, tuple[float, RobotFileParser, str]] = {}
 _lock = threading.Lock()
@@ -32,19 +35,20 @@ def _origin(url: str) -> str:
 
 
 def _read(origin: str) -> tuple[RobotFileParser, str, float]:
-    """The parsed robots.txt of origin, why it disallows everything ("" if it does not), its lifetime."""
+    """The parsed robots.txt of origin, why nothing may be fetched ("" if it may), its lifetime."""
     parser = RobotFileParser(origin + "/robots.txt")
     try:
         _, response = hops.get(origin + "/robots.txt")
     except FetchError as exc:
         parser.disallow_all = True
-        return parser, f"robots.txt cannot be read ({exc.reason})", KEEP_UNREADABLE_SECONDS
+        # The site cannot be reached (or is refused): that reason, not robots.txt, is what a person needs.
+        return parser, exc.reason, KEEP_UNREADABLE_SECONDS
     if 400 <= response.status < 500:
         parser.allow_all = True
         return parser, "", KEEP_SECONDS
     if response.status >= 500:
         parser.disallow_all = True
-        return parser, f"robots.txt cannot be read (HTTP {response.status})", KEEP_UNREADABLE_SECONDS
+        return parser, f"not fetched: robots.txt cannot be read (HTTP {response.status})", KEEP_UNREADABLE_SECONDS
     parser.parse(response.body.decode("utf-8", errors="replace").splitlines())
     return parser, "", KEEP_SECONDS
 
@@ -68,13 +72,19 @@ def robots_for(url: str) -> tuple[RobotFileParser, str]:
     return parser, unreadable
 
 
-def check(url: str) -> None:
-    """Raises FetchError when robots.txt disallows url for our User-Agent."""
+def check(url: str) -> float:
+    """The Crawl-delay robots.txt asks of us for url's site (0 when none, at most MAX_CRAWL_DELAY);
+    raises FetchError when robots.txt disallows url for our User-Agent."""
     parser, unreadable = robots_for(url)
     if unreadable:
-        raise FetchError(f"not fetched: {unreadable}", url=url)
+        raise FetchError(unreadable, url=url)
     if not parser.can_fetch(settings.SOURCES_USER_AGENT, url):
         raise FetchError(f"disallowed by robots.txt: {url[:200]}", url=url)
+    try:
+        delay = float(parser.crawl_delay(settings.SOURCES_USER_AGENT) or 0)
+    except (TypeError, ValueError):
+        delay = 0.0
+    return min(max(delay, 0.0), MAX_CRAWL_DELAY)
 
 
 def sitemaps(url: str) -> list[str]:

@@ -53,7 +53,7 @@ def _robots_allow(url: str) -> bool:
 
 
 def _is_sitemap(fetched: Fetched) -> bool:
-    if fetched.content_type not in XML_TYPES | GZIP_TYPES:
+    if fetched.media_type not in XML_TYPES | GZIP_TYPES:
         return False
     try:
         parse_sitemap(fetched.body, fetched.url)
@@ -117,7 +117,7 @@ def _crawl(start: str, first: Fetched, scope: Scope, *, max_pages: int, max_dept
         if fetched is None:  # 304: we sent no validators, so this does not happen; be safe
             continue
         pages.append(url)
-        if depth >= max_depth or fetched.content_type not in HTML_TYPES:
+        if depth >= max_depth or fetched.media_type not in HTML_TYPES:
             continue
         for link in links(fetched):
             if link not in seen and scope.contains(link):

@@ -6,12 +6,13 @@ returns the page URLs they list that `keep` accepts, normalised, without duplica
 max_urls. A "sitemap bomb" stops at the limits below, each with a note saying which: indexes nested
 deeper than MAX_DEPTH, more than MAX_FILES sitemap files, more than MAX_ENTRIES entries in one
 file, a file over MAX_INFLATED_BYTES once decompressed (the protocol's own cap is 50 MB and
-50,000 URLs), entities (never expanded), or XML that does not parse.
+50,000 URLs), a DOCTYPE (entity bombs; never expanded), or XML that does not parse.
 """
 
 from __future__ import annotations
 
 import io
+import re
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ MAX_DEPTH = 3  # a sitemap index may point at indexes, at most this many levels 
 MAX_FILES = 50
 MAX_ENTRIES = 50_000
 MAX_INFLATED_BYTES = 50 * 1024 * 1024
+_DOCTYPE = re.compile(rb"<!DOCTYPE", re.IGNORECASE)
 
 
 class NotASitemap(Exception):
@@ -59,6 +61,9 @@ def parse_sitemap(body: bytes, url: str) -> tuple[str, list[str]]:
                              "(a gzip bomb?): not read") from None
         except Corrupt as exc:
             raise ValueError(f"sitemap {url} is {exc}") from None
+    if _DOCTYPE.search(body[:65536]):
+        # Sitemaps never need one; a DOCTYPE is where entity bombs ("billion laughs") live.
+        raise ValueError(f"sitemap {url} declares a DOCTYPE (entities are not allowed in sitemaps): not read")
     kind, locs = "", []
     events = etree.iterparse(io.BytesIO(body), events=("start", "end"), resolve_entities=False, no_network=True,
                              load_dtd=False, huge_tree=False)

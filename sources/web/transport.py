@@ -58,11 +58,16 @@ class _PinnedHTTPS(_Pinned, http.client.HTTPSConnection):
         self.sock = self.held = self._context.wrap_socket(self._open(), server_hostname=self.host)
 
 
+def tls_context() -> ssl.SSLContext:
+    """The system's trusted certificates, host names checked (tests swap in their own authority)."""
+    return ssl.create_default_context()
+
+
 def _connection(scheme: str, host: str, port: int, address: Address, *, connect_timeout: float,
                 timeout: float) -> http.client.HTTPConnection:
     conn: http.client.HTTPConnection
     if scheme == "https":
-        conn = _PinnedHTTPS(host, port, timeout=timeout, context=ssl.create_default_context())
+        conn = _PinnedHTTPS(host, port, timeout=timeout, context=tls_context())
     else:
         conn = _PinnedHTTP(host, port, timeout=timeout)
     conn.address, conn.connect_timeout, conn.read_timeout = address, connect_timeout, timeout

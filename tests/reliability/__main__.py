@@ -2,7 +2,7 @@
 folder var/reliability/ and free ports), then faults, hostile input, security and load, and print
 one summary table (also written to var/reliability/summary.md and report.json).
 
-    python -m tests.reliability [--only faults,hostile,security,slow,limits,load,llm] [--kills 10] [--files 60]
+    python -m tests.reliability [--only faults,hostile,security,slow,limits,load,llm,web] [--kills 10] [--files 60]
                                 [--load-seconds 60] [--no-baseline] [--quick]
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tests.reliability.app import ROOT, App, configure_django
 
-SECTIONS = ("faults", "hostile", "security", "slow", "limits", "load", "llm")
+SECTIONS = ("faults", "hostile", "security", "slow", "limits", "load", "llm", "web")
 GB = 1024 ** 3
 
 
@@ -259,8 +259,14 @@ def run_llm(app: App, token: str, work: Path, args) -> list[Row]:
     return rows
 
 
+def run_web(app: App, token: str, work: Path, args) -> list[Row]:
+    from tests.reliability import websources
+
+    return [Row("web sources", scenario, ok, detail) for scenario, ok, detail in websources.run()]
+
+
 RUNNERS = {"faults": run_faults, "hostile": run_hostile, "security": run_security, "slow": run_slow,
-           "limits": run_limits, "load": run_load, "llm": run_llm}
+           "limits": run_limits, "load": run_load, "llm": run_llm, "web": run_web}
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ it needs SOURCES_ALLOW_PRIVATE); `site.url(path)` and `site.base_url` give its a
 from __future__ import annotations
 
 import hashlib
+import ssl
 import threading
 import time
 from dataclasses import dataclass, field
@@ -148,15 +149,20 @@ class _Server(ThreadingHTTPServer):
 class HttpSite:
     """The server (a context manager): pages, requests, base_url, url(path)."""
 
-    def __init__(self, host: str = "127.0.0.1"):
+    def __init__(self, host: str = "127.0.0.1", *, tls: tuple[str, str] | None = None):
+        """tls=(certificate file, key file) serves HTTPS."""
         self.pages: dict[str, Page | str | bytes] = {}
         self.requests: list[Request] = []
         self.streamed = 0  # bytes sent by endless pages
         self.stopping = threading.Event()
         self._server = _Server((host, 0), _Handler)
         self._server.site = self
+        if tls:
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            context.load_cert_chain(*tls)
+            self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
         self.port = self._server.server_address[1]
-        self.base_url = f"http://{host}:{self.port}"
+        self.base_url = f"{'https' if tls else 'http'}://{host}:{self.port}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     def url(self, path: str) -> str:

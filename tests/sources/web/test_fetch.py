@@ -16,7 +16,8 @@ def test_it_fetches_a_page_with_its_validators(site):
     site.pages["/docs/a"] = Page("<h1>A</h1>", last_modified="Wed, 01 Jan 2025 00:00:00 GMT")
     fetched = fetch(site.url("/docs/a"))
     assert fetched.url == site.url("/docs/a")
-    assert (fetched.status, fetched.content_type, fetched.charset) == (200, "text/html", "utf-8")
+    assert (fetched.status, fetched.media_type, fetched.charset) == (200, "text/html", "utf-8")
+    assert fetched.content_type == "text/html; charset=utf-8"  # what page_document reads the charset from
     assert fetched.body == b"<h1>A</h1>"
     assert fetched.etag == site.pages["/docs/a"].etag
     assert fetched.last_modified == "Wed, 01 Jan 2025 00:00:00 GMT"
@@ -175,3 +176,36 @@ def test_only_http_and_https(settings):
     for url in ("ftp://example.org/a", "file:///etc/passwd", "gopher://example.org/", "javascript:alert(1)"):
         with pytest.raises(FetchError, match="only http and https"):
             fetch(url)
+
+
+def test_a_path_with_spaces_and_accents_is_sent_percent_encoded(site):
+    site.pages["/guide%20d%C3%A9but?q=a%20b"] = "<p>ok</p>"
+    assert fetch(site.url("/guide début?q=a b")).body == b"<p>ok</p>"
+
+
+def test_the_header_charset_reaches_the_page_extraction(site):
+    from sources.web.extract import page_document
+
+    text = "Les tomates ont besoin d'eau deux fois par semaine en été, et plus souvent quand il fait chaud."
+    site.pages["/fr"] = Page(f"<html><body><article><h1>Tomates</h1><p>{text}</p></article></body></html>"
+                             .encode("iso-8859-1"), content_type="text/html; charset=ISO-8859-1")
+    fetched = fetch(site.url("/fr"))
+    assert fetched.content_type == "text/html; charset=ISO-8859-1"
+    assert text in page_document(fetched.body, fetched.url, fetched.content_type).markdown
+
+
+def test_an_international_host_name_is_resolved_and_sent_in_its_idna_form(site, resolve_to):
+    resolve_to({"xn--bcher-kva.example": ["127.0.0.1"]})
+    site.pages["/"] = "<p>Bücher</p>"
+    assert fetch(f"http://bücher.example:{site.port}/").body == "<p>Bücher</p>".encode()
+    assert site.requests[-1].headers["Host"] == f"xn--bcher-kva.example:{site.port}"
+
+
+def test_robots_txt_crawl_delay_spaces_the_requests(site):
+    site.pages["/robots.txt"] = Page("User-agent: *\nCrawl-delay: 1\n", content_type="text/plain")
+    site.pages["/a"] = "<p>a</p>"
+    site.pages["/b"] = "<p>b</p>"
+    fetch(site.url("/a"))
+    fetch(site.url("/b"))
+    times = {r.path: r.time for r in site.requests}
+    assert times["/b"] - times["/a"] >= 0.95  # (urllib.robotparser reads whole seconds only)

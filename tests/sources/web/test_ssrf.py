@@ -123,3 +123,20 @@ def test_an_unresolvable_name_is_a_clear_error(guarded, resolve_to):
     resolve_to({})
     with pytest.raises(FetchError, match=r"cannot resolve nowhere.invalid"):
         fetch("http://nowhere.invalid/")
+
+
+def test_a_dns_lookup_that_never_answers_is_given_up(monkeypatch):
+    import socket
+    import time
+
+    monkeypatch.setattr(socket, "getaddrinfo", lambda *args, **kwargs: time.sleep(3))
+    started = time.monotonic()
+    with pytest.raises(OSError, match=r"no answer from DNS within 0.2 s"):
+        addresses.system_resolver("slow-dns.example", 80, timeout=0.2)
+    assert time.monotonic() - started < 1
+
+
+def test_the_next_checked_address_is_tried_when_one_refuses_connections(resolve_to, site):
+    resolve_to({"two.example": ["127.0.0.2", "127.0.0.1"]})  # the server listens on 127.0.0.1 only
+    site.pages["/"] = "<p>second address</p>"
+    assert fetch(f"http://two.example:{site.port}/").body == b"<p>second address</p>"

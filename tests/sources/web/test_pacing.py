@@ -1,0 +1,61 @@
+"""The rate limit per host: one schedule shared by every process (Redis), or per process without Redis."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import time
+
+from sources.web import pacing
+from tests.conftest import ROOT
+
+FETCH_TWO = """
+import os, sys, time
+import django
+django.setup()
+from sources.web.fetch import fetch
+start = float(sys.argv[1])
+time.sleep(max(0.0, start - time.time()))
+for path in sys.argv[3:]:
+    fetch(sys.argv[2] + path)
+"""
+
+
+def gaps(times: list[float]) -> list[float]:
+    times = sorted(times)
+    return [b - a for a, b in zip(times, times[1:], strict=False)]
+
+
+def test_two_processes_share_one_schedule_per_host(site):
+    for path in ("/a", "/b", "/c", "/d"):
+        site.pages[path] = "<p>x</p>"
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "ragweb.settings", "SOURCES_ALLOW_PRIVATE": "1",
+           "SOURCES_HOST_INTERVAL": "0.5", "RAGWEB_WARM_UP": "0"}
+    start = time.time() + 4  # both send their first request at the same moment
+    processes = [subprocess.Popen([sys.executable, "-c", FETCH_TWO, str(start), site.base_url, *paths], env=env,
+                                  cwd=ROOT, stderr=subprocess.PIPE) for paths in (("/a", "/b"), ("/c", "/d"))]
+    for process in processes:
+        assert process.wait(timeout=60) == 0, process.stderr.read().decode()
+    # Each process reads robots.txt (its own cache) and two pages: six requests, each 0.5 s after the last.
+    assert len(site.requests) == 6
+    assert min(gaps([r.time for r in site.requests])) >= 0.45, gaps([r.time for r in site.requests])
+
+
+def test_without_redis_one_process_still_spaces_its_requests(settings, caplog):
+    settings.SOURCES_HOST_INTERVAL = 0.3
+    settings.SOURCES_PACING_URL = "redis://127.0.0.1:9/0"  # nothing listens on the discard port
+    host = f"no-redis.example:{time.monotonic_ns()}"
+    with caplog.at_level(logging.WARNING, logger="sources.web.pacing"):
+        slots = [pacing.book_slot(host) for _ in range(3)]
+    assert [round(b - a, 2) for a, b in zip(slots, slots[1:], strict=False)] == [0.3, 0.3]
+    assert "pacing per process only, Redis unavailable" in caplog.text
+
+
+def test_hosts_are_paced_separately(settings):
+    settings.SOURCES_HOST_INTERVAL = 5
+    now = time.time()
+    first = pacing.book_slot(f"one.example:{time.monotonic_ns()}")
+    other = pacing.book_slot(f"two.example:{time.monotonic_ns()}")
+    assert first - now < 0.5 and other - now < 0.5
