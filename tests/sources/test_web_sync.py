@@ -89,3 +89,20 @@ def test_private_addresses_are_refused_without_the_setting(site, collection, set
     result = sync(source, django_capture_on_commit_callbacks)
     assert result.failed == 1 and "SOURCES_ALLOW_PRIVATE" in source.failures[0]["reason"]
     assert not site.requests and not Document.objects.exists()
+
+
+def test_a_page_source_is_unchanged_on_304_and_removed_when_gone(site, collection, eager_media,
+                                                                 django_capture_on_commit_callbacks):
+    source = services.source_create(collection=collection, kind="url", url=site.url("/docs/tides"), sync=False)
+    assert sync(source, django_capture_on_commit_callbacks).counts["new"] == 1
+    document = Document.objects.get(source=site.url("/docs/tides"))
+    assert document.title == "Tides" and document.status == Document.Status.READY
+
+    second = sync(source, django_capture_on_commit_callbacks)
+    assert second.counts == {"new": 0, "changed": 0, "unchanged": 1, "removed": 0, "failed": 0}
+    assert site.requests[-1].path == "/docs/tides" and site.requests[-1].headers.get("If-None-Match")
+
+    site.pages["/docs/tides"] = Page(status=410)
+    gone = sync(source, django_capture_on_commit_callbacks)
+    assert gone.counts == {"new": 0, "changed": 0, "unchanged": 0, "removed": 1, "failed": 0}
+    assert not Document.objects.filter(pk=document.pk).exists()
