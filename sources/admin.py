@@ -46,8 +46,14 @@ class SourceAdminForm(forms.ModelForm):
                     kind=data.get("kind", ""), url=data.get("url", ""), path=data.get("path", ""),
                     schedule=data.get("schedule", ""), max_pages=data.get("max_pages"),
                     max_depth=data.get("max_depth"), tags=data["tags"]))
+            else:
+                services.clean_changes(current=self.instance, schedule=data.get("schedule", ""),
+                                       max_pages=data.get("max_pages"), max_depth=data.get("max_depth"),
+                                       tags=data["tags"])
         except ValidationError as exc:
-            raise ValidationError(exc.message_dict if hasattr(exc, "error_dict") else exc.messages) from None
+            for field, errors in exc.message_dict.items():
+                field = "tags_text" if field == "tags" else field
+                self.add_error(field if field in self.fields else None, errors)
         return data
 
 

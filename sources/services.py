@@ -109,19 +109,27 @@ def source_create(*, collection: Collection, created_by=None, sync: bool = True,
     return source
 
 
-def source_update(*, source: Source, **fields) -> Source:
-    """Change CHANGEABLE fields. New tags are given to the source's documents at once; a new
-    schedule counts from the last sync (or now)."""
+def clean_changes(*, current: Source | None = None, **fields) -> dict:
+    """`fields` (any of CHANGEABLE) checked and normalised for source_update; the limits are checked
+    together with `current`'s. ValidationError per field otherwise."""
     fixed = sorted(set(fields) - set(CHANGEABLE))
     if fixed:
         raise ValidationError({name: f"{name} cannot be changed: add another source instead." for name in fixed})
+    _check_limits(fields.get("max_pages", current.max_pages if current else 1),
+                  fields.get("max_depth", current.max_depth if current else 0))
+    if "schedule" in fields:
+        _check_schedule(fields["schedule"])
+    if "tags" in fields:
+        fields["tags"] = _clean_tags(fields["tags"])
+    return fields
+
+
+def source_update(*, source: Source, **fields) -> Source:
+    """Change CHANGEABLE fields (clean_changes). New tags are given to the source's documents at once;
+    a new schedule counts from the last sync (or now)."""
     with transaction.atomic():
         locked = Source.objects.select_for_update().get(pk=source.pk)
-        _check_limits(fields.get("max_pages", locked.max_pages), fields.get("max_depth", locked.max_depth))
-        if "schedule" in fields:
-            _check_schedule(fields["schedule"])
-        if "tags" in fields:
-            fields["tags"] = _clean_tags(fields["tags"])
+        fields = clean_changes(current=locked, **fields)
         tags_changed = "tags" in fields and fields["tags"] != locked.tags
         for name, value in fields.items():
             setattr(locked, name, value)

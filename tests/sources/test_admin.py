@@ -59,3 +59,14 @@ def test_staff_do_not_see_sources_of_collections_they_cannot_read(staff_client, 
     Source.objects.create(collection=other, kind="url", url="https://example.org/secret-place")
     page = staff_client.get("/admin/sources/source/").content.decode()
     assert "secret-place" not in page
+
+
+def test_a_change_with_bad_tags_is_shown_on_the_form(staff_client, staff):
+    collection = Collection.objects.create(slug="harbour", name="Harbour", owner=staff)
+    source = Source.objects.create(collection=collection, kind="url", url="https://example.org/", schedule="none")
+    response = staff_client.post(f"/admin/sources/source/{source.pk}/change/", {
+        "schedule": "daily", "max_pages": 10, "max_depth": 1, "tags_text": "x" * 70})
+    assert response.status_code == 200
+    assert "A tag is at most 64 characters." in response.content.decode()
+    source.refresh_from_db()
+    assert (source.schedule, source.tags) == ("none", [])
