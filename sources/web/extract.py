@@ -6,11 +6,12 @@ rules of our own would; tables stay tables, a link keeps its text (not its addre
 Markdown headings (#, ##, ...): trafilatura drops the <h2>/<h3> of many generated manuals (texinfo,
 asciidoc: 3 of the 4 HTML guides of the evaluation set lost all of them), so each heading goes in as
 a marked paragraph, which it keeps where it keeps the text around it, and comes out as a heading.
-The title is the main text's first <h1>, else the page's og:title, else its <title>. The charset is the one the
-Content-Type header names ("text/html; charset=iso-8859-1", or charset=...), else the page's
-<meta charset>, else UTF-8 or Windows-1252 (corpus.ingest.parse.text.decode_text). Raises
-ParseError, with a message a person can read, for a page that is empty, has no main text, or cannot
-be read; markup bombs are refused before parsing (corpus.ingest.parse.limits.check_markup).
+The title is the main text's first <h1>, else the page's og:title, else its <title>. The charset
+is the one the Content-Type header names ("text/html; charset=iso-8859-1", or charset=...), else
+the page's <meta charset>, else UTF-8 or Windows-1252, as for uploaded HTML
+(corpus.ingest.parse.htmltext.html_source). Raises ParseError, with a message a person can read,
+for a page that is empty, has no main text, or cannot be read; markup bombs are refused before
+parsing (the same check as uploads).
 """
 
 from __future__ import annotations
@@ -25,11 +26,9 @@ from lxml import etree
 from trafilatura.settings import DEFAULT_CONFIG
 
 from corpus.ingest.parse.base import ParseError
-from corpus.ingest.parse.limits import check_markup
-from corpus.ingest.parse.text import decode_text
+from corpus.ingest.parse.htmltext import html_source
+from sources.web.fetch import split_content_type
 
-_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
-_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 _SPACES = re.compile(r"\s+")
 # Under MIN_EXTRACTED_SIZE characters of main text (250 by default) trafilatura falls back to the whole
 # page's text, navigation included and headings, lists and code blocks flattened: a short docs page
@@ -46,15 +45,6 @@ _MARKED = re.compile(rf"^[ \t>*_-]*{_MARK}([1-6]){_MARK}[ \t]*(.*)$", re.MULTILI
 class Page:
     title: str
     markdown: str
-
-
-def _charset(content_type: str, body: bytes) -> str | None:
-    for param in content_type.split(";")[1:]:
-        name, _, value = param.partition("=")
-        if name.strip().lower() == "charset" and value.strip():
-            return value.strip().strip("\"'")
-    declared = _META_CHARSET.search(body[:4096])
-    return declared.group(1).decode("ascii") if declared else None
 
 
 def _text(element) -> str:
@@ -95,9 +85,7 @@ def page_document(body: bytes, url: str, content_type: str, *, charset: str | No
     """
     if not body.strip():
         raise ParseError(f"The page {url} is empty.")
-    check_markup(body, f"The page {url}")
-    html = decode_text(body, declared=charset or _charset(content_type, body))
-    html = _XML_DECLARATION.sub("", html, count=1)  # lxml refuses decoded text that declares an encoding
+    html = html_source(body, charset=charset or split_content_type(content_type)[1], what=f"The page {url}")
     if not html.strip():
         raise ParseError(f"The page {url} is empty.")
     try:

@@ -41,7 +41,8 @@ class Fetched:
         return self.content_type.split(";", 1)[0]
 
 
-def _media_type(header: str) -> tuple[str, str | None]:
+def split_content_type(header: str) -> tuple[str, str | None]:
+    """("text/html", "utf-8") of "text/html; charset=utf-8": the media type in lower case, the charset."""
     media_type, _, params = header.partition(";")
     charset = None
     for param in params.split(";"):
@@ -65,7 +66,7 @@ def fetch(url: str, *, etag: str | None = None, last_modified: str | None = None
         raise FetchError("HTTP 304 to a request that was not conditional", url=final_url, status=304)
     if response.status != 200:
         raise FetchError(f"HTTP {response.status}", url=final_url, status=response.status)
-    media_type, charset = _media_type(response.headers.get("Content-Type") or "")
+    media_type, charset = split_content_type(response.headers.get("Content-Type") or "")
     if media_type not in ACCEPTED_TYPES:
         raise FetchError(f"not a page or a document ragweb reads: {media_type or 'no content type'}",
                          url=final_url, status=200)

@@ -106,6 +106,10 @@ def _crawl(start: str, first: Fetched, scope: Scope, *, max_pages: int, max_dept
     pages = SitePages()
     seen = {start}
     queue = deque([(start, 0, first)])
+    # Links are queued up to a few times max_pages (some fail or are not pages), not the tens of
+    # thousands a 10 MB page of links could name: that bounds both memory and the requests sent.
+    most_seen = max_pages * 4 + 100
+    cut = False
     while queue and len(pages) < max_pages:
         url, depth, fetched = queue.popleft()
         if fetched is None:
@@ -121,9 +125,12 @@ def _crawl(start: str, first: Fetched, scope: Scope, *, max_pages: int, max_dept
             continue
         for link in links(fetched):
             if link not in seen and scope.contains(link):
+                if len(seen) >= most_seen:
+                    cut = True
+                    break
                 seen.add(link)
                 queue.append((link, depth + 1, None))
-    if queue:
+    if queue or cut:
         pages.notes.append(f"stopped at {max_pages} pages (max_pages)")
     return pages
 

@@ -145,13 +145,22 @@ class _Walker:
             out.brk(1 if tag in ("li", "tr", "dt", "dd") else 2)
 
 
+def html_source(data: bytes, *, charset: str | None = None, what: str = "The HTML page") -> str:
+    """An HTML page's bytes as text lxml accepts, markup bombs refused (ParseError naming `what`).
+
+    The charset is `charset` (a web server's Content-Type header) when given, else the one the page's
+    <meta> declares in its first 4 KB, else UTF-8 or Windows-1252 (decode_text; a BOM wins over all).
+    """
+    check_markup(data, what)
+    declared = _META_CHARSET.search(data[:4096])
+    source = decode_text(data, declared=charset or (declared.group(1).decode("ascii") if declared else None))
+    # lxml refuses str input that carries an XML encoding declaration (the text is decoded already).
+    return _XML_DECLARATION.sub("", source, count=1)
+
+
 def parse_html(data: bytes) -> tuple[str, list[Heading], str | None]:
     """(visible text, headings, <title> or None)."""
-    check_markup(data, "The HTML page")
-    declared = _META_CHARSET.search(data[:4096])
-    source = decode_text(data, declared=declared.group(1).decode("ascii") if declared else None)
-    # lxml refuses str input that carries an XML encoding declaration (the text is decoded already).
-    source = _XML_DECLARATION.sub("", source, count=1)
+    source = html_source(data)
     if not source.strip():
         raise ParseError("The HTML page has no visible text.")
     try:

@@ -184,3 +184,12 @@ def test_a_start_url_that_redirects_is_crawled_from_where_it_lands(site):
     site.pages["/docs/a"] = html()
     site.pages["/other/"] = html()
     assert site_pages(u("/start"), max_pages=10, max_depth=2) == [u("/docs/"), u("/docs/a")]
+
+
+def test_a_page_of_many_links_queues_only_a_few_times_max_pages(site):
+    u = site.url
+    site.pages["/"] = html(*(f"/p{n}" for n in range(2000)))  # none of them exists: each would be a request
+    pages = site_pages(u("/"), max_pages=5, max_depth=3)
+    assert pages == [u("/")]
+    assert len(site.requests) <= 2 + 5 * 4 + 100  # robots.txt, the start page, the queued links
+    assert "stopped at 5 pages (max_pages)" in pages.notes
