@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -19,6 +20,7 @@ from corpus.metadata import clean_tags
 from corpus.models import Collection, Document
 from sources.folders import FolderRefused, resolve_folder
 from sources.models import MAX_DEPTH_LIMIT, MAX_PAGES_LIMIT, Source
+from sources.web.addresses import AddressRefused, literal_address, refusal
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +31,9 @@ CHANGEABLE = ("schedule", "max_pages", "max_depth", "tags")
 
 def clean_url(url: object) -> str:
     """An absolute http(s) URL with a host, at most URL_MAX_LENGTH characters; ValidationError otherwise.
-    Whether its address may be fetched (SOURCES_ALLOW_PRIVATE) is decided by sources.web at fetch time."""
+    A host spelled as a non-public IP address (127.0.0.1, 2130706433, 169.254.169.254...) is refused
+    here already unless SOURCES_ALLOW_PRIVATE; names are resolved and checked by sources.web at each
+    fetch (a name's addresses can change after this check)."""
     if not isinstance(url, str) or not url.strip():
         raise ValidationError({"url": "Give the page's or the site's URL (http:// or https://)."})
     url = url.strip()
@@ -42,6 +46,15 @@ def clean_url(url: object) -> str:
         raise ValidationError({"url": f"{url[:100]}: not a valid URL."}) from None
     if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url):
         raise ValidationError({"url": f"{url[:100]}: not an http:// or https:// URL with a host name."})
+    if not settings.SOURCES_ALLOW_PRIVATE:
+        try:
+            address = literal_address(parts.hostname)
+            reason = refusal(address) if address is not None else None
+        except AddressRefused as exc:
+            reason = str(exc)
+        if reason:
+            raise ValidationError({"url": f"{url[:100]}: {parts.hostname} is {reason.removeprefix('refused: ')}; "
+                                          "web sources fetch public addresses only (SOURCES_ALLOW_PRIVATE)."})
     return url
 
 

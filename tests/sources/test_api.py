@@ -127,6 +127,10 @@ def test_delete_removes_the_source_and_its_documents(folder, user):
     ({"kind": "url", "url": "file:///etc/passwd"}, "url", "not an http:// or https:// URL"),
     ({"kind": "site", "url": "http://example.org:99999/"}, "url", "not a valid URL"),
     ({"kind": "url"}, "url", "Give the page's or the site's URL"),
+    ({"kind": "url", "url": "http://127.0.0.1:5432/"}, "url", "127.0.0.1 is a loopback address"),
+    ({"kind": "url", "url": "http://169.254.169.254/latest/meta-data/"}, "url", "a link-local address"),
+    ({"kind": "site", "url": "http://2130706433/"}, "url", "public addresses only (SOURCES_ALLOW_PRIVATE)"),
+    ({"kind": "site", "url": "http://[::ffff:10.0.0.1]/"}, "url", "public addresses only"),
     ({"kind": "site", "url": "https://example.org/", "max_pages": MAX_PAGES_LIMIT + 1}, "max_pages", "from 1 to"),
     ({"kind": "site", "url": "https://example.org/", "max_pages": 10**30}, "max_pages", "from 1 to"),
     ({"kind": "site", "url": "https://example.org/", "max_depth": -1}, "max_depth", "from 0 to"),
@@ -143,6 +147,13 @@ def test_bad_input_is_a_400_naming_the_problem(body, field, words, allowed_root,
     assert response.status_code == 400, response.json()
     assert words in " ".join(response.json()[field]), response.json()
     assert not Source.objects.exists()
+
+
+def test_a_private_address_is_accepted_when_the_operator_allows_it(team, user, settings):
+    settings.SOURCES_ALLOW_PRIVATE = True
+    response = client_of(user).post("/api/sources/", {"collection": "team", "kind": "url",
+                                                      "url": "http://127.0.0.1:8080/wiki/"}, format="json")
+    assert response.status_code == 201, response.json()
 
 
 def test_folder_sources_are_off_without_sources_folders(team, user, settings):

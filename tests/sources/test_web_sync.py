@@ -82,10 +82,10 @@ def test_a_page_source_that_fails_lists_the_reason(site, collection, django_capt
     assert not Document.objects.exists()
 
 
-def test_private_addresses_are_refused_without_the_setting(site, collection, settings,
-                                                           django_capture_on_commit_callbacks):
-    settings.SOURCES_ALLOW_PRIVATE = False
+def test_private_addresses_are_refused_at_fetch_time_once_the_setting_is_off(site, collection, settings,
+                                                                           django_capture_on_commit_callbacks):
     source = services.source_create(collection=collection, kind="url", url=site.url("/docs/tides"), sync=False)
+    settings.SOURCES_ALLOW_PRIVATE = False  # the operator turned it off after the source was added
     result = sync(source, django_capture_on_commit_callbacks)
     assert result.failed == 1 and "SOURCES_ALLOW_PRIVATE" in source.failures[0]["reason"]
     assert not site.requests and not Document.objects.exists()
