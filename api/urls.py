@@ -17,6 +17,7 @@ from api.feedback import MessageFeedbackView
 from api.openai import ChatCompletionView, ModelDetailView, ModelListView
 from api.schema import SchemaView
 from api.search import SearchView
+from api.sources import SourceDetailView, SourceListView, SourceSyncView
 from api.tokens import TokenDetailView, TokenListView
 
 urlpatterns = [
@@ -35,6 +36,9 @@ urlpatterns = [
     path("ask/", AskView.as_view(), name="ask"),
     path("messages/<int:pk>/feedback/", MessageFeedbackView.as_view(), name="message-feedback"),
     path("search/", SearchView.as_view(), name="search"),
+    path("sources/", SourceListView.as_view(), name="sources"),
+    path("sources/<int:pk>/", SourceDetailView.as_view(), name="source"),
+    path("sources/<int:pk>/sync/", SourceSyncView.as_view(), name="source-sync"),
     path("tokens/", TokenListView.as_view(), name="tokens"),
     path("tokens/<int:pk>/", TokenDetailView.as_view(), name="token"),
 ]

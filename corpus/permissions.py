@@ -155,3 +155,16 @@ def document_for(user, pk: int, *, write: bool = False) -> Document:
 def can_configure_llm(user) -> bool:
     """Whether `user` may choose the answering LLM in the admin (active staff)."""
     return _signed_in(user) and user.is_staff
+
+
+def collection_row_for(user, queryset: QuerySet, pk: int, *, write: bool = False, noun: str = "item"):
+    """The row `pk` of `queryset` — rows that belong to a collection through a `collection` foreign
+    key, such as a collection's sources — if `user` may read its collection (and write it with
+    `write`: the collection's editors manage such rows). Raises Denied like document_for, naming
+    the row as `noun`. Apps above corpus use it so that the rules stay here."""
+    row = queryset.filter(collection__in=readable_collections(user)).select_related("collection").filter(pk=pk).first()
+    if row is None:
+        raise Denied(f"No {noun} {pk} that you may see.", status=404)
+    if write and not can_write_collection(user, row.collection):
+        raise Denied(f"You may not change the {noun}s of the collection {row.collection.slug!r}.", status=403)
+    return row

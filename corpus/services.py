@@ -258,7 +258,7 @@ def documents_upload(*, collection: Collection, files: Iterable, uploaded_by=Non
 
 
 def document_ingest(*, collection: Collection, source: str, data: bytes, filename: str,
-                    uploaded_by=None) -> Document:
+                    uploaded_by=None, tags: list[str] | None = None) -> Document:
     """Create or update the document `source` of `collection` with the file `data`.
 
     Unchanged content already built under the collection's current settings is a no-op. Otherwise
@@ -266,7 +266,8 @@ def document_ingest(*, collection: Collection, source: str, data: bytes, filenam
     searchable until the new ones replace them. A file over MAX_UPLOAD_BYTES is not stored: the
     document is marked failed with the upload rule's message. Other files the upload rule refuses
     (empty, unsupported type) are stored and fail when parsed: surfaces check them first through
-    document_upload.
+    document_upload. `tags` (already cleaned), when given, replace the document's tags (a source's
+    tags); None keeps them.
     """
     source = source.strip()
     if not source:
@@ -275,7 +276,7 @@ def document_ingest(*, collection: Collection, source: str, data: bytes, filenam
     for attempt in range(2):
         try:
             with transaction.atomic():
-                return _ingest_locked(collection, source, data, filename, uploaded_by, content_hash)
+                return _ingest_locked(collection, source, data, filename, uploaded_by, content_hash, tags)
         except IntegrityError:
             # Two uploads of a new source at once: the other one created the row; update it instead.
             if attempt:
@@ -284,8 +285,11 @@ def document_ingest(*, collection: Collection, source: str, data: bytes, filenam
 
 
 def _ingest_locked(collection: Collection, source: str, data: bytes, filename: str, uploaded_by,
-                   content_hash: str) -> Document:
+                   content_hash: str, tags: list[str] | None) -> Document:
     document = Document.objects.select_for_update().filter(collection=collection, source=source).first()
+    if document is not None and tags is not None and (document.metadata or {}).get("tags") != tags:
+        document.metadata = {**(document.metadata or {}), "tags": tags}
+        document.save(update_fields=["metadata", "updated_at"])
     if document is not None and document.content_hash == content_hash and document.file:
         document.collection = collection
         if document.is_current():
@@ -297,7 +301,7 @@ def _ingest_locked(collection: Collection, source: str, data: bytes, filename: s
         return document
 
     if document is None:
-        document = Document(collection=collection, source=source)
+        document = Document(collection=collection, source=source, metadata={"tags": tags} if tags else {})
     old_file = document.file.name if document.file else ""
     document.uploaded_by = uploaded_by or document.uploaded_by
     document.content_hash = content_hash

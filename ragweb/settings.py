@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "corpus",
     "chat",
     "api",
+    "sources",
     "chat.evaluation",  # evaluation and benchmark commands only
     "replicas",
 ]
@@ -265,6 +266,13 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
+# Sources (sources/, README "Sources"): server folders a source may read (comma-separated; empty =
+# folder sources off); how long POST /api/sources/{id}/sync/ waits for the sync before answering 202;
+# Celery beat (`make run`, compose's `beat`) queues the sources whose scheduled sync is due every minute.
+SOURCES_FOLDERS = env_list("SOURCES_FOLDERS", [])
+SOURCES_SYNC_WAIT_SECONDS = env_float("SOURCES_SYNC_WAIT_SECONDS", 20.0, minimum=0.0)
+CELERY_BEAT_SCHEDULE = {"sources-sync-due": {"task": "sources.sync_due", "schedule": 60.0}}
+
 # Web sources (sources/web/): what fetching a page or a site may do. Private, loopback, link-local and
 # other non-public addresses are refused unless SOURCES_ALLOW_PRIVATE (tests and intranet set-ups).
 SOURCES_ALLOW_PRIVATE = env_bool("SOURCES_ALLOW_PRIVATE", False)
@@ -310,9 +318,7 @@ LLM_SETTINGS_CACHE_SECONDS = env_float("LLM_SETTINGS_CACHE_SECONDS", 5.0, minimu
 # or `manage.py prune_audit`); an event's detail is cut to AUDIT_DETAIL_MAX_CHARS of JSON.
 AUDIT_RETENTION_DAYS = env_int("AUDIT_RETENTION_DAYS", 180, minimum=1)
 AUDIT_DETAIL_MAX_CHARS = env_int("AUDIT_DETAIL_MAX_CHARS", 2000, minimum=200, maximum=100_000)
-CELERY_BEAT_SCHEDULE = {
-    "audit-prune": {"task": "audit.prune", "schedule": 24 * 3600},
-}
+CELERY_BEAT_SCHEDULE["audit-prune"] = {"task": "audit.prune", "schedule": 24 * 3600}
 
 # Retrieval: the choices an operator makes. The engine's tuned numbers (BM25 k1/b, fusion shares,
 # relevance calibration, candidate counts) are constants in chat/retrieval/tuning.py.

@@ -26,6 +26,7 @@ urlpatterns = [
     path("v1/", include(openai_urlpatterns)),
     path("mcp", McpView.as_view(), name="mcp"),  # MCP streamable HTTP (mcp_server)
     path("documents/", include("corpus.urls")),
+    path("sources/", include("sources.urls")),
     path("account/", include("accounts.urls")),
     path("", include("chat.urls")),
 ]

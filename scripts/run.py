@@ -1,7 +1,8 @@
-"""`make run`: embedded services, migrations, an admin account, the demo corpus, a Celery worker
-and the web server (gunicorn); Ctrl-C stops all of them.
+"""`make run`: embedded services, migrations, an admin account, the demo corpus, a Celery worker,
+the scheduler (Celery beat: sources' scheduled syncs) and the web server (gunicorn); Ctrl-C stops
+all of them.
 
-The worker and the web server are supervised: one that dies (a crash, the OOM killer, `kill -9`)
+The worker, the scheduler and the web server are supervised: one that dies (a crash, the OOM killer, `kill -9`)
 is started again, its leftover processes (a worker's pool children) killed first, so `make run`
 keeps serving. A child that keeps exiting on its own right after it starts (a bad setting, say)
 is given up on after a few tries (/healthz then reports the worker down) rather than restarted
@@ -144,6 +145,12 @@ def worker_command() -> list[str]:
             "--hostname", "ragweb-run@%h"]
 
 
+def beat_command() -> list[str]:
+    """The scheduler: queues the sources whose scheduled sync is due; its schedule file under var/run/."""
+    return [PY, "-m", "celery", "-A", "ragweb", "beat", "--loglevel", "WARNING",
+            "--schedule", str(var_dir() / "run" / "celerybeat-schedule")]
+
+
 def web_command(port: str) -> list[str]:
     return [PY, "-m", "gunicorn", "ragweb.wsgi:application", "--bind", f"127.0.0.1:{port}",
             "--worker-class", WEB_WORKER_CLASS, "--workers", os.environ.get("WEB_WORKERS", "2"),
@@ -210,9 +217,11 @@ def main() -> int:
         manage("migrate", "--noinput", "-v", "0")
         manage("ensure_admin")
         worker = Child("worker", worker_command(), env)
+        beat = Child("scheduler", beat_command(), env)
         web = Child("web server", web_command(port), env)
-        children = [worker, web]
+        children = [worker, beat, web]
         worker.start()
+        beat.start()
         # Queued after the worker starts; ingestion is watched in the admin and the chat page.
         manage("ingest", "demo/docs", "--collection", "demo", "--public", "--quiet", check=False)
         web.start()

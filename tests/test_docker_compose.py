@@ -188,3 +188,11 @@ def test_the_replica_profile_streams_from_db_and_is_optional(compose):
     # The app gets the replica URLs from .env; empty by default (everything on DATABASE_URL).
     for name in ("web", "worker"):
         assert resolve(services[name]["environment"]["DATABASE_REPLICA_URLS"]) == ""
+
+
+def test_one_beat_schedules_the_source_syncs(compose):
+    beat = compose["services"]["beat"]
+    assert beat["command"][:4] == ["celery", "-A", "ragweb", "beat"]
+    assert beat["environment"] == compose["services"]["worker"]["environment"]
+    assert beat.get("deploy", {}).get("replicas", 1) == 1
+    assert beat["depends_on"]["migrate"]["condition"] == "service_completed_successfully"

@@ -401,6 +401,117 @@ def admin_owner_conversation(w: World) -> bool:
     return shown[0]
 
 
+# --- sources (the collection's sources page, the admin, REST) ----------------------------------------
+
+SOURCE_URL = "https://docs.example.org/team-guide/"
+
+
+def _source(w: World):
+    from sources.models import Source
+
+    return Source.objects.get_or_create(collection=w.team, kind="url", url=SOURCE_URL,
+                                        defaults={"schedule": "none"})[0]
+
+
+def _source_exists(pk: int) -> bool:
+    from sources.models import Source
+
+    return Source.objects.filter(pk=pk).exists()
+
+
+def _source_state(pk: int) -> str:
+    from sources.models import Source
+
+    return Source.objects.get(pk=pk).state
+
+
+def sources_page(w: World) -> bool:
+    _source(w)
+    response = w.web.get("/sources/team/")
+    if response.status_code == 200:
+        assert SOURCE_URL in response.content.decode()
+        return True
+    assert response.status_code in w.refusal(web=True)
+    return False
+
+
+def sources_page_add(w: World) -> bool:
+    from sources.models import Source
+
+    response = w.web.post("/sources/team/add/", {"kind": "url", "url": "https://docs.example.org/new/",
+                                                 "schedule": "none", "max_pages": 10, "max_depth": 1})
+    added = Source.objects.filter(url="https://docs.example.org/new/").exists()
+    assert refused_or_ok(w, response, 302, web=True) == added or w.user is None
+    return added
+
+
+def sources_page_sync(w: World) -> bool:
+    source = _source(w)
+    response = w.web.post(f"/sources/source/{source.pk}/sync/")
+    queued = _source_state(source.pk) == "queued"
+    assert refused_or_ok(w, response, 302, web=True) == queued or w.user is None
+    return queued
+
+
+def sources_page_delete(w: World) -> bool:
+    source = _source(w)
+    response = w.web.post(f"/sources/source/{source.pk}/delete/")
+    assert refused_or_ok(w, response, 302, web=True) == (not _source_exists(source.pk)) or w.user is None
+    return not _source_exists(source.pk)
+
+
+def admin_sources(w: World) -> bool:
+    source = _source(w)
+    response = w.web.get("/admin/sources/source/")
+    return response.status_code == 200 and f"/admin/sources/source/{source.pk}/change/" in response.content.decode()
+
+
+def admin_sources_sync(w: World) -> bool:
+    source = _source(w)
+    w.web.post("/admin/sources/source/", {"action": "sync_now", "_selected_action": [source.pk]})
+    return _source_state(source.pk) == "queued"
+
+
+def api_list_sources(w: World) -> bool:
+    source = _source(w)
+    response = w.api.get("/api/sources/")
+    if not refused_or_ok(w, response, 200):
+        return False
+    return source.pk in [s["id"] for s in response.json()["results"]]
+
+
+def api_read_source(w: World) -> bool:
+    source = _source(w)
+    return refused_or_ok(w, w.api.get(f"/api/sources/{source.pk}/"), 200)
+
+
+def api_add_source(w: World) -> bool:
+    from sources.models import Source
+
+    response = w.api.post("/api/sources/", {"collection": "team", "kind": "url", "url": "https://docs.example.org/n/",
+                                            "schedule": "none"}, format="json")
+    added = Source.objects.filter(url="https://docs.example.org/n/").exists()
+    assert refused_or_ok(w, response, 201) == added
+    return added
+
+
+def api_change_source(w: World) -> bool:
+    source = _source(w)
+    response = w.api.patch(f"/api/sources/{source.pk}/", {"schedule": "weekly"}, format="json")
+    from sources.models import Source
+
+    changed = Source.objects.get(pk=source.pk).schedule == "weekly"
+    assert refused_or_ok(w, response, 200) == changed
+    return changed
+
+
+def api_delete_source(w: World) -> bool:
+    source = _source(w)
+    response = w.api.delete(f"/api/sources/{source.pk}/")
+    assert refused_or_ok(w, response, 204) == (not _source_exists(source.pk))
+    return not _source_exists(source.pk)
+
+
 # --- /v1 (OpenAI-compatible) --------------------------------------------------------------------------
 
 def v1_models(w: World) -> bool:
@@ -495,6 +606,17 @@ ACTIONS = [
     Action("REST", "share collection", MANAGE, api_share),
     Action("REST", "delete collection", MANAGE, api_delete_collection),
     Action("REST", "make collection public (staff)", MANAGE, api_publish_collection),
+    Action("sources page", "list", READ, sources_page),
+    Action("sources page", "add", WRITE, sources_page_add),
+    Action("sources page", "sync now", WRITE, sources_page_sync),
+    Action("sources page", "delete", WRITE, sources_page_delete),
+    Action("admin", "source changelist", READ, admin_sources),
+    Action("admin", "sync sources action", WRITE, admin_sources_sync),
+    Action("REST", "list sources", READ, api_list_sources),
+    Action("REST", "read source", READ, api_read_source),
+    Action("REST", "add source", WRITE, api_add_source),
+    Action("REST", "change source", WRITE, api_change_source),
+    Action("REST", "delete source", WRITE, api_delete_source),
     Action("/v1", "models", READ, v1_models),
     Action("/v1", "chat completion", READ, v1_completion),
     Action("/v1", "chat completion of every collection", READ, v1_completion_of_everything),

@@ -180,6 +180,35 @@ def test_every_response_matches_the_schema(world, no_llm, django_capture_on_comm
     check(api.delete(f"/api/tokens/{made}/"), path)
     check(api.delete(f"/api/tokens/{made}/"), path)
 
+    # sources
+    from ragweb.celery import app
+
+    (tmp_path / "shared" / "handbook").mkdir(parents=True)
+    (tmp_path / "shared" / "handbook" / "a.md").write_text("# A\n\nalpha\n")
+    settings.SOURCES_FOLDERS = [str(tmp_path / "shared")]
+    path = "/api/sources/"
+    with django_capture_on_commit_callbacks(execute=False):
+        body = check(api.post(path, {"collection": "guides", "kind": "folder", "path": "handbook", "tags": ["hb"]},
+                              format="json"), path)
+        check(api.post(path, {"collection": "guides", "kind": "folder", "path": "/etc"}, format="json"), path)
+        check(api.post(path, {"collection": "secret", "kind": "url", "url": "https://e.org/"}, format="json"), path)
+    source = body["id"]
+    check(api.get(path), path)
+    path = "/api/sources/{id}/"
+    check(api.get(f"/api/sources/{source}/"), path)
+    check(api.patch(f"/api/sources/{source}/", {"schedule": "weekly"}, format="json"), path)
+    check(api.patch(f"/api/sources/{source}/", {"max_pages": 0}, format="json"), path)
+    check(api.get("/api/sources/999999/"), path)
+    app.conf.task_always_eager = True
+    try:
+        with django_capture_on_commit_callbacks(execute=False):
+            body = check(api.post(f"/api/sources/{source}/sync/"), "/api/sources/{id}/sync/")
+    finally:
+        app.conf.task_always_eager = False
+    assert body == {"new": 1, "changed": 0, "unchanged": 0, "removed": 0, "failed": 0}
+    check(api.post("/api/sources/999999/sync/"), "/api/sources/{id}/sync/")
+    check(api.delete(f"/api/sources/{source}/"), path)
+
     # /v1
     body = check(api.get("/v1/models"), "/v1/models")
     assert [m["id"] for m in body["data"]] == ["ragweb", "ragweb/guides", "ragweb/shared"]

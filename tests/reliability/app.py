@@ -201,7 +201,7 @@ class App:
         """The Celery worker's main process (its pool process is its child)."""
         for child in self.run_process().children():
             with contextlib.suppress(psutil.Error):
-                if "celery" in " ".join(child.cmdline()):
+                if "celery" in child.cmdline() and "worker" in child.cmdline():
                     return child
         return None
 

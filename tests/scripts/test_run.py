@@ -49,7 +49,7 @@ def health(port: int) -> dict | None:
 
 def celery_main(run: psutil.Process) -> psutil.Process | None:
     for child in run.children():
-        if "celery" in " ".join(child.cmdline()):
+        if "celery" in child.cmdline() and "worker" in child.cmdline():
             return child
     return None
 
@@ -87,6 +87,7 @@ def test_make_run_survives_its_worker_dying_and_ctrl_c_stops_everything(app):
     web = [c for c in run.children() if "gunicorn" in " ".join(c.cmdline())]
     assert web, "served by gunicorn"
     worker = celery_main(run)
+    assert any("beat" in c.cmdline() for c in run.children()), "the scheduler (celery beat) runs too"
     pool = worker.children(recursive=True)
     assert pool, "the worker's pool process"
 
@@ -195,3 +196,11 @@ def test_a_run_stops_only_the_services_it_started(own_services):
     failed = script("scripts/run.py", **bad_key)
     assert failed.returncode == 1 and "leaving the embedded services running" in failed.stderr
     assert script("scripts/services.py", "status").returncode == 0  # started before it: left alone
+
+
+def test_the_scheduler_keeps_its_schedule_file_under_var(monkeypatch, tmp_path):
+    run = load_run_module()
+    monkeypatch.setenv("RAGWEB_VAR_DIR", str(tmp_path))
+    command = run.beat_command()
+    assert command[1:5] == ["-m", "celery", "-A", "ragweb"] and command[5] == "beat"
+    assert command[command.index("--schedule") + 1] == str(tmp_path / "run" / "celerybeat-schedule")

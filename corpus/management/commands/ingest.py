@@ -11,19 +11,17 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
 from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
-from django.db.models import Sum
 
 from corpus import services, uploads
+from corpus.management.waiting import wait_for_documents
 from corpus.models import Document
 
 Status = Document.Status
-POLL_SECONDS = 0.5
 
 
 def iter_files(path: Path) -> tuple[list[tuple[Path, str]], list[tuple[Path, str]]]:
@@ -138,34 +136,6 @@ class Command(BaseCommand):
                           f"{len(ids) - unchanged} queued, {unchanged} unchanged"
                           + (f"; {refused} file(s) refused." if refused else "."))
         if wait and ids:
-            self._wait(ids, timeout=timeout, quiet=quiet)
+            wait_for_documents(self, ids, timeout=timeout, quiet=quiet)
         if refused:
             raise CommandError(f"{refused} file(s) refused (see above).")
-
-    def _wait(self, ids: list[int], *, timeout: float | None, quiet: bool) -> None:
-        from tqdm import tqdm
-
-        documents = Document.objects.filter(pk__in=ids)
-        deadline = None if timeout is None else time.monotonic() + timeout
-        bar = tqdm(total=len(ids), unit="doc", desc="ingesting", disable=quiet, file=self.stderr._out)
-        try:
-            while True:
-                finished = documents.filter(status__in=(Status.READY, Status.FAILED)).count()
-                chunks = documents.aggregate(done=Sum("progress_done"), total=Sum("progress_total"))
-                bar.n = finished
-                bar.set_postfix_str(f"chunks {chunks['done'] or 0}/{chunks['total'] or 0}", refresh=False)
-                bar.refresh()
-                if finished == len(ids):
-                    break
-                if deadline is not None and time.monotonic() > deadline:
-                    raise CommandError(f"Timed out: {len(ids) - finished} document(s) still processing.")
-                time.sleep(POLL_SECONDS)
-        finally:
-            bar.close()
-        failed = list(documents.filter(status=Status.FAILED).order_by("source").values_list("source", "error"))
-        total_chunks = documents.aggregate(n=Sum("progress_total"))["n"] or 0
-        if failed:
-            for source, error in failed:
-                self.stderr.write(f"FAILED {source}: {error}")
-            raise CommandError(f"{len(failed)} of {len(ids)} document(s) failed.")
-        self.stdout.write(f"All {len(ids)} document(s) ready ({total_chunks} chunks).")

@@ -1,0 +1,172 @@
+"""REST API for sources (web pages, sites, server folders a collection keeps in sync): list the
+ones of collections you may read, add one (editors of the collection), show, change (schedule,
+limits, tags), delete (with the documents it brought), and sync now.
+
+POST /api/sources/{id}/sync/ queues the sync and waits for it up to SOURCES_SYNC_WAIT_SECONDS: 200
+with the sync's counts when it finished in time, else 202 with the source's state (poll GET
+/api/sources/{id}/, whose `last_sync` holds the counts when it is done). The counts are about the
+sources' pages and files; their documents are then processed by the workers as usual.
+Permissions: corpus.permissions (a stranger gets 404, a reader 403 on every change); writes go
+through sources.services, whose ValidationErrors are 400s naming the field.
+"""
+
+from __future__ import annotations
+
+from celery.exceptions import TimeoutError as CeleryTimeout
+from django.conf import settings
+from django.db.models import Count
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from api.errors import errors
+from corpus import permissions
+from sources import services
+from sources.models import Source
+from sources.tasks import sync_source_task
+
+
+class SourceCountsOutput(serializers.Serializer):
+    new = serializers.IntegerField()
+    changed = serializers.IntegerField()
+    unchanged = serializers.IntegerField()
+    removed = serializers.IntegerField()
+    failed = serializers.IntegerField()
+
+
+class SourceFailureOutput(serializers.Serializer):
+    item = serializers.CharField(help_text="The page's URL or the file's path.")
+    reason = serializers.CharField()
+
+
+class SourceLastSyncOutput(SourceCountsOutput):
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    failures = SourceFailureOutput(many=True, help_text="Why items failed (at most 50), and notices such as a "
+                                                  "page limit reached.")
+    error = serializers.CharField(help_text="Why the sync failed as a whole (nothing was removed then).")
+
+
+class CollectionSourceOutput(serializers.ModelSerializer):
+    collection = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    document_count = serializers.IntegerField(read_only=True)
+    last_sync = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Source
+        fields = ["id", "collection", "kind", "url", "path", "schedule", "max_pages", "max_depth", "tags", "state",
+                  "last_sync", "next_sync_at", "document_count", "created_by", "created_at"]
+        read_only_fields = fields
+
+    @extend_schema(responses=SourceLastSyncOutput)
+    def get_last_sync(self, source: Source) -> dict:
+        return {"started_at": source.sync_started_at, "finished_at": source.sync_finished_at, **source.counts,
+                "failures": source.failures, "error": source.error}
+
+
+class CollectionSourceInput(serializers.Serializer):
+    """Types only; sources.services checks the values (one message per field)."""
+
+    collection = serializers.SlugField(help_text="Slug of a collection you may write to.")
+    kind = serializers.CharField(help_text="url (one page), site (a sitemap, or a start URL crawled within its "
+                                           "host and path), or folder (under the server's SOURCES_FOLDERS).")
+    url = serializers.CharField(required=False, allow_blank=True, help_text="For url and site.")
+    path = serializers.CharField(required=False, allow_blank=True,
+                                 help_text="For folder: absolute, or relative to an allowed folder.")
+    schedule = serializers.CharField(required=False, help_text="none, hourly, daily (default) or weekly.")
+    max_pages = serializers.IntegerField(required=False, help_text="Most pages or files kept (default 100).")
+    max_depth = serializers.IntegerField(required=False, help_text="Most links followed from the start (site).")
+    tags = serializers.JSONField(required=False, help_text="Tags given to every document of the source.")
+
+    def validate(self, attrs):
+        unknown = set(self.initial_data) - set(self.fields) if isinstance(self.initial_data, dict) else set()
+        if unknown:
+            raise serializers.ValidationError(f"Unknown field(s): {', '.join(sorted(unknown))}.")
+        return attrs
+
+
+class CollectionSourceChangeInput(CollectionSourceInput):
+    collection = kind = url = path = None
+
+
+class SourceSyncAccepted(serializers.Serializer):
+    state = serializers.CharField()
+    detail = serializers.CharField()
+
+
+def _sources(user):
+    return (Source.objects.filter(collection__in=permissions.readable_collections(user))
+            .select_related("collection", "created_by").annotate(document_count=Count("links"))
+            .order_by("collection__name", "pk"))
+
+
+def _shown(source: Source) -> dict:
+    return CollectionSourceOutput(Source.objects.annotate(document_count=Count("links")).select_related(
+        "collection", "created_by").get(pk=source.pk)).data
+
+
+class SourceListView(APIView):
+    pagination_class = LimitOffsetPagination
+
+    @extend_schema(responses={200: CollectionSourceOutput(many=True), **errors(401)}, tags=["sources"],
+                   summary="Sources of the collections you may read")
+    def get(self, request: Request) -> Response:
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(_sources(request.user), request, view=self)
+        return paginator.get_paginated_response(CollectionSourceOutput(page, many=True).data)
+
+    @extend_schema(request=CollectionSourceInput, responses={201: CollectionSourceOutput, **errors(400, 401, 403, 404)},
+                   tags=["sources"], summary="Add a source to a collection (its first sync is queued)")
+    def post(self, request: Request) -> Response:
+        data = CollectionSourceInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = dict(data.validated_data)
+        collection = permissions.collection_for(request.user, fields.pop("collection"), write=True)
+        source = services.source_create(collection=collection, created_by=request.user, request=request, **fields)
+        return Response(_shown(source), status=status.HTTP_201_CREATED)
+
+
+class SourceDetailView(APIView):
+    @extend_schema(responses={200: CollectionSourceOutput, **errors(401, 404)}, tags=["sources"], summary="One source")
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(_shown(permissions.collection_row_for(request.user, Source.objects, pk, noun="source")))
+
+    @extend_schema(request=CollectionSourceChangeInput,
+                   responses={200: CollectionSourceOutput, **errors(400, 401, 403, 404)},
+                   tags=["sources"], summary="Change a source's schedule, limits or tags")
+    def patch(self, request: Request, pk: int) -> Response:
+        source = permissions.collection_row_for(request.user, Source.objects, pk, write=True, noun="source")
+        data = CollectionSourceInput(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        return Response(_shown(services.source_update(source=source, request=request, **data.validated_data)))
+
+    @extend_schema(responses={204: None, **errors(401, 403, 404)}, tags=["sources"],
+                   summary="Delete a source and the documents it brought")
+    def delete(self, request: Request, pk: int) -> Response:
+        source = permissions.collection_row_for(request.user, Source.objects, pk, write=True, noun="source")
+        services.source_delete(source=source, request=request)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class SourceSyncView(APIView):
+    @extend_schema(request=None, responses={200: SourceCountsOutput, 202: SourceSyncAccepted, **errors(401, 403, 404)},
+                   tags=["sources"], summary="Sync a source now: its counts, or 202 if it takes longer")
+    def post(self, request: Request, pk: int) -> Response:
+        source = permissions.collection_row_for(request.user, Source.objects, pk, write=True, noun="source")
+        Source.objects.filter(pk=source.pk).exclude(state=Source.State.SYNCING).update(state=Source.State.QUEUED)
+        pending = sync_source_task.delay(source.pk)
+        try:
+            outcome = pending.get(timeout=settings.SOURCES_SYNC_WAIT_SECONDS, propagate=False)
+        except CeleryTimeout:
+            outcome = None
+        if isinstance(outcome, dict) and not outcome.get("busy"):
+            return Response({name: outcome[name] for name in SourceCountsOutput().fields})
+        detail = ("Another sync of this source is running; its counts will be in last_sync."
+                  if isinstance(outcome, dict) else
+                  "The sync is queued or running; GET the source for its counts (last_sync) when it is done.")
+        state = Source.objects.filter(pk=source.pk).values_list("state", flat=True).first() or "deleted"
+        return Response({"state": state, "detail": detail}, status=status.HTTP_202_ACCEPTED)

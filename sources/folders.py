@@ -1,0 +1,119 @@
+"""Server folders a source may read: only under the operator's SOURCES_FOLDERS, never a free path.
+
+A folder is resolved (symbolic links and ".." followed) before it is checked, so a link inside an
+allowed root that points outside it is refused like the outside path itself. Inside the folder,
+links are never followed (like `manage.py ingest`): a link could make a secret elsewhere on the
+server a document. Only the types the parser registry reads are listed, hidden files skipped.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+
+from corpus.ingest.parse.formats import SUPPORTED_EXTENSIONS
+
+MAX_FOLDER_CHOICES = 200  # folders offered in the web form
+
+
+class FolderRefused(ValueError):
+    """The path may not be a source; str(exc) says why, for the person who typed it."""
+
+
+def allowed_roots() -> list[Path]:
+    """The resolved SOURCES_FOLDERS that exist (empty: server folders are off)."""
+    roots = []
+    for root in settings.SOURCES_FOLDERS:
+        resolved = Path(root).expanduser().resolve()
+        if resolved.is_dir():
+            roots.append(resolved)
+    return roots
+
+
+def root_of(folder: Path) -> Path | None:
+    """The allowed root holding the resolved `folder`, or None."""
+    for root in allowed_roots():
+        if folder == root or folder.is_relative_to(root):
+            return root
+    return None
+
+
+def resolve_folder(path: str) -> Path:
+    """The resolved folder for `path`: an absolute path, or one relative to the first allowed root
+    that has it. Raises FolderRefused unless it is an existing folder inside an allowed root."""
+    roots = allowed_roots()
+    if not roots:
+        raise FolderRefused("Server folders are not enabled: the operator lists the allowed ones in SOURCES_FOLDERS.")
+    path = (path or "").strip()
+    if not path or "\x00" in path:
+        raise FolderRefused("Give the folder's path.")
+    given = Path(path).expanduser()
+    candidates = [given] if given.is_absolute() else [root / given for root in roots]
+    for candidate in candidates:
+        resolved = candidate.resolve()
+        if root_of(resolved) is None:
+            continue
+        if not resolved.is_dir():
+            raise FolderRefused(f"{path}: no such folder.")
+        return resolved
+    allowed = ", ".join(str(root) for root in roots)
+    raise FolderRefused(f"{path}: not inside a folder the operator allows (SOURCES_FOLDERS: {allowed}).")
+
+
+def folder_choices() -> list[str]:
+    """The allowed roots and their sub-folders (two levels, hidden ones and links left out, at most
+    MAX_FOLDER_CHOICES): what the web form offers instead of a free path."""
+    found: list[str] = []
+    for root in allowed_roots():
+        found.append(str(root))
+        for directory, folders, _ in os.walk(root):
+            depth = len(Path(directory).relative_to(root).parts)
+            folders[:] = sorted(f for f in folders if not f.startswith(".")
+                                and not (Path(directory) / f).is_symlink()) if depth < 2 else []
+            found.extend(str(Path(directory) / f) for f in folders)
+            if len(found) >= MAX_FOLDER_CHOICES:
+                return found[:MAX_FOLDER_CHOICES]
+    return found
+
+
+@dataclass(frozen=True)
+class FolderFile:
+    """A file of the folder: `key` its path relative to the folder (POSIX), with what tells a change."""
+
+    path: Path
+    key: str
+    mtime_ns: int
+    size: int
+
+
+def folder_files(folder: Path, *, limit: int) -> tuple[list[FolderFile], bool]:
+    """The supported files under `folder` (recursive, in sorted walk order, links and hidden entries
+    skipped), at most `limit`; and whether there were more. The walk stops there: a huge tree costs
+    no more than `limit` files."""
+    files: list[FolderFile] = []
+    for directory, folders, names in os.walk(folder):  # followlinks=False
+        if len(files) > limit:
+            break
+        base = Path(directory)
+        folders[:] = sorted(f for f in folders if not f.startswith("."))
+        for name in sorted(names):
+            file = base / name
+            if name.startswith(".") or Path(name).suffix.lower() not in SUPPORTED_EXTENSIONS:
+                continue
+            try:
+                stat = file.lstat()
+            except OSError:
+                continue  # gone since the listing
+            if not file.is_file() or file.is_symlink():
+                continue
+            files.append(FolderFile(file, file.relative_to(folder).as_posix(), stat.st_mtime_ns, stat.st_size))
+    return files[:limit], len(files) > limit
+
+
+def read_file(file: FolderFile) -> bytes:
+    """The file's bytes, refusing it if it became a link since it was listed (O_NOFOLLOW)."""
+    with os.fdopen(os.open(file.path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as handle:
+        return handle.read(settings.MAX_UPLOAD_BYTES + 1)

@@ -1,0 +1,199 @@
+"""The sync engine: bring a source's documents in line with what the source holds now.
+
+- Idempotent and incremental: an item whose validators (file mtime + size; ETag / Last-Modified)
+  or content hash did not change is left alone; a second sync right after the first changes nothing.
+- Documents are created and updated only through corpus.services.document_ingest (the one
+  ingestion path: a changed document keeps its current chunks searchable until the new ones
+  replace them in one transaction) and removed through corpus.services.document_delete, each item
+  in a transaction with its SourceDocument link, so a document and its link never disagree.
+- Items gone from the source (no longer listed, a file deleted, a page answering 404/410) have
+  their documents removed. When the source as a whole cannot be read (SourceUnavailable), nothing
+  is removed: an outage must not empty a collection.
+- One sync of a source at a time: a Postgres advisory lock, held by the database session, so a
+  worker that dies releases it with its connection. A second sync meanwhile returns at once (busy).
+- A failing item is counted and listed with its reason; the others go on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from django.core.exceptions import ValidationError
+from django.db import connection, transaction
+from django.utils import timezone
+
+import audit
+from audit.models import Action
+from corpus import services, uploads
+from corpus.models import Document
+from sources.kinds import Content, Item, ItemFailed, ItemGone, SourceUnavailable, Unchanged, kind_module
+from sources.models import FAILURES_KEPT, Source, SourceDocument
+
+logger = logging.getLogger(__name__)
+
+LOCK_CLASS = 29_000  # advisory lock namespace of source syncs (the second key is the source's id)
+Progress = Callable[[str, str], None]  # (outcome: new/changed/unchanged/removed/failed, item)
+
+
+@dataclass
+class SyncResult:
+    """What one sync did. `busy`: another sync of the source was running, this one did nothing.
+    `error`: the source could not be read at all (nothing was removed)."""
+
+    new: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    failed: int = 0
+    failures: list[dict] = field(default_factory=list)
+    error: str = ""
+    busy: bool = False
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {"new": self.new, "changed": self.changed, "unchanged": self.unchanged, "removed": self.removed,
+                "failed": self.failed}
+
+    def add(self, outcome: str, item: str, reason: str = "") -> None:
+        setattr(self, outcome, getattr(self, outcome) + 1)
+        if outcome == "failed" and len(self.failures) < FAILURES_KEPT:
+            self.failures.append({"item": item[:2000], "reason": reason[:1000]})
+
+
+def _try_lock(source_id: int) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [LOCK_CLASS, source_id])
+        return bool(cursor.fetchone()[0])
+
+
+def _unlock(source_id: int) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [LOCK_CLASS, source_id])
+
+
+def source_sync(*, source_id: int, progress: Progress | None = None) -> SyncResult | None:
+    """Sync the source `source_id` now, in this process; None if it no longer exists. The result
+    is also recorded on the source (counts, failures, error, next scheduled sync)."""
+    if not _try_lock(source_id):
+        return SyncResult(busy=True)
+    try:
+        source = Source.objects.select_related("collection", "created_by").filter(pk=source_id).first()
+        if source is None:
+            return None
+        started = timezone.now()
+        Source.objects.filter(pk=source_id).update(state=Source.State.SYNCING, sync_started_at=started)
+        result = _sync(source, progress or (lambda outcome, item: None))
+        finished = timezone.now()
+        Source.objects.filter(pk=source_id).update(
+            state=Source.State.FAILED if result.error else Source.State.IDLE, error=result.error,
+            sync_finished_at=finished, next_sync_at=source.next_sync_after(finished), failures=result.failures,
+            last_new=result.new, last_changed=result.changed, last_unchanged=result.unchanged,
+            last_removed=result.removed, last_failed=result.failed)
+        logger.info("source %s synced: %s%s", source_id, result.counts, f" ({result.error})" if result.error else "")
+        if result.error or result.new or result.changed or result.removed or result.failed:
+            # A sync that found nothing new is not an event: scheduled syncs would flood the trail.
+            audit.record(Action.SOURCE_SYNCED, target=source, detail={**result.counts, "error": result.error})
+        return result
+    except BaseException:
+        Source.objects.filter(pk=source_id, state=Source.State.SYNCING).update(state=Source.State.IDLE)
+        raise
+    finally:
+        _unlock(source_id)
+
+
+def _sync(source: Source, progress: Progress) -> SyncResult:
+    result = SyncResult()
+    kind = kind_module(source.kind)
+    try:
+        listing = kind.list_items(source)
+    except SourceUnavailable as exc:
+        result.error = str(exc)
+        return result
+    links = {link.key: link for link in SourceDocument.objects.filter(source=source)}
+    for item in listing.items:
+        outcome, reason = _sync_item(source, kind, item, links.get(item.key))
+        result.add(outcome, item.key, reason)
+        progress(outcome, item.key)
+    listed = {item.key for item in listing.items}
+    for key, link in links.items():
+        if key not in listed:
+            _remove(link)
+            result.add("removed", key)
+            progress("removed", key)
+    # Notices beside the failures, not failed items: nothing went wrong with any one of them.
+    notes = list(listing.notes)
+    if listing.truncated:
+        notes.append(f"more than {source.max_pages} pages or files: the first {source.max_pages} are kept "
+                     "(raise max_pages to keep more)")
+    for note in notes[:FAILURES_KEPT - len(result.failures)]:
+        result.failures.append({"item": source.location[:2000], "reason": note[:1000]})
+    return result
+
+
+def _sync_item(source: Source, kind, item: Item, link: SourceDocument | None) -> tuple[str, str]:
+    """(outcome, reason) of one item: new, changed, unchanged, removed or failed."""
+    try:
+        got = kind.read_item(source, item, link)
+    except ItemGone:
+        if link is None:
+            return "failed", "not found"
+        _remove(link)
+        return "removed", ""
+    except ItemFailed as exc:
+        return "failed", str(exc)
+    if isinstance(got, Unchanged):
+        if link is not None:
+            _save_validators(link, got.validators)
+            return "unchanged", ""
+        return "failed", "the server answered 'not modified' to a first request"
+    return _ingest(source, item, link, got)
+
+
+def _ingest(source: Source, item: Item, link: SourceDocument | None, content: Content) -> tuple[str, str]:
+    refused = uploads.upload_error(content.filename, len(content.data))
+    if refused:
+        return "failed", refused
+    content_hash = hashlib.sha256(content.data).hexdigest()
+    if link is not None and link.content_hash == content_hash and Document.objects.filter(
+            pk=link.document_id, content_hash=content_hash).exists():
+        _save_validators(link, content.validators)
+        return "unchanged", ""
+    with transaction.atomic():
+        taken = (Document.objects.filter(collection=source.collection, source=item.source)
+                 .exclude(source_link__source=source).exists())
+        if taken:
+            return "failed", (f"the collection already has a document {item.source!r} (uploaded, or from another "
+                              "source); it is left as it is")
+        try:
+            document = services.document_ingest(collection=source.collection, source=item.source,
+                                                data=content.data, filename=content.filename,
+                                                uploaded_by=source.created_by, tags=list(source.tags or []))
+        except (ValidationError, ValueError) as exc:
+            return "failed", "; ".join(getattr(exc, "messages", None) or [str(exc)])
+        SourceDocument.objects.update_or_create(
+            source=source, key=item.key,
+            defaults={"document": document, "content_hash": content_hash, **_validator_fields(content.validators)})
+    if document.status == Document.Status.FAILED and document.error:
+        return "failed", document.error
+    return ("changed" if link is not None else "new"), ""
+
+
+def _validator_fields(validators: dict) -> dict:
+    return {name: validators[name] for name in ("etag", "last_modified", "mtime_ns", "size") if name in validators}
+
+
+def _save_validators(link: SourceDocument, validators: dict) -> None:
+    fields = _validator_fields(validators)
+    if fields:
+        SourceDocument.objects.filter(pk=link.pk).update(**fields, synced_at=timezone.now())
+
+
+def _remove(link: SourceDocument) -> None:
+    document = Document.objects.filter(pk=link.document_id).first()
+    if document is not None:
+        services.document_delete(document=document)  # the link goes with it (cascade)
+    else:
+        SourceDocument.objects.filter(pk=link.pk).delete()

@@ -1,0 +1,42 @@
+"""Celery tasks of sources: sync one source; every minute (Celery beat), queue the sources due.
+They take ids and call sources.sync; no logic here."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from django.db import DatabaseError
+from django.utils import timezone
+
+from sources.models import Source
+from sources.sync import source_sync
+
+logger = logging.getLogger(__name__)
+
+SYNC_DUE_EVERY = 60.0  # seconds between looks for due sources (settings.CELERY_BEAT_SCHEDULE)
+
+
+@shared_task(name="sources.sync_source", autoretry_for=(DatabaseError,), max_retries=5, retry_backoff=10)
+def sync_source_task(source_id: int) -> dict | None:
+    """The sync's counts (with "busy": true when another sync of the source was running), or None
+    if the source is gone."""
+    result = source_sync(source_id=source_id)
+    if result is None:
+        logger.info("source %s: gone before its sync", source_id)
+        return None
+    return {**result.counts, "failures": result.failures, "error": result.error, "busy": result.busy}
+
+
+@shared_task(name="sources.sync_due")
+def sync_due_sources() -> list[int]:
+    """Queue a sync of every source whose scheduled time has come; each is marked queued first, so
+    a beat tick before it runs does not queue it twice."""
+    queued = []
+    now = timezone.now()
+    for pk in Source.objects.due(now).values_list("pk", flat=True):
+        # Conditional: two beat ticks (or two beats) racing queue it once.
+        if Source.objects.due(now).filter(pk=pk).update(state=Source.State.QUEUED):
+            sync_source_task.delay(pk)
+            queued.append(pk)
+    return queued

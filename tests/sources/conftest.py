@@ -1,0 +1,22 @@
+"""Fixtures of the sources tests: an allowed server folder, a collection, eager processing."""
+
+from __future__ import annotations
+
+import pytest
+
+from corpus.models import Collection
+from tests.corpus.ingest_helpers import eager_media  # noqa: F401  (a fixture)
+
+
+@pytest.fixture
+def allowed_root(tmp_path, settings):
+    """A folder listed in SOURCES_FOLDERS, with a sub-folder `handbook`."""
+    root = tmp_path / "shared"
+    (root / "handbook").mkdir(parents=True)
+    settings.SOURCES_FOLDERS = [str(root)]
+    return root
+
+
+@pytest.fixture
+def collection(user):
+    return Collection.objects.create(slug="team", name="Team", owner=user)

@@ -1,0 +1,187 @@
+"""/api/sources/: add, list, show, change, delete and sync sources; who may do what; bad input is a
+400 naming the problem."""
+
+from __future__ import annotations
+
+import pytest
+from rest_framework.test import APIClient
+
+from corpus.models import Collection, Document
+from sources.models import MAX_PAGES_LIMIT, Source
+from tests.sources.helpers import write
+
+pytestmark = pytest.mark.django_db
+
+
+def client_of(user) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+@pytest.fixture
+def carol(django_user_model):
+    return django_user_model.objects.create_user(username="carol", password="carol-password-1")
+
+
+@pytest.fixture
+def dave(django_user_model):
+    return django_user_model.objects.create_user(username="dave", password="dave-password-1")
+
+
+@pytest.fixture
+def team(user, other_user, carol) -> Collection:
+    """alice's collection, read by bob and edited by carol (dave is a stranger)."""
+    collection = Collection.objects.create(slug="team", name="Team", owner=user)
+    collection.readers.add(other_user)
+    collection.editors.add(carol)
+    return collection
+
+
+@pytest.fixture
+def folder(allowed_root, team, user, django_capture_on_commit_callbacks):
+    write(allowed_root / "handbook" / "a.md", "# A\n\nalpha\n")
+    write(allowed_root / "handbook" / "b.md", "# B\n\nbeta\n")
+    response = client_of(user).post("/api/sources/", {"collection": "team", "kind": "folder", "path": "handbook",
+                                                      "schedule": "none", "tags": ["hb"]}, format="json")
+    assert response.status_code == 201, response.json()
+    return Source.objects.get(pk=response.json()["id"])
+
+
+def test_an_editor_adds_a_folder_and_syncs_it(allowed_root, team, carol, eager_media):
+    write(allowed_root / "handbook" / "a.md", "# A\n\nalpha\n")
+    client = client_of(carol)
+    created = client.post("/api/sources/", {"collection": "team", "kind": "folder", "path": "handbook",
+                                            "schedule": "weekly", "tags": ["hb"]}, format="json")
+    assert created.status_code == 201, created.json()
+    body = created.json()
+    assert body["path"] == str((allowed_root / "handbook").resolve())
+    assert (body["kind"], body["schedule"], body["tags"], body["created_by"]) == ("folder", "weekly", ["hb"], "carol")
+
+    synced = client.post(f"/api/sources/{body['id']}/sync/")
+    assert synced.status_code == 200, synced.json()
+    assert synced.json() == {"new": 1, "changed": 0, "unchanged": 0, "removed": 0, "failed": 0}
+    shown = client.get(f"/api/sources/{body['id']}/").json()
+    assert shown["last_sync"]["new"] == 1 and shown["document_count"] == 1
+    assert shown["next_sync_at"] is not None
+    document = Document.objects.get(collection=team)
+    assert document.source == "handbook/a.md" and document.metadata.get("tags") == ["hb"]
+
+    again = client.post(f"/api/sources/{body['id']}/sync/")
+    assert again.json() == {"new": 0, "changed": 0, "unchanged": 1, "removed": 0, "failed": 0}
+
+
+def test_a_reader_sees_sources_but_cannot_add_change_sync_or_delete(folder, other_user):
+    client = client_of(other_user)
+    assert [s["id"] for s in client.get("/api/sources/").json()["results"]] == [folder.pk]
+    assert client.get(f"/api/sources/{folder.pk}/").status_code == 200
+    added = client.post("/api/sources/", {"collection": "team", "kind": "url", "url": "https://example.org/"},
+                        format="json")
+    assert added.status_code == 403
+    assert client.patch(f"/api/sources/{folder.pk}/", {"schedule": "daily"}, format="json").status_code == 403
+    assert client.post(f"/api/sources/{folder.pk}/sync/").status_code == 403
+    assert client.delete(f"/api/sources/{folder.pk}/").status_code == 403
+    assert Source.objects.filter(pk=folder.pk, schedule="none").exists()
+
+
+def test_a_stranger_gets_404_everywhere(folder, dave):
+    client = client_of(dave)
+    assert client.get("/api/sources/").json()["results"] == []
+    for response in (client.get(f"/api/sources/{folder.pk}/"),
+                     client.patch(f"/api/sources/{folder.pk}/", {"schedule": "daily"}, format="json"),
+                     client.post(f"/api/sources/{folder.pk}/sync/"),
+                     client.delete(f"/api/sources/{folder.pk}/"),
+                     client.post("/api/sources/", {"collection": "team", "kind": "url", "url": "https://e.org/"},
+                                 format="json")):
+        assert response.status_code == 404, response.json()
+    assert Source.objects.filter(pk=folder.pk).exists()
+
+
+def test_change_tags_applies_them_to_the_documents(folder, user, django_capture_on_commit_callbacks):
+    from sources.sync import source_sync
+
+    source_sync(source_id=folder.pk)
+    response = client_of(user).patch(f"/api/sources/{folder.pk}/", {"tags": ["handbook", "2026"],
+                                                                    "max_pages": 5}, format="json")
+    assert response.status_code == 200, response.json()
+    assert response.json()["tags"] == ["handbook", "2026"] and response.json()["max_pages"] == 5
+    assert [d.metadata["tags"] for d in Document.objects.filter(collection=folder.collection)] == [
+        ["handbook", "2026"]] * 2
+    fixed = client_of(user).patch(f"/api/sources/{folder.pk}/", {"path": "/etc"}, format="json")
+    assert fixed.status_code == 400 and "cannot be changed" in fixed.json()["path"][0]
+
+
+def test_delete_removes_the_source_and_its_documents(folder, user):
+    from sources.sync import source_sync
+
+    source_sync(source_id=folder.pk)
+    assert Document.objects.filter(collection=folder.collection).count() == 2
+    assert client_of(user).delete(f"/api/sources/{folder.pk}/").status_code == 204
+    assert not Source.objects.filter(pk=folder.pk).exists()
+    assert not Document.objects.filter(collection=folder.collection).exists()
+
+
+@pytest.mark.parametrize(("body", "field", "words"), [
+    ({"kind": "ftp", "url": "https://example.org/"}, "kind", "kind must be one of url, site, folder"),
+    ({"kind": "url", "url": "not a url"}, "url", "not an http:// or https:// URL"),
+    ({"kind": "url", "url": "file:///etc/passwd"}, "url", "not an http:// or https:// URL"),
+    ({"kind": "site", "url": "http://example.org:99999/"}, "url", "not a valid URL"),
+    ({"kind": "url"}, "url", "Give the page's or the site's URL"),
+    ({"kind": "url", "url": "http://127.0.0.1:5432/"}, "url", "127.0.0.1 is a loopback address"),
+    ({"kind": "url", "url": "http://169.254.169.254/latest/meta-data/"}, "url", "a link-local address"),
+    ({"kind": "site", "url": "http://2130706433/"}, "url", "public addresses only (SOURCES_ALLOW_PRIVATE)"),
+    ({"kind": "site", "url": "http://[::ffff:10.0.0.1]/"}, "url", "public addresses only"),
+    ({"kind": "site", "url": "https://example.org/", "max_pages": MAX_PAGES_LIMIT + 1}, "max_pages", "from 1 to"),
+    ({"kind": "site", "url": "https://example.org/", "max_pages": 10**30}, "max_pages", "from 1 to"),
+    ({"kind": "site", "url": "https://example.org/", "max_depth": -1}, "max_depth", "from 0 to"),
+    ({"kind": "site", "url": "https://example.org/", "schedule": "yearly"}, "schedule", "one of none, hourly"),
+    ({"kind": "site", "url": "https://example.org/", "tags": "x"}, "tags", "list of strings"),
+    ({"kind": "folder", "path": "/etc"}, "path", "not inside a folder the operator allows"),
+    ({"kind": "folder", "path": "handbook/../.."}, "path", "not inside a folder the operator allows"),
+    ({"kind": "folder", "path": "escape"}, "path", "not inside a folder the operator allows"),
+    ({"kind": "folder", "path": "nowhere"}, "path", "no such folder"),
+])
+def test_bad_input_is_a_400_naming_the_problem(body, field, words, allowed_root, team, user, tmp_path):
+    (allowed_root / "escape").symlink_to(tmp_path)  # a link inside the allowed folder leading out of it
+    response = client_of(user).post("/api/sources/", {"collection": "team", **body}, format="json")
+    assert response.status_code == 400, response.json()
+    assert words in " ".join(response.json()[field]), response.json()
+    assert not Source.objects.exists()
+
+
+def test_a_private_address_is_accepted_when_the_operator_allows_it(team, user, settings):
+    settings.SOURCES_ALLOW_PRIVATE = True
+    response = client_of(user).post("/api/sources/", {"collection": "team", "kind": "url",
+                                                      "url": "http://127.0.0.1:8080/wiki/"}, format="json")
+    assert response.status_code == 201, response.json()
+
+
+def test_folder_sources_are_off_without_sources_folders(team, user, settings):
+    settings.SOURCES_FOLDERS = []
+    response = client_of(user).post("/api/sources/", {"collection": "team", "kind": "folder", "path": "/tmp"},
+                                    format="json")
+    assert response.status_code == 400
+    assert "SOURCES_FOLDERS" in response.json()["path"][0]
+
+
+def test_unknown_fields_are_refused(team, user):
+    response = client_of(user).post("/api/sources/", {"collection": "team", "kind": "url",
+                                                      "url": "https://example.org/", "depth": 3}, format="json")
+    assert response.status_code == 400 and "depth" in str(response.json())
+
+
+def test_source_changes_are_in_the_audit_trail(folder, user, carol, eager_media, django_capture_on_commit_callbacks):
+    from audit.models import Action, AuditEvent
+
+    added = AuditEvent.objects.get(action=Action.SOURCE_ADDED)
+    assert (added.actor_username, added.target_id) == ("alice", str(folder.pk))
+    assert client_of(carol).patch(f"/api/sources/{folder.pk}/", {"schedule": "daily"}, format="json").status_code == 200
+    changed = AuditEvent.objects.get(action=Action.SOURCE_CHANGED)
+    assert (changed.actor_username, changed.detail) == ("carol", {"schedule": "daily"})
+    with django_capture_on_commit_callbacks(execute=True):
+        assert client_of(user).post(f"/api/sources/{folder.pk}/sync/").status_code in (200, 202)
+    synced = AuditEvent.objects.get(action=Action.SOURCE_SYNCED)
+    assert synced.detail["new"] == 2 and synced.actor_username == ""
+    assert client_of(carol).delete(f"/api/sources/{folder.pk}/").status_code == 204
+    deleted = AuditEvent.objects.get(action=Action.SOURCE_DELETED)
+    assert deleted.actor_username == "carol" and deleted.detail["location"].endswith("handbook")

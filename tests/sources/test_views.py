@@ -1,0 +1,73 @@
+"""The collection's sources page: readers see sources and their last sync, editors add, sync and
+delete; bad input is shown on the form with a 400; strangers get 404."""
+
+from __future__ import annotations
+
+import pytest
+
+from corpus.models import Collection
+from sources.models import Source
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def team(user, other_user):
+    collection = Collection.objects.create(slug="team", name="Team", owner=user)
+    collection.readers.add(other_user)
+    return collection
+
+
+def signed_in(client, user):
+    client.force_login(user)
+    return client
+
+
+def test_an_editor_adds_a_site_from_the_form(client, team, user, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        response = signed_in(client, user).post("/sources/team/add/", {
+            "kind": "site", "url": "https://docs.example.org/guide/", "schedule": "weekly", "max_pages": 20,
+            "max_depth": 2, "tags": "docs, guide"})
+    assert response.status_code == 302 and response.url == "/sources/team/"
+    source = Source.objects.get()
+    assert (source.kind, source.url, source.max_pages, source.tags) == (
+        "site", "https://docs.example.org/guide/", 20, ["docs", "guide"])
+    assert len(queued) == 1  # the first sync
+    page = client.get("/sources/team/").content.decode()
+    assert "https://docs.example.org/guide/" in page and "Sync now" in page and "Every week" in page
+
+
+def test_bad_input_is_shown_on_the_form(client, team, user):
+    response = signed_in(client, user).post("/sources/team/add/", {
+        "kind": "url", "url": "javascript:alert(1)", "schedule": "daily", "max_pages": 10, "max_depth": 1})
+    assert response.status_code == 400
+    assert "not an http:// or https:// URL" in response.content.decode()
+    assert not Source.objects.exists()
+
+
+def test_the_folder_field_offers_only_the_allowed_folders(client, team, user, allowed_root, tmp_path):
+    page = signed_in(client, user).get("/sources/team/").content.decode()
+    assert str((allowed_root / "handbook").resolve()) in page
+    response = client.post("/sources/team/add/", {"kind": "folder", "path": str(tmp_path), "schedule": "daily",
+                                                  "max_pages": 10, "max_depth": 1})
+    assert response.status_code == 400 and "Select a valid choice" in response.content.decode()
+
+
+def test_a_reader_sees_sources_but_no_forms_and_cannot_post(client, team, other_user):
+    source = Source.objects.create(collection=team, kind="url", url="https://example.org/page", last_new=3,
+                                   failures=[{"item": "https://example.org/page", "reason": "HTTP 500"}])
+    page = signed_in(client, other_user).get("/sources/team/").content.decode()
+    assert "https://example.org/page" in page and "3 new" in page and "HTTP 500" in page
+    assert "Sync now" not in page and "Add a source" not in page
+    assert client.post(f"/sources/source/{source.pk}/sync/").status_code == 403
+    assert client.post(f"/sources/source/{source.pk}/delete/").status_code == 403
+    assert client.post("/sources/team/add/", {"kind": "url", "url": "https://e.org/"}).status_code == 403
+    assert Source.objects.filter(pk=source.pk).exists()
+
+
+def test_a_stranger_gets_404(client, team, django_user_model):
+    stranger = django_user_model.objects.create_user(username="eve", password="eve-password-1")
+    source = Source.objects.create(collection=team, kind="url", url="https://example.org/page")
+    signed_in(client, stranger)
+    assert client.get("/sources/team/").status_code == 404
+    assert client.post(f"/sources/source/{source.pk}/sync/").status_code == 404
