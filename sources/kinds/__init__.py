@@ -10,50 +10,9 @@ A kind is a module with two functions (sources.sync calls them; it alone writes)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from sources.kinds.base import Content, Item, ItemFailed, ItemGone, Listing, SourceUnavailable, Unchanged
 
-
-@dataclass(frozen=True)
-class Item:
-    """`key`: the page's URL or the file's path in the folder; `source`: the Document.source it gets."""
-
-    key: str
-    source: str
-
-
-@dataclass(frozen=True)
-class Listing:
-    items: list[Item]
-    truncated: bool = False  # more than max_pages were found: the first ones are kept
-    notes: list[str] = field(default_factory=list)  # why listing stopped short (a sitemap's limits...)
-
-
-@dataclass(frozen=True)
-class Unchanged:
-    """The item has not changed; `validators` (SourceDocument fields) to keep for the next sync."""
-
-    validators: dict = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Content:
-    """The item's current content: `data` stored as the document's file named `filename`."""
-
-    data: bytes
-    filename: str
-    validators: dict = field(default_factory=dict)
-
-
-class SourceUnavailable(Exception):
-    """The whole source cannot be read now; str(exc) says why."""
-
-
-class ItemFailed(Exception):
-    """This item could not be read; str(exc) says why."""
-
-
-class ItemGone(Exception):
-    """This item no longer exists (a file deleted, a page answering 404 or 410)."""
+__all__ = ["Content", "Item", "ItemFailed", "ItemGone", "Listing", "SourceUnavailable", "Unchanged", "kind_module"]
 
 
 def kind_module(kind: str):

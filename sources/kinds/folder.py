@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sources.folders import FolderFile, FolderRefused, folder_files, read_file, resolve_folder, root_of
-from sources.kinds import Content, Item, ItemFailed, ItemGone, Listing, SourceUnavailable, Unchanged
+from sources.kinds.base import Content, Item, ItemFailed, ItemGone, Listing, SourceUnavailable, Unchanged
 
 
 def _folder(source) -> Path:

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from corpus.ingest.parse.base import ParseError
 from corpus.ingest.parse.formats import EXTENSIONS, HTML
-from sources.kinds import Content, Item, ItemFailed, ItemGone, Listing, SourceUnavailable, Unchanged
+from sources.kinds.base import Content, Item, ItemFailed, ItemGone, Listing, SourceUnavailable, Unchanged
 from sources.web.errors import FetchError
 from sources.web.extract import page_document
 from sources.web.fetch import fetch

@@ -29,7 +29,7 @@ def folder(tmp_path) -> Path:
     (root / "readme.txt").write_text("A plain text file about compost heaps and worms.\n")
     (root / ".hidden.md").write_text("# Hidden\n\nnot for ingestion\n")
     (root / ".git" / "config.txt").write_text("not for ingestion either\n")
-    (root / "picture.png").write_bytes(b"\x89PNG\r\n")
+    (root / "sketch.psd").write_bytes(b"8BPS\x00\x01")  # Photoshop: not a type ragweb reads
     return root
 
 
@@ -49,7 +49,7 @@ def test_ingests_a_folder_with_relative_sources_and_waits(folder):
     assert sorted(documents.values_list("source", flat=True)) == [
         "guides/deep/peppers.md", "guides/garden.md", "readme.txt"]
     assert set(documents.values_list("status", flat=True)) == {Status.READY}
-    picture = folder / "picture.png"
+    picture = folder / "sketch.psd"
     assert f"skipped {uploads.upload_error(str(picture), picture.stat().st_size)}" in out
     assert f"skipped {picture}: this file type is not supported" in out
     assert ".hidden" not in out and "config.txt" not in out
