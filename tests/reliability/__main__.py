@@ -19,6 +19,7 @@ from pathlib import Path
 from tests.reliability.app import ROOT, App, configure_django
 
 SECTIONS = ("faults", "hostile", "security", "slow", "limits", "load", "llm")
+# Also "memory", not in the default run (a measurement for a quiet machine): `make measure-memory`.
 GB = 1024 ** 3
 
 
@@ -259,8 +260,50 @@ def run_llm(app: App, token: str, work: Path, args) -> list[Row]:
     return rows
 
 
+def run_memory(app: App, token: str, work: Path, args) -> list[Row]:
+    """RSS and PSS of the app's own processes with the demo corpus: idle, after search clients, then
+    after ask clients (the issue's targets: <= 1.0 GB idle, <= 1.5 GB after, PSS sums)."""
+    from tests.reliability import load, memory
+
+    _wait_for_demo_corpus()
+    time.sleep(5)  # let the start-up's work (ingestion, warm-up) settle
+    processes = memory.app_processes(app.run_process())
+    idle = memory.snapshot(processes)
+    print(memory.table("idle", idle), flush=True)
+    searched = load.run(app, endpoint="search", clients=args.search_clients, seconds=args.load_seconds)
+    print("  " + searched.line(), flush=True)
+    after_search = memory.snapshot(processes)
+    print(memory.table(f"after {args.search_clients} search clients", after_search), flush=True)
+    asked = load.run(app, endpoint="ask", clients=args.ask_clients, seconds=args.load_seconds)
+    print("  " + asked.line(), flush=True)
+    after_ask = memory.snapshot(memory.app_processes(app.run_process()))
+    print(memory.table(f"after {args.ask_clients} ask clients", after_ask), flush=True)
+    gb = memory.total_pss
+    return [
+        Row("memory", "idle, demo corpus (PSS sum of web, worker, scheduler)", gb(idle) <= 1.0 * GB,
+            f"{gb(idle) / GB:.2f} GB PSS (RSS sum {sum(m.rss for m in idle) / GB:.2f} GB) in {len(idle)} "
+            f"processes; target <= 1.0 GB"),
+        Row("memory", f"after {args.search_clients} search clients then {args.ask_clients} ask clients",
+            gb(after_ask) <= 1.5 * GB,
+            f"{gb(after_search) / GB:.2f} GB PSS after the searches, {gb(after_ask) / GB:.2f} GB after the asks "
+            f"(RSS sum {sum(m.rss for m in after_ask) / GB:.2f} GB); target <= 1.5 GB"),
+    ]
+
+
+def _wait_for_demo_corpus(timeout: float = 600) -> None:
+    from corpus.models import Document
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        documents = Document.objects.filter(collection__slug="demo")
+        if documents.exists() and not documents.exclude(status__in=["ready", "failed"]).exists():
+            return
+        time.sleep(1)
+    raise RuntimeError(f"the demo corpus was not ingested within {timeout:.0f}s")
+
+
 RUNNERS = {"faults": run_faults, "hostile": run_hostile, "security": run_security, "slow": run_slow,
-           "limits": run_limits, "load": run_load, "llm": run_llm}
+           "limits": run_limits, "load": run_load, "llm": run_llm, "memory": run_memory}
 
 
 if __name__ == "__main__":
