@@ -1,6 +1,7 @@
 import os
 
 from celery import Celery
+from celery.signals import worker_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ragweb.settings")
 
@@ -13,3 +14,13 @@ app.autodiscover_tasks()
 def ping() -> str:
     """Round trip through the broker; used by /healthz and the tests."""
     return "pong"
+
+
+@worker_init.connect
+def load_model_before_forking_the_pool(**kwargs) -> None:
+    """The worker's main process loads the embedding model before it forks its pool, so the pool
+    processes (and those that replace a dead one) share one copy (corpus.ingest.embed.load_before_fork)."""
+    if os.environ.get("RAGWEB_WARM_UP", "1") == "1":
+        from corpus.ingest.embed import load_before_fork
+
+        load_before_fork()

@@ -236,6 +236,9 @@ ANSWER_MIN_RELEVANCE = env_float("ANSWER_MIN_RELEVANCE", 0.6, minimum=0.0, maxim
 # rarity (chat.answering.extractive.question_coverage; 0 never abstains): sources near the subject
 # that never name what is asked do not answer it.
 ANSWER_MIN_COVERAGE = env_float("ANSWER_MIN_COVERAGE", 0.35, minimum=0.0, maximum=1.0)
+# Texts whose vectors each process remembers for extractive answers (chat.answering.sentence_vectors;
+# about 1.7 KB each; 0 embeds every sentence for every question).
+ANSWER_VECTOR_CACHE = env_int("ANSWER_VECTOR_CACHE", 20000, minimum=0)
 
 
 def _throttle_rate(name: str, default: str) -> str | None:

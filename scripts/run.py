@@ -148,7 +148,9 @@ def web_command(port: str) -> list[str]:
     return [PY, "-m", "gunicorn", "ragweb.wsgi:application", "--bind", f"127.0.0.1:{port}",
             "--worker-class", WEB_WORKER_CLASS, "--workers", os.environ.get("WEB_WORKERS", "2"),
             "--threads", os.environ.get("WEB_THREADS", "8"), "--timeout", "120", "--graceful-timeout", "10",
-            "--backlog", "2048", "--no-control-socket"]
+            "--backlog", "2048", "--no-control-socket",
+            # The master imports the app and loads the model once; the workers it forks share it.
+            "--preload"]
 
 
 def var_dir() -> Path:
@@ -196,6 +198,9 @@ def main() -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     env = dict(os.environ)
     env.setdefault("DB_CONN_MAX_AGE", "600")
+    # glibc gives each thread that allocates its own malloc arena (up to 8 per core); the web workers'
+    # threads then each keep the peak of the largest request they served. Two arenas bound that.
+    env.setdefault("MALLOC_ARENA_MAX", "2")
     lock = acquire_lock(var_dir())
     if lock is None:
         log(f"another `make run` (pid {_holder(var_dir())}) is using {var_dir()}; not starting a second one "
