@@ -89,7 +89,8 @@ class Command(BaseCommand):
         cache = sentence_vectors.process_cache()
         cache.clear()
         pipeline._search("warm up the model and the connection", collections, "balanced")
-        header = f"{'round':<8}" + "".join(f"{stage:>11}" for stage in STAGES) + f"{'sentences':>11}{'hits':>8}{'misses':>8}"
+        header = (f"{'round':<8}" + "".join(f"{stage:>11}" for stage in STAGES)
+                  + f"{'sentences':>11}{'hits':>8}{'misses':>8}")
         self.stdout.write(f"{len(items)} questions, mean (p95) ms per stage; "
                           f"cache of {cache.capacity} texts, empty before round 1")
         self.stdout.write(header)
