@@ -208,6 +208,9 @@ EMBEDDING_NEIGHBOUR_WEIGHT = env_float("EMBEDDING_NEIGHBOUR_WEIGHT", 0.35, minim
 EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0, minimum=0)
 # Torch threads for embedding a search's queries (corpus.ingest.embed.embed_queries); 0 = one per CPU.
 QUERY_EMBEDDING_THREADS = env_int("QUERY_EMBEDDING_THREADS", 1, minimum=0)
+# Concurrent searches in one process embed their queries together, this many a pass at most
+# (chat.retrieval.query_batching; 1 = each alone).
+QUERY_EMBEDDING_BATCH = env_int("QUERY_EMBEDDING_BATCH", 16, minimum=1)
 RERANKER_MODEL = env_str("RERANKER_MODEL", "")  # a CrossEncoder path; empty = no reranker
 
 # LLM (optional). Without LLM_BASE_URL/LLM_MODEL answers are extractive.

@@ -13,4 +13,9 @@ if os.environ.get("RAGWEB_WARM_UP", "1") == "1":
     # Loading the model takes seconds: now rather than on the first question. With gunicorn's
     # --preload (make run, docker-compose) this runs once in the master, before it forks the workers,
     # and they share the model's memory; without it each worker loads its own before it serves.
+    from importlib import import_module
+
+    from django.conf import settings
+
+    import_module(settings.ROOT_URLCONF)  # the views and what they import: shared by the workers too
     load_before_fork()
