@@ -228,7 +228,26 @@ def run_load(app: App, token: str, work: Path, args) -> list[Row]:
     print("  " + ask.line(), flush=True)
     rows.append(Row("load", f"ask (extractive), {ask.clients} clients, {ask.seconds:.0f} s",
                     ask.server_errors == 0 and ask.dropped == 0, _load_detail(ask)))
+    rows += [_target_row(search, "searches", SEARCH_TARGET), _target_row(ask, "asks", ASK_TARGET)]
     return rows
+
+
+# Issue 31's targets on this 2-core machine: (requests/s at least, p95 seconds under); 50 search
+# clients, 10 ask clients. Judged on a quiet machine: the row says the load average it ran at.
+SEARCH_TARGET = (120.0, 0.5)
+ASK_TARGET = (10.0, 1.5)
+
+
+def _target_row(result, what: str, target: tuple[float, float]) -> Row:
+    import os
+
+    per_second, p95 = target
+    ok = (result.throughput >= per_second and result.percentile(95) < p95 and result.errors == 0
+          and result.dropped == 0)
+    return Row("load", f"{what}/s against the target ({result.clients} clients)", ok,
+               f"{result.throughput:.1f} {what}/s (target >= {per_second:g}), p95 {result.percentile(95):.2f} s "
+               f"(target < {p95:g} s), errors {result.errors}, dropped {result.dropped}; "
+               f"load average {os.getloadavg()[0]:.1f} at the end")
 
 
 def _load_detail(result) -> str:
