@@ -11,6 +11,8 @@ back in the queue at once the documents its predecessor left in progress (corpus
 gunicorn (ragweb.gunicorn_worker, gthread that reads each request whole before a thread takes it, so
 clients that send slowly hold no thread: WEB_WORKERS processes x WEB_THREADS threads, default 2 x 8, as
 docker-compose) serves many clients at once and keeps database connections (DB_CONN_MAX_AGE, default 600 here).
+Its master loads the embedding model before forking the workers (--preload), and the Celery worker
+loads it before forking its pool: each tree holds one copy (docs/scaling.md, "Memory").
 With DATABASE_URL / CELERY_BROKER_URL set, the embedded services are not started.
 
 One run per data folder (var/, or RAGWEB_VAR_DIR): a second `make run` there finds the lock
