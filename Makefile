@@ -9,7 +9,7 @@ PORT ?= 8000
 # The development evaluation set (corpus + questions), beside the checkout.
 EVAL_DIR ?= ../shared/eval
 
-.PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-heldout eval-packages eval-manpages bench-ingest bench-latency bench-scale bench-workers reliability clean bench-replica eval-ocr
+.PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-heldout eval-packages eval-manpages bench-ingest bench-latency bench-scale bench-workers reliability clean bench-replica eval-ocr measure-memory
 
 $(STAMP): $(REQUIREMENTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -46,6 +46,11 @@ test: install chromium services-start
 # ports and data under var/reliability); prints a summary table. RELIABILITY_ARGS="--quick" for a short run.
 reliability: install
 	$(PY) -m tests.reliability $(RELIABILITY_ARGS)
+
+# RSS and PSS of the app's own processes (make run's, on free ports under var/reliability) with the demo
+# corpus: idle, after 50 search clients, after 10 ask clients (docs/scaling.md, "Memory").
+measure-memory: install
+	$(PY) -m tests.reliability --only memory --load-seconds 30 $(RELIABILITY_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -21,3 +21,13 @@ def _read_from_the_primary(**_kwargs) -> None:
     from replicas.routing import use_primary_only
 
     use_primary_only()
+
+
+@signals.worker_init.connect
+def load_model_before_forking_the_pool(**kwargs) -> None:
+    """The worker's main process loads the embedding model before it forks its pool, so the pool
+    processes (and those that replace a dead one) share one copy (corpus.ingest.embed.load_before_fork)."""
+    if os.environ.get("RAGWEB_WARM_UP", "1") == "1":
+        from corpus.ingest.embed import load_before_fork
+
+        load_before_fork()

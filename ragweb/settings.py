@@ -299,6 +299,9 @@ EMBEDDING_NEIGHBOUR_WEIGHT = env_float("EMBEDDING_NEIGHBOUR_WEIGHT", 0.35, minim
 EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0, minimum=0)
 # Torch threads for embedding a search's queries (corpus.ingest.embed.embed_queries); 0 = one per CPU.
 QUERY_EMBEDDING_THREADS = env_int("QUERY_EMBEDDING_THREADS", 1, minimum=0)
+# Concurrent searches in one process embed their queries together, this many a pass at most
+# (chat.retrieval.query_batching; 1 = each alone).
+QUERY_EMBEDDING_BATCH = env_int("QUERY_EMBEDDING_BATCH", 16, minimum=1)
 RERANKER_MODEL = env_str("RERANKER_MODEL", "")  # a CrossEncoder path; empty = no reranker
 
 # LLM (optional). Without LLM_BASE_URL/LLM_MODEL answers are extractive.
@@ -335,6 +338,9 @@ ANSWER_MIN_RELEVANCE = env_float("ANSWER_MIN_RELEVANCE", 0.6, minimum=0.0, maxim
 # rarity (chat.answering.extractive.question_coverage; 0 never abstains): sources near the subject
 # that never name what is asked do not answer it.
 ANSWER_MIN_COVERAGE = env_float("ANSWER_MIN_COVERAGE", 0.35, minimum=0.0, maximum=1.0)
+# Texts whose vectors each process remembers for extractive answers (chat.answering.sentence_vectors;
+# about 1.7 KB each; 0 embeds every sentence for every question).
+ANSWER_VECTOR_CACHE = env_int("ANSWER_VECTOR_CACHE", 20000, minimum=0)
 
 
 def _throttle_rate(name: str, default: str) -> str | None:

@@ -1,20 +1,21 @@
 import os
-import threading
 
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ragweb.settings")
 application = get_wsgi_application()
 
-from corpus.ingest.embed import get_model, prefer_idle_threads  # noqa: E402 (needs the settings above)
+from corpus.ingest.embed import load_before_fork, prefer_idle_threads  # noqa: E402 (needs the settings above)
 
-prefer_idle_threads()  # before the warm-up below loads torch
-
-
-def _warm_up_embedding_model() -> None:
-    # Loading the model takes seconds; do it now rather than on the first question.
-    get_model()
-
+prefer_idle_threads()  # before the model below loads torch
 
 if os.environ.get("RAGWEB_WARM_UP", "1") == "1":
-    threading.Thread(target=_warm_up_embedding_model, name="warm-up", daemon=True).start()
+    # Loading the model takes seconds: now rather than on the first question. With gunicorn's
+    # --preload (make run, docker-compose) this runs once in the master, before it forks the workers,
+    # and they share the model's memory; without it each worker loads its own before it serves.
+    from importlib import import_module
+
+    from django.conf import settings
+
+    import_module(settings.ROOT_URLCONF)  # the views and what they import: shared by the workers too
+    load_before_fork()

@@ -12,6 +12,8 @@ back in the queue at once the documents its predecessor left in progress (corpus
 gunicorn (ragweb.gunicorn_worker, gthread that reads each request whole before a thread takes it, so
 clients that send slowly hold no thread: WEB_WORKERS processes x WEB_THREADS threads, default 2 x 8, as
 docker-compose) serves many clients at once and keeps database connections (DB_CONN_MAX_AGE, default 600 here).
+Its master loads the embedding model before forking the workers (--preload), and the Celery worker
+loads it before forking its pool: each tree holds one copy (docs/scaling.md, "Memory").
 With DATABASE_URL / CELERY_BROKER_URL set, the embedded services are not started.
 
 One run per data folder (var/, or RAGWEB_VAR_DIR): a second `make run` there finds the lock
@@ -155,7 +157,9 @@ def web_command(port: str) -> list[str]:
     return [PY, "-m", "gunicorn", "ragweb.wsgi:application", "--bind", f"127.0.0.1:{port}",
             "--worker-class", WEB_WORKER_CLASS, "--workers", os.environ.get("WEB_WORKERS", "2"),
             "--threads", os.environ.get("WEB_THREADS", "8"), "--timeout", "120", "--graceful-timeout", "10",
-            "--backlog", "2048", "--no-control-socket"]
+            "--backlog", "2048", "--no-control-socket",
+            # The master imports the app and loads the model once; the workers it forks share it.
+            "--preload"]
 
 
 def var_dir() -> Path:
@@ -203,6 +207,9 @@ def main() -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     env = dict(os.environ)
     env.setdefault("DB_CONN_MAX_AGE", "600")
+    # glibc gives each thread that allocates its own malloc arena (up to 8 per core); the web workers'
+    # threads then each keep the peak of the largest request they served. Two arenas bound that.
+    env.setdefault("MALLOC_ARENA_MAX", "2")
     lock = acquire_lock(var_dir())
     if lock is None:
         log(f"another `make run` (pid {_holder(var_dir())}) is using {var_dir()}; not starting a second one "

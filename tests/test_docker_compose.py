@@ -35,6 +35,7 @@ def test_it_has_the_production_services(compose):
     assert services["db"]["image"].startswith("pgvector/pgvector:")
     assert services["redis"]["image"].startswith("redis:7")
     assert services["web"]["command"][0] == "gunicorn" and "ragweb.wsgi:application" in services["web"]["command"]
+    assert "--preload" in services["web"]["command"]  # the workers share the master's model (docs/scaling.md)
     assert services["worker"]["command"][:4] == ["celery", "-A", "ragweb", "worker"]
     assert services["migrate"]["command"] == ["python", "manage.py", "migrate", "--noinput"]
 

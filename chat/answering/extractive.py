@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from chat.answering.blocks import CODE, ITEM, PARAGRAPH, ROW, Block, display_text, parse_blocks
+from chat.answering.sentence_vectors import text_vectors
 from chat.answering.text import ASKING_WORDS, content_terms, stem
 
 logger = logging.getLogger(__name__)
@@ -152,9 +153,10 @@ Embedder = Callable[[str, list[str]], tuple[np.ndarray, np.ndarray]]
 
 
 def _model_vectors(query: str, sentences: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    from corpus.ingest.embed import embed_query, embed_texts  # loads the model: only when answering
-
-    return embed_query(query), embed_texts(sentences)
+    """The model's vectors, each text embedded once per process (chat.answering.sentence_vectors):
+    the same passages come back for many questions."""
+    vectors = text_vectors([query, *sentences])
+    return vectors[0], vectors[1:]
 
 
 def _idf(count: int, terms: Sequence[set[str]]) -> Callable[[str], float]:

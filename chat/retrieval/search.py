@@ -24,11 +24,12 @@ from chat.retrieval import tuning
 from chat.retrieval.candidates import MODES, fetch_candidates
 from chat.retrieval.filters import NO_FILTERS, SearchFilters
 from chat.retrieval.fusion import fuse_convex, fuse_rrf, round_robin
+from chat.retrieval.query_batching import embed_search_queries
 from chat.retrieval.relevance import Calibration, blended_relevance, similarity_relevance
 from chat.retrieval.rse import PRESETS, choose_segments
 from chat.retrieval.segment_text import fetch_texts, read_segments
 from chat.retrieval.types import Candidate, DocumentRef, RankedQuery, ScoredChunk, SearchResult
-from corpus.ingest.embed import embed_queries, prefer_idle_threads
+from corpus.ingest.embed import prefer_idle_threads
 from corpus.models import Collection
 from replicas.routing import reads_from_replica
 
@@ -138,7 +139,7 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
         return SearchResult(query=asked, mode=mode, timings_ms=timings)
 
     t = time.perf_counter()
-    vectors = embed_queries(queries)
+    vectors = embed_search_queries(queries)
     timings["embed"] = _ms(t)
 
     t = time.perf_counter()

@@ -86,6 +86,21 @@ def get_model():
     return _model
 
 
+def load_before_fork() -> None:
+    """Load the model in a process that forks the ones that use it (gunicorn's master with
+    --preload, Celery's prefork parent), so that they share its memory instead of each loading a
+    copy. Nothing is encoded here: the first forward pass starts torch's OpenMP threads, and a
+    child forked after that hangs in its own first parallel region (pytorch#17199; checked on this
+    machine: load-only parents' children embed, an encoding parent's hang). gc.freeze() keeps the
+    objects loaded so far out of the children's garbage collections, which would otherwise write
+    to (and so copy) every page holding one."""
+    import gc
+
+    get_model()
+    gc.collect()
+    gc.freeze()
+
+
 def embed_texts(texts: list[str], *, threads: int | None = None) -> np.ndarray:
     """(len(texts), dims) float32, L2-normalised, encoded in batches of EMBEDDING_BATCH_SIZE on
     `threads` torch threads (default EMBEDDING_THREADS).

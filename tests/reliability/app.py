@@ -99,6 +99,8 @@ class App:
         # The load runs send 50 clients' requests with one token: the per-user throttles would
         # answer most of them 429 and measure the throttle, not the search.
         env.update(API_THROTTLE_SEARCH="off", API_THROTTLE_ASK="off")
+        # The app loads its model at start as `make run` does (the harness's own process does not).
+        env["RAGWEB_WARM_UP"] = "1"
         env.update(self.extra_env)
         return env
 

@@ -98,10 +98,11 @@ def _server_processes(app: App):
 
 
 def run(app: App, *, endpoint: str, clients: int, seconds: float, collection: str | None = None,
-        name: str | None = None) -> LoadResult:
-    """`clients` closed-loop clients on `endpoint` ("search" or "ask") for `seconds`."""
+        name: str | None = None, pool: list[str] | None = None) -> LoadResult:
+    """`clients` closed-loop clients on `endpoint` ("search" or "ask") for `seconds`, each sending
+    questions drawn from `pool` (default: 400 random ones about the harness's documents)."""
     tokens = [create_user(f"load-{endpoint}-{i}-{int(time.time() * 1000)}")[1] for i in range(clients)]
-    pool = questions(400)
+    pool = pool or questions(400)
     result = LoadResult(name or f"{endpoint}", clients, seconds)
     lock = threading.Lock()
     start_gate = threading.Barrier(clients + 1)

@@ -1,0 +1,89 @@
+"""Memory of the app's own processes (the web server's master and workers, the Celery worker and its
+pool, the scheduler when there is one; not Postgres or Redis), read from /proc.
+
+Two measures per process: RSS (resident pages, each shared page counted in every process that maps
+it) and PSS from /proc/PID/smaps_rollup (a page shared by n processes counts 1/n in each, so the sum
+over processes is the memory they really hold together). Targets are judged on the PSS sum: with the
+model loaded once before forking, RSS would count the shared model in every process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+MB = 1024 ** 2
+
+
+@dataclass(frozen=True)
+class ProcessMemory:
+    role: str  # "web master", "web worker", "celery worker", "celery pool", ...
+    pid: int
+    rss: int  # bytes
+    pss: int  # bytes
+
+
+def read_memory(pid: int) -> tuple[int, int]:
+    """(RSS, PSS) of process `pid` in bytes, from /proc/PID/smaps_rollup. Raises OSError when the
+    process is gone or unreadable."""
+    rss = pss = 0
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        name, _, rest = line.partition(":")
+        if name == "Rss":
+            rss = int(rest.split()[0]) * 1024
+        elif name == "Pss":
+            pss = int(rest.split()[0]) * 1024
+    return rss, pss
+
+
+def _role(process: psutil.Process, parent_role: str | None) -> str | None:
+    command = " ".join(process.cmdline())
+    if parent_role is not None:  # a child of a process already named: its worker or pool process
+        return {"web master": "web worker", "celery worker": "celery pool"}.get(parent_role, parent_role)
+    if "gunicorn" in command:
+        return "web master"
+    if "celery" in command and " beat" in command:
+        return "scheduler"
+    if "celery" in command:
+        return "celery worker"
+    return None  # not the app's (a manage.py command of the run, a service)
+
+
+def app_processes(supervisor: psutil.Process) -> list[tuple[str, psutil.Process]]:
+    """(role, process) of the app processes under `supervisor` (scripts/run.py): its web, worker and
+    scheduler children and their children."""
+    found: list[tuple[str, psutil.Process]] = []
+    for child in supervisor.children():
+        with contextlib.suppress(psutil.Error):
+            role = _role(child, None)
+            if role is None:
+                continue
+            found.append((role, child))
+            found += [(_role(grandchild, role), grandchild) for grandchild in child.children(recursive=True)]
+    return found
+
+
+def snapshot(processes: list[tuple[str, psutil.Process]]) -> list[ProcessMemory]:
+    """The memory of each process still alive."""
+    measured = []
+    for role, process in processes:
+        with contextlib.suppress(OSError):
+            rss, pss = read_memory(process.pid)
+            measured.append(ProcessMemory(role, process.pid, rss, pss))
+    return measured
+
+
+def total_pss(measured: list[ProcessMemory]) -> int:
+    return sum(m.pss for m in measured)
+
+
+def table(label: str, measured: list[ProcessMemory]) -> str:
+    """One line per process and the sums, in MB."""
+    lines = [f"{label}:", f"  {'process':<16} {'pid':>8} {'RSS MB':>9} {'PSS MB':>9}"]
+    for m in measured:
+        lines.append(f"  {m.role:<16} {m.pid:>8} {m.rss / MB:>9.1f} {m.pss / MB:>9.1f}")
+    lines.append(f"  {'total':<16} {'':>8} {sum(m.rss for m in measured) / MB:>9.1f} {total_pss(measured) / MB:>9.1f}")
+    return "\n".join(lines)

@@ -1,0 +1,61 @@
+"""`make measure-memory`'s reading of the app's processes: each one found under make run's process by
+its role, with its RSS and PSS, and printed one line per process with the sums."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+
+import psutil
+
+from tests.reliability import memory
+
+# A stand-in for scripts/run.py: a "gunicorn" master with one worker, a "celery" worker with one pool
+# process, and a service that is not the app's (its cmdline names neither).
+SUPERVISOR = r"""
+import subprocess, sys, time
+holder = "import subprocess, sys, time; x = bytearray(20 * 1024 * 1024); "
+grandchild = "import time; y = bytearray(10 << 20); time.sleep(120)"
+child = holder + f"p = subprocess.Popen([sys.executable, '-c', {grandchild!r}]); time.sleep(120)"
+subprocess.Popen([sys.executable, "-c", child, "gunicorn"])
+subprocess.Popen([sys.executable, "-c", child, "celery", "worker"])
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "redis-server"])
+time.sleep(120)
+"""
+
+
+def test_it_reads_rss_and_pss_of_a_process():
+    rss, pss = memory.read_memory(os.getpid())
+    assert rss > 10 * memory.MB and 0 < pss <= rss
+
+
+def test_it_prints_each_app_process_with_its_role_and_memory():
+    supervisor = subprocess.Popen([sys.executable, "-c", SUPERVISOR])
+    try:
+        parent = psutil.Process(supervisor.pid)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(parent.children(recursive=True)) < 5:
+            time.sleep(0.2)
+        time.sleep(1)  # the bytearrays allocated
+        found = memory.app_processes(parent)
+        assert sorted(role for role, _ in found) == ["celery pool", "celery worker", "web master", "web worker"]
+        measured = memory.snapshot(found)
+        assert len(measured) == 4
+        assert all(m.rss >= 10 * memory.MB and 0 < m.pss <= m.rss for m in measured)
+        assert memory.total_pss(measured) == sum(m.pss for m in measured)
+        printed = memory.table("idle", measured)
+        for m in measured:
+            line = next(line for line in printed.splitlines() if f" {m.pid} " in line)
+            assert line.split()[:-2] == m.role.split() + [str(m.pid)]
+            assert float(line.split()[-1]) == round(m.pss / memory.MB, 1)
+        total = printed.splitlines()[-1]
+        assert re.match(r"\s+total\s+[\d.]+\s+[\d.]+$", total)
+        assert float(total.split()[-1]) == round(memory.total_pss(measured) / memory.MB, 1)
+    finally:
+        for process in psutil.Process(supervisor.pid).children(recursive=True):
+            process.kill()
+        supervisor.kill()
+        supervisor.wait(timeout=10)
