@@ -9,11 +9,7 @@ PORT ?= 8000
 # The development evaluation set (corpus + questions), beside the checkout.
 EVAL_DIR ?= ../shared/eval
 
-<<<<<<< HEAD
-.PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-heldout eval-packages eval-manpages bench-ingest bench-latency bench-scale bench-workers reliability clean
-=======
-.PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-heldout eval-packages eval-manpages bench-ingest bench-latency bench-replica reliability clean
->>>>>>> replica
+.PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-heldout eval-packages eval-manpages bench-ingest bench-latency bench-scale bench-workers bench-replica reliability clean
 
 $(STAMP): $(REQUIREMENTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
