@@ -53,6 +53,16 @@ def reembed_start(*, collection: Collection, model: str | None = None) -> bool:
     return True
 
 
+def reembed_enqueue(*, collection: Collection, model: str | None = None) -> bool:
+    """reembed_start, then the task queued after commit; returns whether one was started."""
+    from corpus.tasks import reembed_collection_task  # tasks imports the pipeline, which imports this package
+
+    if not reembed_start(collection=collection, model=model):
+        return False
+    transaction.on_commit(lambda: reembed_collection_task.delay(collection.pk))
+    return True
+
+
 def _vectors(collection: Collection, model: str, rows: list[tuple]) -> np.ndarray:
     """The model's vectors of the chunks `rows` (id, document_id, context, text), blended with
     their neighbours within each document when the collection says so. Late-chunking collections
