@@ -36,6 +36,11 @@ def ensure_index(model: str, dimensions: int) -> None:
     # since Postgres 9.1, so doubling quotes is the whole escaping), the dimension an int.
     predicate = "model = '" + model.replace("'", "''") + "'"
     with connection.cursor() as cursor:
+        # Looked up first: CREATE INDEX refuses to run, even when the index exists, in a
+        # transaction that has written rows of the table (pending foreign-key checks).
+        cursor.execute("SELECT 1 FROM pg_class WHERE relname = %s AND relkind = 'i'", [index_name(model)])
+        if cursor.fetchone():
+            return
         cursor.execute(
             f"CREATE INDEX IF NOT EXISTS {index_name(model)} ON corpus_chunkvector "
             f"USING hnsw ((embedding::vector({int(dimensions)})) vector_cosine_ops) "
