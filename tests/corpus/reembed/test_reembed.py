@@ -263,3 +263,43 @@ class _Null:
 
     def flush(self):
         pass
+
+
+def test_admin_action_starts_the_reembed_for_staff_who_manage_the_collection(
+        new_model, garden, client, django_user_model, django_capture_on_commit_callbacks):
+    staff = django_user_model.objects.create_user(username="staffer", password="staff-password-1", is_staff=True)
+    garden.owner = staff
+    garden.save(update_fields=["owner"])
+    client.force_login(staff)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/admin/corpus/collection/", {"action": "reembed_collections",
+                                                            "_selected_action": [garden.pk]}, follow=True)
+    assert response.status_code == 200
+    assert "Re-embedding started for 1 collection(s)" in response.content.decode()
+    garden.refresh_from_db()
+    assert garden.embedding_model == NEW_MODEL and garden.reembed_status == ReembedStatus.DONE
+
+
+def test_admin_action_refuses_staff_who_do_not_manage_the_collection(new_model, garden, client, django_user_model):
+    staff = django_user_model.objects.create_user(username="staffer", password="staff-password-1", is_staff=True)
+    garden.readers.add(staff)  # may read it (and so see it in the admin), not manage it
+    client.force_login(staff)
+    response = client.post("/admin/corpus/collection/", {"action": "reembed_collections",
+                                                        "_selected_action": [garden.pk]}, follow=True)
+    assert "1 refused: only staff who manage a collection may re-embed it" in response.content.decode()
+    garden.refresh_from_db()
+    assert garden.reembed_status == ReembedStatus.NONE and garden.embedding_model == OLD_MODEL
+
+
+def test_only_active_staff_who_manage_it_may_reembed(garden, django_user_model):
+    from corpus.permissions import can_reembed
+
+    owner = django_user_model.objects.create_user(username="owner", password="owner-password-1")
+    garden.owner = owner
+    garden.save(update_fields=["owner"])
+    assert can_reembed(owner, garden) is False  # owns it, not staff
+    owner.is_staff = True
+    owner.save()
+    assert can_reembed(owner, garden) is True
+    other = django_user_model.objects.create_user(username="other", password="other-password-1", is_staff=True)
+    assert can_reembed(other, garden) is False
