@@ -149,10 +149,8 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
 
     @admin.action(description="Re-embed the selected collections with the configured embedding model")
     def reembed_collections(self, request: HttpRequest, queryset: QuerySet[Collection]) -> None:
-        from corpus.reembed.services import reembed_enqueue
-
         allowed = [c for c in queryset if permissions.can_reembed(request.user, c)]
-        started = sum(reembed_enqueue(collection=c) for c in allowed)
+        started = sum(services.collection_reembed(collection=c) for c in allowed)
         refused = queryset.count() - len(allowed)
         self.message_user(request, f"Re-embedding started for {started} collection(s); the others are already on "
                                    "the configured model or re-embedding."

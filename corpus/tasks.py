@@ -17,6 +17,7 @@ from celery.signals import worker_ready
 from django.db import DatabaseError, connection
 
 from corpus.ingest import pipeline
+from corpus.reembed.services import reembed_run
 
 logger = logging.getLogger(__name__)
 
@@ -48,8 +49,6 @@ def process_document_task(self, document_id: int) -> str:
              retry_backoff=5, retry_backoff_max=300, retry_jitter=True)
 def reembed_collection_task(collection_id: int) -> str:
     """Re-embed one collection with its queued model (corpus.reembed.services.reembed_run)."""
-    from corpus.reembed.services import reembed_run
-
     return reembed_run(collection_id)
 
 

@@ -20,6 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from corpus.ingest import embed as embedding
+from corpus.ingest.pipeline import embedding_input
 from corpus.models import Chunk, Collection, ReembedStatus
 from corpus.reembed import store
 
@@ -33,7 +34,7 @@ class ReembedError(ValueError):
 def reembed_start(*, collection: Collection, model: str | None = None) -> bool:
     """Mark the collection to be re-embedded with `model` (default EMBEDDING_MODEL), progress
     reset. Returns False when there is nothing to do (already on that model, or already queued or
-    running for it). The caller enqueues corpus.tasks.reembed_collection_task after commit."""
+    running for it). corpus.services.collection_reembed also enqueues the work."""
     model = model or settings.EMBEDDING_MODEL
     with transaction.atomic():
         locked = Collection.objects.select_for_update().get(pk=collection.pk)
@@ -53,22 +54,10 @@ def reembed_start(*, collection: Collection, model: str | None = None) -> bool:
     return True
 
 
-def reembed_enqueue(*, collection: Collection, model: str | None = None) -> bool:
-    """reembed_start, then the task queued after commit; returns whether one was started."""
-    from corpus.tasks import reembed_collection_task  # tasks imports the pipeline, which imports this package
-
-    if not reembed_start(collection=collection, model=model):
-        return False
-    transaction.on_commit(lambda: reembed_collection_task.delay(collection.pk))
-    return True
-
-
 def _vectors(collection: Collection, model: str, rows: list[tuple]) -> np.ndarray:
     """The model's vectors of the chunks `rows` (id, document_id, context, text), blended with
     their neighbours within each document when the collection says so. Late-chunking collections
     get per-chunk vectors blended likewise: late chunking needs the model's own tokenizer."""
-    from corpus.ingest.pipeline import embedding_input  # the pipeline imports this package
-
     inputs = [embedding_input(context, text) for _, _, context, text in rows]
     vectors = embedding.embed_texts(inputs, model=model)
     if collection.embedding_mode == Collection.EmbeddingMode.PLAIN or collection.overlapping:

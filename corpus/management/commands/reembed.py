@@ -14,8 +14,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Sum
 
+from corpus import services
 from corpus.models import Collection, ReembedStatus
-from corpus.reembed import services
+from corpus.reembed import services as reembed
 
 POLL_SECONDS = 0.5
 
@@ -44,14 +45,14 @@ class Command(BaseCommand):
         ids = [c.pk for c in targets]
         for c in targets:
             # --here resumes a queued or failed run as well as starting a new one.
-            started = (services.reembed_start(collection=c, model=model) if here
-                       else services.reembed_enqueue(collection=c, model=model))
+            started = (reembed.reembed_start(collection=c, model=model) if here
+                       else services.collection_reembed(collection=c, model=model))
             if not started and here:
                 Collection.objects.filter(pk=c.pk, reembed_model=model).update(reembed_status=ReembedStatus.QUEUED)
             self.stdout.write(f"{c.slug}: {c.embedding_model} -> {model}" + ("" if started else " (already running)"))
         if here:
             for pk in ids:
-                services.reembed_run(pk)
+                reembed.reembed_run(pk)
         if wait or here:
             self._wait(ids, timeout=timeout)
 

@@ -303,3 +303,34 @@ def test_only_active_staff_who_manage_it_may_reembed(garden, django_user_model):
     assert can_reembed(owner, garden) is True
     other = django_user_model.objects.create_user(username="other", password="other-password-1", is_staff=True)
     assert can_reembed(other, garden) is False
+
+
+def test_after_the_switch_the_index_branch_finds_the_same_chunks_as_the_exact_scan(new_model, garden, settings):
+    reembed.reembed_start(collection=garden)
+    reembed.reembed_run(garden.pk)
+    from chat.retrieval.candidates import fetch_candidates
+
+    vector = embed.embed_query(QUESTION, model=NEW_MODEL)
+    exact = fetch_candidates(query=QUESTION, vector=vector, collection_ids=[garden.pk], mode="hybrid",
+                             candidates=4, model=NEW_MODEL)
+    settings.SEARCH_EXACT_MAX_CHUNKS = 0  # always the HNSW branch
+    indexed = fetch_candidates(query=QUESTION, vector=vector, collection_ids=[garden.pk], mode="hybrid",
+                               candidates=4, model=NEW_MODEL)
+    assert (exact.vector_scan, indexed.vector_scan) == ("exact", "hnsw")
+
+    def ranked(cset):
+        return [c.chunk_id for c in sorted((c for c in cset.candidates if c.vector_rank), key=lambda c: c.vector_rank)]
+
+    assert ranked(indexed) == ranked(exact) and len(ranked(exact)) == 4
+
+
+def test_reingesting_a_document_after_the_switch_drops_its_old_side_vectors(
+        new_model, garden, django_capture_on_commit_callbacks):
+    reembed.reembed_start(collection=garden)
+    reembed.reembed_run(garden.pk)
+    guide = Document.objects.get(collection=garden, source="guide.md")
+    old_ids = list(Chunk.objects.filter(document=guide).values_list("pk", flat=True))
+    ingest(garden, "guide.md", GUIDE_V2, django_capture_on_commit_callbacks)
+    assert not ChunkVector.objects.filter(chunk_id__in=old_ids).exists()
+    assert ChunkVector.objects.filter(chunk__document=guide, model=NEW_MODEL).count() == \
+        Chunk.objects.filter(document=guide).count() > 0
