@@ -334,3 +334,24 @@ def test_reingesting_a_document_after_the_switch_drops_its_old_side_vectors(
     assert not ChunkVector.objects.filter(chunk_id__in=old_ids).exists()
     assert ChunkVector.objects.filter(chunk__document=guide, model=NEW_MODEL).count() == \
         Chunk.objects.filter(document=guide).count() > 0
+
+
+def test_a_document_built_before_the_switch_and_published_after_it_gets_the_new_models_vectors(
+        new_model, garden, django_capture_on_commit_callbacks, monkeypatch):
+    from corpus.ingest import pipeline
+
+    real_build = pipeline._build
+
+    def build_then_switch(document):
+        built = real_build(document)  # embedded with the old model
+        reembed.reembed_start(collection=garden)
+        assert reembed.reembed_run(garden.pk) == "done"  # the switch lands before the publish
+        return built
+
+    monkeypatch.setattr(pipeline, "_build", build_then_switch)
+    doc = ingest(garden, "race.md", b"# Race\n\nCompost heaps need turning every few weeks.\n",
+                 django_capture_on_commit_callbacks)
+    chunks = list(Chunk.objects.filter(document=doc))
+    assert chunks and all(c.embedding is None for c in chunks)
+    rows = list(ChunkVector.objects.filter(chunk__document=doc, model=NEW_MODEL))
+    assert len(rows) == len(chunks) and {len(r.embedding) for r in rows} == {256}
