@@ -33,6 +33,11 @@ def _column_model() -> str:
     return settings.EMBEDDING_COLUMN_MODEL
 
 
+def _configured_model() -> str:
+    """A new collection starts on the configured model: it has nothing to re-embed."""
+    return settings.EMBEDDING_MODEL
+
+
 class ReembedStatus(models.TextChoices):
     NONE = "none", "Never re-embedded"
     QUEUED = "queued", "Queued"
@@ -88,7 +93,7 @@ class Collection(models.Model):
     # The model its searched vectors come from: EMBEDDING_COLUMN_MODEL's are in Chunk.embedding,
     # any other's in ChunkVector. A re-embed (corpus.reembed) switches it once every chunk has a
     # vector of reembed_model.
-    embedding_model = models.CharField(max_length=300, default=_column_model, editable=False)
+    embedding_model = models.CharField(max_length=300, default=_configured_model, editable=False)
     reembed_model = models.CharField(max_length=300, blank=True, editable=False,
                                      help_text="The model a re-embed is moving it to; empty when none runs.")
     reembed_status = models.CharField(max_length=16, choices=ReembedStatus.choices, default=ReembedStatus.NONE,

@@ -53,6 +53,12 @@ class Migration(migrations.Migration):
             name='reembed_total',
             field=models.PositiveIntegerField(default=0, editable=False),
         ),
+        # Existing collections' vectors are the column's (above); new ones start on EMBEDDING_MODEL.
+        migrations.AlterField(
+            model_name='collection',
+            name='embedding_model',
+            field=models.CharField(default=corpus.models._configured_model, editable=False, max_length=300),
+        ),
         migrations.CreateModel(
             name='ChunkVector',
             fields=[

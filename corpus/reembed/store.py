@@ -60,6 +60,7 @@ def write(model: str, chunk_ids: Sequence[int], vectors: np.ndarray) -> int:
         missing = set(Chunk.objects.filter(pk__in=chunk_ids, embedding__isnull=True).values_list("pk", flat=True))
         Chunk.objects.bulk_update([r for r in rows if r.pk in missing], ["embedding"], batch_size=500)
         return len(missing)
+    ensure_index(model, len(vectors[0]))  # a collection created on this model may be its first user
     created = ChunkVector.objects.bulk_create(
         [ChunkVector(chunk_id=pk, model=model, embedding=v) for pk, v in zip(chunk_ids, vectors, strict=True)],
         ignore_conflicts=True, batch_size=500)

@@ -51,8 +51,9 @@ def new_model(settings):
 
 @pytest.fixture
 def garden(django_capture_on_commit_callbacks) -> Collection:
+    # A collection from before the change of model: its vectors are the column model's.
     collection = Collection.objects.create(slug="garden", name="Garden", chunk_size=32, chunk_overlap=0,
-                                           embedding_mode=Collection.EmbeddingMode.PLAIN)
+                                           embedding_mode=Collection.EmbeddingMode.PLAIN, embedding_model=OLD_MODEL)
     for source, data in (("guide.md", GUIDE_V1), ("peppers.md", GUIDE_V2), ("shed.md", NOTES)):
         ingest(collection, source, data, django_capture_on_commit_callbacks)
     return collection
@@ -355,3 +356,20 @@ def test_a_document_built_before_the_switch_and_published_after_it_gets_the_new_
     assert chunks and all(c.embedding is None for c in chunks)
     rows = list(ChunkVector.objects.filter(chunk__document=doc, model=NEW_MODEL))
     assert len(rows) == len(chunks) and {len(r.embedding) for r in rows} == {256}
+
+
+def test_a_collection_created_after_the_change_starts_on_the_new_model(
+        new_model, django_capture_on_commit_callbacks):
+    fresh = Collection.objects.create(slug="fresh", name="Fresh", chunk_size=32, chunk_overlap=0)
+    assert fresh.embedding_model == NEW_MODEL
+    doc = ingest(fresh, "notes.md", NOTES, django_capture_on_commit_callbacks)
+    assert ChunkVector.objects.filter(chunk__document=doc, model=NEW_MODEL).count() == doc.chunks.count() > 0
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_indexes WHERE indexname = %s", [store.index_name(NEW_MODEL)])
+        assert cursor.fetchone() == (1,)
+    result = search(query="sharpening the mower blade", collections=Collection.objects.filter(pk=fresh.pk),
+                    mode="hybrid", k=1, rse=None)
+    assert result.chunks[0].document.source == "notes.md"
+    out = _Null()
+    call_command("reembed", "--collection", "fresh", stdout=out)
+    assert "already on test-minilm-256" in out.text
