@@ -275,7 +275,8 @@ class ChunkVector(models.Model):
     (embedding::vector(D)) WHERE model = '<model>', created by corpus.reembed.store.ensure_index."""
 
     pk = models.CompositePrimaryKey("chunk", "model")
-    chunk = models.ForeignKey(Chunk, on_delete=models.CASCADE, related_name="vectors")
+    # No index of its own: the primary key (chunk_id, model) starts with it.
+    chunk = models.ForeignKey(Chunk, on_delete=models.CASCADE, related_name="vectors", db_index=False)
     model = models.CharField(max_length=300)
     embedding = VectorField()
 

@@ -65,7 +65,7 @@ class Migration(migrations.Migration):
                 ('pk', models.CompositePrimaryKey('chunk', 'model', blank=True, editable=False, primary_key=True, serialize=False)),
                 ('model', models.CharField(max_length=300)),
                 ('embedding', pgvector.django.vector.VectorField()),
-                ('chunk', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='vectors', to='corpus.chunk')),
+                ('chunk', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='vectors', to='corpus.chunk')),
             ],
         ),
     ]
