@@ -9,7 +9,7 @@ PORT ?= 8000
 # The development evaluation set (corpus + questions), beside the checkout.
 EVAL_DIR ?= ../shared/eval
 
-.PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-heldout eval-packages eval-manpages bench-ingest bench-latency bench-scale bench-workers bench-replica reliability clean
+.PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-heldout eval-packages eval-manpages bench-ingest bench-latency bench-scale bench-workers reliability clean bench-replica eval-ocr
 
 $(STAMP): $(REQUIREMENTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -95,6 +95,10 @@ eval-manpages: install migrate
 	    --runs bm25 vector hybrid hybrid:rrf hybrid+rse:balanced hybrid+rse:find_all --report var/manpage-eval/options-report
 	$(PY) manage.py evaluate var/manpage-eval/identifiers.jsonl --collection manpage-docs \
 	    --docs var/manpage-eval/docs --runs bm25 vector hybrid hybrid:rrf --report var/manpage-eval/identifiers-report
+
+# OCR: character error rate and pages per second on scans of a known text (no database needed).
+eval-ocr: install
+	$(PY) manage.py eval_ocr
 
 bench-latency: install migrate
 	$(PY) manage.py bench_search --queries $(EVAL_DIR)/django_dev.jsonl $(BENCH_ARGS)

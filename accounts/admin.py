@@ -1,6 +1,7 @@
 from django.contrib import admin
 
 from accounts.models import ApiToken
+from accounts.services import token_revoke
 
 
 @admin.register(ApiToken)
@@ -14,3 +15,10 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request) -> bool:
         return False  # a key must be shown to its owner once: the Tokens page or drf_create_token
+
+    def delete_model(self, request, obj: ApiToken) -> None:
+        token_revoke(user=obj.user, token_id=obj.pk, request=request)  # audited, as on the Tokens page
+
+    def delete_queryset(self, request, queryset) -> None:
+        for token in queryset.select_related("user"):
+            token_revoke(user=token.user, token_id=token.pk, request=request)

@@ -30,7 +30,7 @@ def token_list(request: HttpRequest) -> HttpResponse:
             messages.error(request, f"Expires in: a whole number of days from 1 to {MAX_DAYS}, or blank for never.")
             return redirect("accounts:tokens")
         try:
-            _, new_key = token_create(user=request.user, name=request.POST.get("name", ""),
+            _, new_key = token_create(user=request.user, request=request, name=request.POST.get("name", ""),
                                       read_only=request.POST.get("read_only") == "on",
                                       expires=timezone.now() + timedelta(days=int(days)) if days else None)
         except ValidationError as exc:
@@ -45,7 +45,7 @@ def token_list(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def token_delete(request: HttpRequest, pk: int) -> HttpResponse:
-    if token_revoke(user=request.user, token_id=pk):
+    if token_revoke(user=request.user, token_id=pk, request=request):
         messages.success(request, "Token revoked: clients using it are refused from now on.")
     else:
         messages.error(request, "No such token.")

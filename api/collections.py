@@ -140,7 +140,7 @@ def _save(collection: Collection | None, request: Request, data: dict) -> Collec
         elif data:
             collection = services.collection_update(collection=collection, **data)
         if any(members is not None for members in shares.values()):
-            services.collection_share(collection=collection, **shares)
+            services.collection_share(collection=collection, request=request, **shares)
     return collection
 
 
@@ -183,5 +183,5 @@ class CollectionDetailView(APIView):
                    summary="Delete a collection with its documents (owner only)")
     def delete(self, request: Request, slug: str) -> Response:
         collection = permissions.collection_for(request.user, slug, manage=True)
-        services.collection_delete(collection=collection)
+        services.collection_delete(collection=collection, request=request)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -35,7 +35,8 @@ class DocumentOutput(serializers.ModelSerializer):
         read_only_fields = fields
         extra_kwargs = {"status": {"help_text": "queued → parsing → chunking → contextualizing → embedding → "
                                                 "ready | failed"},
-                        "progress_done": {"help_text": "Chunks processed in the current stage."},
+                        "progress_done": {"help_text": "Work done in the current stage, of progress_total: scanned "
+                                                       "pages read by OCR while parsing, chunks while embedding."},
                         "error": {"help_text": "Why the document failed, for a person (empty otherwise)."},
                         "metadata": {"help_text": "source_kind, url or path, media_type, title, author, created, "
                                                   "modified (ISO 8601, UTC) and tags; filled at ingestion, tags "
@@ -212,7 +213,7 @@ class DocumentDetailView(APIView):
                    summary="Delete a document, its chunks and its file", tags=["documents"])
     def delete(self, request: Request, pk: int) -> Response:
         document = permissions.document_for(request.user, pk, write=True)
-        services.document_delete(document=document)
+        services.document_delete(document=document, request=request)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

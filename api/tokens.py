@@ -65,7 +65,7 @@ class TokenListView(APIView):
     def post(self, request: Request) -> Response:
         data = TokenInput(data=request.data)
         data.is_valid(raise_exception=True)
-        token, key = token_create(user=request.user, **data.validated_data)
+        token, key = token_create(user=request.user, request=request, **data.validated_data)
         token.key = key
         return Response(NewTokenOutput(token).data, status=status.HTTP_201_CREATED)
 
@@ -74,6 +74,6 @@ class TokenDetailView(APIView):
     @extend_schema(responses={204: None, **errors(401, 403, 404)}, tags=["tokens"],
                    summary="Revoke one of your tokens")
     def delete(self, request: Request, pk: int) -> Response:
-        if not token_revoke(user=request.user, token_id=pk):
+        if not token_revoke(user=request.user, token_id=pk, request=request):
             raise NotFound(f"No token {pk} of yours.")
         return Response(status=status.HTTP_204_NO_CONTENT)

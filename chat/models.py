@@ -83,6 +83,8 @@ class Message(models.Model):
     content = models.TextField(blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.COMPLETE)
     mode = models.CharField(max_length=16, choices=Mode.choices, blank=True, default=Mode.NONE)
+    # The LLM that wrote the answer (mode "llm"), as named by its configuration; shown in the chat.
+    model = models.CharField(max_length=200, blank=True)
     error = models.TextField(blank=True, help_text="A message for the user when the answer failed.")
     query = models.TextField(blank=True, help_text="The standalone query used for retrieval.")
     collection_slug = models.CharField(max_length=100, blank=True)
@@ -95,6 +97,9 @@ class Message(models.Model):
     citations = models.JSONField(default=list, blank=True)
     # {"<document id>": {"<chunk index>": relevance 0-1}} for the retrieved chunks (the relevance chart).
     relevance = models.JSONField(default=dict, blank=True)
+    # The filter object the answer's search was narrowed by (chat.retrieval.filters; {} = none), so
+    # that regenerating it searches the same documents.
+    filters = models.JSONField(default=dict, blank=True)
     stop_requested = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 

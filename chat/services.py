@@ -28,7 +28,7 @@ from chat.answering.pipeline import (
 from chat.errors import log_failure, server_failure_message
 from chat.models import Conversation, Message
 from chat.questions import unstorable_character
-from chat.retrieval.filters import NO_FILTERS, SearchFilters
+from chat.retrieval.filters import NO_FILTERS, SearchFilters, parse_filters
 from corpus.models import Collection
 from corpus.permissions import Denied, collection_for, readable_collections
 
@@ -140,7 +140,7 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
     question = question.strip()
     Message.objects.create(conversation=conversation, role=Message.Role.USER, content=question)
     reply = Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT,
-                                   status=Message.Status.STREAMING,
+                                   status=Message.Status.STREAMING, filters=filters.as_json(),
                                    collection=picked, collection_slug=picked.slug if picked else "")
     if not conversation.title:
         conversation.title = question[:TITLE_CHARS]
@@ -155,8 +155,9 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
         yield AskEvent("start", reply)
         prepared = prepare(question=question, collections=collections, history=history, rse=rse, filters=filters)
         reply.query, reply.mode = prepared.query, prepared.mode
+        reply.model = prepared.llm.model if prepared.llm else ""
         reply.citations, reply.relevance = prepared.citations, prepared.relevance
-        reply.save(update_fields=["query", "mode", "citations", "relevance"])
+        reply.save(update_fields=["query", "mode", "model", "citations", "relevance"])
         if stream:
             last_poll = time.monotonic()
             pieces = stream_answer(prepared, history)
@@ -203,7 +204,7 @@ def message_regenerate(*, message: Message, rse: str | None = "balanced", stream
     """Ask the question of `message`, the latest answer of its conversation, again: message_ask's
     events for a new question and answer, which replace the old pair as soon as they are stored (a
     rating of the old answer keeps its own copy). The new answer searches the collection the old
-    one did and sees the conversation before the old question.
+    one did, narrowed by the same filters, and sees the conversation before the old question.
 
     Raises, when first advanced and before changing anything: CannotRegenerate if `message` is not
     the latest answer or is still being written (or was regenerated or deleted by a concurrent
@@ -228,7 +229,8 @@ def message_regenerate(*, message: Message, rse: str | None = "balanced", stream
         if question is None or not question.content.strip():
             raise CannotRegenerate("There is no question to ask again.")
         events = message_ask(conversation=conversation, question=question.content,
-                             collection_slug=_searched_slug(message), rse=rse, stream=stream)
+                             collection_slug=_searched_slug(message), rse=rse, stream=stream,
+                             filters=parse_filters(message.filters or None))
         Message.objects.filter(pk__in=[question.pk, message.pk]).delete()
         first = next(events)
     yield first

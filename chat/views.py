@@ -22,11 +22,13 @@ from chat.answering.citations import citation_url, cited_numbers
 from chat.errors import log_failure, server_failure_message
 from chat.export import answer_markdown
 from chat.feedback import feedback_documents
+from chat.filter_form import MEDIA_TYPE_CHOICES, filters_from_post, filters_summary
 from chat.markdown import link_citations, render_markdown
 from chat.models import Conversation, Message
 from chat.passages import chunk_similarities, highlight_for, highlighted_document
 from chat.questions import InvalidQuestion, clean_question
 from chat.relevance_chart import relevance_svg
+from chat.retrieval.filters import FilterError
 from chat.selectors import listed_conversations
 from chat.services import (
     CannotRegenerate,
@@ -70,7 +72,7 @@ def message_context(request: HttpRequest, message: Message, *, latest: bool = Fa
                        feedback=feedback, feedback_open=feedback_open,
                        feedback_documents=feedback_documents(user=request.user, message=message) if feedback else [],
                        copy_text=answer_markdown(message, sources, absolute=request.build_absolute_uri),
-                       search_all=_search_all_question(message))
+                       search_all=_search_all_question(message), filtered=filters_summary(message.filters or {}))
     return context
 
 
@@ -109,8 +111,12 @@ def _page(request: HttpRequest, conversation: Conversation | None, *, question: 
         items = [message_context(request, m, latest=m is messages[-1], feedback_open=opened == str(m.pk))
                  for m in messages]
     collections = readable_collections(request.user).only("slug", "name")
+    # The filter control starts as the conversation's latest answer was filtered.
+    answers = [item["msg"] for item in items if item["msg"].role == Message.Role.ASSISTANT]
+    filters = (answers[-1].filters or {}) if answers else {}
     response = render(request, "chat/index.html", {
         **listing, "items": items, "collections": collections, "question": question,
+        "filters": filters, "filters_on": filters_summary(filters), "media_type_choices": MEDIA_TYPE_CHOICES,
         "max_question_chars": settings.MAX_QUESTION_CHARS,
         "picked": conversation.collection if conversation else None,
         "elsewhere": not others and Conversation.objects.others_of(request.user).exists(),
@@ -194,6 +200,10 @@ def _ask(request: HttpRequest) -> HttpResponse:
         question = clean_question(question)
     except InvalidQuestion as exc:
         return _refused(request, conv, str(exc), status=400)
+    try:
+        filters = filters_from_post(request.POST)
+    except FilterError as exc:
+        return _refused(request, conv, "Filters: " + " ".join(m for ms in exc.errors.values() for m in ms), status=400)
 
     if conv is None:
         try:
@@ -209,7 +219,7 @@ def _ask(request: HttpRequest) -> HttpResponse:
         new = None
     try:
         events = message_ask(conversation=conv, question=question, collection_slug=slug,
-                             stream=_wants_stream(request))
+                             stream=_wants_stream(request), filters=filters)
         first = next(events)  # stores the question; raises before that on a collection we may not read
     except Denied as exc:
         reply = message_record_failure(conversation=conv, question=question, error=str(exc))

@@ -20,7 +20,13 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
-from corpus import permissions, preview, selectors, services
+from corpus import (
+    admin_llm,  # noqa: F401  (registers the LLM settings page)
+    permissions,
+    preview,
+    selectors,
+    services,
+)
 from corpus.forms import GroupNamesField, MultipleFileField, UsernamesField
 from corpus.models import Chunk, Collection, Document
 from corpus.uploads import SUPPORTED_HELP, accept_attribute
@@ -130,11 +136,11 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
         services.collection_update(collection=stored, **fields)  # re-ingests when the chunk settings change
 
     def save_related(self, request, form, formsets, change: bool) -> None:
-        services.collection_share(collection=form.instance, **{
+        services.collection_share(collection=form.instance, request=request, **{
             field: form.cleaned_data[field] for field in SHARES})
 
     def delete_model(self, request, obj: Collection) -> None:
-        services.collection_delete(collection=obj)
+        services.collection_delete(collection=obj, request=request)
 
     @admin.action(description="Re-ingest the documents of the selected collections (if out of date)")
     def reingest_collections(self, request: HttpRequest, queryset: QuerySet[Collection]) -> None:
@@ -176,7 +182,7 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
                 "documents": Document.objects.filter(collection__in=manageable).count(),
                 "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME})
         for collection in manageable:
-            services.collection_delete(collection=collection)
+            services.collection_delete(collection=collection, request=request)
         self.message_user(request, f"Deleted {len(manageable)} collection(s).")
         if refused:
             self.message_user(request, f"{refused} collection(s) are not yours to delete.", level=messages.WARNING)
@@ -253,7 +259,7 @@ class DocumentAdmin(_StaffOnly, admin.ModelAdmin):
         return permissions.can_write_document(request.user, obj)
 
     def delete_model(self, request, obj: Document) -> None:
-        services.document_delete(document=obj)
+        services.document_delete(document=obj, request=request)
 
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
         if object_id is None:
@@ -365,7 +371,7 @@ class DocumentAdmin(_StaffOnly, admin.ModelAdmin):
                 "refused": len(documents) - len(writable), "opts": self.opts,
                 "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME})
         done = self._for_each_writable(request, queryset,
-                                       lambda document: services.document_delete(document=document))
+                                       lambda document: services.document_delete(document=document, request=request))
         self.message_user(request, f"Deleted {done} document(s).")
         return None
 

@@ -1,4 +1,11 @@
-"""The one OpenAI-compatible client (OpenAI, vLLM, Ollama, llama.cpp server), built from settings.
+"""The one place that decides which LLM answers, and the one OpenAI-compatible client (OpenAI,
+vLLM, Ollama, llama.cpp server) built from that decision.
+
+The effective configuration (current()): the environment's LLM_BASE_URL, LLM_MODEL and
+LLM_API_KEY when LLM_BASE_URL is set; otherwise what staff saved in the admin (corpus.LLMSettings),
+read from the database at most every LLM_SETTINGS_CACHE_SECONDS per process (so every web and
+worker process follows a change within that time; the saving process at once); otherwise none,
+and answers are extractive. Answering, query rewriting and contextualisation all go through it.
 
 The client itself retries transient failures (connection errors, timeouts, 429, 5xx) up to
 settings.LLM_MAX_RETRIES times with backoff; callers catch TRANSIENT_ERRORS for what is left.
@@ -6,10 +13,18 @@ settings.LLM_MAX_RETRIES times with backoff; callers catch TRANSIENT_ERRORS for 
 
 from __future__ import annotations
 
+import logging
+import time
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import openai
 from django.conf import settings
+
+from corpus import llm_secret
+from corpus.models import LLMSettings
+
+logger = logging.getLogger(__name__)
 
 # Errors worth retrying or degrading gracefully on; anything else is a bug or a misconfiguration.
 TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
@@ -21,13 +36,68 @@ TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
 # Every error the client raises (transient ones after its retries, and e.g. a prompt too long for the model).
 LLM_ERRORS: tuple[type[Exception], ...] = (openai.OpenAIError,)
 
+ENVIRONMENT, ADMIN = "environment", "admin"
+
 
 class LLMNotConfigured(RuntimeError):
     pass
 
 
+@dataclass(frozen=True)
+class LLMConfig:
+    """Which LLM answers: `source` is ENVIRONMENT, ADMIN or "" (none: extractive answers)."""
+
+    base_url: str = ""
+    model: str = ""
+    api_key: str = field(default="", repr=False)  # never in a repr, so never in a log line
+    source: str = ""
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.base_url and self.model)
+
+
+NONE = LLMConfig()
+_stored: tuple[float, LLMConfig] | None = None  # (monotonic expiry, config) of this process
+
+
+def environment_config() -> LLMConfig | None:
+    """The environment's LLM when LLM_BASE_URL is set (it then wins over the admin's), else None."""
+    if not settings.LLM_BASE_URL:
+        return None
+    return LLMConfig(settings.LLM_BASE_URL, settings.LLM_MODEL, settings.LLM_API_KEY, ENVIRONMENT)
+
+
+def stored_config() -> LLMConfig:
+    """The admin's LLM (NONE when unset), cached for LLM_SETTINGS_CACHE_SECONDS."""
+    global _stored
+    now = time.monotonic()
+    if _stored is not None and _stored[0] > now:
+        return _stored[1]
+    row = LLMSettings.objects.filter(pk=LLMSettings.SINGLETON).first()
+    config = NONE
+    if row is not None and row.base_url and row.model:
+        key = llm_secret.decrypt(row.api_key_encrypted)
+        if key is None:
+            logger.warning("the LLM API key saved in the admin cannot be decrypted (SECRET_KEY changed?)")
+        config = LLMConfig(row.base_url, row.model, key or "", ADMIN)
+    _stored = (now + settings.LLM_SETTINGS_CACHE_SECONDS, config)
+    return config
+
+
+def forget_stored() -> None:
+    """Drop this process's cached admin settings (after a save, and in tests)."""
+    global _stored
+    _stored = None
+
+
+def current() -> LLMConfig:
+    """The effective LLM: the environment's, else the admin's, else NONE."""
+    return environment_config() or stored_config()
+
+
 def llm_configured() -> bool:
-    return bool(settings.LLM_BASE_URL and settings.LLM_MODEL)
+    return current().configured
 
 
 @lru_cache(maxsize=4)
@@ -37,17 +107,21 @@ def _client(base_url: str, api_key: str, timeout: float, max_retries: int) -> op
                          max_retries=max_retries)
 
 
-def get_client() -> openai.OpenAI:
-    """The client for the current settings (cached per settings, so tests may override them)."""
-    if not llm_configured():
-        raise LLMNotConfigured("No LLM is configured (set LLM_BASE_URL and LLM_MODEL).")
-    return _client(settings.LLM_BASE_URL, settings.LLM_API_KEY, settings.LLM_TIMEOUT, settings.LLM_MAX_RETRIES)
+def get_client(config: LLMConfig | None = None) -> openai.OpenAI:
+    """The client for `config` (default: current()), cached per configuration."""
+    config = config or current()
+    if not config.configured:
+        raise LLMNotConfigured("No LLM is configured (set LLM_BASE_URL and LLM_MODEL, or choose one in the admin).")
+    return _client(config.base_url, config.api_key, settings.LLM_TIMEOUT, settings.LLM_MAX_RETRIES)
 
 
-def complete(messages: list[dict[str, str]], max_tokens: int = 256, *, temperature: float = 0.0) -> str:
-    """One non-streaming chat completion; returns the stripped text ("" if the model said nothing)."""
-    response = get_client().chat.completions.create(
-        model=settings.LLM_MODEL, messages=messages, max_tokens=max_tokens, temperature=temperature)
+def complete(messages: list[dict[str, str]], max_tokens: int = 256, *, temperature: float = 0.0,
+             config: LLMConfig | None = None) -> str:
+    """One non-streaming chat completion with `config` (default: current()); returns the stripped
+    text ("" if the model said nothing)."""
+    config = config or current()
+    response = get_client(config).chat.completions.create(
+        model=config.model, messages=messages, max_tokens=max_tokens, temperature=temperature)
     if not response.choices:
         return ""
     return (response.choices[0].message.content or "").strip()

@@ -282,3 +282,27 @@ class ChunkVector(models.Model):
 
     def __str__(self) -> str:
         return f"{self.chunk_id} ({self.model})"
+
+
+class LLMSettings(models.Model):
+    """The answering LLM as staff set it in the admin: a single row (pk 1). The environment's
+    LLM_BASE_URL (with LLM_MODEL, LLM_API_KEY) wins over it; corpus.llm.current decides. The key is
+    stored encrypted (corpus.llm_secret) and never shown again; writes go through
+    corpus.llm_settings.llm_settings_save."""
+
+    SINGLETON = 1
+
+    base_url = models.URLField(max_length=500, blank=True, help_text="An OpenAI-compatible API, e.g. "
+                               "https://api.openai.com/v1 or http://127.0.0.1:8080/v1")
+    model = models.CharField(max_length=200, blank=True)
+    api_key_encrypted = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+
+    class Meta:
+        verbose_name = verbose_name_plural = "LLM settings"
+        constraints = [models.CheckConstraint(condition=Q(pk=1), name="llmsettings_singleton")]
+
+    def __str__(self) -> str:
+        return f"{self.model} at {self.base_url}" if self.base_url else "No LLM (extractive answers)"

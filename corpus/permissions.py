@@ -156,3 +156,8 @@ def document_for(user, pk: int, *, write: bool = False) -> Document:
     if write and not can_write_collection(user, document.collection):
         raise Denied(f"You may not change documents of the collection {document.collection.slug!r}.", status=403)
     return document
+
+
+def can_configure_llm(user) -> bool:
+    """Whether `user` may choose the answering LLM in the admin (active staff)."""
+    return _signed_in(user) and user.is_staff

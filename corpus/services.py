@@ -21,6 +21,8 @@ from django.core.validators import validate_slug
 from django.db import IntegrityError, transaction
 from django.utils.text import get_valid_filename, slugify
 
+from audit import record as audit_record
+from audit.models import Action
 from corpus import uploads
 from corpus.metadata import clean_tags
 from corpus.models import IN_PROGRESS, SLUG_UNAVAILABLE, Collection, CollectionSlug, Document
@@ -141,22 +143,33 @@ def collection_update(*, collection: Collection, **fields) -> Collection:
 
 def collection_share(*, collection: Collection, readers: Iterable | None = None,
                      editors: Iterable | None = None, reader_groups: Iterable | None = None,
-                     editor_groups: Iterable | None = None) -> Collection:
+                     editor_groups: Iterable | None = None, request=None) -> Collection:
     """Replace who may read (`readers`, users; `reader_groups`, auth groups) and who may also write
-    (`editors`, `editor_groups`) the collection's documents. None leaves that set as it is."""
+    (`editors`, `editor_groups`) the collection's documents. None leaves that set as it is.
+    A change is audited ("sharing changed", by the request's user, with the sets as they now are)."""
     shares = {"readers": readers, "editors": editors, "reader_groups": reader_groups, "editor_groups": editor_groups}
     with transaction.atomic():
+        changed = {}
         for field, members in shares.items():
-            if members is not None:
-                getattr(collection, field).set(list(members))
+            if members is None:
+                continue
+            members, before = list(members), set(getattr(collection, field).values_list("pk", flat=True))
+            if {member.pk for member in members} != before:
+                getattr(collection, field).set(members)
+                changed[field] = sorted(str(member) for member in members)
+        if changed:
+            audit_record(Action.SHARING_CHANGED, target=collection, detail=changed, request=request)
     return collection
 
 
-def collection_delete(*, collection: Collection) -> None:
-    """Delete the collection, its documents and their chunks; the stored files go after commit."""
+def collection_delete(*, collection: Collection, request=None) -> None:
+    """Delete the collection, its documents and their chunks; the stored files go after commit.
+    Audited ("collection deleted", by the request's user)."""
     with transaction.atomic():
         names = [name for name in Document.objects.filter(collection=collection).values_list("file", flat=True)
                  if name]
+        audit_record(Action.COLLECTION_DELETED, target=collection, request=request,
+                     detail={"slug": collection.slug, "documents": len(names)})
         Collection.objects.filter(pk=collection.pk).delete()
         _delete_files_on_commit(names)
     logger.info("deleted collection %s (%s stored files)", collection.slug, len(names))
@@ -373,10 +386,13 @@ def document_set_tags(*, document: Document, tags: object) -> Document:
     return locked
 
 
-def document_delete(*, document: Document) -> None:
-    """Delete the document, its chunks (and so their vectors) and, after commit, its stored file."""
+def document_delete(*, document: Document, request=None) -> None:
+    """Delete the document, its chunks (and so their vectors) and, after commit, its stored file.
+    Audited ("document deleted", by the request's user; no actor without a request)."""
     with transaction.atomic():
         name = document.file.name if document.file else ""
+        audit_record(Action.DOCUMENT_DELETED, target=document, request=request,
+                     detail={"collection": document.collection.slug, "source": document.source})
         Document.objects.filter(pk=document.pk).delete()
         _delete_files_on_commit([name] if name else [])
 

@@ -13,7 +13,7 @@ from corpus.ingest.parse.formats import SUPPORTED_EXTENSIONS, SUPPORTED_NAMES
 __all__ = ["SUPPORTED_EXTENSIONS", "SUPPORTED_HELP", "accept_attribute", "clean_name", "limit_text", "supported",
            "upload_error"]
 
-# The formats for people, under the upload forms' file fields: "Plain text, Markdown, ... or email (.eml)."
+# The formats for people, under the upload forms' file fields: "Plain text, Markdown, ... JPEG or TIFF."
 SUPPORTED_HELP = SUPPORTED_NAMES[:1].upper() + SUPPORTED_NAMES[1:] + "."
 
 

@@ -131,7 +131,7 @@ def document_reingest(request: HttpRequest, pk: int) -> HttpResponse:
 def document_delete(request: HttpRequest, pk: int) -> HttpResponse:
     document = _document(request, pk)
     name = str(document)
-    services.document_delete(document=document)
+    services.document_delete(document=document, request=request)
     messages.success(request, f"Deleted {name}.")
     return redirect(_documents_url(_filters(request)))
 
@@ -177,7 +177,7 @@ def collection_share(request: HttpRequest, slug: str) -> HttpResponse:
     collection = _collection(request, slug, manage=True)
     form = ShareForm(request.POST)
     if form.is_valid():
-        services.collection_share(collection=collection, **form.cleaned_data)
+        services.collection_share(collection=collection, request=request, **form.cleaned_data)
         messages.success(request, f"Saved who may use {collection.name}.")
         return redirect("corpus:collection", slug=collection.slug)
     return _settings_page(request, collection, form=CollectionForm(instance=collection, user=request.user),
@@ -198,7 +198,7 @@ def collection_delete(request: HttpRequest, slug: str) -> HttpResponse:
     collection = _collection(request, slug, manage=True)
     if request.method == "POST":
         name = collection.name
-        services.collection_delete(collection=collection)
+        services.collection_delete(collection=collection, request=request)
         messages.success(request, f"Deleted the collection {name} and its documents.")
         return redirect("corpus:documents")
     return render(request, "corpus/collection_delete.html",

@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # Swagger UI's files, served from static/ (no CDN)
     "django_htmx",
     "template_partials",
+    "audit",  # the lowest layer: every app records who did what through audit.record
     "accounts",
     "sso",
     "corpus",
@@ -213,6 +214,16 @@ MAX_MARKUP_ELEMENTS = env_int("MAX_MARKUP_ELEMENTS", 3_000_000, minimum=1)
 MAX_SPREADSHEET_CELLS = env_int("MAX_SPREADSHEET_CELLS", 500_000, minimum=1)
 MAX_DOCUMENT_CHARS = env_int("MAX_DOCUMENT_CHARS", 10_000_000, minimum=1)
 MAX_CHUNKS_PER_DOCUMENT = env_int("MAX_CHUNKS_PER_DOCUMENT", 20_000, minimum=1)
+# OCR of scanned PDF pages and images (corpus/ingest/parse/ocr.py): pages rendered at OCR_DPI, no
+# page or image larger than OCR_MAX_PIXELS is read (larger images are scaled down; a file claiming
+# more than OCR_MAX_IMAGE_PIXELS is refused unread: a decompression bomb), each page stopped after
+# OCR_PAGE_SECONDS, at most OCR_MAX_PAGES pages per document. OCR_ENABLED=0 refuses text-less files.
+OCR_ENABLED = env_bool("OCR_ENABLED", True)
+OCR_DPI = env_int("OCR_DPI", 200, minimum=50)
+OCR_MAX_PIXELS = env_int("OCR_MAX_PIXELS", 6_000_000, minimum=10_000)
+OCR_MAX_IMAGE_PIXELS = env_int("OCR_MAX_IMAGE_PIXELS", 80_000_000, minimum=10_000)
+OCR_PAGE_SECONDS = env_float("OCR_PAGE_SECONDS", 120.0, minimum=1.0)
+OCR_MAX_PAGES = env_int("OCR_MAX_PAGES", 200, minimum=1)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # Stored documents are private: readable by the app's own user only (not other local accounts).
 FILE_UPLOAD_PERMISSIONS = 0o600
@@ -299,6 +310,16 @@ LLM_TIMEOUT = env_float("LLM_TIMEOUT", 60.0, minimum=1.0)
 LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 2, minimum=0, maximum=10)
 if LLM_BASE_URL and not LLM_MODEL:
     raise ImproperlyConfigured("LLM_MODEL must be set when LLM_BASE_URL is set")
+# Without LLM_BASE_URL, staff may set the LLM in the admin (corpus.llm reads it, cached this long per process).
+LLM_SETTINGS_CACHE_SECONDS = env_float("LLM_SETTINGS_CACHE_SECONDS", 5.0, minimum=0.0)
+
+# Audit trail (audit app): events older than AUDIT_RETENTION_DAYS are pruned daily (celery beat,
+# or `manage.py prune_audit`); an event's detail is cut to AUDIT_DETAIL_MAX_CHARS of JSON.
+AUDIT_RETENTION_DAYS = env_int("AUDIT_RETENTION_DAYS", 180, minimum=1)
+AUDIT_DETAIL_MAX_CHARS = env_int("AUDIT_DETAIL_MAX_CHARS", 2000, minimum=200, maximum=100_000)
+CELERY_BEAT_SCHEDULE = {
+    "audit-prune": {"task": "audit.prune", "schedule": 24 * 3600},
+}
 
 # Retrieval: the choices an operator makes. The engine's tuned numbers (BM25 k1/b, fusion shares,
 # relevance calibration, candidate counts) are constants in chat/retrieval/tuning.py.

@@ -60,6 +60,7 @@ class Prepared:
     question: str
     query: str
     mode: str  # "llm" | "extractive"
+    llm: llm.LLMConfig | None = None  # the LLM that answers (mode "llm"), chosen once per answer
     citations: list[dict] = field(default_factory=list)
     relevance: dict[str, dict[str, float]] = field(default_factory=dict)
     top_relevance: float | None = None  # of the most relevant retrieved chunk
@@ -89,9 +90,10 @@ def llm_error_message(exc: BaseException) -> str:
     if isinstance(exc, openai.APITimeoutError):
         return f"The language model did not answer in time (timeout {settings.LLM_TIMEOUT:g} s)."
     if isinstance(exc, openai.APIConnectionError):
-        return "The language model could not be reached; check LLM_BASE_URL and that the server is running."
+        return ("The language model could not be reached; check its address (LLM_BASE_URL, or the admin's LLM "
+                "settings) and that the server is running.")
     if isinstance(exc, openai.AuthenticationError):
-        return "The language model refused the API key (LLM_API_KEY)."
+        return "The language model refused the API key (LLM_API_KEY, or the admin's LLM settings)."
     if isinstance(exc, openai.APIStatusError):
         return f"The language model answered with an error (HTTP {exc.status_code})."
     return "The language model failed while answering."
@@ -109,7 +111,8 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
         raise AnswerError("Please type a question.")
     if not collections.exists():
         raise AnswerError("There is no collection you may read yet, so there is nothing to search.")
-    mode = "llm" if llm.llm_configured() else "extractive"
+    config = llm.current()
+    mode = "llm" if config.configured else "extractive"
     query, result = _search_in_conversation(question, history, collections, rse, filters)
     citations = build_citations(result)
     scope = searched_scope(collections)
@@ -132,7 +135,7 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
         raise NotFound(not_found_message(scope))
     return Prepared(question=question, query=query, mode=mode, citations=citations,
                     relevance=relevance_map(result), top_relevance=top_relevance(result), hits=hits,
-                    quotes=quotes)
+                    quotes=quotes, llm=config if config.configured else None)
 
 
 def searched_scope(collections) -> str:
@@ -205,10 +208,11 @@ def top_relevance(result) -> float | None:
     return max(values) if values else None
 
 
-def _llm_stream(messages: list[dict], *, max_tokens: int) -> Iterator[str]:
+def _llm_stream(messages: list[dict], *, max_tokens: int, config: llm.LLMConfig | None) -> Iterator[str]:
     """Text deltas of a streamed chat completion (the client's timeout applies between chunks)."""
-    stream = llm.get_client().chat.completions.create(
-        model=settings.LLM_MODEL, messages=messages, max_tokens=max_tokens, temperature=0.2, stream=True)
+    config = config or llm.current()
+    stream = llm.get_client(config).chat.completions.create(
+        model=config.model, messages=messages, max_tokens=max_tokens, temperature=0.2, stream=True)
     finished = False
     try:
         for chunk in stream:
@@ -235,7 +239,7 @@ def stream_answer(prepared: Prepared, history: Sequence[tuple[str, str]] = ()) -
         return
     messages = answer_messages(question=prepared.query, citations=prepared.citations, history=history)
     try:
-        yield from _llm_stream(messages, max_tokens=ANSWER_MAX_TOKENS)
+        yield from _llm_stream(messages, max_tokens=ANSWER_MAX_TOKENS, config=prepared.llm)
     except Exception as exc:  # the openai client raises many types; the user gets one sentence
         logger.warning("LLM answer failed", exc_info=True)
         raise LLMFailed(llm_error_message(exc)) from exc
@@ -288,7 +292,7 @@ def complete_answer(prepared: Prepared, history: Sequence[tuple[str, str]] = ())
         return _extractive(prepared)
     messages = answer_messages(question=prepared.query, citations=prepared.citations, history=history)
     try:
-        return llm.complete(messages, max_tokens=ANSWER_MAX_TOKENS, temperature=0.2)
+        return llm.complete(messages, max_tokens=ANSWER_MAX_TOKENS, temperature=0.2, config=prepared.llm)
     except Exception as exc:  # see stream_answer
         logger.warning("LLM answer failed", exc_info=True)
         raise LLMFailed(llm_error_message(exc)) from exc

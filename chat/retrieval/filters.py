@@ -70,6 +70,14 @@ class SearchFilters:
             parts.append(f"{day} < %(filter_before)s::text")
         return "".join(f" AND {part}" for part in parts)
 
+    def as_json(self) -> dict:
+        """The filter object as a client sends it, with the keys that are set only ({} without
+        filters): parse_filters(f.as_json()) == f."""
+        found = {"media_type": list(self.media_types), "tags": list(self.tags), "source_prefix": self.source_prefix,
+                 "after": self.after.isoformat() if self.after else None,
+                 "before": self.before.isoformat() if self.before else None}
+        return {key: value for key, value in found.items() if value}
+
     def parameters(self) -> dict:
         """The parameters document_condition() refers to."""
         return {

@@ -234,7 +234,8 @@ def _build(document: Document) -> Built:
 
     data = _read(document)
     content_hash = hashlib.sha256(data).hexdigest()
-    parsed = parse_document(data, filename=_filename(document))
+    parsed = parse_document(data, filename=_filename(document), on_progress=lambda done, total: _progress(
+        document_id, document.content_hash, progress_done=done, progress_total=total))
     text = parsed.text
     title = (parsed.title or PurePosixPath(document.source).stem).strip()[:500]
 

@@ -37,7 +37,9 @@ class FakeOpenAI:
 
     reply: request → answer text;  token_delay: seconds between streamed pieces;
     status: an HTTP error status to answer with instead;  hang: seconds to wait before answering;
-    drop_after: close the connection after this many streamed pieces (a crash mid-answer).
+    drop_after: close the connection after this many streamed pieces (a crash mid-answer);
+    models: the ids GET /models lists (None: it answers 404), and the only models chat accepts;
+    api_key: the one bearer key accepted (None: any), else 401 as OpenAI answers.
     """
 
     def __init__(self, reply: Reply | str = "An answer [1].", *, token_delay: float = 0.0) -> None:
@@ -46,6 +48,8 @@ class FakeOpenAI:
         self.status: int | None = None
         self.hang = 0.0
         self.drop_after: int | None = None
+        self.models: list[str] | None = None
+        self.api_key: str | None = None
         self.requests: list[dict] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -71,6 +75,21 @@ class FakeOpenAI:
             def log_message(self, format, *args):  # keep test output quiet
                 pass
 
+            def _key_refused(self) -> bool:
+                if fake.api_key is not None and self.headers.get("Authorization") != f"Bearer {fake.api_key}":
+                    self._json(401, {"error": {"message": "Incorrect API key provided.",
+                                               "type": "invalid_request_error", "code": "invalid_api_key"}})
+                    return True
+                return False
+
+            def do_GET(self) -> None:
+                if not self.path.rstrip("/").endswith("/models") or fake.models is None:
+                    self._json(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
+                    return
+                if not self._key_refused():
+                    self._json(200, {"object": "list", "data": [
+                        {"id": model, "object": "model", "created": 0, "owned_by": "fake"} for model in fake.models]})
+
             def do_POST(self) -> None:
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._json(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
@@ -79,6 +98,12 @@ class FakeOpenAI:
                 request = json.loads(self.rfile.read(length) or b"{}")
                 request["_headers"] = {k.lower(): v for k, v in self.headers.items()}
                 fake.requests.append(request)
+                if self._key_refused():
+                    return
+                if fake.models is not None and request.get("model") not in fake.models:
+                    self._json(404, {"error": {"message": f"The model `{request.get('model')}` does not exist.",
+                                               "type": "invalid_request_error", "code": "model_not_found"}})
+                    return
                 if fake.hang:
                     time.sleep(fake.hang)
                 if fake.status:
@@ -146,6 +171,12 @@ def fake_llm(settings):
 
 
 @pytest.fixture
-def no_llm(settings):
+def no_llm(settings, monkeypatch):
+    """No LLM at all: none in the settings, and none read from the admin's LLM settings (so tests
+    without the database may ask corpus.llm too). Tests of the admin's settings clear the settings
+    themselves instead."""
+    from corpus import llm
+
     settings.LLM_BASE_URL = ""
     settings.LLM_MODEL = ""
+    monkeypatch.setattr(llm, "stored_config", lambda: llm.NONE)

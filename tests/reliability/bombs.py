@@ -182,3 +182,36 @@ def pdf_bomb(inflated: int = 500_000_000, *, pages: int = 1) -> bytes:
     """A PDF whose pages' content streams each inflate to `inflated` bytes of blank space."""
     stream = _deflated_blank(inflated)
     return pdf_pages([stream] * pages, raw=True)
+
+
+def png_claiming(width: int, height: int) -> bytes:
+    """A PNG whose header claims width × height pixels over a few bytes of data: a decompression
+    bomb's header (decoded, 60,000 × 60,000 grey pixels would take 3.6 GB)."""
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    data = zlib.compress(b"\x00" * 1000)
+    return b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", header) + _png_chunk(b"IDAT", data) + _png_chunk(b"IEND", b"")
+
+
+def _png_chunk(kind: bytes, body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+
+def scanned_pdf(pages: int) -> bytes:
+    """An image-only PDF of `pages` pages (each a small grey image, as a scanner writes), made by Pillow."""
+    from PIL import Image
+
+    page = Image.new("L", (200, 280), 230)
+    out = io.BytesIO()
+    page.save(out, "PDF", save_all=True, append_images=[page] * (pages - 1), resolution=25)
+    return out.getvalue()
+
+
+def tiff_truncated() -> bytes:
+    """A two-page TIFF (deflate-compressed) cut in half."""
+    from PIL import Image, ImageDraw
+
+    page = Image.new("L", (600, 200), 255)
+    ImageDraw.Draw(page).text((20, 80), "A scanned page that was cut short.", fill=0)
+    out = io.BytesIO()
+    page.save(out, "TIFF", save_all=True, append_images=[page], compression="tiff_deflate")
+    return out.getvalue()[: len(out.getvalue()) // 2]

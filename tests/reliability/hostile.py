@@ -85,6 +85,13 @@ def _script_html() -> bytes:
         head=f"<title>Title {XSS}</title>")
 
 
+def _scanned_png() -> bytes:
+    from chat.evaluation.scans import degrade, png, render_pages
+
+    pages, _texts = render_pages(["A scanned notice: the garden gate is locked at dusk."], size=(1240, 400))
+    return png(degrade(pages[0], seed=3))
+
+
 KINDS: list[Hostile] = [
     Hostile("empty file", "empty.txt", lambda: b"", frozenset({"refused", "failed"})),
     Hostile("only whitespace", "blank.txt", lambda: b" \n\t \n" * 1000, frozenset({"failed"})),
@@ -147,6 +154,14 @@ KINDS: list[Hostile] = [
             light=False),
     Hostile("PDF of 2,000 pages", "pages.pdf", lambda: bombs.pdf_text("Page text about gardens.", pages=2000),
             frozenset({"ready"}), light=False),
+    Hostile("image decompression bomb (PNG claiming 60,000 × 60,000)", "bomb.png",
+            lambda: bombs.png_claiming(60_000, 60_000), frozenset({"failed"})),
+    Hostile("image of 12,000 × 12,000 pixels (over OCR_MAX_IMAGE_PIXELS)", "poster.png",
+            lambda: bombs.png_claiming(12_000, 12_000), frozenset({"failed"})),
+    Hostile("TIFF cut in half", "torn.tiff", bombs.tiff_truncated, frozenset({"failed"})),
+    Hostile("a scanned page (PNG, read by OCR)", "scan.png", _scanned_png, frozenset({"ready"}), light=False),
+    Hostile("scanned PDF of 1,000 pages (over OCR_MAX_PAGES)", "scans.pdf", lambda: bombs.scanned_pdf(1000),
+            frozenset({"failed"}), light=False),
     Hostile("script, iframe and javascript: HTML", "script.html", _script_html, frozenset({"ready"})),
     Hostile("HTML nested 100,000 deep", "deep.html", _deep_html, frozenset({"ready"})),
     Hostile("HTML with 4 million elements", "elements.html", lambda: _html("<b></b>" * 4_000_000),

@@ -22,7 +22,8 @@ QUICK_KINDS = ["empty file", "binary as .pdf", "invalid UTF-8", "UTF-16 with BOM
                "script, iframe and javascript: HTML", "HTML nested 100,000 deep", "Markdown with XSS in headings",
                "right-to-left override in the name", "control characters in the name", "PDF without text",
                "XLSX spanning the whole grid (A1:XFD1048576)", "ODT declaring entities (billion laughs)",
-               "EPUB with a path-traversal entry", "malformed EML"]
+               "EPUB with a path-traversal entry", "malformed EML",
+               "image decompression bomb (PNG claiming 60,000 × 60,000)", "TIFF cut in half"]
 
 
 def kinds(names: list[str]) -> list[hostile.Hostile]:

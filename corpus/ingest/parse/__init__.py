@@ -14,7 +14,7 @@ from pathlib import PurePath
 
 from django.conf import settings
 
-from corpus.ingest.parse.base import Heading, ParsedDocument, ParseError
+from corpus.ingest.parse.base import Heading, ParsedDocument, ParseError, Progress
 from corpus.ingest.parse.delimited import parse_csv
 from corpus.ingest.parse.detect import detect_media_type, normalise_media_type
 from corpus.ingest.parse.epub import parse_epub
@@ -25,6 +25,7 @@ from corpus.ingest.parse.formats import (
     EML,
     EPUB,
     HTML,
+    IMAGES,
     MARKDOWN,
     ODT,
     PDF,
@@ -38,6 +39,7 @@ from corpus.ingest.parse.formats import (
     ZIPPED,
 )
 from corpus.ingest.parse.htmltext import parse_html
+from corpus.ingest.parse.images import parse_image
 from corpus.ingest.parse.limits import check_text_length, size_text
 from corpus.ingest.parse.mail import parse_eml
 from corpus.ingest.parse.markup import markdown_headings, rst_headings
@@ -58,13 +60,14 @@ _STRUCTURED: dict[str, Callable[[bytes], tuple[str, list[Heading], str | None]]]
 
 
 def parse_document(data: bytes, *, filename: str, media_type: str | None = None,
-                   max_bytes: int | None = None) -> ParsedDocument:
+                   max_bytes: int | None = None, on_progress: Progress | None = None) -> ParsedDocument:
     """Parse a file's bytes. `media_type` (e.g. from an upload) is used when it is a supported
-    type and the bytes do not say otherwise (a PDF or a ZIP-based format is recognised by its
+    type and the bytes do not say otherwise (a PDF, an image or a ZIP-based format is recognised by its
     content); `max_bytes` defaults to settings.MAX_UPLOAD_BYTES. The title falls back to the file name's
     stem. The author and dates come from the file's own properties when its format states them
     (corpus.ingest.parse.properties). Raises ParseError for empty, binary, undecodable, damaged,
-    text-less, over-limit or unsupported files."""
+    text-less, over-limit or unsupported files. Scanned PDF pages and images are read by OCR
+    (corpus.ingest.parse.ocr), `on_progress` told of each page read."""
     limit = max_bytes if max_bytes is not None else _default_limit()
     if len(data) > limit:
         raise ParseError(f"The file is {size_text(len(data))}, over the {size_text(limit)} limit.")
@@ -72,7 +75,7 @@ def parse_document(data: bytes, *, filename: str, media_type: str | None = None,
         raise ParseError("The file is empty.")
     detected = detect_media_type(filename, data)
     declared = normalise_media_type(media_type)
-    if detected in (PDF, ZIP) or detected in ZIPPED or declared not in SUPPORTED:
+    if detected in (PDF, ZIP) or detected in ZIPPED or detected in IMAGES or declared not in SUPPORTED:
         kind = detected
     elif declared == TEXT and detected == RST:
         kind = RST  # clients call any .txt file text/plain
@@ -80,7 +83,7 @@ def parse_document(data: bytes, *, filename: str, media_type: str | None = None,
         kind = declared
     stem = PurePath(filename).stem or filename or "Untitled"
     # Folded here, once for every format, before anything takes offsets into the text.
-    document = fold_document(_parse(data, kind, filename))
+    document = fold_document(_parse(data, kind, filename, on_progress))
     check_text_length(len(document.text))
     if not document.text.strip():
         raise ParseError("The file contains no text.")
@@ -91,7 +94,7 @@ def parse_document(data: bytes, *, filename: str, media_type: str | None = None,
     return document
 
 
-def _parse(data: bytes, kind: str, filename: str) -> ParsedDocument:
+def _parse(data: bytes, kind: str, filename: str, on_progress: Progress | None) -> ParsedDocument:
     if kind in (TEXT, MARKDOWN, RST):
         text = decode_text(data)
         if kind == MARKDOWN:
@@ -108,8 +111,11 @@ def _parse(data: bytes, kind: str, filename: str) -> ParsedDocument:
             raise ParseError("The HTML page has no visible text.")
         return ParsedDocument(text, title or "", kind, headings)
     if kind == PDF:
-        text, pages, title = parse_pdf(data)
+        text, pages, title = parse_pdf(data, on_progress)
         return ParsedDocument(text, title or "", kind, [], pages)
+    if kind in IMAGES:
+        text, pages = parse_image(data, on_progress)
+        return ParsedDocument(text, "", kind, [], pages)
     if kind == CSV:
         return ParsedDocument(parse_csv(data), "", kind)
     if kind in _STRUCTURED:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
 # Changes whenever parsing gives other text for the same file (2: compatibility characters folded,
 # PDF running headers and footers dropped, PDF headings set apart): it is part of the collection's
 # pipeline signature, so documents built before are rebuilt when re-ingested.
-TEXT_VERSION = 2
+TEXT_VERSION = 3  # 3: scanned pages and images read by OCR, PDF tables kept as Markdown tables
+
+# Called with (pages done, pages in all) as a long parse (OCR) goes on.
+Progress = Callable[[int, int], None]
 
 
 class ParseError(Exception):

@@ -18,13 +18,16 @@ from corpus.ingest.parse.formats import (
     EPUB,
     EXTENSIONS,
     HTML,
+    JPEG,
     MARKDOWN,
     ODT,
     PDF,
+    PNG,
     PPTX,
     RST,
     SUPPORTED,
     TEXT,
+    TIFF,
     UNKNOWN,
     XLSX,
     ZIP,
@@ -34,12 +37,14 @@ from corpus.ingest.parse.markup import looks_like_rst
 from corpus.ingest.parse.text import decode_text
 
 # The media types, re-exported for the parsers and their tests.
-__all__ = ["CSV", "DOCX", "EML", "EPUB", "HTML", "MARKDOWN", "ODT", "PDF", "PPTX", "RST", "SUPPORTED", "TEXT",
-           "UNKNOWN", "XLSX", "ZIP", "detect_media_type", "normalise_media_type"]
+__all__ = ["CSV", "DOCX", "EML", "EPUB", "HTML", "JPEG", "MARKDOWN", "ODT", "PDF", "PNG", "PPTX", "RST", "SUPPORTED",
+           "TEXT", "TIFF", "UNKNOWN", "XLSX", "ZIP", "detect_media_type", "normalise_media_type"]
 
 # A ZIP container is this format when it holds this part (OpenDocument and EPUB say so in "mimetype").
 _ZIP_MARKERS = (("word/document.xml", DOCX), ("xl/workbook.xml", XLSX), ("ppt/presentation.xml", PPTX))
 _ZIP_MIMETYPES = {ODT.encode(): ODT, EPUB.encode(): EPUB}
+# Images say what they are in their first bytes.
+_IMAGE_MAGIC = ((b"\x89PNG\r\n\x1a\n", PNG), (b"\xff\xd8\xff", JPEG), (b"II*\x00", TIFF), (b"MM\x00*", TIFF))
 _HTML_START = re.compile(rb"\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)[\s>]", re.IGNORECASE | re.DOTALL)
 
 
@@ -52,7 +57,7 @@ def normalise_media_type(media_type: str | None) -> str | None:
 
 
 def detect_media_type(filename: str, data: bytes) -> str:
-    """The media type of a file. PDF and the ZIP-based formats (DOCX, XLSX, PPTX, ODT, EPUB) are
+    """The media type of a file. PDF, PNG, JPEG, TIFF and the ZIP-based formats (DOCX, XLSX, PPTX, ODT, EPUB) are
     recognised by their content whatever the name; a ZIP archive that is none of them is
     "application/zip" (unless its name says one of them, so that parser can say the file is
     damaged); a .txt file written in reStructuredText is "text/x-rst"; an unknown extension is
@@ -62,6 +67,9 @@ def detect_media_type(filename: str, data: bytes) -> str:
     # Readers accept junk before the header, but a text file may mention "%PDF-" too.
     if head.lstrip().startswith(b"%PDF-") or (extension == ".pdf" and b"%PDF-" in head):
         return PDF
+    for magic, kind in _IMAGE_MAGIC:
+        if data.startswith(magic):
+            return kind
     by_extension = EXTENSIONS.get(extension)
     if data.startswith(b"PK\x03\x04"):
         return _zip_kind(data) or (by_extension if by_extension in ZIPPED else ZIP)

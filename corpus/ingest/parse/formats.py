@@ -21,6 +21,9 @@ PPTX = "application/vnd.openxmlformats-officedocument.presentationml.presentatio
 ODT = "application/vnd.oasis.opendocument.text"
 EPUB = "application/epub+zip"
 EML = "message/rfc822"
+PNG = "image/png"
+JPEG = "image/jpeg"
+TIFF = "image/tiff"
 ZIP = "application/zip"
 UNKNOWN = "application/octet-stream"
 
@@ -45,6 +48,9 @@ FORMATS = (
     Format("OpenDocument text (.odt)", ODT, (".odt",)),
     Format("EPUB", EPUB, (".epub",)),
     Format("email (.eml)", EML, (".eml",)),
+    Format("PNG", PNG, (".png",)),
+    Format("JPEG", JPEG, (".jpg", ".jpeg")),
+    Format("TIFF", TIFF, (".tif", ".tiff")),
 )
 
 EXTENSIONS = {extension: f.media_type for f in FORMATS for extension in f.extensions}
@@ -52,10 +58,13 @@ SUPPORTED = frozenset(f.media_type for f in FORMATS)
 SUPPORTED_EXTENSIONS = frozenset(EXTENSIONS)
 # ZIP containers, told apart by what they hold rather than by their name.
 ZIPPED = frozenset({DOCX, XLSX, PPTX, ODT, EPUB})
+# Read by OCR (corpus.ingest.parse.images).
+IMAGES = frozenset({PNG, JPEG, TIFF})
 # Other names clients send for the same types.
 ALIASES = {
     "text/x-markdown": MARKDOWN, "text/rst": RST, "text/prs.fallenstein.rst": RST,
     "application/xhtml+xml": HTML, "application/x-pdf": PDF,
+    "image/jpg": JPEG, "image/pjpeg": JPEG, "image/tif": TIFF,
     "text/tab-separated-values": CSV, "application/csv": CSV, "text/comma-separated-values": CSV,
 }
 
@@ -64,5 +73,5 @@ def _listed(names: list[str]) -> str:
     return ", ".join(names[:-1]) + " or " + names[-1]
 
 
-# "plain text, Markdown, ..., EPUB or email (.eml)": what the "not supported" messages offer.
+# "plain text, Markdown, ..., JPEG or TIFF": what the "not supported" messages offer.
 SUPPORTED_NAMES = _listed([f.name for f in FORMATS])

@@ -1,5 +1,9 @@
-"""PDF: the text layer of each page (no OCR), with the offset where each page starts; running
-headers, footers and page numbers dropped and headings set apart (corpus.ingest.parse.pdf_layout).
+"""PDF: the text layer of each page, with the offset where each page starts; running headers,
+footers and page numbers dropped and headings set apart (corpus.ingest.parse.pdf_layout).
+
+A page without a text layer that holds an image (a scan) is rendered (pypdfium2) and read by OCR
+(corpus.ingest.parse.pdf_scans); pages with a text layer are never OCR'd, so a mixed PDF costs
+OCR only for its scanned pages.
 
 Memory stays bounded: every stream inflates to at most MAX_DECOMPRESSED_BYTES (pypdf's own
 limits, lowered to ours), the decoded content of a page is dropped once its text is out (pypdf
@@ -11,46 +15,50 @@ from __future__ import annotations
 import io
 import logging
 
-from corpus.ingest.parse.base import ParseError, normalise_newlines
-from corpus.ingest.parse.limits import decompressed_error, max_decompressed_bytes, max_text_chars, text_error
+from corpus.ingest.parse.base import ParseError, Progress, normalise_newlines
+from corpus.ingest.parse.limits import (
+    check_text_length,
+    decompressed_error,
+    max_decompressed_bytes,
+    max_text_chars,
+    text_error,
+)
+from corpus.ingest.parse.pages import joined_pages
 from corpus.ingest.parse.pdf_layout import clean_pages
+from corpus.ingest.parse.pdf_scans import ocr_pages
+from corpus.ingest.parse.pdf_tables import draws_rules, tables_text
 
 logger = logging.getLogger(__name__)
 
-NO_TEXT_MESSAGE = ("The PDF has no extractable text (is it a scanned image?). "
-                   "Run OCR on it, or upload a PDF with a text layer.")
+NO_TEXT_MESSAGE = ("The PDF has no extractable text: its pages hold no text layer, and no scanned image "
+                   "in which OCR found text.")
 DAMAGED_MESSAGE = "The PDF file is damaged or incomplete and could not be read."
 ENCRYPTED_MESSAGE = "The PDF is password-protected or encrypted; upload an unprotected copy."
 
-PAGE_SEPARATOR = "\n\n"
 
 
-def parse_pdf(data: bytes) -> tuple[str, list[int], str | None]:
-    """(text, page start offsets, metadata title or None)."""
+def parse_pdf(data: bytes, on_progress: Progress | None = None) -> tuple[str, list[int], str | None]:
+    """(text, page start offsets, metadata title or None). `on_progress` is told of the scanned
+    pages read by OCR, as they are read."""
     from pypdf import apply_configuration
 
     # pypdf reports recoverable damage through logging; the outcome is what matters here.
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     with apply_configuration(**_stream_limits()):
-        page_texts, metadata_title = _read_pages(data)
+        page_texts, scanned, ruled, metadata_title = _read_pages(data)
     if not page_texts:
         raise ParseError(DAMAGED_MESSAGE)
+    for index, text in tables_text(data, ruled).items():
+        page_texts[index] = text
+    if scanned:
+        for index, text in ocr_pages(data, scanned, on_progress).items():
+            page_texts[index] = text
+        check_text_length(sum(map(len, page_texts)))
     # NUL cannot be stored in Postgres text; it is never meaningful in extracted text.
     cleaned = clean_pages([normalise_newlines(text).replace("\x00", "") for text in page_texts])
     logger.info("PDF text: %s running header/footer lines dropped, %s headings set apart",
                 cleaned.running_lines, cleaned.headings)
-    parts: list[str] = []
-    pages: list[int] = []
-    length = 0
-    for page_text in cleaned.pages:
-        page_text = page_text.strip()
-        if page_text and length:
-            parts.append(PAGE_SEPARATOR)
-            length += len(PAGE_SEPARATOR)
-        pages.append(length)
-        parts.append(page_text)
-        length += len(page_text)
-    text = "".join(parts)
+    text, pages = joined_pages(cleaned.pages)
     if not text.strip():
         raise ParseError(NO_TEXT_MESSAGE)
     title = metadata_title.strip() if isinstance(metadata_title, str) and metadata_title.strip() else None
@@ -69,7 +77,9 @@ def _stream_limits() -> dict[str, int]:
     return {name: min(getattr(configuration, name), limit) for name in names if hasattr(configuration, name)}
 
 
-def _read_pages(data: bytes) -> tuple[list[str], object]:
+def _read_pages(data: bytes) -> tuple[list[str], list[int], list[int], object]:
+    """(each page's text layer, the indexes of the pages without one that hold an image, the
+    indexes of the pages with one that draw ruling lines (tables, maybe), the metadata title)."""
     from pypdf import PdfReader
     from pypdf.errors import DependencyError, LimitReachedError
 
@@ -85,9 +95,15 @@ def _read_pages(data: bytes) -> tuple[list[str], object]:
             if not opened:
                 raise ParseError(ENCRYPTED_MESSAGE)
         page_texts: list[str] = []
+        scanned: list[int] = []
+        ruled: list[int] = []
         length = 0
-        for page in reader.pages:
+        for index, page in enumerate(reader.pages):
             page_text = page.extract_text() or ""
+            if not page_text.strip() and has_image(page):
+                scanned.append(index)
+            elif page_text.strip() and draws_rules(_content(page)):
+                ruled.append(index)
             _forget_decoded_contents(page)
             length += len(page_text)
             if length > limit:
@@ -100,7 +116,32 @@ def _read_pages(data: bytes) -> tuple[list[str], object]:
         raise decompressed_error("The PDF") from exc
     except Exception as exc:  # noqa: BLE001 - pypdf signals damage with many exception types
         raise ParseError(DAMAGED_MESSAGE) from exc
-    return page_texts, metadata_title
+    return page_texts, scanned, ruled, metadata_title
+
+
+def has_image(page, depth: int = 0) -> bool:
+    """Whether the page (or a form it draws, two levels deep) uses an image XObject: a scan."""
+    resources = page.get("/Resources")
+    resources = resources.get_object() if resources is not None else None
+    xobjects = resources.get("/XObject") if resources is not None else None
+    if xobjects is None:
+        return False
+    for ref in xobjects.get_object().values():
+        xobject = ref.get_object()
+        subtype = xobject.get("/Subtype")
+        if subtype == "/Image" or (subtype == "/Form" and depth < 2 and has_image(xobject, depth + 1)):
+            return True
+    return False
+
+
+def _content(page) -> bytes:
+    """The page's content streams, decoded (extract_text has just decoded them: pypdf caches them)."""
+    contents = page.get("/Contents")
+    if contents is None:
+        return b""
+    contents = contents.get_object()
+    streams = list(contents) if isinstance(contents, list) else [contents]
+    return b"\n".join(stream.get_object().get_data() for stream in streams)
 
 
 def _forget_decoded_contents(page) -> None:

@@ -118,10 +118,10 @@ def test_upload_surfaces_offer_and_name_the_new_formats(api, user, client, admin
 
     page = client.get("/documents/").content.decode()
     assert new | {".docx", ".md", ".pdf"} <= accept_attribute(page)
-    assert "Excel (.xlsx), CSV, PowerPoint (.pptx), OpenDocument text (.odt), EPUB or email (.eml)." in page
+    assert "PowerPoint (.pptx), OpenDocument text (.odt), EPUB, email (.eml), PNG, JPEG or TIFF." in page
     admin_page = admin_client.get("/admin/corpus/document/add/").content.decode()
     assert new <= accept_attribute(admin_page)
-    assert "EPUB or email (.eml). Each file is checked on its own" in admin_page
+    assert "email (.eml), PNG, JPEG or TIFF. Each file is checked on its own" in admin_page
 
     refused = api.post("/api/documents/", {"file": SimpleUploadedFile("old.xls", b"\xd0\xcf\x11\xe0"),
                                            "collection": "mine"}, format="multipart")

@@ -242,8 +242,10 @@ def test_text_mentioning_the_pdf_header_is_not_a_pdf():
     assert detect_media_type("notes.md", data) == MARKDOWN
 
 
-def test_pdf_without_text_layer_is_refused():
-    assert "no extractable text (is it a scanned image?)" in parse_error("scanned.pdf")
+def test_pdf_without_text_layer_or_scanned_image_is_refused():
+    # A page of drawing only: nothing for the text layer or for OCR.
+    assert parse_error("scanned.pdf") == ("The PDF has no extractable text: its pages hold no text layer, and no "
+                                          "scanned image in which OCR found text.")
 
 
 def test_truncated_pdf_is_refused():

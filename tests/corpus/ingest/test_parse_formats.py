@@ -68,7 +68,7 @@ def test_a_plain_zip_is_refused_naming_every_supported_format():
     message = parse_error(out.getvalue(), "notes.zip")
 
     assert message.startswith("The file is a ZIP archive, not a document we read")
-    assert "Excel (.xlsx), CSV, PowerPoint (.pptx), OpenDocument text (.odt), EPUB or email (.eml)" in message
+    assert "CSV, PowerPoint (.pptx), OpenDocument text (.odt), EPUB, email (.eml), PNG, JPEG or TIFF" in message
 
 
 # --- XLSX ---

@@ -1,12 +1,12 @@
-"""corpus 0013: collections that exist when it runs are on the column's model (their vectors are
+"""corpus 0014: collections that exist when it runs are on the column's model (their vectors are
 Chunk.embedding), whatever EMBEDDING_MODEL says; collections made afterwards start on EMBEDDING_MODEL."""
 
 import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-BEFORE = ("corpus", "0012_collection_groups")
-AFTER = ("corpus", "0013_reembed")
+BEFORE = ("corpus", "0013_llm_settings")
+AFTER = ("corpus", "0014_reembed")
 
 
 def _executor() -> MigrationExecutor:

@@ -19,7 +19,6 @@ import json
 import time
 from pathlib import Path
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from chat.evaluation.answer_sets import load_conversations, load_offtopic, load_unanswerable
@@ -28,6 +27,7 @@ from chat.evaluation.conversations import run_conversation
 from chat.evaluation.metrics import KINDS, EvalFormatError, load_items
 from chat.evaluation.set_check import StoredCorpus, set_problems
 from chat.evaluation.targets import DEVELOPMENT_EVIDENCE, check_targets
+from corpus import llm
 from corpus.models import Collection, Document
 
 ROW_FORMAT = "{:<24} {:>4} {:>9} {:>9} {:>10} {:>5} {:>10} {:>6} {:>6} {:>9} {:>10}"
@@ -71,7 +71,8 @@ class Command(BaseCommand):
         if problems:
             raise CommandError(f"The set does not fit the stored collection {collection!r} "
                                f"({len(problems)} problem(s)):\n" + "\n".join(problems))
-        mode = (f"LLM {settings.LLM_MODEL} at {settings.LLM_BASE_URL}" if settings.LLM_BASE_URL
+        answering = llm.current()
+        mode = (f"LLM {answering.model} at {answering.base_url}" if answering.configured
                 else "no LLM (extractive)")
         self.stdout.write(f"Answering {len(items)} questions, {len(near)} near-topic unanswerable, {len(off)} "
                           f"off-topic, {len(convs)} conversations; {mode}.")

@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('corpus', '0012_collection_groups'),
+        ('corpus', '0013_llm_settings'),
     ]
 
     operations = [

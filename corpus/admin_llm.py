@@ -1,0 +1,96 @@
+"""The admin page where staff choose the answering LLM: base URL, model (from the endpoint's
+/models when it lists them), API key (write only), and a Test button that sends one real request.
+
+The environment's LLM_BASE_URL wins when set: the page says so and shows what is in effect.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+
+from corpus import llm, llm_probe, llm_secret, permissions
+from corpus.llm_settings import llm_settings_get, llm_settings_save
+from corpus.models import LLMSettings
+
+
+class LLMSettingsForm(forms.Form):
+    base_url = forms.URLField(label="Base URL", max_length=500, required=False, assume_scheme="https",
+                              help_text="An OpenAI-compatible API, e.g. https://api.openai.com/v1 or "
+                                        "http://127.0.0.1:8080/v1 (llama.cpp, vLLM, Ollama). Blank: no LLM.")
+    model = forms.CharField(max_length=200, required=False, widget=forms.TextInput(
+        attrs={"list": "llm-models", "autocomplete": "off", "size": 40}),
+        help_text="Pick one the endpoint lists, or type its name.")
+    new_api_key = forms.CharField(label="API key", max_length=1000, required=False,
+                                  widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}))
+    clear_api_key = forms.BooleanField(label="Remove the stored key", required=False)
+
+    def clean(self):
+        data = super().clean()
+        if bool(data.get("base_url")) != bool((data.get("model") or "").strip()):
+            raise forms.ValidationError("Give both the base URL and the model, or neither (answers are then "
+                                        "quoted from the sources).")
+        return data
+
+
+@admin.register(LLMSettings)
+class LLMSettingsAdmin(admin.ModelAdmin):
+    """One page (the list's URL) for the single row; add, change and delete go through it."""
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return permissions.can_configure_llm(request.user)
+
+    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
+        return self.has_module_permission(request)
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return self.has_module_permission(request)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        return redirect("admin:corpus_llmsettings_changelist")
+
+    def changelist_view(self, request: HttpRequest, extra_context=None) -> HttpResponse:
+        if not self.has_change_permission(request):
+            return self.admin_site.login(request) if not request.user.is_authenticated else HttpResponse(status=403)
+        row = llm_settings_get()
+        stored_key = llm_secret.decrypt(row.api_key_encrypted)
+        testing = request.method == "POST" and "_test" in request.POST
+        form = LLMSettingsForm(request.POST or None, initial={"base_url": row.base_url, "model": row.model})
+        if testing:
+            form.fields["new_api_key"].widget.render_value = True  # keep what was just typed (not saved)
+        status = 200
+        if request.method == "POST":
+            if not form.is_valid():
+                status = 400
+            elif testing:
+                data = form.cleaned_data
+                if not data["base_url"]:
+                    form.add_error("base_url", "Give a base URL and a model to test.")
+                    status = 400
+                else:
+                    key = data["new_api_key"] or ("" if data["clear_api_key"] else stored_key or "")
+                    result = llm_probe.probe_llm(base_url=data["base_url"], model=data["model"].strip(), api_key=key)
+                    self.message_user(request, result.message, level=messages.SUCCESS if result.ok else messages.ERROR)
+            else:
+                data = form.cleaned_data
+                llm_settings_save(base_url=data["base_url"], model=data["model"], new_api_key=data["new_api_key"],
+                                  clear_api_key=data["clear_api_key"], request=request)
+                self.message_user(request, "Saved the LLM settings.", level=messages.SUCCESS)
+                return redirect("admin:corpus_llmsettings_changelist")
+        shown_url = (form.cleaned_data.get("base_url") if form.is_bound and form.is_valid() else row.base_url) or ""
+        context = {
+            **self.admin_site.each_context(request), "title": "LLM settings", "opts": self.opts, "form": form,
+            "key_state": "set" if stored_key else ("set, but unreadable" if stored_key is None else "not set"),
+            "environment": llm.environment_config(), "effective": llm.current(), "row": row,
+            "models": llm_probe.list_models(base_url=shown_url, api_key=stored_key or "") if shown_url else [],
+        }
+        return TemplateResponse(request, "admin/corpus/llmsettings/settings.html", context, status=status)

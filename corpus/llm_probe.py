@@ -1,0 +1,109 @@
+"""Checking an OpenAI-compatible endpoint before staff save it: the models it offers, and one
+real tiny chat completion whose failure is told in plain words.
+
+Nothing here logs the key or the endpoint's answers (which could echo it): only the outcome kind.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import openai
+from django.conf import settings
+
+logger = logging.getLogger(__name__)
+
+PROBE_TIMEOUT_MAX = 20.0  # seconds; LLM_TIMEOUT if shorter
+LIST_TIMEOUT_MAX = 5.0  # the settings page lists the models on every view: a silent endpoint must not hold it long
+MODELS_SHOWN = 200
+TEST_PROMPT = [{"role": "user", "content": "Reply with the single word: OK"}]
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    ok: bool
+    message: str
+    kind: str  # "ok", "unreachable", "timeout", "bad-key", "forbidden", "unknown-model", "not-openai", "error"
+
+
+def _client(base_url: str, api_key: str, timeout: float) -> openai.OpenAI:
+    return openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=0)
+
+
+def probe_timeout() -> float:
+    return min(settings.LLM_TIMEOUT, PROBE_TIMEOUT_MAX)
+
+
+def list_models(*, base_url: str, api_key: str, timeout: float | None = None) -> list[str]:
+    """The model ids `base_url`/models lists, sorted; [] when it lists none or does not answer
+    (the model is then typed in by hand)."""
+    if not base_url:
+        return []
+    try:
+        page = _client(base_url, api_key, timeout or min(probe_timeout(), LIST_TIMEOUT_MAX)).models.list()
+        ids = sorted({str(m.id) for m in page.data if getattr(m, "id", None)})
+    except Exception as exc:  # any failure just means "no list": the test button says why
+        logger.info("LLM model list unavailable (%s)", type(exc).__name__)
+        return []
+    return ids[:MODELS_SHOWN]
+
+
+def probe_llm(*, base_url: str, model: str, api_key: str, timeout: float | None = None) -> ProbeResult:
+    """Send one tiny chat completion to `model` at `base_url`; the outcome in words for staff."""
+    timeout = timeout or probe_timeout()
+    started = time.monotonic()
+    try:
+        response = _client(base_url, api_key, timeout).chat.completions.create(
+            model=model, messages=TEST_PROMPT, max_tokens=5, temperature=0)
+    except Exception as exc:
+        result = _failure(exc, base_url=base_url, model=model, api_key=api_key, timeout=timeout)
+    else:
+        choices = getattr(response, "choices", None)
+        if not choices or getattr(choices[0], "message", None) is None:
+            result = ProbeResult(False, f"Not OpenAI-compatible: {base_url} answered, but not with an OpenAI "
+                                        "chat completion. Check the base URL (it usually ends in /v1).",
+                                 "not-openai")
+        else:
+            said = (choices[0].message.content or "").strip()[:80]
+            ms = round((time.monotonic() - started) * 1000)
+            result = ProbeResult(True, f"It works: {model} answered “{said}” in {ms} ms.", "ok")
+    logger.info("LLM test of %s at %s: %s", model, base_url, result.kind)
+    return result
+
+
+def _failure(exc: Exception, *, base_url: str, model: str, api_key: str, timeout: float) -> ProbeResult:
+    if isinstance(exc, openai.APITimeoutError):
+        return ProbeResult(False, f"Timeout: {base_url} did not answer within {timeout:g} seconds.", "timeout")
+    if isinstance(exc, openai.APIConnectionError):
+        return ProbeResult(False, f"Unreachable: nothing answered at {base_url}. Check the address, and that "
+                                  "the server is running and reachable from this machine.", "unreachable")
+    if isinstance(exc, openai.AuthenticationError):
+        return ProbeResult(False, "Bad key: the endpoint refused the API key (HTTP 401).", "bad-key")
+    if isinstance(exc, openai.PermissionDeniedError):
+        return ProbeResult(False, f"Refused: this key may not use {model} (HTTP 403).", "forbidden")
+    if isinstance(exc, openai.NotFoundError | openai.BadRequestError):
+        offered = list_models(base_url=base_url, api_key=api_key, timeout=timeout)
+        if offered and model not in offered:
+            shown = ", ".join(offered[:10]) + (" …" if len(offered) > 10 else "")
+            return ProbeResult(False, f"Unknown model: the endpoint has no model “{model}”. It offers: {shown}.",
+                               "unknown-model")
+        if isinstance(exc, openai.NotFoundError) and "model" in str(exc).lower():
+            return ProbeResult(False, f"Unknown model: the endpoint has no model “{model}”.", "unknown-model")
+        if isinstance(exc, openai.NotFoundError):
+            return ProbeResult(False, f"Not OpenAI-compatible: {base_url}/chat/completions does not exist "
+                                      "(HTTP 404). The base URL usually ends in /v1.", "not-openai")
+        return ProbeResult(False, f"The endpoint refused the request (HTTP 400): {_short(exc)}", "error")
+    if isinstance(exc, openai.APIStatusError):
+        return ProbeResult(False, f"The endpoint answered with an error (HTTP {exc.status_code}): {_short(exc)}",
+                           "error")
+    return ProbeResult(False, f"Not OpenAI-compatible: {base_url} answered something that is not an OpenAI "
+                              "API response. Check the base URL (it usually ends in /v1).", "not-openai")
+
+
+def _short(exc: Exception, limit: int = 200) -> str:
+    body = getattr(exc, "body", None)
+    message = body.get("message") if isinstance(body, dict) else None
+    text = str(message or exc).strip()
+    return text if len(text) <= limit else text[:limit - 1] + "…"

@@ -1,0 +1,62 @@
+"""The chat's filter control in a real browser: one line when closed, every field within the
+screen when open, on a phone (390 px) and a desktop; a question asked with a type ticked is
+answered from that type only, says so, and the control stays set on reload."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.support import NO_OVERFLOW, VIEWPORTS, in_db_thread, log_in, overflow
+from tests.chat.chat_corpus import GUIDE, make_collection, make_document
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def twins(live_server, user, no_llm):
+    def create():
+        collection = make_collection("guides", owner=user)
+        make_document(collection, source="notes/deploy.md", title="Deployment notes", parts=GUIDE)
+        make_document(collection, source="manuals/deploy.pdf", title="Deployment manual", parts=GUIDE,
+                      media_type="application/pdf")
+
+    in_db_thread(create)
+
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+def test_the_filter_control_fits_the_screen(twins, live_server, chromium, viewport):
+    width = VIEWPORTS[viewport]["width"]
+    page = log_in(chromium, live_server.url, "alice", "alice-password-1", viewport=VIEWPORTS[viewport])
+    summary = page.locator("#ask-form .filters summary")
+    assert summary.bounding_box()["height"] < 40  # closed: one line above the question box
+
+    summary.click()
+    # Open, its line stays in view above the fields, so it can be closed again.
+    assert summary.is_visible()
+    assert summary.bounding_box()["y"] < page.locator("#ask-form input[name=tags]").bounding_box()["y"]
+    for field in ("input[name=tags]", "input[name=source_prefix]", "input[name=after]", "input[name=before]",
+                  "input[name=media_type][value='application/pdf']"):
+        box = page.locator(f"#ask-form {field}").bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, (field, box)
+    assert page.evaluate(NO_OVERFLOW), overflow(page)
+    question = page.locator("#ask-form textarea[name=question]").bounding_box()
+    assert question["y"] + question["height"] <= VIEWPORTS[viewport]["height"]  # the question box stays on screen
+    page.context.close()
+
+
+def test_a_filtered_question_on_a_phone_is_answered_from_that_type_only(twins, live_server, chromium):
+    page = log_in(chromium, live_server.url, "alice", "alice-password-1", viewport=VIEWPORTS["phone"])
+    page.click("#ask-form .filters summary")
+    page.check("#ask-form input[name=media_type][value='application/pdf']")
+    page.fill("#ask-form textarea[name=question]", "What is the default request timeout?")
+    page.click("#ask-form button[type=submit]")
+
+    page.locator(".message.assistant .sources a").first.wait_for(timeout=120_000)
+    assert page.locator(".message.assistant .filtered").inner_text() == "Searched only: PDF"
+    sources = page.locator(".message.assistant .sources li").all_inner_texts()
+    assert sources and all("manuals/deploy.pdf" in s for s in sources), sources
+
+    page.reload()
+    assert page.locator("#ask-form input[name=media_type][value='application/pdf']").is_checked()
+    assert "PDF" in page.locator("#ask-form .filters summary").inner_text()
+    page.context.close()

@@ -1,0 +1,56 @@
+"""The admin's LLM settings in a real browser: staff pick a model the endpoint lists, press Test
+(one real request, the outcome shown), save, and the key is never put back into the page."""
+
+from __future__ import annotations
+
+import pytest
+
+from corpus import llm
+from corpus.models import LLMSettings
+from tests.browser.support import in_db_thread, log_in
+from tests.chat.fake_openai import FakeOpenAI
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+KEY = "sk-browser-5e2a-secret"
+
+
+@pytest.fixture
+def endpoint(settings):
+    settings.LLM_BASE_URL, settings.LLM_MODEL, settings.LLM_API_KEY = "", "", ""
+    settings.LLM_TIMEOUT, settings.LLM_MAX_RETRIES = 5.0, 0
+    llm.forget_stored()
+    with FakeOpenAI(reply="OK") as fake:
+        fake.models, fake.api_key = ["tiny-model", "big-model"], KEY
+        yield fake
+    llm.forget_stored()
+
+
+def test_staff_test_then_save_the_llm_and_the_key_stays_hidden(live_server, endpoint, django_user_model, chromium):
+    in_db_thread(lambda: django_user_model.objects.create_user("sam", password="sam-password-1", is_staff=True))
+    page = log_in(chromium, live_server.url, "sam", "sam-password-1")
+    page.goto(f"{live_server.url}/admin/corpus/llmsettings/")
+    assert "No LLM: answers are quoted from the sources" in page.locator("#llm-in-effect").inner_text()
+
+    page.fill("input[name=base_url]", endpoint.base_url)
+    page.fill("input[name=model]", "tiny-model")
+    page.fill("input[name=new_api_key]", "sk-wrong")
+    page.click("input[name=_test]")
+    assert page.locator("ul.messagelist").inner_text().strip() == \
+        "Bad key: the endpoint refused the API key (HTTP 401)."
+
+    page.fill("input[name=new_api_key]", KEY)
+    page.click("input[name=_test]")
+    assert page.locator("ul.messagelist").inner_text().startswith("It works: tiny-model answered “OK”")
+    assert not in_db_thread(lambda: LLMSettings.objects.exists())  # a test saves nothing
+
+    page.click("input[name=_save]")
+    page.wait_for_url(f"{live_server.url}/admin/corpus/llmsettings/")
+    assert "Saved the LLM settings." in page.locator("ul.messagelist").inner_text()
+    assert page.locator("#llm-key-state").inner_text() == "set"
+    assert page.input_value("input[name=new_api_key]") == "" and KEY not in page.content()
+    # The endpoint's models are offered in the model field's list.
+    options = page.eval_on_selector_all("#llm-models option", "els => els.map(e => e.value)")
+    assert options == ["big-model", "tiny-model"]
+    assert "Answers are written by tiny-model" in page.locator("#llm-in-effect").inner_text()
+    assert in_db_thread(lambda: LLMSettings.objects.get().model) == "tiny-model"

@@ -1,0 +1,205 @@
+"""The admin's LLM settings page: staff only, the key write-only, the model list from /models,
+the environment's precedence shown, a Test button whose every failure reads in plain words, the
+change audited, and the key in no log line."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from django.test import Client
+
+from audit.models import Action, AuditEvent
+from corpus import llm
+from corpus.models import LLMSettings
+from tests.chat.fake_openai import FakeOpenAI
+
+pytestmark = pytest.mark.django_db
+
+URL = "/admin/corpus/llmsettings/"
+KEY = "sk-test-9c1e5d7b-never-logged"
+
+
+@pytest.fixture
+def env_without_llm(settings):
+    settings.LLM_BASE_URL, settings.LLM_MODEL, settings.LLM_API_KEY = "", "", ""
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    llm.forget_stored()
+    yield
+    llm.forget_stored()
+
+
+@pytest.fixture
+def staff(django_user_model, env_without_llm, settings):
+    settings.LLM_TIMEOUT, settings.LLM_MAX_RETRIES = 2.0, 0
+    user = django_user_model.objects.create_user("sam", password="sam-password-1", is_staff=True)
+    client = Client()
+    client.force_login(user)
+    client.user = user
+    return client
+
+
+@pytest.fixture
+def server():
+    with FakeOpenAI(reply="OK") as fake:
+        fake.models = ["small-model", "large-model"]
+        fake.api_key = KEY
+        yield fake
+
+
+def messages_of(response) -> list[str]:
+    return [str(m) for m in response.context["messages"]]
+
+
+def test_it_refuses_users_who_are_not_staff(client, user):
+    client.force_login(user)
+    response = client.get(URL)
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+    assert client.post(URL, {"base_url": "http://x.example/v1", "model": "m", "_save": "1"}).status_code == 302
+    assert not LLMSettings.objects.exists()
+
+
+def test_saving_stores_the_key_never_shows_it_and_is_audited(staff, server):
+    response = staff.post(URL, {"base_url": server.base_url, "model": "small-model", "new_api_key": KEY,
+                                "_save": "Save"})
+    assert response.status_code == 302
+    page = staff.get(URL)
+    html = page.content.decode()
+    assert KEY not in html
+    assert '<strong id="llm-key-state">set</strong>' in html
+    assert "Answers are written by <strong>small-model</strong>" in html and "set on this page" in html
+    # The model field offers what the endpoint lists.
+    assert '<option value="large-model">' in html and '<option value="small-model">' in html
+    event = AuditEvent.objects.get(action=Action.LLM_CONFIG_CHANGED)
+    assert event.actor == staff.user
+    assert event.detail["changed"] == ["base URL", "model", "API key replaced"]
+    assert KEY not in str(event.detail)
+
+
+def test_the_model_is_free_text_when_the_endpoint_lists_none(staff, server):
+    server.models = None  # GET /models answers 404
+    staff.post(URL, {"base_url": server.base_url, "model": "typed-model", "_save": "Save"})
+    html = staff.get(URL).content.decode()
+    assert '<datalist id="llm-models"></datalist>' in html and 'value="typed-model"' in html
+
+
+def test_the_page_says_when_the_environment_wins(staff, settings):
+    settings.LLM_BASE_URL, settings.LLM_MODEL = "http://127.0.0.1:9/v1", "env-model"
+    html = staff.get(URL).content.decode()
+    assert "LLM_BASE_URL is set in the environment" in html
+    assert "Answers are written by <strong>env-model</strong>" in html and "from the environment" in html
+
+
+def test_half_a_configuration_is_refused_with_a_message(staff):
+    response = staff.post(URL, {"base_url": "http://127.0.0.1:9/v1", "model": "", "_save": "Save"})
+    assert response.status_code == 400 and "Give both the base URL and the model" in response.content.decode()
+    response = staff.post(URL, {"base_url": "ftp://nope", "model": "m", "_save": "Save"})
+    assert response.status_code == 400 and "Enter a valid URL." in response.content.decode()
+    assert not LLMSettings.objects.exists()
+
+
+def press_test(staff, base_url: str, model: str = "small-model", key: str = KEY) -> list[str]:
+    response = staff.post(URL, {"base_url": base_url, "model": model, "new_api_key": key, "_test": "Test"})
+    assert response.status_code == 200
+    assert not LLMSettings.objects.exists()  # testing saves nothing
+    return messages_of(response)
+
+
+def test_the_test_button_sends_one_real_request(staff, server):
+    [message] = press_test(staff, server.base_url)
+    assert message.startswith("It works: small-model answered “OK” in ")
+    assert server.requests[-1]["model"] == "small-model" and server.requests[-1]["max_tokens"] == 5
+
+
+def test_the_test_button_uses_the_stored_key_when_none_is_typed(staff, server):
+    staff.post(URL, {"base_url": server.base_url, "model": "small-model", "new_api_key": KEY, "_save": "Save"})
+    response = staff.post(URL, {"base_url": server.base_url, "model": "small-model", "_test": "Test"})
+    assert messages_of(response)[-1].startswith("It works")  # the server accepts KEY only
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_unreachable(staff):
+    base = f"http://127.0.0.1:{closed_port()}/v1"
+    assert press_test(staff, base) == [
+        f"Unreachable: nothing answered at {base}. Check the address, and that the server is running and "
+        "reachable from this machine."]
+
+
+def test_bad_key(staff, server):
+    assert press_test(staff, server.base_url, key="sk-wrong") == [
+        "Bad key: the endpoint refused the API key (HTTP 401)."]
+
+
+def test_unknown_model_lists_what_the_endpoint_offers(staff, server):
+    assert press_test(staff, server.base_url, model="gpt-9") == [
+        "Unknown model: the endpoint has no model “gpt-9”. It offers: large-model, small-model."]
+
+
+def test_timeout(staff, server, settings):
+    settings.LLM_TIMEOUT = 1.0
+    server.hang = 2.5
+    assert press_test(staff, server.base_url) == [f"Timeout: {server.base_url} did not answer within 1 seconds."]
+
+
+@pytest.fixture
+def web_page_server():
+    """A web server that answers every path with an HTML page: not an OpenAI API."""
+
+    class Page(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def _page(self):
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = b"<!doctype html><title>Welcome</title><p>Hello"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = _page
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_not_openai_compatible(staff, web_page_server):
+    [message] = press_test(staff, web_page_server)
+    assert message.startswith(f"Not OpenAI-compatible: {web_page_server} answered, but not with an OpenAI chat "
+                              "completion.")
+
+
+def test_a_path_without_the_api_is_not_openai_compatible(staff, server):
+    server.models, server.status = None, 404  # no /models, and 404 for chat completions
+    assert press_test(staff, server.base_url) == [
+        f"Not OpenAI-compatible: {server.base_url}/chat/completions does not exist (HTTP 404). The base URL "
+        "usually ends in /v1."]
+
+
+def test_the_key_is_never_logged(staff, server, caplog, client, user):
+    caplog.set_level(logging.DEBUG)
+    server.api_key = "sk-something-else"  # every request with KEY now fails with 401
+    press_test(staff, server.base_url)
+    staff.post(URL, {"base_url": server.base_url, "model": "small-model", "new_api_key": KEY, "_save": "Save"})
+    staff.get(URL)  # lists the models with the stored key (refused)
+    with pytest.raises(Exception):  # noqa: B017  (the openai client's 401 error)
+        llm.complete([{"role": "user", "content": "hi"}])
+    assert caplog.records, "nothing was logged: the capture is not working"
+    logged = "\n".join(record.getMessage() + str(record.args) + str(record.exc_text) for record in caplog.records)
+    assert "LLM test of small-model" in logged
+    assert KEY not in logged
