@@ -27,10 +27,6 @@ from corpus.reembed import store
 logger = logging.getLogger(__name__)
 
 
-class ReembedError(ValueError):
-    """A re-embed that cannot start; str(exc) is for the person who asked."""
-
-
 def reembed_start(*, collection: Collection, model: str | None = None) -> bool:
     """Mark the collection to be re-embedded with `model` (default EMBEDDING_MODEL), progress
     reset. Returns False when there is nothing to do (already on that model, or already queued or
@@ -99,7 +95,8 @@ def _embed_missing(collection: Collection, model: str, on_batch) -> None:
 
 def reembed_run(collection_id: int) -> str:
     """Re-embed the collection with its reembed_model, then switch to it. Safe to run twice and
-    after an interruption. Returns "missing", "idle" (nothing queued), "done" or "failed"."""
+    after an interruption. Returns "missing", "idle" (nothing queued), "done", "replaced" (another
+    model was asked for meanwhile) or "failed"."""
     collection = Collection.objects.filter(pk=collection_id).first()
     if collection is None:
         logger.info("re-embed: collection %s no longer exists", collection_id)
@@ -123,9 +120,11 @@ def reembed_run(collection_id: int) -> str:
 
         while True:
             _embed_missing(collection, model, on_batch)
-            if _swap(collection_id, model):
+            outcome = _swap(collection_id, model)
+            if outcome == "done":
                 logger.info("re-embed: collection %s now searches %s", collection_id, model)
-                return "done"
+            if outcome != "pending":
+                return outcome
             # Documents were published meanwhile with the old model: catch them up.
     except Exception as exc:  # recorded for the operator; the collection keeps its old vectors
         logger.exception("re-embed of collection %s with %s failed", collection_id, model)
@@ -136,16 +135,17 @@ def reembed_run(collection_id: int) -> str:
 
 
 @transaction.atomic
-def _swap(collection_id: int, model: str) -> bool:
-    """Switch the collection to `model` if none of its chunks lacks that model's vector; the row
-    lock keeps documents from being published in between (they take a share lock)."""
+def _swap(collection_id: int, model: str) -> str:
+    """Switch the collection to `model` if none of its chunks lacks that model's vector ("done");
+    the row lock keeps documents from being published in between (they take a share lock).
+    "pending": some chunks still lack one; "replaced": a re-embed to another model took over."""
     locked = Collection.objects.select_for_update().get(pk=collection_id)
     if locked.reembed_model != model:
-        return True  # another re-embed replaced this one: stop
+        return "replaced"
     if store.count_missing(model, collection_id):
-        return False
+        return "pending"
     total = Chunk.objects.filter(document__collection_id=collection_id).count()
     Collection.objects.filter(pk=collection_id).update(
         embedding_model=model, reembed_model="", reembed_status=ReembedStatus.DONE, reembed_done=total,
         reembed_total=total, reembed_finished_at=timezone.now())
-    return True
+    return "done"

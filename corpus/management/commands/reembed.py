@@ -11,10 +11,12 @@ from __future__ import annotations
 import time
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Sum
 
 from corpus import services
+from corpus.ingest import embed as embedding
 from corpus.models import Collection, ReembedStatus
 from corpus.reembed import services as reembed
 
@@ -33,6 +35,10 @@ class Command(BaseCommand):
     def handle(self, *args, collection: str | None, wait: bool, here: bool, timeout: float | None,
                **options) -> None:
         model = settings.EMBEDDING_MODEL
+        try:
+            embedding.model_path(model)  # a name that is no model fails here, not in every worker
+        except ImproperlyConfigured as exc:
+            raise CommandError(str(exc)) from None
         collections = Collection.objects.order_by("pk")
         if collection:
             collections = collections.filter(slug=collection)

@@ -373,3 +373,13 @@ def test_a_collection_created_after_the_change_starts_on_the_new_model(
     out = _Null()
     call_command("reembed", "--collection", "fresh", stdout=out)
     assert "already on test-minilm-256" in out.text
+
+
+def test_reembed_command_refuses_a_model_that_is_not_there(garden, settings):
+    from django.core.management import CommandError
+
+    settings.EMBEDDING_MODEL = "/nowhere/model"
+    with pytest.raises(CommandError, match="EMBEDDING_MODEL must be"):
+        call_command("reembed")
+    garden.refresh_from_db()
+    assert garden.reembed_status == ReembedStatus.NONE
