@@ -123,6 +123,9 @@ def reembed_run(collection_id: int) -> str:
             outcome = _swap(collection_id, model)
             if outcome == "done":
                 logger.info("re-embed: collection %s now searches %s", collection_id, model)
+                # Nothing reads the previous model's side rows any more (the column's stay: a
+                # column is not freed by emptying it, and a move back then costs only new chunks).
+                store.drop(collection.embedding_model, collection_id)
             if outcome != "pending":
                 return outcome
             # Documents were published meanwhile with the old model: catch them up.

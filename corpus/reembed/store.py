@@ -99,3 +99,15 @@ def count_missing(model: str, collection_id: int) -> int:
                        f"WHERE d.collection_id = %(collection)s AND {_lacking(model)}",
                        {"collection": collection_id, "model": model})
         return cursor.fetchone()[0]
+
+
+def drop(model: str, collection_id: int) -> int:
+    """Delete the side-table vectors of `model` of the collection's chunks (none for the column
+    model); returns how many."""
+    if in_column(model):
+        return 0
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM corpus_chunkvector v USING corpus_chunk c, corpus_document d "
+                       "WHERE v.chunk_id = c.id AND c.document_id = d.id AND d.collection_id = %s AND v.model = %s",
+                       [collection_id, model])
+        return cursor.rowcount

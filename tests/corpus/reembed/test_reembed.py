@@ -383,3 +383,23 @@ def test_reembed_command_refuses_a_model_that_is_not_there(garden, settings):
         call_command("reembed")
     garden.refresh_from_db()
     assert garden.reembed_status == ReembedStatus.NONE
+
+
+def test_moving_back_to_the_column_model_fills_the_column_for_new_chunks_and_drops_the_side_rows(
+        new_model, garden, settings, django_capture_on_commit_callbacks):
+    reembed.reembed_start(collection=garden)
+    reembed.reembed_run(garden.pk)
+    after = ingest(garden, "after.md", b"# After\n\nCompost heaps need turning every few weeks.\n",
+                   django_capture_on_commit_callbacks)
+    assert all(c.embedding is None for c in Chunk.objects.filter(document=after))
+
+    settings.EMBEDDING_MODEL = OLD_MODEL
+    assert reembed.reembed_start(collection=garden) is True
+    assert reembed.reembed_run(garden.pk) == "done"
+    garden.refresh_from_db()
+    assert garden.embedding_model == OLD_MODEL
+    assert all(c.embedding is not None and len(c.embedding) == 384 for c in Chunk.objects.filter(document=after))
+    assert not ChunkVector.objects.filter(chunk__document__collection=garden).exists()
+    result = search(query="turning compost heaps", collections=Collection.objects.filter(pk=garden.pk),
+                    mode="vector", k=1, rse=None)
+    assert result.chunks[0].document.source == "after.md"
