@@ -186,7 +186,9 @@ def test_reembed_records_progress_and_resumes_where_it_stopped(new_model, garden
         return real_embed(texts, **kwargs)
 
     monkeypatch.setattr(embed, "embed_texts", counting)
-    call_command("reembed", "--collection", "garden", "--here", stdout=_Null(), stderr=_Null())
+    err = _Null()
+    call_command("reembed", "--collection", "garden", "--here", stdout=_Null(), stderr=err)
+    assert "re-embedding" in err.text and f"{total}/{total}" in err.text  # the progress bar, finished
     garden.refresh_from_db()
     assert garden.embedding_model == NEW_MODEL
     assert sum(embedded) == total - written[0]  # only what the first run had not done
