@@ -308,9 +308,12 @@ def _embed_plain(document_id: int, content_hash: str, contexts: list[str], chunk
 
 
 def _collection_model_shared(collection_id: int) -> str:
-    """The collection's embedding model, its row share-locked until the transaction ends."""
+    """The collection's embedding model, its row locked FOR KEY SHARE until the transaction ends:
+    the weakest lock that still conflicts with the re-embed's FOR UPDATE at the switch, so it holds
+    up no other write to the row (progress counters, renames) and no other publish."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT embedding_model FROM corpus_collection WHERE id = %s FOR SHARE", [collection_id])
+        cursor.execute("SELECT embedding_model FROM corpus_collection WHERE id = %s FOR KEY SHARE",
+                       [collection_id])
         return cursor.fetchone()[0]
 
 
@@ -353,7 +356,7 @@ def _publish(document_id: int, built: Built) -> str:
             logger.info("document %s got new content while processing; leaving it to the next run", document_id)
             return "superseded"
         Chunk.objects.filter(document_id=document_id).delete()
-        # A share lock on the collection: a re-embed switches its model under the row lock, so the
+        # A key-share lock on the collection: a re-embed switches its model under FOR UPDATE, so the
         # model read here stays the collection's until this commits (corpus.reembed.services).
         model = _collection_model_shared(document.collection_id)
         store_vectors = _vectors_for_model(built, model, document.collection)

@@ -5,7 +5,7 @@ model yet and stores it (store.write skips chunks that already have one), so a r
 interrupted and started again does only what is missing. Searches keep reading the collection's
 current model (Collection.embedding_model) all along. When no chunk is missing, one transaction
 holding the collection's row lock checks that again and switches embedding_model; publishing a
-document takes a share lock on the same row (corpus.ingest.pipeline), so no document lands between
+document takes a key-share lock on the same row (corpus.ingest.pipeline), so no document lands between
 the check and the switch with only the old model's vectors. Documents published during the run are
 embedded with the collection's model of the moment and caught up by the run before the switch.
 """
@@ -140,7 +140,7 @@ def reembed_run(collection_id: int) -> str:
 @transaction.atomic
 def _swap(collection_id: int, model: str) -> str:
     """Switch the collection to `model` if none of its chunks lacks that model's vector ("done");
-    the row lock keeps documents from being published in between (they take a share lock).
+    the row lock keeps documents from being published in between (they take a key-share lock).
     "pending": some chunks still lack one; "replaced": a re-embed to another model took over."""
     locked = Collection.objects.select_for_update().get(pk=collection_id)
     if locked.reembed_model != model:
