@@ -405,3 +405,29 @@ def test_moving_back_to_the_column_model_fills_the_column_for_new_chunks_and_dro
     result = search(query="turning compost heaps", collections=Collection.objects.filter(pk=garden.pk),
                     mode="vector", k=1, rse=None)
     assert result.chunks[0].document.source == "after.md"
+
+
+def test_a_search_over_collections_on_different_models_fuses_both(
+        new_model, garden, django_capture_on_commit_callbacks):
+    shed = Collection.objects.create(slug="shed", name="Shed", chunk_size=32, chunk_overlap=0,
+                                     embedding_mode=Collection.EmbeddingMode.PLAIN)
+    assert shed.embedding_model == NEW_MODEL  # made after the change; garden is still on the old model
+    ingest(shed, "bicycle.md", b"# Bicycle\n\nA bicycle chain wants a drop of oil after every ride in the rain.\n",
+           django_capture_on_commit_callbacks)
+    both = Collection.objects.filter(pk__in=[garden.pk, shed.pk])
+
+    aphids = search(query=QUESTION, collections=both, mode="hybrid", k=3, rse=None)
+    bicycle = search(query="oiling a bicycle chain", collections=both, mode="hybrid", k=3, rse=None)
+    assert aphids.chunks[0].document.source == "guide.md"  # from the column (old model)
+    assert bicycle.chunks[0].document.source == "bicycle.md"  # from the side table (new model)
+
+    from chat.retrieval.candidates import fetch_candidates, merge_candidate_sets
+
+    sets = [fetch_candidates(query=QUESTION, vector=embed.embed_query(QUESTION, model=m), collection_ids=[c.pk],
+                             mode="hybrid", candidates=10, model=None if m == OLD_MODEL else m)
+            for c, m in ((garden, OLD_MODEL), (shed, NEW_MODEL))]
+    assert all(any(c.vector_rank == 1 for c in s.candidates) for s in sets)  # each set ranks from 1
+    merged = merge_candidate_sets(sets).candidates
+    by_rank = sorted((c for c in merged if c.vector_rank), key=lambda c: c.vector_rank)
+    assert [c.vector_rank for c in by_rank] == list(range(1, len(merged) + 1))  # one ranking over both
+    assert [c.similarity for c in by_rank] == sorted((c.similarity for c in by_rank), reverse=True)
