@@ -172,8 +172,10 @@ def chunk_similarities(document: Document, query: str) -> list[float | None]:
     """Cosine similarity of each chunk of `document` to `query`, in chunk order ([] on failure)."""
     if not query:
         return []
+    if not document.collection.vectors_in_column:
+        return []  # re-embedded with another model (corpus.reembed): the chart reads Chunk.embedding only
     try:
-        vector = embed_query(query)
+        vector = embed_query(query, model=document.collection.embedding_model)
     except Exception:  # the chart is an explanation, never a reason for the page to fail
         logger.warning("could not embed the query for the relevance chart", exc_info=True)
         return []

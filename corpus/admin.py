@@ -66,7 +66,7 @@ SHARES = ("readers", "editors", "reader_groups", "editor_groups")  # collection_
 @admin.register(Collection)
 class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
     list_display = ["name", "slug", "owner", "chunker", "chunk_size", "contextualization", "embedding_mode",
-                    "is_public", "document_count", "documents_link"]
+                    "is_public", "document_count", "reembed_progress", "documents_link"]
     list_filter = ["chunker", "contextualization", "is_public"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
@@ -86,7 +86,7 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
                        "description": "Changing these re-ingests the collection's documents."}),
         ("Access", {"fields": ["is_public", "readers", "editors", "reader_groups", "editor_groups"]}),
     ]
-    actions = ["reingest_collections", "delete_collections"]
+    actions = ["reingest_collections", "reembed_collections", "delete_collections"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Collection]:
         return (permissions.readable_collections(request.user).select_related("owner")
@@ -152,6 +152,24 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
                 services.document_reingest(document=document)
                 count += 1
         self.message_user(request, f"Checked {count} document(s); out-of-date ones are queued.")
+
+    @admin.action(description="Re-embed the selected collections with the configured embedding model")
+    def reembed_collections(self, request: HttpRequest, queryset: QuerySet[Collection]) -> None:
+        allowed = [c for c in queryset if permissions.can_reembed(request.user, c)]
+        started = sum(services.collection_reembed(collection=c) for c in allowed)
+        refused = queryset.count() - len(allowed)
+        self.message_user(request, f"Re-embedding started for {started} collection(s); the others are already on "
+                                   "the configured model or re-embedding."
+                          + (f" {refused} refused: only staff who manage a collection may re-embed it." if refused
+                             else ""), messages.WARNING if refused else messages.SUCCESS)
+
+    @admin.display(description="embedding")
+    def reembed_progress(self, obj: Collection) -> str:
+        if obj.reembed_status in ("queued", "running"):
+            return f"{obj.embedding_model} → {obj.reembed_model}: {obj.reembed_done}/{obj.reembed_total}"
+        if obj.reembed_status == "failed":
+            return f"{obj.embedding_model} (re-embed failed: {obj.reembed_error[:200]})"
+        return obj.embedding_model
 
     @admin.action(description="Delete the selected collections with their documents and files")
     def delete_collections(self, request: HttpRequest, queryset: QuerySet[Collection]):

@@ -29,6 +29,23 @@ class Identifiers(models.Func):
     output_field = models.TextField()
 
 
+def _column_model() -> str:
+    return settings.EMBEDDING_COLUMN_MODEL
+
+
+def _configured_model() -> str:
+    """A new collection starts on the configured model: it has nothing to re-embed."""
+    return settings.EMBEDDING_MODEL
+
+
+class ReembedStatus(models.TextChoices):
+    NONE = "none", "Never re-embedded"
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
 class Collection(models.Model):
     """A named set of documents with its own ingestion settings and readers/editors."""
 
@@ -73,6 +90,19 @@ class Collection(models.Model):
     reader_groups = models.ManyToManyField("auth.Group", blank=True, related_name="readable_collections")
     editor_groups = models.ManyToManyField("auth.Group", blank=True, related_name="editable_collections")
     created_at = models.DateTimeField(auto_now_add=True)
+    # The model its searched vectors come from: EMBEDDING_COLUMN_MODEL's are in Chunk.embedding,
+    # any other's in ChunkVector. A re-embed (corpus.reembed) switches it once every chunk has a
+    # vector of reembed_model.
+    embedding_model = models.CharField(max_length=300, default=_configured_model, editable=False)
+    reembed_model = models.CharField(max_length=300, blank=True, editable=False,
+                                     help_text="The model a re-embed is moving it to; empty when none runs.")
+    reembed_status = models.CharField(max_length=16, choices=ReembedStatus.choices, default=ReembedStatus.NONE,
+                                      editable=False)
+    reembed_done = models.PositiveIntegerField(default=0, editable=False)
+    reembed_total = models.PositiveIntegerField(default=0, editable=False)
+    reembed_started_at = models.DateTimeField(null=True, blank=True, editable=False)
+    reembed_finished_at = models.DateTimeField(null=True, blank=True, editable=False)
+    reembed_error = models.TextField(blank=True, editable=False)
 
     class Meta:
         ordering = ["name"]
@@ -106,12 +136,18 @@ class Collection(models.Model):
         return self.chunker == self.Chunker.SLIDING
 
     def pipeline_signature(self) -> str:
-        """Settings (and the parser's text version) that shape chunks; a document built under others must be rebuilt."""
+        """Settings (and the parser's text version) that shape chunks; a document built under others must be rebuilt.
+        The embedding model is not one: a change of model is a re-embed (corpus.reembed), not a re-ingest."""
         embedding = self.embedding_mode
         if embedding == self.EmbeddingMode.NEIGHBOURS:
             embedding += f"({settings.EMBEDDING_NEIGHBOUR_WEIGHT})"
         return (f"{self.chunker}:{self.chunk_size}:{self.chunk_overlap}:{self.semantic_threshold}:"
-                f"{self.contextualization}:{embedding}:{settings.EMBEDDING_MODEL}:text{TEXT_VERSION}")
+                f"{self.contextualization}:{embedding}:{settings.EMBEDDING_COLUMN_MODEL}:text{TEXT_VERSION}")
+
+    @property
+    def vectors_in_column(self) -> bool:
+        """Its searched vectors are Chunk.embedding (else ChunkVector rows of embedding_model)."""
+        return self.embedding_model == settings.EMBEDDING_COLUMN_MODEL
 
 
 class CollectionSlug(models.Model):
@@ -230,6 +266,22 @@ class Chunk(models.Model):
 
     def __str__(self) -> str:
         return f"{self.document} #{self.chunk_index}"
+
+
+class ChunkVector(models.Model):
+    """A chunk's vector from a model other than EMBEDDING_COLUMN_MODEL, of that model's dimension.
+
+    The column has no fixed dimension; each model has a partial HNSW index on
+    (embedding::vector(D)) WHERE model = '<model>', created by corpus.reembed.store.ensure_index."""
+
+    pk = models.CompositePrimaryKey("chunk", "model")
+    # No index of its own: the primary key (chunk_id, model) starts with it.
+    chunk = models.ForeignKey(Chunk, on_delete=models.CASCADE, related_name="vectors", db_index=False)
+    model = models.CharField(max_length=300)
+    embedding = VectorField()
+
+    def __str__(self) -> str:
+        return f"{self.chunk_id} ({self.model})"
 
 
 class LLMSettings(models.Model):

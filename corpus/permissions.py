@@ -118,6 +118,12 @@ def can_publish(user) -> bool:
     return bool(user is not None and user.is_authenticated and user.is_active and user.is_staff)
 
 
+def can_reembed(user, collection: Collection) -> bool:
+    """Whether `user` may start re-embedding `collection` with the configured model (a whole
+    collection's worth of compute): active staff who manage it."""
+    return can_publish(user) and can_manage_collection(user, collection)
+
+
 def check_publish(user, *, was_public: bool, is_public: bool) -> None:
     """Raise Denied (403) when a change from `was_public` to `is_public` makes a collection public
     and `user` may not (can_publish)."""

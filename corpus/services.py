@@ -26,7 +26,8 @@ from audit.models import Action
 from corpus import uploads
 from corpus.metadata import clean_tags
 from corpus.models import IN_PROGRESS, SLUG_UNAVAILABLE, Collection, CollectionSlug, Document
-from corpus.tasks import process_document_task
+from corpus.reembed.services import reembed_start
+from corpus.tasks import process_document_task, reembed_collection_task
 
 logger = logging.getLogger(__name__)
 
@@ -398,3 +399,13 @@ def document_delete(*, document: Document, request=None) -> None:
                      detail={"collection": document.collection.slug, "source": document.source})
         Document.objects.filter(pk=document.pk).delete()
         _delete_files_on_commit([name] if name else [])
+
+
+def collection_reembed(*, collection: Collection, model: str | None = None) -> bool:
+    """Start re-embedding `collection` with `model` (default EMBEDDING_MODEL) in a worker, queued
+    after commit (corpus.reembed.services). Returns whether one was started (False: already on
+    that model or re-embedding to it). Permission checks are the caller's (permissions.can_reembed)."""
+    if not reembed_start(collection=collection, model=model):
+        return False
+    transaction.on_commit(lambda: reembed_collection_task.delay(collection.pk))
+    return True

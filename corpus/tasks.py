@@ -17,6 +17,7 @@ from celery.signals import worker_ready
 from django.db import DatabaseError, connection
 
 from corpus.ingest import pipeline
+from corpus.reembed.services import reembed_run
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +43,13 @@ def process_document_task(self, document_id: int) -> str:
     except pipeline.DocumentBusy as exc:
         # Stay queued until the other run ends; then this run finds the document up to date.
         raise self.retry(exc=exc, countdown=BUSY_COUNTDOWN, max_retries=None) from exc
+
+
+@shared_task(name="corpus.reembed_collection", max_retries=MAX_RETRIES, autoretry_for=pipeline.TRANSIENT_ERRORS,
+             retry_backoff=5, retry_backoff_max=300, retry_jitter=True)
+def reembed_collection_task(collection_id: int) -> str:
+    """Re-embed one collection with its queued model (corpus.reembed.services.reembed_run)."""
+    return reembed_run(collection_id)
 
 
 @worker_ready.connect

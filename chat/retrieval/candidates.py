@@ -13,7 +13,7 @@ and their text is read with the segments' (chat/retrieval/segment_text.py).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 from django.conf import settings
@@ -22,7 +22,15 @@ from chat.retrieval import tuning
 from chat.retrieval.bm25 import keyword_ctes
 from chat.retrieval.filters import NO_FILTERS, SearchFilters
 from chat.retrieval.types import Candidate
-from chat.retrieval.vector import QUERY_VECTOR_CTE, execute_with_session_settings, vector_ctes, vector_literal
+from chat.retrieval.vector import (
+    COLUMN,
+    QUERY_VECTOR_CTE,
+    VectorSource,
+    execute_with_session_settings,
+    side,
+    vector_ctes,
+    vector_literal,
+)
 from replicas.routing import read_connection
 
 MODES = ("hybrid", "vector", "keyword")
@@ -50,12 +58,13 @@ _MODE_SIDES = {
 
 
 @cache
-def _statement(sides: _Sides, document_filter: str = "") -> str:
+def _statement(sides: _Sides, document_filter: str = "", source: VectorSource = COLUMN) -> str:
     """The statement for `sides`; `document_filter` restricts both sides' chunks to the documents
-    passing the metadata filters (SearchFilters.document_condition(), "" for none)."""
+    passing the metadata filters (SearchFilters.document_condition(), "" for none); the chunks'
+    vectors are read from `source` (chat/retrieval/vector.py)."""
     ctes = [QUERY_VECTOR_CTE]
     if sides.vector:
-        ctes.append(vector_ctes(document_filter=document_filter))
+        ctes.append(vector_ctes(document_filter=document_filter, source=source))
     if sides.keyword:
         ctes.append(keyword_ctes(with_vector=sides.vector, document_filter=document_filter))
     searched = (["SELECT id FROM vec"] if sides.vector else []) + (["SELECT id FROM kw"] if sides.keyword else [])
@@ -71,11 +80,12 @@ def _statement(sides: _Sides, document_filter: str = "") -> str:
         keyword_cols = "NULL::float8, NULL::float8, NULL::bigint"
     # The vector side's chunks have their distance already: only the others' is computed here
     # (COALESCE evaluates lazily).
+    chunk_vector = "c.embedding" if source == COLUMN else source.embedding.replace("cv.", "cvs.")
     if sides.vector:
-        similarity = "1 - coalesce(v.distance, c.embedding <=> (SELECT v FROM query_vector))"
+        similarity = f"1 - coalesce(v.distance, {chunk_vector} <=> (SELECT v FROM query_vector))"
     else:
-        similarity = "1 - (c.embedding <=> (SELECT v FROM query_vector))"
-    joins = []
+        similarity = f"1 - ({chunk_vector} <=> (SELECT v FROM query_vector))"
+    joins = [source.similarity_join] if source.similarity_join else []
     if sides.vector:
         joins.append("LEFT JOIN vec v ON v.id = c.id")
     if sides.keyword:
@@ -95,9 +105,9 @@ def _float(value) -> float | None:
     return None if value is None else float(value)
 
 
-def _run(sides: _Sides, params: dict, filters: SearchFilters) -> CandidateSet:
+def _run(sides: _Sides, params: dict, filters: SearchFilters, source: VectorSource) -> CandidateSet:
     with read_connection().cursor() as cursor:
-        execute_with_session_settings(cursor, _statement(sides, filters.document_condition("d")),
+        execute_with_session_settings(cursor, _statement(sides, filters.document_condition("d"), source),
                                       {**params, **filters.parameters()})
         rows = cursor.fetchall()
     result = []
@@ -127,9 +137,36 @@ def _parameters(query: str, vector: Sequence[float], collection_ids: list[int], 
 
 
 def fetch_candidates(*, query: str, vector: Sequence[float], collection_ids: list[int], mode: str,
-                     candidates: int, filters: SearchFilters = NO_FILTERS) -> CandidateSet:
+                     candidates: int, filters: SearchFilters = NO_FILTERS, model: str | None = None) -> CandidateSet:
     """Up to `candidates` chunks per side (both sides for hybrid), unordered, in one statement;
-    only chunks of documents passing `filters` (chat/retrieval/filters.py)."""
+    only chunks of documents passing `filters` (chat/retrieval/filters.py). `model`: None for
+    collections whose vectors are Chunk.embedding, else the model whose corpus_chunkvector rows
+    they search (`vector` is then that model's embedding of the query)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}")
-    return _run(_MODE_SIDES[mode], _parameters(query, vector, collection_ids, candidates), filters)
+    params = _parameters(query, vector, collection_ids, candidates)
+    source = COLUMN
+    if model is not None:
+        source = side(len(vector))
+        params["model"] = model
+    return _run(_MODE_SIDES[mode], params, filters, source)
+
+
+def merge_candidate_sets(sets: list[CandidateSet]) -> CandidateSet:
+    """One query's candidates from collections searched with different models (one set per
+    model), as one set: each side's ranks are redrawn over all of them, by similarity for the
+    vector side and BM25 for the keyword side. A single set is returned as it is."""
+    if len(sets) == 1:
+        return sets[0]
+    merged = [c for s in sets for c in s.candidates]
+    vector = sorted((c for c in merged if c.vector_rank), key=lambda c: -(c.similarity or 0.0))
+    keyword = sorted((c for c in merged if c.keyword_rank), key=lambda c: -(c.bm25 or 0.0))
+    vector_ranks = {c.chunk_id: i for i, c in enumerate(vector, 1)}
+    keyword_ranks = {c.chunk_id: i for i, c in enumerate(keyword, 1)}
+    candidates = [replace(c, vector_rank=vector_ranks.get(c.chunk_id), keyword_rank=keyword_ranks.get(c.chunk_id))
+                  for c in merged]
+    idf = [s.idf_sum for s in sets if s.idf_sum is not None]
+    identifiers = [s.identifiers for s in sets if s.identifiers is not None]
+    scans = [s.vector_scan for s in sets if s.vector_scan]
+    return CandidateSet(candidates, max(idf) if idf else None, max(identifiers) if identifiers else None,
+                        scans[0] if scans else None)

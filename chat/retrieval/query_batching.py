@@ -91,22 +91,25 @@ class QueryBatcher:
             waiting.woken.set()
 
 
-_batcher: QueryBatcher | None = None
-_batcher_lock = threading.Lock()
+_batchers: dict[str | None, QueryBatcher] = {}
+_batchers_lock = threading.Lock()
 
 
-def embed_search_queries(queries: list[str]) -> np.ndarray:
-    """corpus.ingest.embed.embed_queries, shared with the searches waiting at the same moment in this
-    process (settings.QUERY_EMBEDDING_BATCH queries a pass at most; 1 embeds each search alone)."""
-    global _batcher
+def embed_search_queries(queries: list[str], *, model: str | None = None) -> np.ndarray:
+    """corpus.ingest.embed.embed_queries with `model` (None: EMBEDDING_MODEL), shared with the
+    searches waiting at the same moment in this process for the same model
+    (settings.QUERY_EMBEDDING_BATCH queries a pass at most; 1 embeds each search alone)."""
     from django.conf import settings
 
     from corpus.ingest.embed import embed_queries
 
     if settings.QUERY_EMBEDDING_BATCH <= 1:
-        return embed_queries(queries)
-    if _batcher is None:
-        with _batcher_lock:
-            if _batcher is None:
-                _batcher = QueryBatcher(embed_queries, max_queries=settings.QUERY_EMBEDDING_BATCH)
-    return _batcher.embed(queries)
+        return embed_queries(queries, model=model)
+    batcher = _batchers.get(model)
+    if batcher is None:
+        with _batchers_lock:
+            batcher = _batchers.get(model)
+            if batcher is None:
+                batcher = _batchers[model] = QueryBatcher(
+                    lambda texts: embed_queries(texts, model=model), max_queries=settings.QUERY_EMBEDDING_BATCH)
+    return batcher.embed(queries)

@@ -21,7 +21,7 @@ from django.db.models import QuerySet
 
 from chat.retrieval import rerank as rerank_stage
 from chat.retrieval import tuning
-from chat.retrieval.candidates import MODES, fetch_candidates
+from chat.retrieval.candidates import MODES, fetch_candidates, merge_candidate_sets
 from chat.retrieval.filters import NO_FILTERS, SearchFilters
 from chat.retrieval.fusion import fuse_convex, fuse_rrf, round_robin
 from chat.retrieval.query_batching import embed_search_queries
@@ -131,21 +131,27 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
 
     n_candidates = max(k, tuning.CANDIDATES)
     # The collections are read first: with none to search there is nothing to embed.
-    collection_rows = list(collections.values_list("id", "chunker"))
-    collection_ids = [cid for cid, _ in collection_rows]
-    eligible = {cid for cid, chunker in collection_rows if chunker != Collection.Chunker.SLIDING}
+    collection_rows = list(collections.values_list("id", "chunker", "embedding_model"))
+    collection_ids = [cid for cid, _, _ in collection_rows]
+    eligible = {cid for cid, chunker, _ in collection_rows if chunker != Collection.Chunker.SLIDING}
+    # Collections are searched with the model their vectors come from (a re-embed moves them one
+    # by one, corpus.reembed): one statement per model, the column's model first.
+    by_model: dict[str, list[int]] = {}
+    for cid, _, model in sorted(collection_rows, key=lambda r: r[2] != settings.EMBEDDING_COLUMN_MODEL):
+        by_model.setdefault(model, []).append(cid)
     if not collection_ids:
         timings["total"] = _ms(t0)
         return SearchResult(query=asked, mode=mode, timings_ms=timings)
 
     t = time.perf_counter()
-    vectors = embed_search_queries(queries)
+    vectors = {model: embed_search_queries(queries, model=model) for model in by_model}
     timings["embed"] = _ms(t)
 
     t = time.perf_counter()
-    per_query = [fetch_candidates(query=q, vector=v, collection_ids=collection_ids, mode=mode, candidates=n_candidates,
-                                  filters=filters)
-                 for q, v in zip(queries, vectors, strict=True)]
+    per_query = [merge_candidate_sets([
+        fetch_candidates(query=q, vector=vectors[model][i], collection_ids=ids, mode=mode, candidates=n_candidates,
+                         filters=filters, model=None if model == settings.EMBEDDING_COLUMN_MODEL else model)
+        for model, ids in by_model.items()]) for i, q in enumerate(queries)]
     timings["candidates"] = _ms(t)
 
     t = time.perf_counter()

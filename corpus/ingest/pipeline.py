@@ -43,6 +43,7 @@ from corpus.ingest.parse.base import page_number
 from corpus.ingest.tokens import count_tokens, tokenize
 from corpus.metadata import build_metadata
 from corpus.models import IN_PROGRESS, Chunk, Collection, Document
+from corpus.reembed import store as reembed_store
 
 logger = logging.getLogger(__name__)
 
@@ -86,6 +87,8 @@ class Built:
     pages: list[int]
     summary: str
     chunks: list[Chunk]
+    model: str  # the embedding model of the chunks' vectors (Collection.embedding_model when built)
+    inputs: list[str]  # what was embedded per chunk, to embed again if the collection switched model
 
 
 @contextmanager
@@ -251,15 +254,18 @@ def _build(document: Document) -> Built:
 
     n = len(spans)
     _progress(document_id, document.content_hash, status=Status.EMBEDDING, progress_done=0, progress_total=n)
-    if collection.embedding_mode == Collection.EmbeddingMode.LATE:
+    model = collection.embedding_model
+    # Late chunking runs EMBEDDING_MODEL over its tokens: while a collection is still on another
+    # model (a re-embed pending), its new documents get per-chunk vectors of that model.
+    if collection.embedding_mode == Collection.EmbeddingMode.LATE and model == settings.EMBEDDING_MODEL:
         vectors = embedding.late_chunk_embeddings(
             text, [(span.start, span.end) for span in spans], tokens=tokenize(text),
             prefix=result.llm_title or title,
             on_progress=lambda done: _progress(document_id, document.content_hash, progress_done=done))
         _progress(document_id, document.content_hash, progress_done=n)
     else:
-        vectors = _embed_plain(document_id, document.content_hash, result.contexts, chunk_texts)
-        if collection.embedding_mode == Collection.EmbeddingMode.NEIGHBOURS and not collection.overlapping:
+        vectors = _embed_plain(document_id, document.content_hash, result.contexts, chunk_texts, model=model)
+        if collection.embedding_mode != Collection.EmbeddingMode.PLAIN and not collection.overlapping:
             vectors = embedding.blend_neighbours(vectors, settings.EMBEDDING_NEIGHBOUR_WEIGHT)
 
     pages = list(parsed.pages)
@@ -270,9 +276,11 @@ def _build(document: Document) -> Built:
               embedding=vectors[i])
         for i, span in enumerate(spans)
     ]
+    inputs = [embedding_input(c, t) for c, t in zip(result.contexts, chunk_texts, strict=True)]
     return Built(content_hash=content_hash, signature=signature, title=title, text=text,
                  media_type=parsed.media_type, author=parsed.author, created=parsed.created,
-                 modified=parsed.modified, pages=pages, summary=result.summary, chunks=chunks)
+                 modified=parsed.modified, pages=pages, summary=result.summary, chunks=chunks, model=model,
+                 inputs=inputs)
 
 
 def embedding_input(context: str, text: str) -> str:
@@ -280,19 +288,48 @@ def embedding_input(context: str, text: str) -> str:
     return f"{context}\n\n{text}" if context else text
 
 
-def _embed_plain(document_id: int, content_hash: str, contexts: list[str], chunk_texts: list[str]) -> np.ndarray:
+def _embed_plain(document_id: int, content_hash: str, contexts: list[str], chunk_texts: list[str], *,
+                 model: str | None = None) -> np.ndarray:
     """Embed batch by batch, reporting progress after each batch actually embedded. Inputs are
     sorted longest first, as encode() sorts them itself, so the batches (and the padding) are the
     ones one encode() call over all of them would make."""
     inputs = [embedding_input(c, t) for c, t in zip(contexts, chunk_texts, strict=True)]
     order = sorted(range(len(inputs)), key=lambda i: -len(inputs[i]))
     group = settings.EMBEDDING_BATCH_SIZE
-    vectors = np.zeros((len(inputs), settings.EMBEDDING_DIMENSIONS), dtype=np.float32)
+    vectors = None
     for offset in range(0, len(order), group):
         indices = order[offset: offset + group]
-        vectors[indices] = embedding.embed_texts([inputs[i] for i in indices])
+        batch = embedding.embed_texts([inputs[i] for i in indices], model=model)
+        if vectors is None:  # the model's own dimension
+            vectors = np.zeros((len(inputs), batch.shape[1]), dtype=np.float32)
+        vectors[indices] = batch
         _progress(document_id, content_hash, progress_done=min(offset + group, len(order)))
     return vectors
+
+
+def _collection_model_shared(collection_id: int) -> str:
+    """The collection's embedding model, its row locked FOR KEY SHARE until the transaction ends:
+    the weakest lock that still conflicts with the re-embed's FOR UPDATE at the switch, so it holds
+    up no other write to the row (progress counters, renames) and no other publish."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT embedding_model FROM corpus_collection WHERE id = %s FOR KEY SHARE",
+                       [collection_id])
+        return cursor.fetchone()[0]
+
+
+def _vectors_for_model(built: Built, model: str, collection: Collection) -> np.ndarray | None:
+    """Put the built chunks' vectors where `model` keeps them: in Chunk.embedding for the column
+    model (returns None), else returned for corpus_chunkvector (Chunk.embedding left empty). A
+    collection that switched model since the build gets its chunks embedded again, per chunk."""
+    vectors = np.asarray([c.embedding for c in built.chunks], dtype=np.float32)
+    if model != built.model:
+        vectors = embedding.embed_texts(built.inputs, model=model)
+        if collection.embedding_mode != Collection.EmbeddingMode.PLAIN and not collection.overlapping:
+            vectors = embedding.blend_neighbours(vectors, settings.EMBEDDING_NEIGHBOUR_WEIGHT)
+    in_column = reembed_store.in_column(model)
+    for chunk, vector in zip(built.chunks, vectors, strict=True):
+        chunk.embedding = vector if in_column else None
+    return None if in_column else vectors
 
 
 def _check_spans(spans, text: str, *, overlapping: bool) -> None:
@@ -319,7 +356,13 @@ def _publish(document_id: int, built: Built) -> str:
             logger.info("document %s got new content while processing; leaving it to the next run", document_id)
             return "superseded"
         Chunk.objects.filter(document_id=document_id).delete()
+        # A key-share lock on the collection: a re-embed switches its model under FOR UPDATE, so the
+        # model read here stays the collection's until this commits (corpus.reembed.services).
+        model = _collection_model_shared(document.collection_id)
+        store_vectors = _vectors_for_model(built, model, document.collection)
         Chunk.objects.bulk_create(built.chunks, batch_size=INSERT_BATCH)
+        if store_vectors is not None:
+            reembed_store.write(model, [c.pk for c in built.chunks], store_vectors)
         document.title = built.title
         document.text = built.text
         document.media_type = built.media_type

@@ -79,15 +79,15 @@ def test_a_failing_pass_fails_its_searches_and_the_next_ones_still_run():
 @pytest.fixture
 def fresh_batcher(monkeypatch, settings):
     settings.QUERY_EMBEDDING_BATCH = 8
-    monkeypatch.setattr(query_batching, "_batcher", None)
+    monkeypatch.setattr(query_batching, "_batchers", {})
 
 
 def test_batched_query_vectors_are_those_of_each_query_alone(fresh_batcher):
     queries = [["How do I set the request timeout?"], ["Which converters can path() use?"],
                ["What does RSE do?", "hybrid search"]]
     alone = [embed_queries(q) for q in queries]
-    together = _concurrently(query_batching._batcher or QueryBatcher(embed_queries, max_queries=8), queries)
+    together = _concurrently(QueryBatcher(embed_queries, max_queries=8), queries)
     for a, b in zip(alone, together, strict=True):
         assert np.allclose(a, b, atol=1e-5)
     assert np.allclose(embed_search_queries(queries[0]), alone[0], atol=1e-5)
-    assert query_batching._batcher is not None and query_batching._batcher.passes == 1
+    assert list(query_batching._batchers) == [None] and query_batching._batchers[None].passes == 1

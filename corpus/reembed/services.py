@@ -1,0 +1,154 @@
+"""Re-embedding a collection with EMBEDDING_MODEL: start, run (resumable), swap.
+
+The run embeds, document by document in id order, every chunk that has no vector of the target
+model yet and stores it (store.write skips chunks that already have one), so a run that is
+interrupted and started again does only what is missing. Searches keep reading the collection's
+current model (Collection.embedding_model) all along. When no chunk is missing, one transaction
+holding the collection's row lock checks that again and switches embedding_model; publishing a
+document takes a key-share lock on the same row (corpus.ingest.pipeline), so no document lands between
+the check and the switch with only the old model's vectors. Documents published during the run are
+embedded with the collection's model of the moment and caught up by the run before the switch.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from corpus.ingest import embed as embedding
+from corpus.ingest.pipeline import embedding_input
+from corpus.models import Chunk, Collection, ReembedStatus
+from corpus.reembed import store
+
+logger = logging.getLogger(__name__)
+
+
+def reembed_start(*, collection: Collection, model: str | None = None) -> bool:
+    """Mark the collection to be re-embedded with `model` (default EMBEDDING_MODEL), progress
+    reset. Returns False when there is nothing to do (already on that model, or already queued or
+    running for it). corpus.services.collection_reembed also enqueues the work."""
+    model = model or settings.EMBEDDING_MODEL
+    with transaction.atomic():
+        locked = Collection.objects.select_for_update().get(pk=collection.pk)
+        if locked.embedding_model == model:
+            return False
+        if locked.reembed_model == model and locked.reembed_status in (ReembedStatus.QUEUED, ReembedStatus.RUNNING):
+            return False
+        locked.reembed_model = model
+        locked.reembed_status = ReembedStatus.QUEUED
+        locked.reembed_done = 0
+        locked.reembed_total = Chunk.objects.filter(document__collection=locked).count()
+        locked.reembed_started_at = timezone.now()
+        locked.reembed_finished_at = None
+        locked.reembed_error = ""
+        locked.save(update_fields=["reembed_model", "reembed_status", "reembed_done", "reembed_total",
+                                   "reembed_started_at", "reembed_finished_at", "reembed_error"])
+    return True
+
+
+def _vectors(collection: Collection, model: str, rows: list[tuple]) -> np.ndarray:
+    """The model's vectors of the chunks `rows` (id, document_id, context, text), blended with
+    their neighbours within each document when the collection says so. Late-chunking collections
+    get per-chunk vectors blended likewise: late chunking needs the model's own tokenizer."""
+    inputs = [embedding_input(context, text) for _, _, context, text in rows]
+    vectors = embedding.embed_texts(inputs, model=model)
+    if collection.embedding_mode == Collection.EmbeddingMode.PLAIN or collection.overlapping:
+        return vectors
+    out = np.empty_like(vectors)
+    start = 0
+    for i in range(1, len(rows) + 1):
+        if i == len(rows) or rows[i][1] != rows[start][1]:
+            out[start:i] = embedding.blend_neighbours(vectors[start:i], settings.EMBEDDING_NEIGHBOUR_WEIGHT)
+            start = i
+    return out
+
+
+def _chunks_of(document_ids: list[int]) -> list[tuple]:
+    return list(Chunk.objects.filter(document_id__in=document_ids).order_by("document_id", "chunk_index")
+                .values_list("id", "document_id", "context", "text"))
+
+
+def _embed_missing(collection: Collection, model: str, on_batch) -> None:
+    """One pass over the collection's documents lacking the model's vectors, in batches of about
+    REEMBED_BATCH_SIZE chunks (whole documents, for the neighbour blending)."""
+    after = 0
+    while True:
+        documents = store.documents_missing(model, collection.pk, after=after, limit=1000)
+        if not documents:
+            return
+        batch: list[int] = []
+        size = 0
+        for document_id, chunks in documents:
+            batch.append(document_id)
+            size += chunks
+            if size >= settings.REEMBED_BATCH_SIZE or document_id == documents[-1][0]:
+                rows = _chunks_of(batch)
+                written = store.write(model, [r[0] for r in rows], _vectors(collection, model, rows))
+                on_batch(written)
+                batch, size = [], 0
+        after = documents[-1][0]
+
+
+def reembed_run(collection_id: int) -> str:
+    """Re-embed the collection with its reembed_model, then switch to it. Safe to run twice and
+    after an interruption. Returns "missing", "idle" (nothing queued), "done", "replaced" (another
+    model was asked for meanwhile) or "failed"."""
+    collection = Collection.objects.filter(pk=collection_id).first()
+    if collection is None:
+        logger.info("re-embed: collection %s no longer exists", collection_id)
+        return "missing"
+    model = collection.reembed_model
+    if not model or collection.reembed_status not in (ReembedStatus.QUEUED, ReembedStatus.RUNNING):
+        return "idle"
+    Collection.objects.filter(pk=collection_id).update(reembed_status=ReembedStatus.RUNNING)
+    try:
+        probe = embedding.embed_texts(["dimension probe"], model=model)
+        store.ensure_index(model, probe.shape[1])
+        total = Chunk.objects.filter(document__collection_id=collection_id).count()
+        done = total - store.count_missing(model, collection_id)
+        Collection.objects.filter(pk=collection_id).update(reembed_total=total, reembed_done=done)
+
+        def on_batch(written: int) -> None:
+            nonlocal done
+            done += written
+            Collection.objects.filter(pk=collection_id, reembed_model=model).update(
+                reembed_done=min(done, total), reembed_total=max(done, total))
+
+        while True:
+            _embed_missing(collection, model, on_batch)
+            outcome = _swap(collection_id, model)
+            if outcome == "done":
+                logger.info("re-embed: collection %s now searches %s", collection_id, model)
+                # Nothing reads the previous model's side rows any more (the column's stay: a
+                # column is not freed by emptying it, and a move back then costs only new chunks).
+                store.drop(collection.embedding_model, collection_id)
+            if outcome != "pending":
+                return outcome
+            # Documents were published meanwhile with the old model: catch them up.
+    except Exception as exc:  # recorded for the operator; the collection keeps its old vectors
+        logger.exception("re-embed of collection %s with %s failed", collection_id, model)
+        Collection.objects.filter(pk=collection_id, reembed_model=model).update(
+            reembed_status=ReembedStatus.FAILED, reembed_error=f"{type(exc).__name__}: {exc}"[:2000],
+            reembed_finished_at=timezone.now())
+        return "failed"
+
+
+@transaction.atomic
+def _swap(collection_id: int, model: str) -> str:
+    """Switch the collection to `model` if none of its chunks lacks that model's vector ("done");
+    the row lock keeps documents from being published in between (they take a key-share lock).
+    "pending": some chunks still lack one; "replaced": a re-embed to another model took over."""
+    locked = Collection.objects.select_for_update().get(pk=collection_id)
+    if locked.reembed_model != model:
+        return "replaced"
+    if store.count_missing(model, collection_id):
+        return "pending"
+    total = Chunk.objects.filter(document__collection_id=collection_id).count()
+    Collection.objects.filter(pk=collection_id).update(
+        embedding_model=model, reembed_model="", reembed_status=ReembedStatus.DONE, reembed_done=total,
+        reembed_total=total, reembed_finished_at=timezone.now())
+    return "done"
