@@ -131,8 +131,8 @@ def test_exact_searches_vectors_without_the_hnsw_graph(eval_file, tmp_path, sett
     scans = []
     real_run = candidates._run
 
-    def recording_run(sides, params, filters):
-        found = real_run(sides, params, filters)
+    def recording_run(sides, params, filters, source):
+        found = real_run(sides, params, filters, source)
         if found.vector_scan:
             scans.append(found.vector_scan)
         return found
