@@ -20,6 +20,7 @@ import argparse
 import importlib.util
 import os
 import pwd
+import re
 import secrets
 import shutil
 import signal
@@ -40,6 +41,15 @@ host all all ::1/128 scram-sha-256
 host replication all 127.0.0.1/32 scram-sha-256
 """
 REPLICATION_RULE = "host replication all 127.0.0.1/32 scram-sha-256"
+
+
+def shared_buffers() -> str:
+    """The embedded Postgres's shared_buffers (RAGWEB_PG_SHARED_BUFFERS, default 256MB): raise it towards the
+    size of the HNSW index for large corpora (about 2 GB at a million chunks, docs/scaling.md)."""
+    value = os.environ.get("RAGWEB_PG_SHARED_BUFFERS", "256MB").strip()
+    if not re.fullmatch(r"[1-9][0-9]*(kB|MB|GB)", value):
+        raise SystemExit(f"RAGWEB_PG_SHARED_BUFFERS must look like 256MB or 4GB, not {value!r}")
+    return value
 
 
 def pg_password(var: Path) -> str:
@@ -182,7 +192,7 @@ class Postgres:
             raise SystemExit(f"port {pg_port()} is taken by another server (not the one in {self.data}); "
                              "stop it or choose another with RAGWEB_PG_PORT")
         options = (f"-c listen_addresses=127.0.0.1 -c port={pg_port()} -c unix_socket_directories='' "
-                   "-c max_connections=100 -c shared_buffers=256MB -c maintenance_work_mem=512MB "
+                   f"-c max_connections=100 -c shared_buffers={shared_buffers()} -c maintenance_work_mem=512MB "
                    "-c fsync=on")
         started = subprocess.run([*_as_pg_user(), pg_bin("pg_ctl"), "-D", str(self.data), "-l", str(self.log),
                                   "-o", options, "-w", "-t", "60", "start"], stdout=subprocess.DEVNULL)
