@@ -1,4 +1,5 @@
 """`manage.py bench_scale --queries EVAL.jsonl [--sizes 100000,1000000] [--small-share 0.01] [--keep]`
+`manage.py bench_scale --publish-only [--rounds N]`
 
 ragweb at a million chunks: grows synthetic collections (chat/evaluation/synthetic_corpus.py:
 text recombined from a real collection's sentences, vectors clustered around its real
@@ -16,6 +17,10 @@ embeddings) beside the real collection to each size in turn, and at each size pr
 
 It drops and rebuilds the chunk indexes while loading: run it on a database kept for
 benchmarks, never on one serving users. Figures come from this command, never from tests.
+
+--publish-only measures only the publish rate at the table's current size (nothing grown, nothing
+searched, no --queries needed): 1 and 2 publishers, --rounds times in turn so a busy machine's
+drift falls on both, with the table size, shared_buffers and the load average.
 """
 
 from __future__ import annotations
@@ -76,7 +81,7 @@ class Command(BaseCommand):
     help = "Benchmark build, publish, search latency, recall and MRR with synthetic chunks up to 1,000,000."
 
     def add_arguments(self, parser):
-        parser.add_argument("--queries", required=True, help="Evaluation JSONL whose questions are the queries.")
+        parser.add_argument("--queries", help="Evaluation JSONL whose questions are the queries (not with --publish-only).")
         parser.add_argument("--recall-collection", default="django-docs",
                             help="Real collection: the text and vectors synthetic chunks are drawn from.")
         parser.add_argument("--sizes", default="100000,1000000",
@@ -87,11 +92,21 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=11)
         parser.add_argument("--ef", type=int, default=None,
                             help="HNSW ef_search for this run (default: the SEARCH_HNSW_EF setting).")
+        parser.add_argument("--publish-only", action="store_true",
+                            help="Only the publish rate into the table as it is (1 and 2 publishers).")
+        parser.add_argument("--rounds", type=int, default=1, help="With --publish-only: measurements of each.")
 
-    def handle(self, *args, queries, recall_collection, sizes, small_share, keep, seed, ef, **options):
+    def handle(self, *args, queries, recall_collection, sizes, small_share, keep, seed, ef, publish_only, rounds,
+               **options):
         real = Collection.objects.filter(slug=recall_collection).first()
         if real is None:
             raise CommandError(f"There is no collection {recall_collection!r}.")
+        if publish_only:
+            if not 1 <= rounds <= 100:
+                raise CommandError("--rounds must be from 1 to 100.")
+            return self._publish_only(real, rounds, np.random.default_rng(seed))
+        if not queries:
+            raise CommandError("--queries is required (unless --publish-only).")
         try:
             items = load_items(Path(queries))
             targets = sorted({int(s) for s in sizes.split(",") if s.strip()})
@@ -123,6 +138,32 @@ class Command(BaseCommand):
             if not keep:
                 self.stdout.write("deleting the synthetic collections ...")
                 Collection.objects.filter(pk__in=[big.pk, small.pk]).delete()
+
+    def _publish_only(self, real, rounds, rng):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM corpus_chunk")
+            total = cursor.fetchone()[0]
+            cursor.execute("SHOW shared_buffers")
+            buffers = cursor.fetchone()[0]
+        with os.popen("uptime") as uptime:
+            self.stdout.write(f"{timezone.now():%Y-%m-%d %H:%M} UTC; {uptime.read().strip()}")
+        self.stdout.write(f"{total:,} chunks in the table; shared_buffers {buffers}")
+        big, _ = Collection.objects.get_or_create(slug=BIG_SLUG, defaults={"name": "Benchmark at scale"})
+        bases = Bases.of(real)
+        rates: dict[int, list[float]] = {n: [] for n in PUBLISHERS}
+        for _ in range(rounds):
+            for publishers in PUBLISHERS:
+                rates[publishers].append(self._publish(big, bases, rng, publishers))
+                self.stdout.write(f"publish (pipeline's publish step, {PUBLISH_DOCUMENTS} documents of "
+                                  f"{CHUNKS_PER_DOCUMENT} chunks, {publishers} at a time): "
+                                  f"{rates[publishers][-1]:,.0f} chunks/s")
+        for publishers, measured in rates.items():
+            best = max(measured)
+            self.stdout.write(f"{publishers} publisher(s): median {float(np.median(measured)):,.0f} chunks/s, best "
+                              f"{best:,.0f} {self._verdict(best >= TARGET_PUBLISH_PER_S)} "
+                              f"(target >= {TARGET_PUBLISH_PER_S})")
+        with os.popen("uptime") as uptime:
+            self.stdout.write(f"after: {uptime.read().strip()}")
 
     # -- build ------------------------------------------------------------------------------------
 
