@@ -86,3 +86,29 @@ def test_bad_arguments_are_command_errors(tmp_path):
     with pytest.raises(CommandError, match="no collection"):
         call_command("bench_scale", "--queries", str(queries), "--recall-collection", "nowhere")
     assert not Collection.objects.filter(slug__startswith="bench-scale").exists()
+
+
+@pytest.mark.django_db(transaction=True)  # the publishers are threads with their own connections
+def test_publish_only_measures_one_and_two_publishers_and_leaves_the_table_as_it_was():
+    _real_collection()
+    out = StringIO()
+    call_command("bench_scale", "--publish-only", "--rounds", "2", "--recall-collection", "atlas", stdout=out)
+    text = out.getvalue()
+    assert f"{len(PARTS)} chunks in the table; shared_buffers " in text
+    assert "load average" in text
+    for publishers in (1, 2):
+        runs = re.findall(rf"publish \(pipeline's publish step, 20 documents of 100 chunks, {publishers} at a time\): "
+                          r"([\d,]+) chunks/s", text)
+        assert len(runs) == 2 and all(int(r.replace(",", "")) > 0 for r in runs)
+        assert re.search(rf"^{publishers} publisher\(s\): median [\d,]+ chunks/s, best [\d,]+ (PASS|FAIL)", text, re.M)
+    assert not Collection.objects.filter(slug__startswith="bench-scale").exists()
+    assert Chunk.objects.count() == len(PARTS)
+
+
+@pytest.mark.django_db
+def test_publish_only_needs_no_queries_but_the_full_run_does():
+    _real_collection()
+    with pytest.raises(CommandError, match="--queries is required"):
+        call_command("bench_scale", "--recall-collection", "atlas")
+    with pytest.raises(CommandError, match="--rounds must be"):
+        call_command("bench_scale", "--publish-only", "--rounds", "0", "--recall-collection", "atlas")

@@ -148,15 +148,23 @@ class Command(BaseCommand):
         with os.popen("uptime") as uptime:
             self.stdout.write(f"{timezone.now():%Y-%m-%d %H:%M} UTC; {uptime.read().strip()}")
         self.stdout.write(f"{total:,} chunks in the table; shared_buffers {buffers}")
-        big, _ = Collection.objects.get_or_create(slug=BIG_SLUG, defaults={"name": "Benchmark at scale"})
-        bases = Bases.of(real)
+        try:
+            bases = Bases.of(real)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        # Into the big benchmark collection when there is one; else one made for this run and removed.
+        big, made = Collection.objects.get_or_create(slug=BIG_SLUG, defaults={"name": "Benchmark at scale"})
         rates: dict[int, list[float]] = {n: [] for n in PUBLISHERS}
-        for _ in range(rounds):
-            for publishers in PUBLISHERS:
-                rates[publishers].append(self._publish(big, bases, rng, publishers))
-                self.stdout.write(f"publish (pipeline's publish step, {PUBLISH_DOCUMENTS} documents of "
-                                  f"{CHUNKS_PER_DOCUMENT} chunks, {publishers} at a time): "
-                                  f"{rates[publishers][-1]:,.0f} chunks/s")
+        try:
+            for _ in range(rounds):
+                for publishers in PUBLISHERS:
+                    rates[publishers].append(self._publish(big, bases, rng, publishers))
+                    self.stdout.write(f"publish (pipeline's publish step, {PUBLISH_DOCUMENTS} documents of "
+                                      f"{CHUNKS_PER_DOCUMENT} chunks, {publishers} at a time): "
+                                      f"{rates[publishers][-1]:,.0f} chunks/s")
+        finally:
+            if made:
+                big.delete()
         for publishers, measured in rates.items():
             best = max(measured)
             self.stdout.write(f"{publishers} publisher(s): median {float(np.median(measured)):,.0f} chunks/s, best "
