@@ -16,7 +16,7 @@ import numpy as np
 from django.conf import settings
 from django.db import connection
 
-from corpus.models import Chunk, ChunkVector
+from corpus.models import HNSW_EF_CONSTRUCTION, HNSW_M, Chunk, ChunkVector
 
 
 def in_column(model: str) -> bool:
@@ -44,7 +44,7 @@ def ensure_index(model: str, dimensions: int) -> None:
         cursor.execute(
             f"CREATE INDEX IF NOT EXISTS {index_name(model)} ON corpus_chunkvector "
             f"USING hnsw ((embedding::vector({int(dimensions)})) vector_cosine_ops) "
-            "WITH (m = 16, ef_construction = 64) "
+            f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION}) "
             f"WHERE {predicate}")
 
 
