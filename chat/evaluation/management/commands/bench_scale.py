@@ -81,7 +81,8 @@ class Command(BaseCommand):
     help = "Benchmark build, publish, search latency, recall and MRR with synthetic chunks up to 1,000,000."
 
     def add_arguments(self, parser):
-        parser.add_argument("--queries", help="Evaluation JSONL whose questions are the queries (not with --publish-only).")
+        parser.add_argument("--queries",
+                            help="Evaluation JSONL whose questions are the queries (not needed with --publish-only).")
         parser.add_argument("--recall-collection", default="django-docs",
                             help="Real collection: the text and vectors synthetic chunks are drawn from.")
         parser.add_argument("--sizes", default="100000,1000000",
