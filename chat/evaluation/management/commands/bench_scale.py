@@ -77,6 +77,11 @@ def _chunk_count(*collections: Collection) -> int:
     return Chunk.objects.filter(document__collection__in=collections).count()
 
 
+def _publish_line(publishers: int, rate: float) -> str:
+    return (f"publish (pipeline's publish step, {PUBLISH_DOCUMENTS} documents of {CHUNKS_PER_DOCUMENT} chunks, "
+            f"{publishers} at a time): {rate:,.0f} chunks/s")
+
+
 class Command(BaseCommand):
     help = "Benchmark build, publish, search latency, recall and MRR with synthetic chunks up to 1,000,000."
 
@@ -160,9 +165,7 @@ class Command(BaseCommand):
             for _ in range(rounds):
                 for publishers in PUBLISHERS:
                     rates[publishers].append(self._publish(big, bases, rng, publishers))
-                    self.stdout.write(f"publish (pipeline's publish step, {PUBLISH_DOCUMENTS} documents of "
-                                      f"{CHUNKS_PER_DOCUMENT} chunks, {publishers} at a time): "
-                                      f"{rates[publishers][-1]:,.0f} chunks/s")
+                    self.stdout.write(_publish_line(publishers, rates[publishers][-1]))
         finally:
             if made:
                 big.delete()
@@ -220,8 +223,7 @@ class Command(BaseCommand):
         self.stdout.write(f"\n-- {total:,} chunks searched ({_chunk_count(small):,} in the small collection)")
         for publishers in PUBLISHERS:
             published = self._publish(big, bases, rng, publishers)
-            self.stdout.write(f"publish (pipeline's publish step, {PUBLISH_DOCUMENTS} documents of "
-                              f"{CHUNKS_PER_DOCUMENT} chunks, {publishers} at a time): {published:,.0f} chunks/s  "
+            self.stdout.write(f"{_publish_line(publishers, published)}  "
                               f"{self._verdict(published >= TARGET_PUBLISH_PER_S)} (target >= {TARGET_PUBLISH_PER_S})")
         with connection.cursor() as cursor:
             # The published documents were deleted: their entries stay in the HNSW graph, dead, until
