@@ -31,6 +31,35 @@ def other_user(django_user_model):
 
 
 @pytest.fixture
+def carol(django_user_model):
+    return django_user_model.objects.create_user(username="carol", password="carol-password-1")
+
+
+@pytest.fixture
+def dave(django_user_model):
+    return django_user_model.objects.create_user(username="dave", password="dave-password-1")
+
+
+@pytest.fixture
+def client_of():
+    """client_of(user): a DRF APIClient signed in as `user` (force_authenticate: no token, no session)."""
+    from rest_framework.test import APIClient
+
+    def signed_in(user):
+        client = APIClient()
+        client.force_authenticate(user)
+        return client
+
+    return signed_in
+
+
+@pytest.fixture
+def api(client_of, user):
+    """A DRF APIClient signed in as `user` (alice). Modules that need more set-up define their own `api`."""
+    return client_of(user)
+
+
+@pytest.fixture
 def celery_worker_process(transactional_db, settings):
     """A real `celery worker` subprocess bound to the test database and the real broker.
 
