@@ -20,6 +20,20 @@ if not (os.environ.get("DATABASE_URL") or os.environ.get("RAGWEB_SKIP_SERVICES")
                    stdout=subprocess.DEVNULL)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def fast_password_hashing():
+    """Passwords hashed with MD5 in the tests (Django's advice for test suites): the default PBKDF2's
+    million rounds cost about half a second of CPU per user created or signed in, and hundreds of tests
+    do that. The production hashers stay in the list, so their hashes still verify; nothing here tests
+    the hash's strength, and the settings outside the tests are unchanged."""
+    from django.conf import settings
+    from django.test import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher",
+                                             *settings.PASSWORD_HASHERS]):
+        yield
+
+
 @pytest.fixture
 def user(django_user_model):
     return django_user_model.objects.create_user(username="alice", password="alice-password-1")
