@@ -11,17 +11,6 @@ from corpus.models import Collection, Document
 pytestmark = pytest.mark.django_db
 
 
-def client_of(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
-
-
-@pytest.fixture
-def carol(django_user_model):
-    return django_user_model.objects.create_user(username="carol", password="carol-password-1")
-
-
 @pytest.fixture
 def owned(user, other_user, carol) -> Collection:
     """alice's collection, read by bob and edited by carol."""
@@ -31,7 +20,7 @@ def owned(user, other_user, carol) -> Collection:
     return collection
 
 
-def test_create_makes_the_caller_owner_and_derives_the_slug(user, other_user):
+def test_create_makes_the_caller_owner_and_derives_the_slug(client_of, user, other_user):
     response = client_of(user).post("/api/collections/", {"name": "Team Handbook", "chunk_size": 300,
                                                            "readers": ["bob"]}, format="json")
 
@@ -54,7 +43,7 @@ def test_create_makes_the_caller_owner_and_derives_the_slug(user, other_user):
     ({"name": "X", "readers": ["nobody"]}, "readers", "No such user: nobody."),
     ({"name": "X", "owner": "bob"}, "non_field_errors", "Unknown field(s): owner."),
 ])
-def test_create_refuses_bad_input_per_field(user, owned, body, field, message):
+def test_create_refuses_bad_input_per_field(client_of, user, owned, body, field, message):
     response = client_of(user).post("/api/collections/", body, format="json")
 
     assert response.status_code == 400
@@ -62,7 +51,7 @@ def test_create_refuses_bad_input_per_field(user, owned, body, field, message):
     assert Collection.objects.count() == 1
 
 
-def test_each_role_sees_what_it_may_do(user, other_user, carol, owned, django_user_model):
+def test_each_role_sees_what_it_may_do(client_of, user, other_user, carol, owned, django_user_model):
     stranger = django_user_model.objects.create_user(username="dave", password="dave-password-1")
     seen = {u.username: client_of(u).get("/api/collections/recipes/") for u in (user, other_user, carol, stranger)}
 
@@ -75,7 +64,7 @@ def test_each_role_sees_what_it_may_do(user, other_user, carol, owned, django_us
     assert client_of(stranger).get("/api/collections/").json()["count"] == 0
 
 
-def test_owner_changes_and_shares(user, other_user, carol, owned):
+def test_owner_changes_and_shares(client_of, user, other_user, carol, owned):
     response = client_of(user).patch("/api/collections/recipes/", {"name": "Family recipes", "readers": [],
                                                                     "editors": ["carol", "bob"]}, format="json")
 
@@ -87,7 +76,7 @@ def test_owner_changes_and_shares(user, other_user, carol, owned):
                                                                                                          "carol"}
 
 
-def test_editor_and_reader_may_not_change_share_or_delete(other_user, carol, owned):
+def test_editor_and_reader_may_not_change_share_or_delete(client_of, other_user, carol, owned):
     for user in (carol, other_user):
         client = client_of(user)
         for response in (client.patch("/api/collections/recipes/", {"readers": [user.username]}, format="json"),
@@ -99,7 +88,7 @@ def test_editor_and_reader_may_not_change_share_or_delete(other_user, carol, own
     assert owned.name == "Recipes" and list(owned.readers.all()) == [other_user]
 
 
-def test_a_failed_share_changes_nothing(user, owned):
+def test_a_failed_share_changes_nothing(client_of, user, owned):
     response = client_of(user).patch("/api/collections/recipes/", {"name": "Renamed", "readers": ["ghost"]},
                                      format="json")
 
@@ -108,7 +97,7 @@ def test_a_failed_share_changes_nothing(user, owned):
     assert owned.name == "Recipes"
 
 
-def test_owner_deletes_with_documents(user, owned, django_user_model):
+def test_owner_deletes_with_documents(client_of, user, owned, django_user_model):
     Document.objects.create(collection=owned, source="a.md", title="A")
     stranger = client_of(django_user_model.objects.create_user(username="eve", password="eve-password-1"))
 
@@ -118,7 +107,7 @@ def test_owner_deletes_with_documents(user, owned, django_user_model):
     assert client_of(user).get("/api/collections/recipes/").status_code == 404
 
 
-def test_superuser_manages_every_collection(owned, django_user_model):
+def test_superuser_manages_every_collection(client_of, owned, django_user_model):
     root = client_of(django_user_model.objects.create_superuser(username="root", password="root-password-1"))
     assert root.get("/api/collections/recipes/").json()["can_manage"] is True
     assert root.patch("/api/collections/recipes/", {"is_public": True}, format="json").json()["is_public"] is True
@@ -129,7 +118,7 @@ def test_anonymous_is_refused(owned):
     assert response.status_code == 401 and "detail" in response.json()
 
 
-def test_only_staff_make_a_collection_public(user, django_user_model):
+def test_only_staff_make_a_collection_public(client_of, user, django_user_model):
     refused = client_of(user).post("/api/collections/", {"name": "Loud", "is_public": True}, format="json")
     assert refused.status_code == 403 and "Only staff may make a collection public" in refused.json()["detail"]
     mine = client_of(user).post("/api/collections/", {"name": "Quiet"}, format="json").json()

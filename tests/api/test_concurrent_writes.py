@@ -9,19 +9,11 @@ import time
 
 import pytest
 from django.db import connection, transaction
-from rest_framework.test import APIClient
 
 from corpus.models import Document
 from tests.chat.chat_corpus import GUIDE, make_collection, make_document
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def api(user):
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
 
 
 def waiting_on_a_lock(timeout: float = 10) -> bool:

@@ -19,13 +19,6 @@ Status = Document.Status
 
 
 @pytest.fixture
-def api(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
-
-
-@pytest.fixture
 def mine(user) -> Collection:
     return Collection.objects.create(slug="mine", name="Mine", owner=user, chunk_size=32, chunk_overlap=0)
 

@@ -13,13 +13,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def api(user):
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
-
-
-@pytest.fixture
 def answer(api, user, no_llm):
     guides = make_collection("guides", owner=user)
     make_document(guides, source="deploy.md", title="Deployment guide", parts=GUIDE)

@@ -4,29 +4,12 @@
 from __future__ import annotations
 
 import pytest
-from rest_framework.test import APIClient
 
 from corpus.models import Collection, Document
 from sources.models import MAX_PAGES_LIMIT, Source
 from tests.sources.helpers import write
 
 pytestmark = pytest.mark.django_db
-
-
-def client_of(user) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
-
-
-@pytest.fixture
-def carol(django_user_model):
-    return django_user_model.objects.create_user(username="carol", password="carol-password-1")
-
-
-@pytest.fixture
-def dave(django_user_model):
-    return django_user_model.objects.create_user(username="dave", password="dave-password-1")
 
 
 @pytest.fixture
@@ -39,7 +22,7 @@ def team(user, other_user, carol) -> Collection:
 
 
 @pytest.fixture
-def folder(allowed_root, team, user, django_capture_on_commit_callbacks):
+def folder(client_of, allowed_root, team, user, django_capture_on_commit_callbacks):
     write(allowed_root / "handbook" / "a.md", "# A\n\nalpha\n")
     write(allowed_root / "handbook" / "b.md", "# B\n\nbeta\n")
     response = client_of(user).post("/api/sources/", {"collection": "team", "kind": "folder", "path": "handbook",
@@ -48,7 +31,7 @@ def folder(allowed_root, team, user, django_capture_on_commit_callbacks):
     return Source.objects.get(pk=response.json()["id"])
 
 
-def test_an_editor_adds_a_folder_and_syncs_it(allowed_root, team, carol, eager_media):
+def test_an_editor_adds_a_folder_and_syncs_it(client_of, allowed_root, team, carol, eager_media):
     write(allowed_root / "handbook" / "a.md", "# A\n\nalpha\n")
     client = client_of(carol)
     created = client.post("/api/sources/", {"collection": "team", "kind": "folder", "path": "handbook",
@@ -71,7 +54,7 @@ def test_an_editor_adds_a_folder_and_syncs_it(allowed_root, team, carol, eager_m
     assert again.json() == {"new": 0, "changed": 0, "unchanged": 1, "removed": 0, "failed": 0}
 
 
-def test_a_reader_sees_sources_but_cannot_add_change_sync_or_delete(folder, other_user):
+def test_a_reader_sees_sources_but_cannot_add_change_sync_or_delete(client_of, folder, other_user):
     client = client_of(other_user)
     assert [s["id"] for s in client.get("/api/sources/").json()["results"]] == [folder.pk]
     assert client.get(f"/api/sources/{folder.pk}/").status_code == 200
@@ -84,7 +67,7 @@ def test_a_reader_sees_sources_but_cannot_add_change_sync_or_delete(folder, othe
     assert Source.objects.filter(pk=folder.pk, schedule="none").exists()
 
 
-def test_a_stranger_gets_404_everywhere(folder, dave):
+def test_a_stranger_gets_404_everywhere(client_of, folder, dave):
     client = client_of(dave)
     assert client.get("/api/sources/").json()["results"] == []
     for response in (client.get(f"/api/sources/{folder.pk}/"),
@@ -97,7 +80,7 @@ def test_a_stranger_gets_404_everywhere(folder, dave):
     assert Source.objects.filter(pk=folder.pk).exists()
 
 
-def test_change_tags_applies_them_to_the_documents(folder, user, django_capture_on_commit_callbacks):
+def test_change_tags_applies_them_to_the_documents(client_of, folder, user, django_capture_on_commit_callbacks):
     from sources.sync import source_sync
 
     source_sync(source_id=folder.pk)
@@ -111,7 +94,7 @@ def test_change_tags_applies_them_to_the_documents(folder, user, django_capture_
     assert fixed.status_code == 400 and "cannot be changed" in fixed.json()["path"][0]
 
 
-def test_delete_removes_the_source_and_its_documents(folder, user):
+def test_delete_removes_the_source_and_its_documents(client_of, folder, user):
     from sources.sync import source_sync
 
     source_sync(source_id=folder.pk)
@@ -141,7 +124,7 @@ def test_delete_removes_the_source_and_its_documents(folder, user):
     ({"kind": "folder", "path": "escape"}, "path", "not inside a folder the operator allows"),
     ({"kind": "folder", "path": "nowhere"}, "path", "no such folder"),
 ])
-def test_bad_input_is_a_400_naming_the_problem(body, field, words, allowed_root, team, user, tmp_path):
+def test_bad_input_is_a_400_naming_the_problem(client_of, body, field, words, allowed_root, team, user, tmp_path):
     (allowed_root / "escape").symlink_to(tmp_path)  # a link inside the allowed folder leading out of it
     response = client_of(user).post("/api/sources/", {"collection": "team", **body}, format="json")
     assert response.status_code == 400, response.json()
@@ -149,14 +132,14 @@ def test_bad_input_is_a_400_naming_the_problem(body, field, words, allowed_root,
     assert not Source.objects.exists()
 
 
-def test_a_private_address_is_accepted_when_the_operator_allows_it(team, user, settings):
+def test_a_private_address_is_accepted_when_the_operator_allows_it(client_of, team, user, settings):
     settings.SOURCES_ALLOW_PRIVATE = True
     response = client_of(user).post("/api/sources/", {"collection": "team", "kind": "url",
                                                       "url": "http://127.0.0.1:8080/wiki/"}, format="json")
     assert response.status_code == 201, response.json()
 
 
-def test_folder_sources_are_off_without_sources_folders(team, user, settings):
+def test_folder_sources_are_off_without_sources_folders(client_of, team, user, settings):
     settings.SOURCES_FOLDERS = []
     response = client_of(user).post("/api/sources/", {"collection": "team", "kind": "folder", "path": "/tmp"},
                                     format="json")
@@ -164,13 +147,14 @@ def test_folder_sources_are_off_without_sources_folders(team, user, settings):
     assert "SOURCES_FOLDERS" in response.json()["path"][0]
 
 
-def test_unknown_fields_are_refused(team, user):
+def test_unknown_fields_are_refused(client_of, team, user):
     response = client_of(user).post("/api/sources/", {"collection": "team", "kind": "url",
                                                       "url": "https://example.org/", "depth": 3}, format="json")
     assert response.status_code == 400 and "depth" in str(response.json())
 
 
-def test_source_changes_are_in_the_audit_trail(folder, user, carol, eager_media, django_capture_on_commit_callbacks):
+def test_source_changes_are_in_the_audit_trail(client_of, folder, user, carol, eager_media,
+                                               django_capture_on_commit_callbacks):
     from audit.models import Action, AuditEvent
 
     added = AuditEvent.objects.get(action=Action.SOURCE_ADDED)
