@@ -2,7 +2,8 @@
 
 from django.urls import path
 
-from ragweb.urls import handler404, handler500, urlpatterns as app_urlpatterns  # noqa: F401  (the handlers)
+from ragweb.urls import handler404, handler500  # noqa: F401  (the handlers)
+from ragweb.urls import urlpatterns as app_urlpatterns
 
 
 def boom(request):
