@@ -313,39 +313,11 @@
     ask(form);
   });
 
-  // Controls that only work with JS (Copy) are shown once this script runs.
-  document.documentElement.classList.add("js");
-
   // Copy puts the answer's text with its sources (Markdown, kept in a <template> beside the button)
-  // on the clipboard.
-  async function copyText(text) {
-    if (navigator.clipboard && window.isSecureContext) {
-      await navigator.clipboard.writeText(text);
-      return;
-    }
-    // Pages served over plain HTTP (not localhost) have no clipboard API: copy a selected textarea.
-    const area = element("textarea", "visually-hidden");
-    area.value = text;
-    area.setAttribute("readonly", "");
-    document.body.appendChild(area);
-    area.select();
-    const copied = document.execCommand("copy");
-    area.remove();
-    if (!copied) throw new Error("copy refused");
-  }
+  // on the clipboard (the share link's Copy is a data-copy button: static/ragweb/copy.js).
+  const copyText = window.ragweb.copyText;
 
   document.addEventListener("click", async function (event) {
-    const linkButton = event.target.closest("button.copy-link");
-    if (linkButton) {
-      const link = linkButton.parentElement.querySelector("input.share-link");
-      try {
-        await copyText(link.value);
-        linkButton.textContent = "Copied";
-      } catch (error) {
-        link.select();
-      }
-      return;
-    }
     const button = event.target.closest("button.copy-answer");
     if (!button) return;
     const actions = button.closest(".answer-actions");
