@@ -228,6 +228,7 @@
           reply.id = "m" + data.message;
           form.elements.conversation.value = data.conversation;
           if (location.pathname !== data.conversation_url) history.pushState({}, "", data.conversation_url);
+          if (data.head) showHead(data.head, data.title);
         } else if (event === "token") {
           showToken(data.text);
         } else if (event === "notice") {
@@ -297,6 +298,19 @@
       ? "The connection to the server was lost while the answer was being written."
       : "The connection to the server was lost before it answered.";
     return what + (started ? " Reload the page to see what was saved." : " Your question is still in the box.");
+  }
+
+  // A new conversation's head (its title in place of "New conversation", and its actions), from the
+  // server's "start" event; the tab's title follows.
+  function showHead(html, title) {
+    const head = document.querySelector(".chat-head");
+    if (!head) return;
+    const template = document.createElement("template");
+    template.innerHTML = html.trim();
+    const fresh = template.content.firstElementChild;
+    head.replaceWith(fresh);
+    if (window.htmx) window.htmx.process(fresh);
+    document.title = title + " · ragweb";
   }
 
   function refreshConversationList() {
