@@ -187,6 +187,9 @@
       return;
     }
     messages.querySelector(".empty")?.remove();
+    // Asked: the filters are applied, so their panel closes and the answer gets the room.
+    const filters = form.querySelector("details.filters");
+    if (filters) filters.open = false;
     const asked = element("article", "message user");
     asked.appendChild(element("div", "content", question));
     const reply = element("article", "message assistant status-streaming");
@@ -383,6 +386,15 @@
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", showLatestAnswer);
   else showLatestAnswer();
+
+  // Opened on a phone the filters are no longer pinned (app.css): bring their panel into view.
+  document.addEventListener("toggle", function (event) {
+    const filters = event.target;
+    if (!filters.matches || !filters.matches("form.ask details.filters") || !filters.open) return;
+    if (getComputedStyle(filters.closest("form")).position === "static") {
+      filters.scrollIntoView({block: "start"});
+    }
+  }, true);
 
   // Enter sends, Shift+Enter starts a new line.
   document.addEventListener("keydown", function (event) {
