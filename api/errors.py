@@ -137,7 +137,7 @@ class ServiceErrorMiddleware:
 
 def server_error(request: HttpRequest) -> HttpResponse:
     """handler500: what a middleware raised (no view to catch it). 413/503 as above; else JSON for
-    API paths, Django's own page for the rest."""
+    API paths, templates/500.html for the rest."""
     exc = sys.exc_info()[1]
     response = service_error_response(request, exc) if exc is not None else None
     if response is not None:
@@ -149,7 +149,7 @@ def server_error(request: HttpRequest) -> HttpResponse:
 
 def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     """handler404: an unknown URL under /api/ or /v1/ is a JSON 404 (OpenAI's shape under /v1/);
-    web pages keep Django's page."""
+    web pages get templates/404.html, in the app's look with the way back to the chat."""
     if request.path.startswith("/v1/"):
         return JsonResponse({"error": {"message": f"Unknown endpoint {request.method} {request.path}.",
                                        "type": "invalid_request_error", "param": None, "code": "unknown_url"}},

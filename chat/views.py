@@ -224,13 +224,13 @@ def _ask(request: HttpRequest) -> HttpResponse:
     except Denied as exc:
         reply = message_record_failure(conversation=conv, question=question, error=str(exc))
         if _wants_stream(request):
-            return sse_response(_failure_events(request, conv, reply))
+            return sse_response(_failure_events(request, conv, reply, new=new is not None))
         return redirect(f"{conv.get_absolute_url()}#m{reply.pk}")
     except Exception:
         if new is not None and not new.messages.exists():
             new.delete()  # no empty conversation is left behind by a failure
         raise
-    return _answer_response(request, conv, first, events)
+    return _answer_response(request, conv, first, events, new=new is not None)
 
 
 def _refused(request: HttpRequest, conv: Conversation | None, message: str, *, status: int) -> HttpResponse:
@@ -261,27 +261,35 @@ def _regenerate(request: HttpRequest, pk: str) -> HttpResponse:
     return _answer_response(request, conv, first, events)
 
 
-def _answer_response(request: HttpRequest, conv: Conversation, first, events) -> HttpResponse:
-    """The answer streamed as SSE, or (without JS) computed and then shown in the conversation."""
+def _answer_response(request: HttpRequest, conv: Conversation, first, events, *, new: bool = False) -> HttpResponse:
+    """The answer streamed as SSE, or (without JS) computed and then shown in the conversation;
+    `new`: the question started the conversation."""
     if not _wants_stream(request):
         final = run_to_end(events)
         return redirect(f"{conv.get_absolute_url()}#m{final.message.pk}")
-    return sse_response(_stream_events(request, conv, first, events))
+    return sse_response(_stream_events(request, conv, first, events, new=new))
 
 
-def _start_payload(request: HttpRequest, conv: Conversation, reply: Message) -> dict:
-    return {"conversation": conv.pk, "conversation_url": conv.get_absolute_url(), "message": reply.pk,
-            "stop_url": reverse("chat:stop", args=[reply.pk])}
+def _start_payload(request: HttpRequest, conv: Conversation, reply: Message, *, new: bool = False) -> dict:
+    """The stream's "start" event. For a conversation this question started (`new`) also its title
+    and the page's head (title and actions), which chat.js puts in place of "New conversation"."""
+    payload = {"conversation": conv.pk, "conversation_url": conv.get_absolute_url(), "message": reply.pk,
+               "stop_url": reverse("chat:stop", args=[reply.pk])}
+    if new:
+        payload["title"] = str(conv)
+        payload["head"] = render_to_string("chat/index.html#chat-head",
+                                           {"conversation": conv, "items": conv.messages.only("pk")}, request=request)
+    return payload
 
 
-def _failure_events(request: HttpRequest, conv: Conversation, reply: Message) -> Iterator[str]:
-    yield sse_event("start", _start_payload(request, conv, reply))
+def _failure_events(request: HttpRequest, conv: Conversation, reply: Message, *, new: bool = False) -> Iterator[str]:
+    yield sse_event("start", _start_payload(request, conv, reply, new=new))
     yield sse_event("done", {"html": render_message(request, reply), "status": reply.status})
 
 
-def _stream_events(request: HttpRequest, conv: Conversation, first, events) -> Iterator[str]:
+def _stream_events(request: HttpRequest, conv: Conversation, first, events, *, new: bool = False) -> Iterator[str]:
     try:
-        yield sse_event("start", _start_payload(request, conv, first.message))
+        yield sse_event("start", _start_payload(request, conv, first.message, new=new))
         for event in events:
             if event.kind == "token":
                 yield sse_event("token", {"text": event.text})

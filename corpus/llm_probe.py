@@ -7,8 +7,10 @@ Nothing here logs the key or the endpoint's answers (which could echo it): only 
 from __future__ import annotations
 
 import logging
+import socket
 import time
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import openai
 from django.conf import settings
@@ -25,7 +27,8 @@ TEST_PROMPT = [{"role": "user", "content": "Reply with the single word: OK"}]
 class ProbeResult:
     ok: bool
     message: str
-    kind: str  # "ok", "unreachable", "timeout", "bad-key", "forbidden", "unknown-model", "not-openai", "error"
+    # "ok", "unknown-host", "unreachable", "timeout", "bad-key", "forbidden", "unknown-model", "not-openai", "error"
+    kind: str
 
 
 def _client(base_url: str, api_key: str, timeout: float) -> openai.OpenAI:
@@ -77,6 +80,10 @@ def _failure(exc: Exception, *, base_url: str, model: str, api_key: str, timeout
     if isinstance(exc, openai.APITimeoutError):
         return ProbeResult(False, f"Timeout: {base_url} did not answer within {timeout:g} seconds.", "timeout")
     if isinstance(exc, openai.APIConnectionError):
+        if _caused_by(exc, socket.gaierror):
+            host = urlsplit(base_url).hostname or base_url
+            return ProbeResult(False, f"Unknown host: the name “{host}” could not be resolved (no DNS answer). "
+                                      "Check the spelling of the base URL.", "unknown-host")
         return ProbeResult(False, f"Unreachable: nothing answered at {base_url}. Check the address, and that "
                                   "the server is running and reachable from this machine.", "unreachable")
     if isinstance(exc, openai.AuthenticationError):
@@ -92,14 +99,41 @@ def _failure(exc: Exception, *, base_url: str, model: str, api_key: str, timeout
         if isinstance(exc, openai.NotFoundError) and "model" in str(exc).lower():
             return ProbeResult(False, f"Unknown model: the endpoint has no model “{model}”.", "unknown-model")
         if isinstance(exc, openai.NotFoundError):
-            return ProbeResult(False, f"Not OpenAI-compatible: {base_url}/chat/completions does not exist "
-                                      "(HTTP 404). The base URL usually ends in /v1.", "not-openai")
+            return _not_openai(exc, base_url)
         return ProbeResult(False, f"The endpoint refused the request (HTTP 400): {_short(exc)}", "error")
+    if isinstance(exc, openai.APIStatusError) and exc.status_code in NOT_AN_API:
+        return _not_openai(exc, base_url)
     if isinstance(exc, openai.APIStatusError):
         return ProbeResult(False, f"The endpoint answered with an error (HTTP {exc.status_code}): {_short(exc)}",
                            "error")
     return ProbeResult(False, f"Not OpenAI-compatible: {base_url} answered something that is not an OpenAI "
                               "API response. Check the base URL (it usually ends in /v1).", "not-openai")
+
+
+# A web server without the API: no such path (404), or no POST there (405; 501 from a plain static
+# server such as `python -m http.server`).
+NOT_AN_API = {404, 405, 501}
+
+
+def _not_openai(exc: openai.APIStatusError, base_url: str) -> ProbeResult:
+    """The endpoint's server answered, but not as an OpenAI API: name the URL tried and its status."""
+    tried = f"{exc.request.method} {exc.request.url}" if getattr(exc, "request", None) is not None \
+        else f"POST {base_url}/chat/completions"
+    return ProbeResult(False, f"Not OpenAI-compatible: {tried} answered HTTP {exc.status_code}, so {base_url} "
+                              "does not look like an OpenAI-compatible endpoint. The base URL usually ends in /v1.",
+                       "not-openai")
+
+
+def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+    """Whether `kind` is in the chain of causes of `exc` (the openai client wraps httpx's errors,
+    which wrap the socket's)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, kind):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def _short(exc: Exception, limit: int = 200) -> str:

@@ -1,6 +1,8 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from accounts.signin import ThrottledAdminAuthenticationForm
 from api.health import healthz
@@ -17,6 +19,8 @@ urlpatterns = [
     path("admin/login/", admin_login),  # before the admin's own: with SSO, the login page with its button
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    # Browsers (and the admin's pages, which do not link an icon) ask for /favicon.ico: the app's icon.
+    path("favicon.ico", RedirectView.as_view(url=static("ragweb/favicon.png"), permanent=True)),
     path("login/", LoginView.as_view(), name="login"),
     path("logout/", LogoutView.as_view(), name="logout"),
     path("oidc/", include("sso.urls")),

@@ -1,10 +1,16 @@
 """The web page's form to add a source: a folder is chosen from the allowed ones (SOURCES_FOLDERS),
-never typed; every value is checked by sources.services.clean_new_source, as in the API and CLI."""
+never typed; every value is checked by sources.services.clean_new_source, as in the API and CLI.
+
+Each kind has its own fields (FIELDS_OF_KIND; kind, schedule and tags are common). Their rows carry
+the classes `of-kind for-<kind>...`, so the stylesheet shows only the chosen kind's (with CSS
+alone: no JS needed); the fields of the other kinds are ignored on submit, so a value or an error
+left in a hidden field never blocks or changes the source."""
 
 from __future__ import annotations
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.forms.boundfield import BoundField
 
 from sources import services
 from sources.folders import folder_choices
@@ -16,7 +22,26 @@ def tags_from_text(text: str) -> list[str]:
     return [tag.strip() for tag in (text or "").split(",") if tag.strip()]
 
 
+FIELDS_OF_KIND = {
+    Source.Kind.URL: ("url",),
+    Source.Kind.SITE: ("url", "max_pages", "max_depth"),
+    Source.Kind.FOLDER: ("path", "max_pages"),  # max_pages: files
+}
+KIND_SPECIFIC = {name for names in FIELDS_OF_KIND.values() for name in names}
+
+
+class KindField(BoundField):
+    """A field's row names the kinds it belongs to (css_classes is what {{ form.as_p }} puts on <p>)."""
+
+    def css_classes(self, extra_classes=None):
+        if self.name in KIND_SPECIFIC:
+            kinds = [f"for-{kind}" for kind, names in FIELDS_OF_KIND.items() if self.name in names]
+            extra_classes = " ".join(["of-kind", *kinds, extra_classes or ""])
+        return super().css_classes(extra_classes)
+
+
 class SourceForm(forms.Form):
+    bound_field_class = KindField
     kind = forms.ChoiceField(choices=Source.Kind.choices, initial=Source.Kind.URL)
     url = forms.CharField(label="URL", required=False, max_length=2000,
                           help_text="A page, a site's start page or its sitemap.",
@@ -41,6 +66,11 @@ class SourceForm(forms.Form):
 
     def clean(self):
         data = super().clean()
+        kind = data.get("kind")
+        for name in KIND_SPECIFIC - set(FIELDS_OF_KIND.get(kind, KIND_SPECIFIC)):
+            if name in self.fields:  # another kind's field, hidden: its value and its errors do not count
+                self._errors.pop(name, None)
+                data[name] = self.fields[name].initial if self.fields[name].initial is not None else ""
         if self.errors:
             return data
         try:

@@ -187,6 +187,9 @@
       return;
     }
     messages.querySelector(".empty")?.remove();
+    // Asked: the filters are applied, so their panel closes and the answer gets the room.
+    const filters = form.querySelector("details.filters");
+    if (filters) filters.open = false;
     const asked = element("article", "message user");
     asked.appendChild(element("div", "content", question));
     const reply = element("article", "message assistant status-streaming");
@@ -228,6 +231,7 @@
           reply.id = "m" + data.message;
           form.elements.conversation.value = data.conversation;
           if (location.pathname !== data.conversation_url) history.pushState({}, "", data.conversation_url);
+          if (data.head) showHead(data.head, data.title);
         } else if (event === "token") {
           showToken(data.text);
         } else if (event === "notice") {
@@ -299,6 +303,19 @@
     return what + (started ? " Reload the page to see what was saved." : " Your question is still in the box.");
   }
 
+  // A new conversation's head (its title in place of "New conversation", and its actions), from the
+  // server's "start" event; the tab's title follows.
+  function showHead(html, title) {
+    const head = document.querySelector(".chat-head");
+    if (!head) return;
+    const template = document.createElement("template");
+    template.innerHTML = html.trim();
+    const fresh = template.content.firstElementChild;
+    head.replaceWith(fresh);
+    if (window.htmx) window.htmx.process(fresh);
+    document.title = title + " · ragweb";
+  }
+
   function refreshConversationList() {
     const list = document.getElementById("conversation-list");
     if (list && window.htmx) {
@@ -313,39 +330,11 @@
     ask(form);
   });
 
-  // Controls that only work with JS (Copy) are shown once this script runs.
-  document.documentElement.classList.add("js");
-
   // Copy puts the answer's text with its sources (Markdown, kept in a <template> beside the button)
-  // on the clipboard.
-  async function copyText(text) {
-    if (navigator.clipboard && window.isSecureContext) {
-      await navigator.clipboard.writeText(text);
-      return;
-    }
-    // Pages served over plain HTTP (not localhost) have no clipboard API: copy a selected textarea.
-    const area = element("textarea", "visually-hidden");
-    area.value = text;
-    area.setAttribute("readonly", "");
-    document.body.appendChild(area);
-    area.select();
-    const copied = document.execCommand("copy");
-    area.remove();
-    if (!copied) throw new Error("copy refused");
-  }
+  // on the clipboard (the share link's Copy is a data-copy button: static/ragweb/copy.js).
+  const copyText = window.ragweb.copyText;
 
   document.addEventListener("click", async function (event) {
-    const linkButton = event.target.closest("button.copy-link");
-    if (linkButton) {
-      const link = linkButton.parentElement.querySelector("input.share-link");
-      try {
-        await copyText(link.value);
-        linkButton.textContent = "Copied";
-      } catch (error) {
-        link.select();
-      }
-      return;
-    }
     const button = event.target.closest("button.copy-answer");
     if (!button) return;
     const actions = button.closest(".answer-actions");
@@ -397,6 +386,15 @@
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", showLatestAnswer);
   else showLatestAnswer();
+
+  // Opened on a phone the filters are no longer pinned (app.css): bring their panel into view.
+  document.addEventListener("toggle", function (event) {
+    const filters = event.target;
+    if (!filters.matches || !filters.matches("form.ask details.filters") || !filters.open) return;
+    if (getComputedStyle(filters.closest("form")).position === "static") {
+      filters.scrollIntoView({block: "start"});
+    }
+  }, true);
 
   // Enter sends, Shift+Enter starts a new line.
   document.addEventListener("keydown", function (event) {

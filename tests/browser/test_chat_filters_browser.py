@@ -39,8 +39,66 @@ def test_the_filter_control_fits_the_screen(twins, live_server, chromium, viewpo
         box = page.locator(f"#ask-form {field}").bounding_box()
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, (field, box)
     assert page.evaluate(NO_OVERFLOW), overflow(page)
-    question = page.locator("#ask-form textarea[name=question]").bounding_box()
-    assert question["y"] + question["height"] <= VIEWPORTS[viewport]["height"]  # the question box stays on screen
+    question = page.locator("#ask-form textarea[name=question]")
+    question.scroll_into_view_if_needed()
+    box = question.bounding_box()
+    assert box["y"] >= 0 and box["y"] + box["height"] <= VIEWPORTS[viewport]["height"]  # the question box is reachable
+    page.context.close()
+
+
+UNCOVERED = """el => { el.scrollIntoView({block: "center"}); const r = el.getBoundingClientRect();
+  const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+  return top === el || el.contains(top) || (el.labels && [...el.labels].some(l => l.contains(top))); }"""
+
+
+@pytest.fixture
+def answered(twins, user):
+    from chat.services import conversation_start, message_ask
+
+    def create():
+        conversation = conversation_start(user=user)
+        for question in ("What is the default request timeout?", "How do I deploy it?"):
+            list(message_ask(conversation=conversation, question=question, stream=False))
+        return conversation.get_absolute_url()
+
+    return in_db_thread(create)
+
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+def test_open_filters_are_all_reachable_and_closed_or_applied_they_leave_the_room(answered, live_server, chromium,
+                                                                                 viewport):
+    height = VIEWPORTS[viewport]["height"]
+    page = log_in(chromium, live_server.url, "alice", "alice-password-1", viewport=VIEWPORTS[viewport])
+    page.goto(live_server.url + answered)
+    form = page.locator("#ask-form")
+    closed_height = form.bounding_box()["height"]
+    assert closed_height < 200 and height - closed_height > 0.7 * height  # closed: the room is the conversation's
+
+    page.focus("#ask-form .filters summary")  # keyboard only
+    page.keyboard.press("Enter")
+    assert page.locator("#ask-form details.filters").evaluate("d => d.open")
+    # Every field can be brought into view, and then nothing (the pinned box) lies over it.
+    for field in ("input[name=media_type][value='application/pdf']", "input[name=tags]",
+                  "input[name=source_prefix]", "input[name=after]", "input[name=before]", "textarea[name=question]"):
+        assert page.locator(f"#ask-form {field}").evaluate(UNCOVERED), (viewport, field)
+    # Open, the form leaves the conversation a fair part of the screen where it stays pinned.
+    if form.evaluate("f => getComputedStyle(f).position") == "sticky":
+        assert height - form.bounding_box()["height"] >= 0.45 * height, viewport
+
+    page.focus("#ask-form .filters summary")
+    page.keyboard.press("Enter")  # closed again: one line
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    assert abs(form.bounding_box()["height"] - closed_height) < 2
+
+    page.click("#ask-form .filters summary")
+    page.check("#ask-form input[name=media_type][value='application/pdf']")
+    page.focus("#ask-form textarea[name=question]")
+    page.keyboard.type("What is the default request timeout?")
+    page.keyboard.press("Enter")  # applied: the panel closes and the answer gets the room
+    page.locator(".message.assistant .filtered").last.wait_for(timeout=120_000)
+    assert not page.locator("#ask-form details.filters").evaluate("d => d.open")
+    assert abs(form.bounding_box()["height"] - closed_height) < 2
+    assert page.evaluate(NO_OVERFLOW), overflow(page)
     page.context.close()
 
 

@@ -172,3 +172,31 @@ def test_share_opens_for_a_reader_and_is_refused_to_others(conversation, live_se
     assert bob.goto(url).status == 404
     for page in (owner, bob, carol):
         page.context.close()
+
+
+@pytest.fixture
+def corpus(live_server, user, no_llm):
+    in_db_thread(lambda: make_document(make_collection("guides", owner=user), source="deploy.md",
+                                       title="Deployment guide", parts=GUIDE))
+
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+def test_the_first_answer_titles_the_new_conversation(corpus, live_server, chromium, viewport):
+    page = log_in(chromium, live_server.url, "alice", "alice-password-1", viewport=VIEWPORTS[viewport])
+    expect(page.locator("h1.conversation-title")).to_have_text("New conversation")
+    long_question = QUESTION + " I mean the one for requests to the upstream service, in production."
+    page.focus("#ask-form textarea[name=question]")  # keyboard only: type, Enter sends
+    page.keyboard.type(long_question)
+    page.keyboard.press("Enter")
+    page.locator(".message.assistant.status-complete").wait_for()
+    conversation = in_db_thread(lambda: Conversation.objects.get())
+    expect(page.locator("h1.conversation-title")).to_have_text(long_question[:80])
+    assert page.title() == f"{long_question[:80]} · ragweb"
+    assert page.url == live_server.url + conversation.get_absolute_url()
+    current = page.locator("#conversation-list a.current .label")
+    expect(current).to_have_text(long_question[:80])  # the list too, with this one marked
+    open_panel(page, "rename")  # the conversation's actions work at once, without a reload
+    assert page.input_value("#rename-title") == long_question[:80]
+    heading = page.locator("h1.conversation-title").bounding_box()
+    assert heading["x"] >= 0 and heading["x"] + heading["width"] <= VIEWPORTS[viewport]["width"]
+    page.context.close()

@@ -5,35 +5,25 @@ from __future__ import annotations
 
 import pytest
 
-from corpus import llm
 from corpus.models import LLMSettings
 from tests.browser.support import in_db_thread, log_in
-from tests.chat.fake_openai import FakeOpenAI
+from tests.chat.fake_openai import ENDPOINT_KEY as KEY
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-KEY = "sk-browser-5e2a-secret"
-
-
-@pytest.fixture
-def endpoint(settings):
-    settings.LLM_BASE_URL, settings.LLM_MODEL, settings.LLM_API_KEY = "", "", ""
-    settings.LLM_TIMEOUT, settings.LLM_MAX_RETRIES = 5.0, 0
-    llm.forget_stored()
-    with FakeOpenAI(reply="OK") as fake:
-        fake.models, fake.api_key = ["tiny-model", "big-model"], KEY
-        yield fake
-    llm.forget_stored()
-
-
-def test_staff_test_then_save_the_llm_and_the_key_stays_hidden(live_server, endpoint, django_user_model, chromium):
+def test_staff_test_then_save_the_llm_and_the_key_stays_hidden(live_server, llm_endpoint, django_user_model, chromium):
     in_db_thread(lambda: django_user_model.objects.create_user("sam", password="sam-password-1", is_staff=True))
     page = log_in(chromium, live_server.url, "sam", "sam-password-1")
     page.goto(f"{live_server.url}/admin/corpus/llmsettings/")
     assert "No LLM: answers are quoted from the sources" in page.locator("#llm-in-effect").inner_text()
 
-    page.fill("input[name=base_url]", endpoint.base_url)
-    page.fill("input[name=model]", "tiny-model")
+    page.fill("input[name=base_url]", "http://llm-server.invalid/v1")
+    page.fill("input[name=model]", "small-model")
+    page.click("input[name=_test]")
+    assert page.locator("ul.messagelist").inner_text().strip().startswith(
+        "Unknown host: the name “llm-server.invalid” could not be resolved")
+
+    page.fill("input[name=base_url]", llm_endpoint.base_url)
     page.fill("input[name=new_api_key]", "sk-wrong")
     page.click("input[name=_test]")
     assert page.locator("ul.messagelist").inner_text().strip() == \
@@ -41,7 +31,7 @@ def test_staff_test_then_save_the_llm_and_the_key_stays_hidden(live_server, endp
 
     page.fill("input[name=new_api_key]", KEY)
     page.click("input[name=_test]")
-    assert page.locator("ul.messagelist").inner_text().startswith("It works: tiny-model answered “OK”")
+    assert page.locator("ul.messagelist").inner_text().startswith("It works: small-model answered “OK”")
     assert not in_db_thread(lambda: LLMSettings.objects.exists())  # a test saves nothing
 
     page.click("input[name=_save]")
@@ -51,6 +41,6 @@ def test_staff_test_then_save_the_llm_and_the_key_stays_hidden(live_server, endp
     assert page.input_value("input[name=new_api_key]") == "" and KEY not in page.content()
     # The endpoint's models are offered in the model field's list.
     options = page.eval_on_selector_all("#llm-models option", "els => els.map(e => e.value)")
-    assert options == ["big-model", "tiny-model"]
-    assert "Answers are written by tiny-model" in page.locator("#llm-in-effect").inner_text()
-    assert in_db_thread(lambda: LLMSettings.objects.get().model) == "tiny-model"
+    assert options == ["large-model", "small-model"]
+    assert "Answers are written by small-model" in page.locator("#llm-in-effect").inner_text()
+    assert in_db_thread(lambda: LLMSettings.objects.get().model) == "small-model"

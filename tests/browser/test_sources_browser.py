@@ -83,3 +83,27 @@ def test_add_a_site_see_pages_ready_then_a_removed_page_disappear(live_server, u
     assert "Boats" not in card.locator(".source-documents").inner_text()
     assert not in_db_thread(lambda: Document.objects.filter(source=site.url("/docs/boats")).exists())
     page.context.close()
+
+
+def test_the_add_form_shows_only_the_chosen_kinds_fields(live_server, user, chromium, settings, tmp_path):
+    (tmp_path / "handbook").mkdir()
+    settings.SOURCES_FOLDERS = [str(tmp_path)]
+    in_db_thread(lambda: Collection.objects.create(slug="harbour", name="Harbour", owner=user))
+    shown = {"url": ["kind", "url", "schedule", "tags"],
+             "site": ["kind", "url", "schedule", "max_pages", "max_depth", "tags"],
+             "folder": ["kind", "path", "schedule", "max_pages", "tags"]}
+    for viewport in (PHONE, DESKTOP):
+        page = log_in(chromium, live_server.url, "alice", "alice-password-1", viewport=viewport)
+        page.goto(f"{live_server.url}/sources/harbour/")
+        form = page.locator("form.source-form")
+        page.focus("select[name=kind]")  # keyboard only: the arrow keys change the kind
+        for kind in ("url", "site", "folder"):
+            assert page.input_value("select[name=kind]") == kind
+            visible = form.locator("input:visible, select:visible").evaluate_all(
+                "els => els.filter(e => e.type !== 'hidden').map(e => e.name)")
+            assert visible == shown[kind], (viewport, kind)
+            widths = {round(form.locator(f"[name={name}]").bounding_box()["width"]) for name in visible}
+            assert len(widths) == 1, (viewport, kind, widths)  # every field as wide as the others
+            assert page.evaluate(NO_OVERFLOW)
+            page.keyboard.press("ArrowDown")
+        page.context.close()

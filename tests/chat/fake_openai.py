@@ -180,3 +180,29 @@ def no_llm(settings, monkeypatch):
     settings.LLM_BASE_URL = ""
     settings.LLM_MODEL = ""
     monkeypatch.setattr(llm, "stored_config", lambda: llm.NONE)
+
+
+ENDPOINT_KEY = "sk-test-9c1e5d7b-never-logged"
+ENDPOINT_MODELS = ("small-model", "large-model")
+
+
+@pytest.fixture
+def llm_unset(settings):
+    """No LLM from the environment and none cached from the admin's LLM settings, before and after
+    the test (the stored settings are cached per process): for tests of the admin's LLM settings."""
+    from corpus import llm
+
+    settings.LLM_BASE_URL, settings.LLM_MODEL, settings.LLM_API_KEY = "", "", ""
+    settings.LLM_TIMEOUT, settings.LLM_MAX_RETRIES = 5.0, 0
+    llm.forget_stored()
+    yield
+    llm.forget_stored()
+
+
+@pytest.fixture
+def llm_endpoint(llm_unset):
+    """A FakeOpenAI endpoint as staff would enter it in the admin's LLM settings: it lists
+    ENDPOINT_MODELS, accepts ENDPOINT_KEY only and replies "OK"; nothing is configured yet."""
+    with FakeOpenAI(reply="OK") as fake:
+        fake.models, fake.api_key = list(ENDPOINT_MODELS), ENDPOINT_KEY
+        yield fake

@@ -348,3 +348,20 @@ def test_a_failure_mid_stream_ends_with_an_error_event(alice, corpus, monkeypatc
     events = sse_events(response)
     assert events[0][0] == "start" and events[-1][0] == "error"
     assert events[-1][1]["message"].startswith(f"The server failed while answering (error {events[-1][1]['error_id']})")
+
+
+def test_the_first_answer_brings_the_new_conversations_head(alice, corpus, no_llm):
+    question = "What is the default request timeout when the upstream service is slow and nobody set one?" * 2
+    first = sse_events(alice.post(reverse("chat:ask"), {"question": question}, HTTP_ACCEPT="text/event-stream"))
+    start = first[0][1]
+    conversation = Conversation.objects.get()
+    assert start["title"] == question[:80] == conversation.title  # the question, cut to the title's length
+    head = BeautifulSoup(start["head"], "html.parser")
+    assert head.select_one("h1.conversation-title").text == question[:80]
+    assert head.select_one(".conversation-actions form")["action"] == f"/c/{conversation.pk}/rename/"
+    assert_inert(start["head"])
+    # A follow-up keeps the head as it is (an open Rename panel is not swapped away).
+    follow_up = sse_events(alice.post(reverse("chat:ask"), {"question": "And in production?",
+                                                            "conversation": conversation.pk},
+                                      HTTP_ACCEPT="text/event-stream"))
+    assert "head" not in follow_up[0][1] and "title" not in follow_up[0][1]

@@ -15,29 +15,17 @@ from django.test import Client
 from audit.models import Action, AuditEvent
 from corpus import llm
 from corpus.models import LLMSettings
-from tests.chat.fake_openai import FakeOpenAI
+from tests.chat.fake_openai import ENDPOINT_KEY
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("llm_unset")]
 
 URL = "/admin/corpus/llmsettings/"
-KEY = "sk-test-9c1e5d7b-never-logged"
+KEY = ENDPOINT_KEY
 
 
 @pytest.fixture
-def env_without_llm(settings):
-    settings.LLM_BASE_URL, settings.LLM_MODEL, settings.LLM_API_KEY = "", "", ""
-
-
-@pytest.fixture(autouse=True)
-def fresh_cache():
-    llm.forget_stored()
-    yield
-    llm.forget_stored()
-
-
-@pytest.fixture
-def staff(django_user_model, env_without_llm, settings):
-    settings.LLM_TIMEOUT, settings.LLM_MAX_RETRIES = 2.0, 0
+def staff(django_user_model, llm_unset, settings):
+    settings.LLM_TIMEOUT = 2.0
     user = django_user_model.objects.create_user("sam", password="sam-password-1", is_staff=True)
     client = Client()
     client.force_login(user)
@@ -46,11 +34,8 @@ def staff(django_user_model, env_without_llm, settings):
 
 
 @pytest.fixture
-def server():
-    with FakeOpenAI(reply="OK") as fake:
-        fake.models = ["small-model", "large-model"]
-        fake.api_key = KEY
-        yield fake
+def server(llm_endpoint):
+    return llm_endpoint
 
 
 def messages_of(response) -> list[str]:
@@ -187,8 +172,23 @@ def test_not_openai_compatible(staff, web_page_server):
 def test_a_path_without_the_api_is_not_openai_compatible(staff, server):
     server.models, server.status = None, 404  # no /models, and 404 for chat completions
     assert press_test(staff, server.base_url) == [
-        f"Not OpenAI-compatible: {server.base_url}/chat/completions does not exist (HTTP 404). The base URL "
-        "usually ends in /v1."]
+        f"Not OpenAI-compatible: POST {server.base_url}/chat/completions answered HTTP 404, so {server.base_url} "
+        "does not look like an OpenAI-compatible endpoint. The base URL usually ends in /v1."]
+
+
+@pytest.mark.parametrize("status", [501, 405])
+def test_a_server_without_post_is_not_openai_compatible(staff, server, status):
+    server.models, server.status = None, status  # a static web server: no /models, no POST
+    assert press_test(staff, server.base_url) == [
+        f"Not OpenAI-compatible: POST {server.base_url}/chat/completions answered HTTP {status}, so "
+        f"{server.base_url} does not look like an OpenAI-compatible endpoint. The base URL usually ends in /v1."]
+
+
+def test_a_host_that_does_not_resolve_is_named(staff):
+    # .invalid never resolves (RFC 6761): the resolver answers at once, nothing is sent anywhere.
+    assert press_test(staff, "http://llm-server.invalid:8080/v1") == [
+        "Unknown host: the name “llm-server.invalid” could not be resolved (no DNS answer). "
+        "Check the spelling of the base URL."]
 
 
 def test_the_key_is_never_logged(staff, server, caplog, client, user):

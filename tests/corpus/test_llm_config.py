@@ -16,32 +16,18 @@ from corpus.models import LLMSettings
 from tests.chat.chat_corpus import GUIDE, make_collection, make_document
 from tests.chat.fake_openai import FakeOpenAI, is_rewrite_request
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("llm_unset")]
 
 ADMIN_KEY = "sk-admin-key-3f9a"
 
 
 @pytest.fixture
-def env_without_llm(settings):
-    settings.LLM_BASE_URL, settings.LLM_MODEL, settings.LLM_API_KEY = "", "", ""
-
-
-@pytest.fixture(autouse=True)
-def fresh_cache():
-    """The admin settings are cached per process: each test starts and ends without them."""
-    llm.forget_stored()
-    yield
-    llm.forget_stored()
-
-
-@pytest.fixture
-def server(settings, env_without_llm):
-    settings.LLM_MAX_RETRIES, settings.LLM_TIMEOUT = 0, 5.0
+def server(llm_unset):
     with FakeOpenAI(reply="Thirty seconds [1].") as fake:
         yield fake
 
 
-def test_nothing_configured_means_extractive(env_without_llm):
+def test_nothing_configured_means_extractive(llm_unset):
     assert llm.current() == llm.NONE and not llm.llm_configured()
 
 

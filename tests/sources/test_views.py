@@ -71,3 +71,44 @@ def test_a_stranger_gets_404(client, team, django_user_model):
     signed_in(client, stranger)
     assert client.get("/sources/team/").status_code == 404
     assert client.post(f"/sources/source/{source.pk}/sync/").status_code == 404
+
+
+def row_classes(page: str) -> dict[str, set[str]]:
+    """Each form field's row classes, by the field's name (from its input's id="id_NAME")."""
+    import re
+
+    rows = re.findall(r'<p(?: class="([^"]*)")?>\s*<label for="id_(\w+)"', page)
+    return {name: set(classes.split()) for classes, name in rows}
+
+
+def test_each_fields_row_names_the_kinds_it_belongs_to(client, team, user, allowed_root):
+    page = signed_in(client, user).get("/sources/team/").content.decode()
+    assert row_classes(page) == {
+        "kind": set(), "url": {"of-kind", "for-url", "for-site"}, "path": {"of-kind", "for-folder"},
+        "schedule": set(), "max_pages": {"of-kind", "for-site", "for-folder"},
+        "max_depth": {"of-kind", "for-site"}, "tags": set()}
+
+
+def test_the_fields_of_other_kinds_are_ignored(client, team, user, allowed_root):
+    # Left in the hidden fields of another kind: a bad number, an empty one, a folder.
+    folder = str((allowed_root / "handbook").resolve())
+    response = signed_in(client, user).post("/sources/team/add/", {
+        "kind": "url", "url": "https://example.org/page", "schedule": "daily", "max_pages": "",
+        "max_depth": "many", "path": folder})
+    assert response.status_code == 302
+    page = Source.objects.get()
+    assert (page.kind, page.url, page.path, page.max_pages, page.max_depth) == (
+        "url", "https://example.org/page", "", 100, 3)
+    response = client.post("/sources/team/add/", {
+        "kind": "folder", "path": folder, "url": "https://example.org/left-over", "schedule": "daily",
+        "max_pages": 7, "max_depth": "many"})
+    assert response.status_code == 302
+    files = Source.objects.get(kind="folder")
+    assert (files.url, files.path, files.max_pages) == ("", folder, 7)
+
+
+def test_a_kinds_own_fields_are_still_checked(client, team, user):
+    response = signed_in(client, user).post("/sources/team/add/", {
+        "kind": "site", "url": "https://example.org/", "schedule": "daily", "max_pages": 10, "max_depth": "many"})
+    assert response.status_code == 400 and "Enter a whole number." in response.content.decode()
+    assert not Source.objects.exists()
