@@ -235,3 +235,21 @@ def test_an_inactive_users_token_is_refused(user):
     assert status_with(f"Token {key}") == 200
     type(user).objects.filter(pk=user.pk).update(is_active=False)
     assert status_with(f"Token {key}") == 401
+
+
+def test_token_for_key_reads_the_token_and_its_user_as_the_orm_does(user):
+    from accounts.services import token_for_key
+
+    token, key = token_create(user=user, name="ci", read_only=True, expires=timezone.now() + timedelta(days=3))
+    found = token_for_key(key)
+    expected = ApiToken.objects.select_related("user").get(pk=token.pk)
+    fields = [f.attname for f in ApiToken._meta.concrete_fields]
+    user_fields = [f.attname for f in type(user)._meta.concrete_fields]
+    assert [getattr(found, f) for f in fields] == [getattr(expected, f) for f in fields]
+    assert [getattr(found.user, f) for f in user_fields] == [getattr(expected.user, f) for f in user_fields]
+    assert found.read_only is True and found.expires == expected.expires and found.user.pk == user.pk
+    assert not found._state.adding and found._state.db == "default"
+    with CaptureQueriesContext(connection) as captured:
+        assert found.user.get_username() == user.get_username()
+    assert not captured.captured_queries  # the user came with the token
+    assert token_for_key(key + "x") is None
