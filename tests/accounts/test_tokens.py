@@ -14,10 +14,11 @@ from django.apps import apps as django_apps
 from django.core.management import call_command
 from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from accounts.models import ApiToken
+from accounts.models import LAST_USED_EVERY, ApiToken
 from accounts.services import token_create
 
 pytestmark = pytest.mark.django_db
@@ -212,3 +213,45 @@ def test_the_tokens_page_makes_read_only_and_expiring_tokens_and_shows_last_use(
     page = browser.get("/account/tokens/").content.decode()
     assert page.count('<td data-label="Expires">expired ') == 1
     assert '<td data-label="Expires">never</td>' in page  # "plain" never expires
+
+
+def test_a_token_used_twice_within_a_minute_is_written_once_and_again_after_it(user):
+    token, key = token_create(user=user)
+
+    def writes() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert status_with(f"Token {key}") == 200
+        return sum("UPDATE" in q["sql"] and "accounts_apitoken" in q["sql"] for q in captured.captured_queries)
+
+    assert writes() == 1  # the first use
+    first = ApiToken.objects.get(pk=token.pk).last_used
+    assert writes() == 0  # within LAST_USED_EVERY: no write
+    assert ApiToken.objects.get(pk=token.pk).last_used == first
+    ApiToken.objects.filter(pk=token.pk).update(last_used=timezone.now() - LAST_USED_EVERY)
+    assert writes() == 1  # a minute later it is recorded again
+    assert ApiToken.objects.get(pk=token.pk).last_used > first
+
+
+def test_an_inactive_users_token_is_refused(user):
+    _, key = token_create(user=user)
+    assert status_with(f"Token {key}") == 200
+    type(user).objects.filter(pk=user.pk).update(is_active=False)
+    assert status_with(f"Token {key}") == 401
+
+
+def test_token_for_key_reads_the_token_and_its_user_as_the_orm_does(user):
+    from accounts.services import token_for_key
+
+    token, key = token_create(user=user, name="ci", read_only=True, expires=timezone.now() + timedelta(days=3))
+    found = token_for_key(key)
+    expected = ApiToken.objects.select_related("user").get(pk=token.pk)
+    fields = [f.attname for f in ApiToken._meta.concrete_fields]
+    user_fields = [f.attname for f in type(user)._meta.concrete_fields]
+    assert [getattr(found, f) for f in fields] == [getattr(expected, f) for f in fields]
+    assert [getattr(found.user, f) for f in user_fields] == [getattr(expected.user, f) for f in user_fields]
+    assert found.read_only is True and found.expires == expected.expires and found.user.pk == user.pk
+    assert not found._state.adding and found._state.db == "default"
+    with CaptureQueriesContext(connection) as captured:
+        assert found.user.get_username() == user.get_username()
+    assert not captured.captured_queries  # the user came with the token
+    assert token_for_key(key + "x") is None

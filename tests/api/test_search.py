@@ -1,9 +1,18 @@
 """POST /api/search/: request validation, auth, scoping to readable collections, response shape."""
 
+import json
+
+import numpy as np
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from rest_framework.renderers import JSONRenderer
 from rest_framework.test import APIClient
 
 from accounts.services import token_create
+from api.search import SearchOutput, search_output
+from chat.retrieval.search import search
+from chat.retrieval.types import DocumentRef, ScoredChunk, SearchResult, Segment
 from corpus.ingest.embed import embed_texts
 from corpus.models import Collection
 from tests.chat.factories import make_collection, make_document
@@ -113,3 +122,36 @@ def test_max_chars_trims_the_segments(setup, user):
 def test_non_object_body_is_400(setup):
     response = setup.post("/api/search/", ["query"], format="json")
     assert response.status_code == 400
+
+
+def test_a_token_search_is_four_statements_and_the_token_lookup_joins_its_user(setup):
+    # Token with its user; the readable collections; the candidates (both sides); the text of the
+    # segments and chunks. A fifth (a second permission query, the user loaded on its own, a write
+    # of last_used) is a regression: docs/scaling.md, "Searches per second".
+    setup.post("/api/search/", {"query": "warm up"}, format="json")  # last_used written once, now fresh
+    with CaptureQueriesContext(connection) as captured:
+        response = setup.post("/api/search/", {"query": "how long to knead dough", "k": 2}, format="json")
+    assert response.status_code == 200
+    statements = [q["sql"] for q in captured.captured_queries]
+    assert len(statements) == 4, statements
+    assert "accounts_apitoken" in statements[0] and '"auth_user"' in statements[0]
+    assert "corpus_collection" in statements[1] and "UNION" in statements[1]
+    assert not any(sql.lstrip().upper().startswith(("UPDATE", "INSERT")) for sql in statements)
+
+
+def test_search_output_is_what_the_output_serializer_gives(setup):
+    # search_output replaces SearchOutput(result).data on the hot path; the schema is SearchOutput's.
+    result = search(query="how long to knead dough", collections=Collection.objects.all(), k=3)
+    assert result.chunks and result.segments
+    assert search_output(result) == SearchOutput(result).data
+    doc = DocumentRef(7, "Guide", "guide.md")
+    nulls = SearchResult(query="q", mode="vector", timings_ms={"total": 1},
+                         chunks=[ScoredChunk(chunk_id=1, document=doc, chunk_index=0, text="t", start=0, end=1,
+                                             score=np.float32(0.5), relevance=0.25,
+                                             ranks={"vector": 1, "keyword": None})],
+                         segments=[Segment(document=doc, start=0, end=1, char_start=0, char_end=1, text="t",
+                                           score=0.5, page=None)])
+    plain = search_output(nulls)
+    assert plain == SearchOutput(nulls).data
+    assert plain["chunks"][0]["ranks"] == {"vector": 1, "keyword": None} and plain["segments"][0]["page"] is None
+    assert json.loads(JSONRenderer().render(plain)) == plain  # plain JSON types only (no numpy scalars)
