@@ -51,6 +51,14 @@ def clean_tags(value: object) -> list[str]:
     return tags
 
 
+def merged_tags(current: object, *, add: list[str], remove: list[str] = ()) -> list[str]:
+    """`current` tags (hand-set ones included) without `remove`, then `add`: how a source's tags
+    join a document's own (sources.sync, a source's tags changed). At most TAGS_MAX: `add` always
+    fits, the oldest of the others are dropped first."""
+    kept = [tag for tag in (current if isinstance(current, list) else []) if tag not in remove and tag not in add]
+    return (kept + list(add))[-TAGS_MAX:]
+
+
 def is_url(source: str) -> bool:
     return source.startswith(("http://", "https://"))
 

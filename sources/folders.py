@@ -50,17 +50,27 @@ def resolve_folder(path: str) -> Path:
     path = (path or "").strip()
     if not path or "\x00" in path:
         raise FolderRefused("Give the folder's path.")
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate: no file name on the server has it, and no error message could show it.
+        raise FolderRefused("The path is not valid text (it contains a lone surrogate).") from None
     given = Path(path).expanduser()
     candidates = [given] if given.is_absolute() else [root / given for root in roots]
     for candidate in candidates:
-        resolved = candidate.resolve()
-        if root_of(resolved) is None:
+        try:
+            resolved = candidate.resolve()
+            inside = root_of(resolved) is not None
+            is_dir = inside and resolved.is_dir()
+        except OSError as exc:  # a name too long, a link loop, a folder on the way one may not enter
+            raise FolderRefused(f"{path[:200]}: cannot be read ({exc.strerror or exc}).") from None
+        if not inside:
             continue
-        if not resolved.is_dir():
-            raise FolderRefused(f"{path}: no such folder.")
+        if not is_dir:
+            raise FolderRefused(f"{path[:200]}: no such folder.")
         return resolved
     allowed = ", ".join(str(root) for root in roots)
-    raise FolderRefused(f"{path}: not inside a folder the operator allows (SOURCES_FOLDERS: {allowed}).")
+    raise FolderRefused(f"{path[:200]}: not inside a folder the operator allows (SOURCES_FOLDERS: {allowed}).")
 
 
 def folder_choices() -> list[str]:
