@@ -8,7 +8,9 @@ server a document. Only the types the parser registry reads are listed, hidden f
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,11 +52,6 @@ def resolve_folder(path: str) -> Path:
     path = (path or "").strip()
     if not path or "\x00" in path:
         raise FolderRefused("Give the folder's path.")
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        # A lone surrogate: no file name on the server has it, and no error message could show it.
-        raise FolderRefused("The path is not valid text (it contains a lone surrogate).") from None
     given = Path(path).expanduser()
     candidates = [given] if given.is_absolute() else [root / given for root in roots]
     for candidate in candidates:
@@ -114,16 +111,24 @@ def folder_files(folder: Path, *, limit: int) -> tuple[list[FolderFile], bool]:
             if name.startswith(".") or Path(name).suffix.lower() not in SUPPORTED_EXTENSIONS:
                 continue
             try:
-                stat = file.lstat()
+                info = file.lstat()
             except OSError:
                 continue  # gone since the listing
             if not file.is_file() or file.is_symlink():
                 continue
-            files.append(FolderFile(file, file.relative_to(folder).as_posix(), stat.st_mtime_ns, stat.st_size))
+            files.append(FolderFile(file, file.relative_to(folder).as_posix(), info.st_mtime_ns, info.st_size))
     return files[:limit], len(files) > limit
 
 
-def read_file(file: FolderFile) -> bytes:
-    """The file's bytes, refusing it if it became a link since it was listed (O_NOFOLLOW)."""
-    with os.fdopen(os.open(file.path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as handle:
+def read_file(file: FolderFile, *, folder: Path) -> bytes:
+    """The bytes of `file` of `folder`, refusing (OSError) what changed since it was listed: the
+    file become a link (O_NOFOLLOW), a folder on its way become a link leading out of `folder`,
+    or the file replaced by something that is not a regular file (a FIFO would block the sync
+    forever, a device would never end: O_NONBLOCK, then fstat)."""
+    if not file.path.parent.resolve().is_relative_to(folder):
+        raise OSError(errno.ELOOP, "a folder on its way is now a link out of the source's folder")
+    descriptor = os.open(file.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
         return handle.read(settings.MAX_UPLOAD_BYTES + 1)
