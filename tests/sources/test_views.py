@@ -71,3 +71,16 @@ def test_a_stranger_gets_404(client, team, django_user_model):
     signed_in(client, stranger)
     assert client.get("/sources/team/").status_code == 404
     assert client.post(f"/sources/source/{source.pk}/sync/").status_code == 404
+
+
+def test_hostile_failure_reasons_and_items_are_shown_as_text(client, team, other_user):
+    """What a remote server or a file name put in a sync's failures cannot run script on the page."""
+    from tests.chat.test_views import assert_inert
+
+    Source.objects.create(collection=team, kind="site", url="https://docs.example.org/", schedule="none",
+                          state="failed", error="<script>alert(1)</script>", last_failed=1,
+                          failures=[{"item": "https://docs.example.org/<img src=x onerror=alert(2)>",
+                                     "reason": "<a href=javascript:alert(3)>x</a>"}])
+    html = signed_in(client, other_user).get("/sources/team/").content.decode()
+    assert_inert(html)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "onerror=alert(2)&gt;" in html
