@@ -118,14 +118,15 @@ def collection_create(*, owner, name: str, slug: str = "", **settings_fields) ->
     return collection
 
 
-def collection_update(*, collection: Collection, **fields) -> Collection:
+def collection_update(*, collection: Collection, request=None, **fields) -> Collection:
     """Change `name`, `slug` or any of COLLECTION_SETTINGS. When the change alters how chunks are
     built (Collection.pipeline_signature), the collection's documents are queued for re-ingestion.
+    Making it public or private again is audited as a sharing change (`request`: who, from where).
     Raises ValidationError like collection_create; the collection is then left unchanged."""
     _check_fields(fields, ("name", "slug", *COLLECTION_SETTINGS))
     with transaction.atomic():
         locked = Collection.objects.select_for_update().get(pk=collection.pk)
-        before, old_slug = locked.pipeline_signature(), locked.slug
+        before, old_slug, was_public = locked.pipeline_signature(), locked.slug, locked.is_public
         for field, value in fields.items():
             setattr(locked, field, value.strip() if field in ("name", "slug") else value)
         _save_validated(locked)
@@ -136,6 +137,9 @@ def collection_update(*, collection: Collection, **fields) -> Collection:
         if locked.pipeline_signature() != before:
             for document in locked.documents.all():
                 document_reingest(document=document)
+        if locked.is_public != was_public:  # every signed-in user reads it now, or no longer
+            audit_record(Action.SHARING_CHANGED, target=locked, request=request,
+                         detail={"is_public": {"from": was_public, "to": locked.is_public}})
     for field in Collection._meta.concrete_fields:
         setattr(collection, field.attname, getattr(locked, field.attname))
     return collection

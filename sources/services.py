@@ -150,19 +150,22 @@ def clean_changes(*, current: Source | None = None, **fields) -> dict:
 def source_update(*, source: Source, request=None, **fields) -> Source:
     """Change CHANGEABLE fields (clean_changes). New tags replace the source's old ones on its
     documents at once (tags set on a document by hand stay); a new schedule counts from the last
-    sync (or now). Audited (`request`: who, from where)."""
+    sync (or now). A real change is audited, each field from what to what (`request`: who, from where)."""
     with transaction.atomic():
         locked = Source.objects.select_for_update().get(pk=source.pk)
         fields = clean_changes(current=locked, **fields)
         old_tags = list(locked.tags or [])
         tags_changed = "tags" in fields and fields["tags"] != old_tags
+        # What really changed, from what to what (a form posts every field, most as they were).
+        changed = {name: {"from": getattr(locked, name), "to": value} for name, value in fields.items()
+                   if getattr(locked, name) != value}
         for name, value in fields.items():
             setattr(locked, name, value)
         if "schedule" in fields:
             locked.next_sync_at = locked.next_sync_after(locked.sync_finished_at or timezone.now())
         locked.save()
-        audit.record(Action.SOURCE_CHANGED, target=locked, request=request,
-                     detail={name: value for name, value in fields.items()})
+        if changed:
+            audit.record(Action.SOURCE_CHANGED, target=locked, request=request, detail=changed)
         if tags_changed:
             for document in Document.objects.filter(source_link__source=locked):
                 corpus_services.document_swap_tags(document=document, remove=old_tags, add=locked.tags)
