@@ -113,3 +113,25 @@ def test_a_folder_swapped_for_a_link_out_after_listing_is_not_read(folder_source
     assert result.new == 1 and result.failed == 1, result
     assert "link out of the source's folder" in result.failures[0]["reason"]
     assert not Document.objects.filter(text__contains="database password").exists()
+
+
+def test_a_source_deleted_during_its_sync_leaves_no_document_behind(folder_source, django_capture_on_commit_callbacks):
+    """The sync reads the second file after the source (and the first file's document) is gone: the
+    second document is not kept without its source, and the sync ends on the error."""
+    read_item = folder_kind.read_item
+    reads = []
+
+    def deleting_after_the_first(source, item, link):
+        reads.append(item.key)
+        if len(reads) == 2:
+            services.source_delete(source=Source.objects.get(pk=source.pk))
+        return read_item(source, item, link)
+
+    folder_kind.read_item = deleting_after_the_first
+    try:
+        with django_capture_on_commit_callbacks(execute=True), pytest.raises(Exception):  # noqa: B017, PT011
+            source_sync(source_id=folder_source.pk)
+    finally:
+        folder_kind.read_item = read_item
+    assert len(reads) == 2
+    assert not Source.objects.exists() and not Document.objects.exists()
