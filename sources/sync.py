@@ -79,6 +79,7 @@ def source_sync(*, source_id: int, progress: Progress | None = None) -> SyncResu
     is also recorded on the source (counts, failures, error, next scheduled sync)."""
     if not _try_lock(source_id):
         return SyncResult(busy=True)
+    source = None
     try:
         source = Source.objects.select_related("collection", "created_by").filter(pk=source_id).first()
         if source is None:
@@ -98,9 +99,13 @@ def source_sync(*, source_id: int, progress: Progress | None = None) -> SyncResu
             audit.record(Action.SOURCE_SYNCED, target=source, detail={**result.counts, "error": result.error})
         return result
     except BaseException as exc:
-        # Shown as failed with the reason, never left "syncing" (nor "idle", which would hide it).
-        Source.objects.filter(pk=source_id, state=Source.State.SYNCING).update(
-            state=Source.State.FAILED, error=stopped_reason(exc), sync_finished_at=timezone.now())
+        # Shown as failed with the reason, never left "syncing" (nor "idle", which would hide it);
+        # due again at its next scheduled time, not at the next beat tick (a crash would repeat each minute).
+        stopped = timezone.now()
+        changes = {"state": Source.State.FAILED, "error": stopped_reason(exc), "sync_finished_at": stopped}
+        if source is not None:
+            changes["next_sync_at"] = source.next_sync_after(stopped)
+        Source.objects.filter(pk=source_id, state=Source.State.SYNCING).update(**changes)
         raise
     finally:
         _unlock(source_id)

@@ -184,7 +184,7 @@ def test_source_changes_are_in_the_audit_trail(folder, user, carol, eager_media,
     assert (added.actor_username, added.target_id) == ("alice", str(folder.pk))
     assert client_of(carol).patch(f"/api/sources/{folder.pk}/", {"schedule": "daily"}, format="json").status_code == 200
     changed = AuditEvent.objects.get(action=Action.SOURCE_CHANGED)
-    assert (changed.actor_username, changed.detail) == ("carol", {"schedule": "daily"})
+    assert (changed.actor_username, changed.detail) == ("carol", {"schedule": {"from": "none", "to": "daily"}})
     with django_capture_on_commit_callbacks(execute=True):
         assert client_of(user).post(f"/api/sources/{folder.pk}/sync/").status_code in (200, 202)
     synced = AuditEvent.objects.get(action=Action.SOURCE_SYNCED)

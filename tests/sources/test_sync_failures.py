@@ -5,9 +5,11 @@ listing and reading is refused, not read or waited on."""
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 
 import pytest
 from django.db import connections
+from django.utils import timezone
 
 from corpus.models import Document
 from sources import services
@@ -34,11 +36,15 @@ def test_a_sync_that_crashes_is_marked_failed_with_the_reason(folder_source, mon
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(folder_kind, "list_items", broken)
+    Source.objects.filter(pk=folder_source.pk).update(schedule=Source.Schedule.HOURLY, next_sync_at=timezone.now())
     with pytest.raises(RuntimeError):
         source_sync(source_id=folder_source.pk)
     folder_source.refresh_from_db()
     assert folder_source.state == Source.State.FAILED
     assert "RuntimeError: disk on fire" in folder_source.error and folder_source.sync_finished_at is not None
+    # Due again in an hour, not at the next beat tick (a crash would repeat every minute).
+    assert folder_source.next_sync_at > timezone.now() + timedelta(minutes=59)
+    assert not Source.objects.due(timezone.now()).exists()
 
 
 def test_a_sync_left_syncing_by_a_dead_worker_is_marked_failed_by_the_next_tick(folder_source, allowed_root,
@@ -115,6 +121,7 @@ def test_a_folder_swapped_for_a_link_out_after_listing_is_not_read(folder_source
     assert not Document.objects.filter(text__contains="database password").exists()
 
 
+@pytest.mark.django_db(transaction=True)  # the link's foreign key is checked at a real commit
 def test_a_source_deleted_during_its_sync_leaves_no_document_behind(folder_source, django_capture_on_commit_callbacks):
     """The sync reads the second file after the source (and the first file's document) is gone: the
     second document is not kept without its source, and the sync ends on the error."""
