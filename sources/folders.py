@@ -19,6 +19,7 @@ from django.conf import settings
 from corpus.ingest.parse.formats import SUPPORTED_EXTENSIONS
 
 MAX_FOLDER_CHOICES = 200  # folders offered in the web form
+MAX_FOLDER_DEPTH = 64  # sub-folder levels a folder source reads; deeper ones are skipped
 
 
 class FolderRefused(ValueError):
@@ -98,14 +99,16 @@ class FolderFile:
 
 def folder_files(folder: Path, *, limit: int) -> tuple[list[FolderFile], bool]:
     """The supported files under `folder` (recursive, in sorted walk order, links and hidden entries
-    skipped), at most `limit`; and whether there were more. The walk stops there: a huge tree costs
-    no more than `limit` files."""
+    skipped, sub-folders at most MAX_FOLDER_DEPTH deep), at most `limit`; and whether there were
+    more. The walk stops there: a huge tree costs no more than `limit` files."""
     files: list[FolderFile] = []
     for directory, folders, names in os.walk(folder):  # followlinks=False
         if len(files) > limit:
             break
         base = Path(directory)
-        folders[:] = sorted(f for f in folders if not f.startswith("."))
+        # Python 3.11's os.walk recurses: a tree ~1,000 levels deep would end the sync in RecursionError.
+        deep = len(base.relative_to(folder).parts) >= MAX_FOLDER_DEPTH
+        folders[:] = [] if deep else sorted(f for f in folders if not f.startswith("."))
         for name in sorted(names):
             file = base / name
             if name.startswith(".") or Path(name).suffix.lower() not in SUPPORTED_EXTENSIONS:

@@ -142,3 +142,16 @@ def test_a_source_deleted_during_its_sync_leaves_no_document_behind(folder_sourc
         folder_kind.read_item = read_item
     assert len(reads) == 2
     assert not Source.objects.exists() and not Document.objects.exists()
+
+
+def test_a_very_deep_tree_is_listed_down_to_the_depth_limit_without_crashing(tmp_path):
+    from sources.folders import MAX_FOLDER_DEPTH, folder_files
+
+    deep = tmp_path
+    for level in range(1, 201):
+        deep = deep / "d"
+        if level in (3, MAX_FOLDER_DEPTH, MAX_FOLDER_DEPTH + 1):
+            write(deep / f"at-{level}.md", f"# Level {level}\n")
+    deep.mkdir(parents=True)
+    files, truncated = folder_files(tmp_path, limit=10)
+    assert [f.path.name for f in files] == ["at-3.md", f"at-{MAX_FOLDER_DEPTH}.md"] and not truncated
