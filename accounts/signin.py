@@ -21,6 +21,8 @@ from django.core.exceptions import ValidationError
 from django.dispatch import receiver
 from django.http import HttpRequest
 
+from audit.services import client_address
+
 logger = logging.getLogger(__name__)
 
 
@@ -28,7 +30,7 @@ def _keys(request: HttpRequest | None, username: str) -> list[tuple[str, int]]:
     """(cache key, limit) for the username and the client address."""
     name = hashlib.sha256(username.strip().lower().encode()).hexdigest()[:32]
     keys = [(f"signin:user:{name}", settings.LOGIN_FAILURE_LIMIT)]
-    address = request.META.get("REMOTE_ADDR", "") if request is not None else ""
+    address = client_address(request)  # behind a proxy: the client's, not the proxy's (TRUSTED_PROXY_COUNT)
     if address:
         keys.append((f"signin:addr:{address}", settings.LOGIN_FAILURE_LIMIT_PER_ADDRESS))
     return keys

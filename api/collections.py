@@ -138,7 +138,7 @@ def _save(collection: Collection | None, request: Request, data: dict) -> Collec
         if collection is None:
             collection = services.collection_create(owner=request.user, **data)
         elif data:
-            collection = services.collection_update(collection=collection, **data)
+            collection = services.collection_update(collection=collection, request=request, **data)
         if any(members is not None for members in shares.values()):
             services.collection_share(collection=collection, request=request, **shares)
     return collection

@@ -165,8 +165,11 @@ class SourceSyncView(APIView):
             outcome = None
         if isinstance(outcome, dict) and not outcome.get("busy"):
             return Response({name: outcome[name] for name in SourceCountsOutput().fields})
-        detail = ("Another sync of this source is running; its counts will be in last_sync."
-                  if isinstance(outcome, dict) else
-                  "The sync is queued or running; GET the source for its counts (last_sync) when it is done.")
-        state = Source.objects.filter(pk=source.pk).values_list("state", flat=True).first() or "deleted"
+        state, error = Source.objects.filter(pk=source.pk).values_list("state", "error").first() or ("deleted", "")
+        if state == Source.State.FAILED and not isinstance(outcome, dict):
+            detail = error  # the sync stopped on an error (sources.sync): not "queued or running"
+        elif isinstance(outcome, dict):
+            detail = "Another sync of this source is running; its counts will be in last_sync."
+        else:
+            detail = "The sync is queued or running; GET the source for its counts (last_sync) when it is done."
         return Response({"state": state, "detail": detail}, status=status.HTTP_202_ACCEPTED)

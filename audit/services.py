@@ -67,8 +67,18 @@ def bounded_detail(detail: dict) -> dict:
 
 
 def client_address(request: Any) -> str | None:
-    """The request's client address (REMOTE_ADDR, as the sign-in throttle uses), or None."""
-    address = request.META.get("REMOTE_ADDR", "") if request is not None else ""
+    """The request's client address, or None: REMOTE_ADDR, or behind TRUSTED_PROXY_COUNT proxies
+    the X-Forwarded-For entry that many from the right (what the outermost trusted proxy saw; the
+    entries left of it are the client's to write). The one rule of the audit trail and the
+    sign-in throttle, the same as DRF's throttles (NUM_PROXIES)."""
+    if request is None:
+        return None
+    address = request.META.get("REMOTE_ADDR", "")
+    proxies = settings.TRUSTED_PROXY_COUNT
+    forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
+    if proxies and forwarded:
+        entries = forwarded.split(",")
+        address = entries[-min(proxies, len(entries))].strip()
     try:
         return str(ipaddress.ip_address(address))
     except ValueError:

@@ -133,7 +133,8 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
         if "owner" in form.changed_data and request.user.is_superuser:
             stored.owner = obj.owner
             stored.save(update_fields=["owner"])
-        services.collection_update(collection=stored, **fields)  # re-ingests when the chunk settings change
+        # Re-ingests when the chunk settings change; audits making it public.
+        services.collection_update(collection=stored, request=request, **fields)
 
     def save_related(self, request, form, formsets, change: bool) -> None:
         services.collection_share(collection=form.instance, request=request, **{

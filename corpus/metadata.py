@@ -51,6 +51,17 @@ def clean_tags(value: object) -> list[str]:
     return tags
 
 
+def merged_tags(current: object, *, add: list[str], remove: list[str] = ()) -> list[str]:
+    """`current` tags (hand-set ones included) in their order without `remove`, then those of `add`
+    not there yet: how a source's tags join a document's own (sources.sync, a source's tags
+    changed). At most TAGS_MAX: `add` always fits, the first of the others are dropped first."""
+    tags = [tag for tag in (current if isinstance(current, list) else []) if tag not in remove]
+    tags += [tag for tag in add if tag not in tags]
+    while len(tags) > TAGS_MAX:
+        tags.remove(next(tag for tag in tags if tag not in add))
+    return tags
+
+
 def is_url(source: str) -> bool:
     return source.startswith(("http://", "https://"))
 

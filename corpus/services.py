@@ -24,7 +24,7 @@ from django.utils.text import get_valid_filename, slugify
 from audit import record as audit_record
 from audit.models import Action
 from corpus import uploads
-from corpus.metadata import clean_tags
+from corpus.metadata import clean_tags, merged_tags
 from corpus.models import IN_PROGRESS, SLUG_UNAVAILABLE, Collection, CollectionSlug, Document
 from corpus.reembed.services import reembed_start
 from corpus.tasks import process_document_task, reembed_collection_task
@@ -118,14 +118,15 @@ def collection_create(*, owner, name: str, slug: str = "", **settings_fields) ->
     return collection
 
 
-def collection_update(*, collection: Collection, **fields) -> Collection:
+def collection_update(*, collection: Collection, request=None, **fields) -> Collection:
     """Change `name`, `slug` or any of COLLECTION_SETTINGS. When the change alters how chunks are
     built (Collection.pipeline_signature), the collection's documents are queued for re-ingestion.
+    Making it public or private again is audited as a sharing change (`request`: who, from where).
     Raises ValidationError like collection_create; the collection is then left unchanged."""
     _check_fields(fields, ("name", "slug", *COLLECTION_SETTINGS))
     with transaction.atomic():
         locked = Collection.objects.select_for_update().get(pk=collection.pk)
-        before, old_slug = locked.pipeline_signature(), locked.slug
+        before, old_slug, was_public = locked.pipeline_signature(), locked.slug, locked.is_public
         for field, value in fields.items():
             setattr(locked, field, value.strip() if field in ("name", "slug") else value)
         _save_validated(locked)
@@ -136,6 +137,9 @@ def collection_update(*, collection: Collection, **fields) -> Collection:
         if locked.pipeline_signature() != before:
             for document in locked.documents.all():
                 document_reingest(document=document)
+        if locked.is_public != was_public:  # every signed-in user reads it now, or no longer
+            audit_record(Action.SHARING_CHANGED, target=locked, request=request,
+                         detail={"is_public": {"from": was_public, "to": locked.is_public}})
     for field in Collection._meta.concrete_fields:
         setattr(collection, field.attname, getattr(locked, field.attname))
     return collection
@@ -267,8 +271,8 @@ def document_ingest(*, collection: Collection, source: str, data: bytes, filenam
     searchable until the new ones replace them. A file over MAX_UPLOAD_BYTES is not stored: the
     document is marked failed with the upload rule's message. Other files the upload rule refuses
     (empty, unsupported type) are stored and fail when parsed: surfaces check them first through
-    document_upload. `tags` (already cleaned), when given, replace the document's tags (a source's
-    tags); None keeps them.
+    document_upload. `tags` (already cleaned: a source's tags), when given, are added to the
+    document's tags; the ones set by hand stay (corpus.metadata.merged_tags).
     """
     source = source.strip()
     if not source:
@@ -288,8 +292,9 @@ def document_ingest(*, collection: Collection, source: str, data: bytes, filenam
 def _ingest_locked(collection: Collection, source: str, data: bytes, filename: str, uploaded_by,
                    content_hash: str, tags: list[str] | None) -> Document:
     document = Document.objects.select_for_update().filter(collection=collection, source=source).first()
-    if document is not None and tags is not None and (document.metadata or {}).get("tags") != tags:
-        document.metadata = {**(document.metadata or {}), "tags": tags}
+    current = (document.metadata or {}).get("tags") if document is not None else None
+    if document is not None and tags and merged_tags(current, add=tags) != current:
+        document.metadata = {**(document.metadata or {}), "tags": merged_tags(current, add=tags)}
         document.save(update_fields=["metadata", "updated_at"])
     if document is not None and document.content_hash == content_hash and document.file:
         document.collection = collection
@@ -386,6 +391,18 @@ def document_set_tags(*, document: Document, tags: object) -> Document:
     with transaction.atomic():
         locked = _locked_document(document.pk, of=("self",))
         locked.metadata = {**(locked.metadata or {}), "tags": cleaned}
+        locked.save(update_fields=["metadata", "updated_at"])
+    return locked
+
+
+def document_swap_tags(*, document: Document, remove: list[str], add: list[str]) -> Document:
+    """Take `remove` off the document's tags and put `add` on (corpus.metadata.merged_tags): a
+    source's tags changed from `remove` to `add`, and the tags set by hand stay. DocumentGone if
+    it was deleted meanwhile."""
+    with transaction.atomic():
+        locked = _locked_document(document.pk, of=("self",))
+        locked.metadata = {**(locked.metadata or {}),
+                           "tags": merged_tags((locked.metadata or {}).get("tags"), add=add, remove=remove)}
         locked.save(update_fields=["metadata", "updated_at"])
     return locked
 

@@ -162,7 +162,7 @@ def collection_settings(request: HttpRequest, slug: str) -> HttpResponse:
                           user=request.user)
     if request.method == "POST" and form.is_valid():
         try:
-            services.collection_update(collection=collection, **form.cleaned_data)
+            services.collection_update(collection=collection, request=request, **form.cleaned_data)
         except ValidationError as exc:
             form.add_error(None, exc)
         else:

@@ -433,6 +433,11 @@ X_FRAME_OPTIONS = "DENY"
 # with nginx terminating TLS in front (README "Security"). X-Forwarded-Proto is trusted only when
 # TRUST_X_FORWARDED_PROTO is set: only right behind a proxy that overwrites it, as compose's nginx does.
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("TRUST_X_FORWARDED_PROTO", False) else None
+# The client's address (audit trail, sign-in and API throttles): REMOTE_ADDR, unless the app sits
+# behind TRUSTED_PROXY_COUNT proxies that each append to X-Forwarded-For (nginx's
+# $proxy_add_x_forwarded_for); then the entry that many from the right. Left of it, anyone can write.
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0, minimum=0, maximum=5)
+REST_FRAMEWORK["NUM_PROXIES"] = TRUSTED_PROXY_COUNT  # DRF's default (None) trusts any X-Forwarded-For
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # the container health check asks the web process over plain HTTP
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0)

@@ -8,7 +8,9 @@ server a document. Only the types the parser registry reads are listed, hidden f
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from django.conf import settings
 from corpus.ingest.parse.formats import SUPPORTED_EXTENSIONS
 
 MAX_FOLDER_CHOICES = 200  # folders offered in the web form
+MAX_FOLDER_DEPTH = 64  # sub-folder levels a folder source reads; deeper ones are skipped
 
 
 class FolderRefused(ValueError):
@@ -53,14 +56,19 @@ def resolve_folder(path: str) -> Path:
     given = Path(path).expanduser()
     candidates = [given] if given.is_absolute() else [root / given for root in roots]
     for candidate in candidates:
-        resolved = candidate.resolve()
-        if root_of(resolved) is None:
+        try:
+            resolved = candidate.resolve()
+            inside = root_of(resolved) is not None
+            is_dir = inside and resolved.is_dir()
+        except OSError as exc:  # a name too long, a link loop, a folder on the way one may not enter
+            raise FolderRefused(f"{path[:200]}: cannot be read ({exc.strerror or exc}).") from None
+        if not inside:
             continue
-        if not resolved.is_dir():
-            raise FolderRefused(f"{path}: no such folder.")
+        if not is_dir:
+            raise FolderRefused(f"{path[:200]}: no such folder.")
         return resolved
     allowed = ", ".join(str(root) for root in roots)
-    raise FolderRefused(f"{path}: not inside a folder the operator allows (SOURCES_FOLDERS: {allowed}).")
+    raise FolderRefused(f"{path[:200]}: not inside a folder the operator allows (SOURCES_FOLDERS: {allowed}).")
 
 
 def folder_choices() -> list[str]:
@@ -91,29 +99,39 @@ class FolderFile:
 
 def folder_files(folder: Path, *, limit: int) -> tuple[list[FolderFile], bool]:
     """The supported files under `folder` (recursive, in sorted walk order, links and hidden entries
-    skipped), at most `limit`; and whether there were more. The walk stops there: a huge tree costs
-    no more than `limit` files."""
+    skipped, sub-folders at most MAX_FOLDER_DEPTH deep), at most `limit`; and whether there were
+    more. The walk stops there: a huge tree costs no more than `limit` files."""
     files: list[FolderFile] = []
     for directory, folders, names in os.walk(folder):  # followlinks=False
         if len(files) > limit:
             break
         base = Path(directory)
-        folders[:] = sorted(f for f in folders if not f.startswith("."))
+        # Python 3.11's os.walk recurses: a tree ~1,000 levels deep would end the sync in RecursionError.
+        deep = len(base.relative_to(folder).parts) >= MAX_FOLDER_DEPTH
+        folders[:] = [] if deep else sorted(f for f in folders if not f.startswith("."))
         for name in sorted(names):
             file = base / name
             if name.startswith(".") or Path(name).suffix.lower() not in SUPPORTED_EXTENSIONS:
                 continue
             try:
-                stat = file.lstat()
+                info = file.lstat()
             except OSError:
                 continue  # gone since the listing
             if not file.is_file() or file.is_symlink():
                 continue
-            files.append(FolderFile(file, file.relative_to(folder).as_posix(), stat.st_mtime_ns, stat.st_size))
+            files.append(FolderFile(file, file.relative_to(folder).as_posix(), info.st_mtime_ns, info.st_size))
     return files[:limit], len(files) > limit
 
 
-def read_file(file: FolderFile) -> bytes:
-    """The file's bytes, refusing it if it became a link since it was listed (O_NOFOLLOW)."""
-    with os.fdopen(os.open(file.path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as handle:
+def read_file(file: FolderFile, *, folder: Path) -> bytes:
+    """The bytes of `file` of `folder`, refusing (OSError) what changed since it was listed: the
+    file become a link (O_NOFOLLOW), a folder on its way become a link leading out of `folder`,
+    or the file replaced by something that is not a regular file (a FIFO would block the sync
+    forever, a device would never end: O_NONBLOCK, then fstat)."""
+    if not file.path.parent.resolve().is_relative_to(folder):
+        raise OSError(errno.ELOOP, "a folder on its way is now a link out of the source's folder")
+    descriptor = os.open(file.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
         return handle.read(settings.MAX_UPLOAD_BYTES + 1)

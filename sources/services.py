@@ -32,7 +32,8 @@ CHANGEABLE = ("schedule", "max_pages", "max_depth", "tags")
 
 
 def clean_url(url: object) -> str:
-    """An absolute http(s) URL with a host, at most URL_MAX_LENGTH characters; ValidationError otherwise.
+    """An absolute http(s) URL with a host and no user:password@, at most URL_MAX_LENGTH characters;
+    ValidationError otherwise.
     A host spelled as a non-public IP address (127.0.0.1, 2130706433, 169.254.169.254...) is refused
     here already unless SOURCES_ALLOW_PRIVATE; names are resolved and checked by sources.web at each
     fetch (a name's addresses can change after this check)."""
@@ -48,6 +49,10 @@ def clean_url(url: object) -> str:
         raise ValidationError({"url": f"{url[:100]}: not a valid URL."}) from None
     if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url):
         raise ValidationError({"url": f"{url[:100]}: not an http:// or https:// URL with a host name."})
+    if "@" in parts.netloc:
+        # Never fetched (sources.web), and a password would be stored and shown to every reader.
+        raise ValidationError({"url": "A URL with a user name or password is not accepted: sources fetch public "
+                                      "pages only."})
     if not settings.SOURCES_ALLOW_PRIVATE:
         try:
             address = literal_address(parts.hostname)
@@ -143,22 +148,27 @@ def clean_changes(*, current: Source | None = None, **fields) -> dict:
 
 
 def source_update(*, source: Source, request=None, **fields) -> Source:
-    """Change CHANGEABLE fields (clean_changes). New tags are given to the source's documents at once;
-    a new schedule counts from the last sync (or now). Audited (`request`: who, from where)."""
+    """Change CHANGEABLE fields (clean_changes). New tags replace the source's old ones on its
+    documents at once (tags set on a document by hand stay); a new schedule counts from the last
+    sync (or now). A real change is audited, each field from what to what (`request`: who, from where)."""
     with transaction.atomic():
         locked = Source.objects.select_for_update().get(pk=source.pk)
         fields = clean_changes(current=locked, **fields)
-        tags_changed = "tags" in fields and fields["tags"] != locked.tags
+        old_tags = list(locked.tags or [])
+        tags_changed = "tags" in fields and fields["tags"] != old_tags
+        # What really changed, from what to what (a form posts every field, most as they were).
+        changed = {name: {"from": getattr(locked, name), "to": value} for name, value in fields.items()
+                   if getattr(locked, name) != value}
         for name, value in fields.items():
             setattr(locked, name, value)
         if "schedule" in fields:
             locked.next_sync_at = locked.next_sync_after(locked.sync_finished_at or timezone.now())
         locked.save()
-        audit.record(Action.SOURCE_CHANGED, target=locked, request=request,
-                     detail={name: value for name, value in fields.items()})
+        if changed:
+            audit.record(Action.SOURCE_CHANGED, target=locked, request=request, detail=changed)
         if tags_changed:
             for document in Document.objects.filter(source_link__source=locked):
-                corpus_services.document_set_tags(document=document, tags=locked.tags)
+                corpus_services.document_swap_tags(document=document, remove=old_tags, add=locked.tags)
     return locked
 
 

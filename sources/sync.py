@@ -79,6 +79,7 @@ def source_sync(*, source_id: int, progress: Progress | None = None) -> SyncResu
     is also recorded on the source (counts, failures, error, next scheduled sync)."""
     if not _try_lock(source_id):
         return SyncResult(busy=True)
+    source = None
     try:
         source = Source.objects.select_related("collection", "created_by").filter(pk=source_id).first()
         if source is None:
@@ -97,11 +98,44 @@ def source_sync(*, source_id: int, progress: Progress | None = None) -> SyncResu
             # A sync that found nothing new is not an event: scheduled syncs would flood the trail.
             audit.record(Action.SOURCE_SYNCED, target=source, detail={**result.counts, "error": result.error})
         return result
-    except BaseException:
-        Source.objects.filter(pk=source_id, state=Source.State.SYNCING).update(state=Source.State.IDLE)
+    except BaseException as exc:
+        # Shown as failed with the reason, never left "syncing" (nor "idle", which would hide it);
+        # due again at its next scheduled time, not at the next beat tick (a crash would repeat each minute).
+        stopped = timezone.now()
+        changes = {"state": Source.State.FAILED, "error": stopped_reason(exc), "sync_finished_at": stopped}
+        if source is not None:
+            changes["next_sync_at"] = source.next_sync_after(stopped)
+        Source.objects.filter(pk=source_id, state=Source.State.SYNCING).update(**changes)
         raise
     finally:
         _unlock(source_id)
+
+
+def stopped_reason(exc: BaseException) -> str:
+    """The message a source shows after its sync stopped on an unexpected error `exc`."""
+    return f"The sync stopped on an unexpected error ({type(exc).__name__}: {str(exc)[:300]}); nothing was removed " \
+           "after it. Sync again; if it keeps failing, the server's log has the details."
+
+
+def sources_mark_lost() -> list[int]:
+    """Mark failed the sources shown as syncing whose sync is not running: no session holds their
+    advisory lock, so the worker running it died (killed, out of memory, the machine restarted).
+    Returns their ids. Safe beside running syncs: a running sync holds its lock the whole time."""
+    lost = []
+    for pk in Source.objects.filter(state=Source.State.SYNCING).values_list("pk", flat=True):
+        if not _try_lock(pk):
+            continue  # its sync is running
+        try:
+            if Source.objects.filter(pk=pk, state=Source.State.SYNCING).update(
+                    state=Source.State.FAILED, sync_finished_at=timezone.now(),
+                    error="The sync stopped before it finished (its worker was stopped); it runs again at the "
+                          "next scheduled time, or sync now."):
+                lost.append(pk)
+        finally:
+            _unlock(pk)
+    if lost:
+        logger.warning("sources %s were left syncing by a worker that stopped: marked failed", lost)
+    return lost
 
 
 def _sync(source: Source, progress: Progress) -> SyncResult:

@@ -10,7 +10,7 @@ from django.db import DatabaseError
 from django.utils import timezone
 
 from sources.models import Source
-from sources.sync import source_sync
+from sources.sync import source_sync, sources_mark_lost
 
 logger = logging.getLogger(__name__)
 
@@ -30,8 +30,10 @@ def sync_source_task(source_id: int) -> dict | None:
 
 @shared_task(name="sources.sync_due")
 def sync_due_sources() -> list[int]:
-    """Queue a sync of every source whose scheduled time has come; each is marked queued first, so
-    a beat tick before it runs does not queue it twice."""
+    """Mark failed the syncs whose worker died (sources.sync.sources_mark_lost), then queue a sync
+    of every source whose scheduled time has come; each is marked queued first, so a beat tick
+    before it runs does not queue it twice."""
+    sources_mark_lost()  # a sync whose worker died shows as failed within a minute, then is due again
     queued = []
     now = timezone.now()
     for pk in Source.objects.due(now).values_list("pk", flat=True):

@@ -512,6 +512,67 @@ def api_delete_source(w: World) -> bool:
     return not _source_exists(source.pk)
 
 
+def api_sync_source(w: World) -> bool:
+    """POST /api/sources/{id}/sync/ reaches the sync only for editors (the task is a stand-in here:
+    the door is what is tested, the sync itself in tests/sources)."""
+    from unittest import mock
+
+    source = _source(w)
+    done = {"new": 0, "changed": 0, "unchanged": 1, "removed": 0, "failed": 0, "busy": False}
+    with mock.patch("api.sources.sync_source_task") as task:
+        task.delay.return_value.get.return_value = done
+        response = w.api.post(f"/api/sources/{source.pk}/sync/")
+    synced = task.delay.called
+    assert refused_or_ok(w, response, 200) == synced
+    return synced
+
+
+# --- the document passage view (links of MCP results) and MCP tools -----------------------------------
+
+def page_document_passage(w: World) -> bool:
+    start = len(GUIDE[0]) + len(GUIDE[1])
+    response = w.web.get(f"/passages/{w.doc.pk}/?start={start}&end={start + len(GUIDE[2])}")
+    if response.status_code == 200:
+        assert "thirty seconds" in response.content.decode()
+        return True
+    assert response.status_code in ({302} if w.user is None else {404}), response.status_code
+    return False
+
+
+def _mcp_tool(w: World, name: str, **arguments):
+    """The JSON-RPC result of calling MCP tool `name` (None when the request itself was refused)."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    response = w.api.post("/mcp", body, format="json", HTTP_ACCEPT="application/json, text/event-stream")
+    if not refused_or_ok(w, response, 200):
+        return None
+    return response.json()["result"]
+
+
+def mcp_read_passage(w: World) -> bool:
+    result = _mcp_tool(w, "read_passage", document=w.doc.pk, start=0, end=20)
+    if result is None or result.get("isError"):
+        assert result is None or result["content"][0]["text"].endswith(f"No document {w.doc.pk} that you may read.")
+        return False
+    assert result["structuredContent"]["text"] == GUIDE[0][:20]
+    return True
+
+
+def mcp_search(w: World) -> bool:
+    result = _mcp_tool(w, "search", query="request timeout", collection="team")
+    if result is None or result.get("isError"):
+        assert result is None or result["content"][0]["text"].endswith("No collection 'team' that you may read.")
+        return False
+    return w.doc.pk in {c["document"]["id"] for c in result["structuredContent"]["chunks"]}
+
+
+# --- re-embedding (admin action: staff who manage the collection) ---------------------------------------
+
+def admin_reembed(w: World) -> bool:
+    Collection.objects.filter(pk=w.team.pk).update(embedding_model="an-earlier-model")
+    w.web.post("/admin/corpus/collection/", {"action": "reembed_collections", "_selected_action": [w.team.pk]})
+    return Collection.objects.get(pk=w.team.pk).reembed_status == "queued"
+
+
 # --- /v1 (OpenAI-compatible) --------------------------------------------------------------------------
 
 def v1_models(w: World) -> bool:
@@ -617,6 +678,11 @@ ACTIONS = [
     Action("REST", "add source", WRITE, api_add_source),
     Action("REST", "change source", WRITE, api_change_source),
     Action("REST", "delete source", WRITE, api_delete_source),
+    Action("REST", "sync source now", WRITE, api_sync_source),
+    Action("passage page", "a document's passage (MCP links)", READ, page_document_passage),
+    Action("MCP", "read_passage", READ, mcp_read_passage),
+    Action("MCP", "search a collection", READ, mcp_search),
+    Action("admin", "re-embed action", MANAGE, admin_reembed),
     Action("/v1", "models", READ, v1_models),
     Action("/v1", "chat completion", READ, v1_completion),
     Action("/v1", "chat completion of every collection", READ, v1_completion_of_everything),

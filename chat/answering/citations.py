@@ -87,6 +87,17 @@ def chunk_range_label(start: int, end: int) -> str:
 CITATION = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
 
 
+# Put after the "[" of a bracketed number quoted from a source: invisible, and not a digit, so the
+# number no longer reads as a citation (CITATION) in the answer, in the chat or to an API client.
+WORD_JOINER = "\u2060"
+
+
+def quoted(text: str) -> str:
+    """Source text as an answer or a prompt quotes it: its own "[n]" (footnote marks, references)
+    made plain text that no surface takes for one of the answer's citations."""
+    return CITATION.sub(lambda match: f"[{WORD_JOINER}{match.group(1)}]", text)
+
+
 # Code in an answer (fenced blocks, an unclosed one running to the end, and `inline` spans): its
 # brackets are indexes, not citations; the renderer (chat.markdown) links none of them either.
 _CODE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[^\n]*$|\Z)|`[^`\n]+`", re.MULTILINE | re.DOTALL)

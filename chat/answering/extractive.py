@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from chat.answering.blocks import CODE, ITEM, PARAGRAPH, ROW, Block, display_text, parse_blocks
+from chat.answering.citations import quoted
 from chat.answering.sentence_vectors import text_vectors
 from chat.answering.text import ASKING_WORDS, content_terms, stem
 
@@ -331,8 +332,8 @@ def render_quotes(quotes: Quotes, citations: Sequence[dict]) -> str:
         return f"The passages found hold code or tables rather than sentences to quote; open them: {listed}."
     lines = []
     for sentence in quotes.sentences:
-        lines.append(f"- {sentence.text} [{sentence.n}]")
-        lines += [f"    - {item}" for item in sentence.items]
+        lines.append(f"- {quoted(sentence.text)} [{sentence.n}]")
+        lines += [f"    - {quoted(item)}" for item in sentence.items]
     return "\n".join(lines)
 
 

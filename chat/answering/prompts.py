@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from chat.answering.citations import quoted
+
 # Per-turn limit on earlier messages given to the LLM: enough for references like "it" or "that".
 HISTORY_CHARS = 1500
 
@@ -35,7 +37,7 @@ def source_header(citation: dict) -> str:
 
 
 def format_sources(citations: Sequence[dict]) -> str:
-    return "\n\n".join(f"{source_header(c)}\n{c['text'].strip()}" for c in citations)
+    return "\n\n".join(f"{source_header(c)}\n{quoted(c['text'].strip())}" for c in citations)
 
 
 def _history_messages(history: Sequence[tuple[str, str]]) -> list[dict]:

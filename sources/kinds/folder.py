@@ -47,7 +47,7 @@ def read_item(source, item: Item, link) -> Content | Unchanged:
     if link is not None and (link.mtime_ns, link.size) == (stat.st_mtime_ns, stat.st_size):
         return Unchanged(validators)
     try:
-        data = read_file(FolderFile(path, item.key, stat.st_mtime_ns, stat.st_size))
+        data = read_file(FolderFile(path, item.key, stat.st_mtime_ns, stat.st_size), folder=folder)
     except FileNotFoundError:
         raise ItemGone(item.key) from None
     except OSError as exc:  # ELOOP: it became a link since the listing

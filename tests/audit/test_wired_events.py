@@ -115,3 +115,27 @@ def test_document_and_collection_deletions(user, owned):
 def test_a_refused_deletion_records_nothing(other_user, owned):
     assert api_as(other_user).delete("/api/collections/recipes/").status_code == 404
     assert not AuditEvent.objects.filter(action=Action.COLLECTION_DELETED).exists()
+
+
+def test_making_a_collection_public_is_a_sharing_change_by_the_staff_member(owned, django_user_model):
+    staff = django_user_model.objects.create_user("sam", password=None, is_staff=True, is_superuser=True)
+    client = api_as(staff)
+    assert client.patch("/api/collections/recipes/", {"is_public": True}, format="json").status_code == 200
+    assert client.patch("/api/collections/recipes/", {"is_public": True, "name": "Recipes"},
+                        format="json").status_code == 200  # no change: no second event
+    event = only_event(Action.SHARING_CHANGED)
+    assert (event.actor, event.detail) == (staff, {"is_public": {"from": False, "to": True}})
+
+
+def test_a_source_change_records_each_changed_field_from_and_to(user, owned):
+    from sources.models import Source
+
+    source = Source.objects.create(collection=owned, kind="url", url="https://example.org/", schedule="none",
+                                   max_pages=10)
+    client = api_as(user)
+    body = {"schedule": "weekly", "max_pages": 10, "tags": ["menus"]}
+    assert client.patch(f"/api/sources/{source.pk}/", body, format="json").status_code == 200
+    assert client.patch(f"/api/sources/{source.pk}/", body, format="json").status_code == 200  # nothing new
+    event = only_event(Action.SOURCE_CHANGED)
+    assert event.actor == user
+    assert event.detail == {"schedule": {"from": "none", "to": "weekly"}, "tags": {"from": [], "to": ["menus"]}}

@@ -103,3 +103,23 @@ def test_may_open_counts_every_cited_document(user, other_user, shared):
     assert may_open(user, conversation) and not may_open(other_user, conversation)
     empty = conversation_start(user=user)
     assert may_open(other_user, empty)  # nothing cited, nothing to hide
+
+
+def test_a_hostile_answer_and_passage_cannot_run_script_in_the_shared_page(client, other_user, shared):
+    """The shared page shows one user's stored answer to another: every piece of it is escaped or
+    sanitised (review round 3)."""
+    from chat.models import Message
+    from tests.chat.test_views import assert_inert
+
+    shared["guides"].readers.add(other_user)
+    shared["kitchen"].readers.add(other_user)
+    reply = Message.objects.filter(conversation=shared["conversation"], role="assistant").first()
+    hostile = '<script>alert(1)</script> <img src=x onerror=alert(2)> [x](javascript:alert(3)) [1]'
+    reply.content = f"Timeout {hostile}"
+    reply.citations = [{**c, "text": f"{c['text']} {hostile}"} for c in reply.citations]
+    reply.save()
+    Document.objects.filter(pk=reply.citations[0]["document"]["id"]).update(title='<b onmouseover="alert(4)">T</b>')
+    client.force_login(other_user)
+    html = client.get(shared["link"]).content.decode()
+    assert_inert(html)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html  # the passage text, shown as text

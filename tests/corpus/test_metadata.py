@@ -156,3 +156,12 @@ def test_the_migration_fills_existing_documents_from_what_they_hold():
         "source_kind": "url", "url": "https://example.com/beans", "media_type": "text/html", "title": "Beans",
         "author": "", "created": iso_utc(document.created_at), "modified": iso_utc(document.updated_at),
         "tags": []}
+
+
+def test_merged_tags_keep_the_documents_own_and_always_fit_the_added_ones():
+    from corpus.metadata import TAGS_MAX, merged_tags
+
+    assert merged_tags(["mine", "old"], add=["new", "mine"], remove=["old"]) == ["mine", "new"]
+    assert merged_tags(None, add=["a"]) == ["a"]
+    own = [f"own-{n}" for n in range(TAGS_MAX)]
+    assert merged_tags(own, add=["src"]) == own[1:] + ["src"]

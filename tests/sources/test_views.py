@@ -112,3 +112,16 @@ def test_a_kinds_own_fields_are_still_checked(client, team, user):
         "kind": "site", "url": "https://example.org/", "schedule": "daily", "max_pages": 10, "max_depth": "many"})
     assert response.status_code == 400 and "Enter a whole number." in response.content.decode()
     assert not Source.objects.exists()
+
+
+def test_hostile_failure_reasons_and_items_are_shown_as_text(client, team, other_user):
+    """What a remote server or a file name put in a sync's failures cannot run script on the page."""
+    from tests.chat.test_views import assert_inert
+
+    Source.objects.create(collection=team, kind="site", url="https://docs.example.org/", schedule="none",
+                          state="failed", error="<script>alert(1)</script>", last_failed=1,
+                          failures=[{"item": "https://docs.example.org/<img src=x onerror=alert(2)>",
+                                     "reason": "<a href=javascript:alert(3)>x</a>"}])
+    html = signed_in(client, other_user).get("/sources/team/").content.decode()
+    assert_inert(html)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "onerror=alert(2)&gt;" in html

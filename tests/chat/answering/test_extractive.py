@@ -172,3 +172,24 @@ def test_a_configured_cross_encoder_decides_the_meaning_of_each_sentence(setting
     settings.RERANKER_MODEL = ""
     assert extractive_answer("request timeout", citations, embed=_no_similarity).splitlines()[0].startswith(
         "- The request timeout is thirty seconds")
+
+
+def test_a_bracketed_number_inside_a_quoted_sentence_is_not_a_citation():
+    """A footnote mark such as "[2]" in the source text is quoted as text: it cites nothing, and the
+    chat links only the answer's own [1] (review round 3)."""
+    from chat.answering.citations import cited_numbers
+    from chat.answering.prompts import format_sources
+    from chat.markdown import link_citations, render_markdown
+
+    citations = [
+        {"n": 1, "document": {"id": 1}, "title": "Guide",
+         "text": "The request timeout is thirty seconds [2] by default. See also [1, 2]."},
+        {"n": 2, "document": {"id": 2}, "title": "Cats", "text": "Cats sleep most of the day."},
+    ]
+    answer = extractive_answer("What is the request timeout?", citations, embed=_word_similarity("timeout"))
+    assert _bullets(answer)[0].startswith("- The request timeout is thirty seconds [") and "2]" in answer
+    assert cited_numbers(answer) == [1]
+    html = link_citations(str(render_markdown(answer)), {1: "/c/1", 2: "/c/2"})
+    assert html.count('class="cite"') == 1 and 'href="/c/2"' not in html
+    # Nor does an LLM see it as a source number in its prompt.
+    assert cited_numbers(format_sources(citations).split("\n", 1)[1].split("\n\n")[0]) == []
