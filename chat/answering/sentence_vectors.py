@@ -80,13 +80,16 @@ def text_vectors(query: str, texts: Sequence[str], documents: Sequence[int | Non
     """The query's vector and one row per text (L2-normalised float32), with the configured model:
     the stored rows, and the others embedded with the query in one call and stored under the
     document holding each (`documents`, one per text; None: not stored)."""
-    from corpus.ingest.embed import embed_texts  # loads the model: only when answering
+    from corpus.ingest.embed import embed_queries, embed_texts  # loads the model: only when answering
 
     model = settings.EMBEDDING_MODEL
     keys = [digest(text) for text in texts]
     found = stored(model, keys)
     missing: dict[bytes, str] = {key: text for key, text in zip(keys, texts, strict=True) if key not in found}
-    fresh = np.asarray(embed_texts([query, *missing.values()]), dtype=np.float32)
+    # The question alone is embedded as searches embed theirs (QUERY_EMBEDDING_THREADS): a web
+    # process answering others meanwhile leaves them the other cores.
+    fresh = np.asarray(embed_texts([query, *missing.values()]) if missing else embed_queries([query]),
+                       dtype=np.float32)
     query_vector = fresh[0]
     new_rows: dict[bytes, int | None] = {}
     for key, row in zip(missing, fresh[1:], strict=True):
