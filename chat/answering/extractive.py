@@ -165,10 +165,12 @@ def _followed_by_code(blocks: Sequence[Block], index: int) -> bool:
 Embedder = Callable[[str, list[str]], tuple[np.ndarray, np.ndarray]]
 
 
-def _model_vectors(query: str, sentences: Sequence[Sentence]) -> tuple[np.ndarray, np.ndarray]:
-    """The model's vectors of the query and of the sentences (scored_text), read from the shared
-    store when known there (chat.answering.sentence_vectors)."""
-    return text_vectors(query, [scored_text(s) for s in sentences], [s.document for s in sentences])
+def _model_vectors(query: str, sentences: Sequence[Sentence], *,
+                   query_vector: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The model's vectors of the query (`query_vector` when known already) and of the sentences
+    (scored_text), read from the shared store when known there (chat.answering.sentence_vectors)."""
+    return text_vectors(query, [scored_text(s) for s in sentences], [s.document for s in sentences],
+                        query_vector=query_vector)
 
 
 def _idf(count: int, terms: Sequence[set[str]]) -> Callable[[str], float]:
@@ -200,12 +202,14 @@ def _cross_encoded(query: str, texts: list[str], similarities: np.ndarray) -> np
         return similarities
 
 
-def score_sentences(query: str, sentences: Sequence[Sentence], embed: Embedder | None = None) -> Scored:
-    """Score each sentence for how well it answers `query`; keep the sentence vectors (choose()
-    weighs redundancy with them)."""
+def score_sentences(query: str, sentences: Sequence[Sentence], embed: Embedder | None = None, *,
+                    query_vector: np.ndarray | None = None) -> Scored:
+    """Score each sentence for how well it answers `query` (its vector `query_vector` when the
+    caller has it); keep the sentence vectors (choose() weighs redundancy with them)."""
     texts = [scored_text(s) for s in sentences]
     try:
-        query_vector, vectors = embed(query, texts) if embed else _model_vectors(query, sentences)
+        query_vector, vectors = (embed(query, texts) if embed
+                                 else _model_vectors(query, sentences, query_vector=query_vector))
         vectors = np.asarray(vectors, dtype=float).reshape(len(texts), -1)
         sims = vectors @ np.asarray(query_vector, dtype=float)
     except Exception:  # the embedding model is optional here: words alone still rank sentences
@@ -327,11 +331,14 @@ class Quotes:
 
 
 def select_quotes(query: str, citations: Sequence[dict], *, hits: Sequence[Hit] = (),
-                  embed: Embedder | None = None, max_chars: int = MAX_CHARS, searched: str | None = None) -> Quotes:
+                  embed: Embedder | None = None, max_chars: int = MAX_CHARS, searched: str | None = None,
+                  query_vector: np.ndarray | None = None) -> Quotes:
     """The sentences of the sources that answer `query` best (choose()), and the coverage of what
-    was `searched` (the query in the conversation's context; `query` when not given)."""
+    was `searched` (the query in the conversation's context; `query` when not given).
+    `query_vector`: `query`'s vector with the configured model, when the caller has it."""
     found = candidates(citations, hits)
-    chosen = choose(found, score_sentences(query, found, embed), max_chars=max_chars) if found else []
+    chosen = (choose(found, score_sentences(query, found, embed, query_vector=query_vector), max_chars=max_chars)
+              if found else [])
     return Quotes(tuple(chosen), question_coverage(searched or query, citations, found))
 
 

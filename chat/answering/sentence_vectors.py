@@ -76,23 +76,28 @@ def _existing_documents(ids: set[int]) -> list[int]:
     return list(Document.objects.filter(pk__in=ids).values_list("pk", flat=True))
 
 
-def text_vectors(query: str, texts: Sequence[str], documents: Sequence[int | None]) -> tuple[np.ndarray, np.ndarray]:
+def text_vectors(query: str, texts: Sequence[str], documents: Sequence[int | None], *,
+                 query_vector: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The query's vector and one row per text (L2-normalised float32), with the configured model:
     the stored rows, and the others embedded with the query in one call and stored under the
-    document holding each (`documents`, one per text; None: not stored)."""
+    document holding each (`documents`, one per text; None: not stored). `query_vector`, when the
+    caller has it already (the search embedded the question with this model), is used as is."""
     from corpus.ingest.embed import embed_queries, embed_texts  # loads the model: only when answering
 
     model = settings.EMBEDDING_MODEL
     keys = [digest(text) for text in texts]
     found = stored(model, keys)
     missing: dict[bytes, str] = {key: text for key, text in zip(keys, texts, strict=True) if key not in found}
-    # The question alone is embedded as searches embed theirs (QUERY_EMBEDDING_THREADS): a web
-    # process answering others meanwhile leaves them the other cores.
-    fresh = np.asarray(embed_texts([query, *missing.values()]) if missing else embed_queries([query]),
-                       dtype=np.float32)
-    query_vector = fresh[0]
+    if query_vector is None:
+        # With the missing texts in one call; alone, on the query threads as searches embed theirs
+        # (QUERY_EMBEDDING_THREADS), so that a web process answering others leaves them a core.
+        rows = np.asarray(embed_texts([query, *missing.values()]) if missing else embed_queries([query]),
+                          dtype=np.float32)
+        query_vector, fresh = rows[0], rows[1:]
+    else:
+        fresh = np.asarray(embed_texts(list(missing.values())), dtype=np.float32) if missing else []
     new_rows: dict[bytes, int | None] = {}
-    for key, row in zip(missing, fresh[1:], strict=True):
+    for key, row in zip(missing, fresh, strict=True):
         found[key] = row
     for key, document in zip(keys, documents, strict=True):
         if key in missing and document is not None:

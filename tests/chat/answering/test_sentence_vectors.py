@@ -98,7 +98,7 @@ def test_an_answer_over_filled_documents_embeds_only_its_question(
     prepared, answer = answer_question(question=QUESTION, collections=Collection.objects.filter(pk=collection.pk))
     assert "soapy water" in answer.text
     assert len(prepared.quotes.sentences) >= 1
-    assert set(recorder.texts) == {QUESTION}  # the search's and the scoring's query: no sentence
+    assert recorder.texts == [QUESTION]  # the search's only: the answer scores with the same vector
 
 
 def test_answers_store_what_they_embed_for_the_next_one(
@@ -113,7 +113,7 @@ def test_answers_store_what_they_embed_for_the_next_one(
     assert rows_of(document)  # kept under the document the sentences came from
     recorder.calls.clear()
     assert answer_question(question=QUESTION, collections=collections)[1].text == first
-    assert set(recorder.texts) == {QUESTION}  # the search's and the scoring's query: no sentence
+    assert recorder.texts == [QUESTION]  # the search's only: the answer scores with the same vector
 
 
 def test_the_answer_is_the_same_with_stored_and_fresh_vectors(

@@ -45,7 +45,7 @@ def time_answer(question: str, collections) -> dict[str, float]:
     keys = {sentence_vectors.digest(extractive.scored_text(s)) for s in found}
     known = len(sentence_vectors.stored(settings.EMBEDDING_MODEL, list(keys)))  # not timed: counts only
     t = time.perf_counter()
-    vectors = extractive._model_vectors(question, found)
+    vectors = extractive._model_vectors(question, found, query_vector=pipeline.question_vector(result, question))
     timings["vectors"] = _ms(t)
     t = time.perf_counter()
     scored = extractive.score_sentences(question, found, embed=lambda query, texts: vectors)
