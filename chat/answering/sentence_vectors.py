@@ -98,7 +98,8 @@ def text_vectors(query: str, texts: Sequence[str], documents: Sequence[int | Non
         fresh = np.asarray(embed_texts(list(missing.values())), dtype=np.float32) if missing else []
     new_rows: dict[bytes, int | None] = {}
     for key, row in zip(missing, fresh, strict=True):
-        found[key] = row
+        # Rounded as stored: an answer never depends on whether its vectors were stored already.
+        found[key] = decode(encode(row))
     for key, document in zip(keys, documents, strict=True):
         if key in missing and document is not None:
             new_rows.setdefault(key, document)
