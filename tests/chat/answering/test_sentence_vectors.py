@@ -5,8 +5,11 @@ re-ingesting a document leaves none of its old rows; another model shares nothin
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
+from django.core.management import CommandError, call_command
 
 from chat.answering import sentence_vectors
 from chat.answering.extractive import source_texts
@@ -177,3 +180,17 @@ def test_another_model_shares_nothing_and_a_switched_collection_is_refilled(
     assert {len(v) for v in new_rows.values()} == {256}
     fresh = embed.embed_texts(texts, model=NEW_MODEL)
     assert np.abs(new_rows[sentence_vectors.digest(texts[0])] - fresh[0]).max() < TOLERANCE
+
+
+def test_the_fill_command_fills_documents_published_without_it(
+        collection, django_capture_on_commit_callbacks, settings):
+    settings.ANSWER_VECTORS_AT_INGESTION = False
+    document = ingest(collection, "guide.md", GUIDE_V1, django_capture_on_commit_callbacks)
+    assert not rows_of(document)
+    out = io.StringIO()
+    call_command("fill_sentence_vectors", "--collection", "garden", stdout=out)
+    starts = list(Chunk.objects.filter(document=document).values_list("start", flat=True))
+    assert set(rows_of(document)) == {sentence_vectors.digest(t) for t in window_texts(document.text, starts)}
+    assert "1/1 documents" in out.getvalue()
+    with pytest.raises(CommandError, match="No collection 'nowhere'"):
+        call_command("fill_sentence_vectors", "--collection", "nowhere")
