@@ -100,7 +100,7 @@ def scored_text(sentence: Sentence) -> str:
 
 def source_texts(text: str) -> list[str]:
     """scored_text() of each sentence of one source's text, in order: what an answer over a
-    source with this text embeds (chat.answering.sentence_store fills them ahead)."""
+    source with this text embeds (chat.answering.sentence_fill fills them ahead)."""
     return [scored_text(s) for s in _sentences(parse_blocks(text), n=0, rank=0)]
 
 
