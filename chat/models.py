@@ -164,3 +164,25 @@ class Feedback(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_rating_display()}: {self.question[:60]}"
+
+
+class SentenceVector(models.Model):
+    """The embedding of one sentence as an extractive answer scores it (chat.answering.sentence_vectors),
+    keyed by the model and a hash of the text, so that answers in every process find it instead of
+    embedding it again. Rows belong to the document whose sources hold the text: deleting the
+    document deletes them, and refilling it (re-ingested, or another model) replaces them. The same
+    text in two documents has a row in each; any of them serves, the vector being the same."""
+
+    document = models.ForeignKey("corpus.Document", on_delete=models.CASCADE, related_name="+", db_index=True)
+    model = models.CharField(max_length=200)
+    digest = models.BinaryField(max_length=16)  # blake2b-128 of the text, UTF-8
+    vector = models.BinaryField()  # float16 row, L2-normalised before rounding (768 bytes for 384-d)
+
+    class Meta:
+        constraints = [
+            # Leads with (model, digest): the one index answers' look-ups use, and no duplicates.
+            models.UniqueConstraint(fields=["model", "digest", "document"], name="sentence_vector_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model} {bytes(self.digest).hex()} (document {self.document_id})"

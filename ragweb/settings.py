@@ -345,9 +345,9 @@ ANSWER_MIN_RELEVANCE = env_float("ANSWER_MIN_RELEVANCE", 0.6, minimum=0.0, maxim
 # rarity (chat.answering.extractive.question_coverage; 0 never abstains): sources near the subject
 # that never name what is asked do not answer it.
 ANSWER_MIN_COVERAGE = env_float("ANSWER_MIN_COVERAGE", 0.35, minimum=0.0, maximum=1.0)
-# Texts whose vectors each process remembers for extractive answers (chat.answering.sentence_vectors;
-# about 1.7 KB each; 0 embeds every sentence for every question).
-ANSWER_VECTOR_CACHE = env_int("ANSWER_VECTOR_CACHE", 20000, minimum=0)
+# Store the vectors of each published document's sentences for extractive answers (a background task
+# after publishing; chat.answering.sentence_fill). Off: answers store only what they embed themselves.
+ANSWER_VECTORS_AT_INGESTION = env_bool("ANSWER_VECTORS_AT_INGESTION", True)
 
 
 def _throttle_rate(name: str, default: str) -> str | None:

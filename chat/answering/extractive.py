@@ -87,10 +87,22 @@ class Sentence:
     items: tuple[str, ...] = ()  # list items or table rows it introduces (it ends with a colon)
     relevance: float = 0.0  # of the retrieved chunk holding it (0 when retrieval did not return it)
     asks: bool = False  # a question of the source's own ("Why do we...?")
+    document: int | None = None  # id of the document the source comes from (None: not known)
 
     @property
     def section(self) -> tuple[int, str]:
         return self.n, self.heading
+
+
+def scored_text(sentence: Sentence) -> str:
+    """What a sentence is embedded as: read under its heading ("Path converters: The following ...")."""
+    return f"{sentence.heading}: {sentence.text}" if sentence.heading else sentence.text
+
+
+def source_texts(text: str) -> list[str]:
+    """scored_text() of each sentence of one source's text, in order: what an answer over a
+    source with this text embeds (chat.answering.sentence_fill fills them ahead)."""
+    return [scored_text(s) for s in _sentences(parse_blocks(text), n=0, rank=0)]
 
 
 def split_sentences(text: str) -> list[str]:
@@ -109,7 +121,8 @@ def _split(paragraph: str) -> list[str]:
 
 
 def _sentences(blocks: Sequence[Block], *, n: int, rank: int,
-               relevance_at: Callable[[int], float] = lambda offset: 0.0) -> list[Sentence]:
+               relevance_at: Callable[[int], float] = lambda offset: 0.0,
+               document: int | None = None) -> list[Sentence]:
     sentences: list[Sentence] = []
     for index, block in enumerate(blocks):
         if block.kind not in (PARAGRAPH, ITEM):
@@ -128,7 +141,7 @@ def _sentences(blocks: Sequence[Block], *, n: int, rank: int,
                 part = part[:MAX_SENTENCE_CHARS].rsplit(" ", 1)[0] + " …"
             sentences.append(Sentence(n=n, rank=rank, position=len(sentences), text=part,
                                       heading=display_text(block.heading), items=items, relevance=relevance,
-                                      asks=part.endswith("?")))
+                                      asks=part.endswith("?"), document=document))
     return sentences
 
 
@@ -153,11 +166,12 @@ def _followed_by_code(blocks: Sequence[Block], index: int) -> bool:
 Embedder = Callable[[str, list[str]], tuple[np.ndarray, np.ndarray]]
 
 
-def _model_vectors(query: str, sentences: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """The model's vectors, each text embedded once per process (chat.answering.sentence_vectors):
-    the same passages come back for many questions."""
-    vectors = text_vectors([query, *sentences])
-    return vectors[0], vectors[1:]
+def _model_vectors(query: str, sentences: Sequence[Sentence], *,
+                   query_vector: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The model's vectors of the query (`query_vector` when known already) and of the sentences
+    (scored_text), read from the shared store when known there (chat.answering.sentence_vectors)."""
+    return text_vectors(query, [scored_text(s) for s in sentences], [s.document for s in sentences],
+                        query_vector=query_vector)
 
 
 def _idf(count: int, terms: Sequence[set[str]]) -> Callable[[str], float]:
@@ -189,12 +203,14 @@ def _cross_encoded(query: str, texts: list[str], similarities: np.ndarray) -> np
         return similarities
 
 
-def score_sentences(query: str, sentences: Sequence[Sentence], embed: Embedder | None = None) -> Scored:
-    """Score each sentence for how well it answers `query`; keep the sentence vectors (choose()
-    weighs redundancy with them)."""
-    texts = [f"{s.heading}: {s.text}" if s.heading else s.text for s in sentences]
+def score_sentences(query: str, sentences: Sequence[Sentence], embed: Embedder | None = None, *,
+                    query_vector: np.ndarray | None = None) -> Scored:
+    """Score each sentence for how well it answers `query` (its vector `query_vector` when the
+    caller has it); keep the sentence vectors (choose() weighs redundancy with them)."""
+    texts = [scored_text(s) for s in sentences]
     try:
-        query_vector, vectors = (embed or _model_vectors)(query, texts)
+        query_vector, vectors = (embed(query, texts) if embed
+                                 else _model_vectors(query, sentences, query_vector=query_vector))
         vectors = np.asarray(vectors, dtype=float).reshape(len(texts), -1)
         sims = vectors @ np.asarray(query_vector, dtype=float)
     except Exception:  # the embedding model is optional here: words alone still rank sentences
@@ -287,7 +303,8 @@ def candidates(citations: Sequence[dict], hits: Sequence[Hit] = ()) -> list[Sent
         def relevance_at(offset: int, own=own, base=base) -> float:
             return max((h.relevance for h in own if h.start <= base + offset < h.end), default=0.0)
 
-        found += _sentences(parse_blocks(citation["text"]), n=citation["n"], rank=rank, relevance_at=relevance_at)
+        found += _sentences(parse_blocks(citation["text"]), n=citation["n"], rank=rank, relevance_at=relevance_at,
+                            document=document)
     return found
 
 
@@ -315,11 +332,14 @@ class Quotes:
 
 
 def select_quotes(query: str, citations: Sequence[dict], *, hits: Sequence[Hit] = (),
-                  embed: Embedder | None = None, max_chars: int = MAX_CHARS, searched: str | None = None) -> Quotes:
+                  embed: Embedder | None = None, max_chars: int = MAX_CHARS, searched: str | None = None,
+                  query_vector: np.ndarray | None = None) -> Quotes:
     """The sentences of the sources that answer `query` best (choose()), and the coverage of what
-    was `searched` (the query in the conversation's context; `query` when not given)."""
+    was `searched` (the query in the conversation's context; `query` when not given).
+    `query_vector`: `query`'s vector with the configured model, when the caller has it."""
     found = candidates(citations, hits)
-    chosen = choose(found, score_sentences(query, found, embed), max_chars=max_chars) if found else []
+    chosen = (choose(found, score_sentences(query, found, embed, query_vector=query_vector), max_chars=max_chars)
+              if found else [])
     return Quotes(tuple(chosen), question_coverage(searched or query, citations, found))
 
 

@@ -125,7 +125,8 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
     if mode == "extractive":
         # The sentences are chosen for the question as asked: the words a conversation lent the query
         # found the right sources, and would only pull the quotes back towards the earlier turn's subject.
-        quotes = select_quotes(question, citations, hits=hits, searched=query)
+        quotes = select_quotes(question, citations, hits=hits, searched=query,
+                               query_vector=question_vector(result, question))
         coverage = quotes.coverage
     else:
         # The LLM writes the answer: no sentence needs scoring (embedding) unless it proves unsupported.
@@ -200,6 +201,13 @@ def _relevant(result) -> bool:
 def retrieved_hits(result) -> tuple[Hit, ...]:
     return tuple(Hit(document=c.document.id, start=c.start, end=c.end, relevance=c.relevance)
                  for c in result.chunks if getattr(c, "relevance", None) is not None)
+
+
+def question_vector(result, question: str):
+    """The question's vector with EMBEDDING_MODEL when the search embedded it so (it searched the
+    question as asked, in a collection on that model), else None: the answer embeds it then."""
+    vectors = result.query_vectors.get(settings.EMBEDDING_MODEL)
+    return vectors[0] if vectors is not None and result.query == question else None
 
 
 def top_relevance(result) -> float | None:

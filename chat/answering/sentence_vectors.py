@@ -1,101 +1,109 @@
-"""The vectors of the sentences an extractive answer scores, remembered between questions.
+"""The vectors of the sentences an extractive answer scores, stored in Postgres and shared by every
+process.
 
-The sources of an answer are RSE segments cut to the answer's budget, so their sentences are not
-the chunks stored at ingestion; but the same passages come back for many questions, and embedding
-their ~100 sentences anew was most of an answer's cost. A process-local LRU keyed by the model and
-a hash of the text gives each sentence's vector once per process (measured against storing them at
-ingestion in docs/scaling.md, "Answers per second"): the same vectors as embedding afresh, and no
-schema, migration or ingestion change.
+Embedding the ~100 sentences of an answer's sources was nearly all of its cost. Each sentence's
+vector is stored once, keyed by the model and a hash of the text as scored (chat.models.SentenceVector):
+filled ahead for each document's sources when it is published (chat.answering.sentence_fill), and
+on every miss by the answer that embedded it. An answer reads its sentences' vectors in one query
+and embeds only what is missing, in one call, with the question. Stored as float16 (768 bytes for
+384-d; within 1e-3 of fresh computation per component): half the disk of float32, and the scores
+move by about 1e-5 (docs/scaling.md, "Answers per second").
 
-ANSWER_VECTOR_CACHE (settings) is the number of texts kept per process (0: none); an entry is a
-384-d float32 row and its key, about 1.7 KB.
+The model is settings.EMBEDDING_MODEL, the one answers score with: a row of another model is never
+read, so changing the model can never mix two models' vectors.
 """
 
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+import logging
+from collections.abc import Sequence
 
 import numpy as np
+from django.conf import settings
+from django.db import DatabaseError, IntegrityError, transaction
 
-# texts -> (len(texts), dims) L2-normalised float32
-Embed = Callable[[list[str]], np.ndarray]
+from chat.models import SentenceVector
 
+logger = logging.getLogger(__name__)
 
-class VectorCache:
-    """An LRU of text vectors, safe to share between a process's threads."""
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self._rows: OrderedDict[tuple[str, bytes], np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def vectors(self, texts: Sequence[str], embed: Embed, *, model: str) -> np.ndarray:
-        """One row per text, in order: remembered rows, and the others embedded in one call to
-        `embed` (only the texts not remembered, each once) and remembered."""
-        keys = [(model, hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest())
-                for text in texts]
-        found: dict[tuple[str, bytes], np.ndarray] = {}
-        with self._lock:
-            for key in keys:
-                row = self._rows.get(key)
-                if row is not None:
-                    self._rows.move_to_end(key)
-                    found[key] = row
-        missing = {key: text for key, text in zip(keys, texts, strict=True) if key not in found}
-        self.hits += len(keys) - len(missing)
-        self.misses += len(missing)
-        if missing:
-            # Embedded outside the lock: other threads' look-ups must not wait for the model.
-            fresh = np.asarray(embed(list(missing.values())), dtype=np.float32)
-            for key, row in zip(missing, fresh, strict=True):
-                row.setflags(write=False)  # shared by every caller: nobody may change it in place
-                found[key] = row
-            with self._lock:
-                for key in missing:
-                    self._rows[key] = found[key]
-                    self._rows.move_to_end(key)
-                while len(self._rows) > self.capacity:
-                    self._rows.popitem(last=False)
-        if not keys:
-            return np.zeros((0, 0), dtype=np.float32)
-        return np.stack([found[key] for key in keys])
-
-    def clear(self) -> None:
-        with self._lock:
-            self._rows.clear()
+STORED_DTYPE = np.float16
 
 
-_cache: VectorCache | None = None
-_cache_lock = threading.Lock()
+def digest(text: str) -> bytes:
+    """The 16-byte key of a text (with the model, a stored vector's identity)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-def process_cache() -> VectorCache:
-    """This process's cache, sized by settings.ANSWER_VECTOR_CACHE."""
-    global _cache
-    if _cache is None:
-        from django.conf import settings
-
-        with _cache_lock:
-            if _cache is None:
-                _cache = VectorCache(settings.ANSWER_VECTOR_CACHE)
-    return _cache
+def encode(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, dtype=STORED_DTYPE).tobytes()
 
 
-def text_vectors(texts: Sequence[str]) -> np.ndarray:
-    """The configured model's vectors of `texts` (L2-normalised float32 rows), remembered per process."""
-    from django.conf import settings
+def decode(data: bytes | memoryview) -> np.ndarray:
+    return np.frombuffer(data, dtype=STORED_DTYPE).astype(np.float32)
 
-    from corpus.ingest.embed import embed_texts  # loads the model: only when answering
 
-    cache = process_cache()
-    if cache.capacity <= 0:
-        return embed_texts(list(texts))
-    return cache.vectors(texts, embed_texts, model=settings.EMBEDDING_MODEL)
+def stored(model: str, digests: Sequence[bytes]) -> dict[bytes, np.ndarray]:
+    """The stored vectors of `model` among `digests`, in one query: {digest: float32 row}."""
+    if not digests:
+        return {}
+    rows = SentenceVector.objects.filter(model=model, digest__in=list(set(digests))).values_list("digest", "vector")
+    return {bytes(key): decode(vector) for key, vector in rows}
+
+
+def store(model: str, rows: Sequence[tuple[int, bytes, np.ndarray]]) -> None:
+    """Remember (document id, digest, vector) rows; those already stored are left as they are.
+    A document deleted meanwhile loses its rows, nothing else fails: the store only saves work."""
+    if not rows:
+        return
+    objects = [SentenceVector(document_id=document, model=model, digest=key, vector=encode(vector))
+               for document, key, vector in rows]
+    try:
+        with transaction.atomic():
+            SentenceVector.objects.bulk_create(objects, ignore_conflicts=True, batch_size=500)
+    except IntegrityError:  # a document deleted since its text was read: store the others
+        existing = set(_existing_documents({document for document, _, _ in rows}))
+        kept = [o for o in objects if o.document_id in existing]
+        if kept and len(kept) < len(objects):
+            store(model, [(o.document_id, bytes(o.digest), decode(o.vector)) for o in kept])
+    except DatabaseError:  # e.g. a read-only database: the answer is still right, only slower next time
+        logger.warning("could not store sentence vectors", exc_info=True)
+
+
+def _existing_documents(ids: set[int]) -> list[int]:
+    from corpus.models import Document
+
+    return list(Document.objects.filter(pk__in=ids).values_list("pk", flat=True))
+
+
+def text_vectors(query: str, texts: Sequence[str], documents: Sequence[int | None], *,
+                 query_vector: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The query's vector and one row per text (L2-normalised float32), with the configured model:
+    the stored rows, and the others embedded with the query in one call and stored under the
+    document holding each (`documents`, one per text; None: not stored). `query_vector`, when the
+    caller has it already (the search embedded the question with this model), is used as is."""
+    from corpus.ingest.embed import embed_queries, embed_texts  # loads the model: only when answering
+
+    model = settings.EMBEDDING_MODEL
+    keys = [digest(text) for text in texts]
+    found = stored(model, keys)
+    missing: dict[bytes, str] = {key: text for key, text in zip(keys, texts, strict=True) if key not in found}
+    if query_vector is None:
+        # With the missing texts in one call; alone, on the query threads as searches embed theirs
+        # (QUERY_EMBEDDING_THREADS), so that a web process answering others leaves them a core.
+        rows = np.asarray(embed_texts([query, *missing.values()]) if missing else embed_queries([query]),
+                          dtype=np.float32)
+        query_vector, fresh = rows[0], rows[1:]
+    else:
+        fresh = np.asarray(embed_texts(list(missing.values())), dtype=np.float32) if missing else []
+    new_rows: dict[bytes, int | None] = {}
+    for key, row in zip(missing, fresh, strict=True):
+        # Rounded as stored: an answer never depends on whether its vectors were stored already.
+        found[key] = decode(encode(row))
+    for key, document in zip(keys, documents, strict=True):
+        if key in missing and document is not None:
+            new_rows.setdefault(key, document)
+    store(model, [(document, key, found[key]) for key, document in new_rows.items()])
+    if not keys:
+        return query_vector, np.zeros((0, query_vector.shape[0]), dtype=np.float32)
+    return query_vector, np.stack([found[key] for key in keys])

@@ -12,14 +12,13 @@ answer usually reuses its words).
 
 from __future__ import annotations
 
+import json
 import re
-
-from django.db.models.functions import Substr
 
 from chat.answering.grounding import sentences_citing
 from chat.answering.text import content_terms
 from corpus.ingest.parse.base import page_number
-from corpus.models import Document
+from replicas.routing import read_connection
 
 # An answer sentence is matched to the segment sentence holding at least this share of its words.
 MIN_SUPPORT = 0.5
@@ -77,26 +76,36 @@ def support_for(segment: str, answer: str, n: int, *, base: int = 0) -> tuple[tu
     return supporting_spans(segment, sentences_citing(answer, n), base=base)
 
 
+# The cited segments of documents that have pages, with those pages, in one statement: an answer
+# cites up to 8 sources, and most documents (everything but PDFs) have no pages to pin.
+_PAGED_SEGMENTS = """
+    SELECT r.i, d.pages, substr(d.text, r.lo + 1, r.hi - r.lo)
+    FROM unnest(%s::int[], %s::bigint[], %s::int[], %s::int[]) AS r(i, doc, lo, hi)
+    JOIN corpus_document d ON d.id = r.doc
+    WHERE jsonb_array_length(d.pages) > 0"""
+
+
 def pin_pages(citations: list[dict], answer: str) -> list[dict]:
     """Copies of `citations` whose `page` is the PDF page of the first sentence of the segment
     that supports the answer (found as the passage view finds it); a citation without a
     supporting sentence keeps the page its segment starts on, one of a document without pages
     keeps None. The segment is read from the document as it is now (a citation's `text` may have
-    been cut to the answer's budget)."""
-    pinned = []
-    for citation in citations:
-        citation = dict(citation)
-        pinned.append(citation)
-        document_id = (citation.get("document") or {}).get("id")
-        start, end = citation.get("char_start"), citation.get("char_end")
-        if document_id is None or start is None or end is None or end <= start:
-            continue
-        row = (Document.objects.filter(pk=document_id).exclude(pages=[])
-               .annotate(segment=Substr("text", start + 1, end - start)).values_list("pages", "segment").first())
-        if row is None:
-            continue
-        pages, segment = row
-        support = support_for(segment or "", answer, citation["n"], base=start)
+    been cut to the answer's budget), all of them in one query."""
+    pinned = [dict(citation) for citation in citations]
+    wanted = [(i, c["document"]["id"], c["char_start"], c["char_end"]) for i, c in enumerate(pinned)
+              if (c.get("document") or {}).get("id") is not None and c.get("char_start") is not None
+              and c.get("char_end") is not None and c["char_end"] > c["char_start"]]
+    if not wanted:
+        return pinned
+    with read_connection().cursor() as cursor:
+        cursor.execute(_PAGED_SEGMENTS, [[w[0] for w in wanted], [w[1] for w in wanted], [w[2] for w in wanted],
+                                         [w[3] for w in wanted]])
+        rows = cursor.fetchall()
+    for i, pages, segment in rows:
+        citation = pinned[i]
+        if isinstance(pages, str):  # a raw cursor may hand jsonb over undecoded
+            pages = json.loads(pages)
+        support = support_for(segment or "", answer, citation["n"], base=citation["char_start"])
         if support:
             citation["page"] = page_number(pages, support[0][0])
     return pinned

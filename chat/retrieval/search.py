@@ -185,7 +185,8 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
         timings["text"] = _ms(t)
     chunks = [_scored(c, score, relevance) for c, score, relevance in top if c.text is not None]
     timings["total"] = _ms(t0)
-    return SearchResult(query=asked, mode=mode, chunks=chunks, segments=segments, timings_ms=timings)
+    return SearchResult(query=asked, mode=mode, chunks=chunks, segments=segments, timings_ms=timings,
+                        query_vectors=vectors)
 
 
 def _top_candidates(ranked: list[RankedQuery], scores: list[dict], k: int) -> list[tuple[Candidate, float, float]]:

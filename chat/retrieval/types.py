@@ -55,6 +55,9 @@ class SearchResult:
     chunks: list[ScoredChunk] = field(default_factory=list)  # best first
     segments: list[Segment] = field(default_factory=list)  # in the order of their best-ranked chunk
     timings_ms: dict[str, float] = field(default_factory=dict)  # per stage, and "total"
+    # {model: one row per query}: the queries' vectors, for a caller that needs them again (an
+    # extractive answer scores sentences against the question's vector).
+    query_vectors: dict = field(default_factory=dict, repr=False, compare=False)
 
 
 @dataclass

@@ -44,6 +44,7 @@ from corpus.ingest.tokens import count_tokens, tokenize
 from corpus.metadata import build_metadata
 from corpus.models import IN_PROGRESS, Chunk, Collection, Document
 from corpus.reembed import store as reembed_store
+from corpus.signals import document_published, send_on_commit
 
 logger = logging.getLogger(__name__)
 
@@ -381,6 +382,7 @@ def _publish(document_id: int, built: Built) -> str:
         document.built_signature = built.signature
         document.ingested_at = now
         document.save()
+        send_on_commit(document_published, document_id=document_id)
     logger.info("document %s ready: %s chunks", document_id, len(built.chunks))
     return "ready"
 

@@ -23,6 +23,7 @@ from corpus.ingest import embed as embedding
 from corpus.ingest.pipeline import embedding_input
 from corpus.models import Chunk, Collection, ReembedStatus
 from corpus.reembed import store
+from corpus.signals import collection_model_switched, send_on_commit
 
 logger = logging.getLogger(__name__)
 
@@ -151,4 +152,5 @@ def _swap(collection_id: int, model: str) -> str:
     Collection.objects.filter(pk=collection_id).update(
         embedding_model=model, reembed_model="", reembed_status=ReembedStatus.DONE, reembed_done=total,
         reembed_total=total, reembed_finished_at=timezone.now())
+    send_on_commit(collection_model_switched, collection_id=collection_id, model=model)
     return "done"

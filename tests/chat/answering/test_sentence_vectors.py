@@ -1,96 +1,196 @@
-"""The sentence vectors an extractive answer scores are remembered per process: the same vectors as
-embedding afresh, each text embedded once."""
+"""The sentence vectors an extractive answer scores come from a store shared by every process: filled
+when a document is published, and by answers for what they had to embed. Stored vectors equal
+fresh computation; an answer over filled documents embeds only its question; deleting or
+re-ingesting a document leaves none of its old rows; another model shares nothing."""
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
+from django.core.management import CommandError, call_command
 
 from chat.answering import sentence_vectors
-from chat.answering.extractive import _model_vectors
-from chat.answering.sentence_vectors import VectorCache, text_vectors
-from corpus.ingest.embed import embed_query, embed_texts
+from chat.answering.extractive import source_texts
+from chat.answering.pipeline import answer_question
+from chat.answering.sentence_fill import document_fill, window_texts
+from chat.models import SentenceVector
+from corpus import services
+from corpus.ingest import embed
+from corpus.models import Chunk, Collection, Document
+from corpus.reembed import services as reembed
+from tests.corpus.ingest_helpers import GUIDE_V1, GUIDE_V2, eager_media, long_markdown  # noqa: F401
 
-SENTENCES = ["The worker retries a failed document eight times.",
-             "Backups are copied to the second disk every night at two.",
-             "Hybrid search fuses keyword and vector candidates."]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_media")]
 
-
-class CountingEmbed:
-    """A fake model: each text's vector is its length in one dimension; remembers what it embedded."""
-
-    def __init__(self) -> None:
-        self.calls: list[list[str]] = []
-
-    def __call__(self, texts: list[str]) -> np.ndarray:
-        self.calls.append(list(texts))
-        return np.array([[len(t), 1.0] for t in texts], dtype=np.float32)
-
-
-def test_it_embeds_each_text_once_and_keeps_the_order():
-    cache, embed = VectorCache(10), CountingEmbed()
-    first = cache.vectors(["aa", "b", "aa"], embed, model="m")
-    second = cache.vectors(["b", "ccc", "aa"], embed, model="m")
-    assert embed.calls == [["aa", "b"], ["ccc"]]
-    assert first[:, 0].tolist() == [2.0, 1.0, 2.0]
-    assert second[:, 0].tolist() == [1.0, 3.0, 2.0]
-    assert (cache.hits, cache.misses) == (3, 3)  # texts given without embedding, texts embedded
-
-
-def test_it_forgets_the_least_recently_used_beyond_its_capacity():
-    cache, embed = VectorCache(2), CountingEmbed()
-    cache.vectors(["a", "bb"], embed, model="m")
-    cache.vectors(["a"], embed, model="m")  # "a" used last: "bb" is the oldest
-    cache.vectors(["ccc"], embed, model="m")
-    assert len(cache) == 2
-    cache.vectors(["a", "bb"], embed, model="m")
-    assert embed.calls[-1] == ["bb"]
-
-
-def test_another_model_does_not_share_vectors():
-    cache, embed = VectorCache(10), CountingEmbed()
-    cache.vectors(["same text"], embed, model="one")
-    cache.vectors(["same text"], embed, model="two")
-    assert embed.calls == [["same text"], ["same text"]]
-
-
-def test_remembered_rows_cannot_be_changed_by_a_caller():
-    cache = VectorCache(10)
-    row = cache.vectors(["a"], CountingEmbed(), model="m")[0]
-    row[0] = 99.0  # a copy: the cache's own row is untouched
-    assert cache.vectors(["a"], CountingEmbed(), model="m")[0, 0] == 1.0
+# float16 storage: a component of a unit 384-d vector is off by at most about 5e-4 of its size.
+TOLERANCE = 2e-3
+QUESTION = "How do I get rid of aphids?"
+NEW_MODEL = "test-minilm-256-sentences"
 
 
 @pytest.fixture
-def fresh_cache(monkeypatch, settings):
-    settings.ANSWER_VECTOR_CACHE = 100
-    monkeypatch.setattr(sentence_vectors, "_cache", None)
+def collection() -> Collection:
+    return Collection.objects.create(slug="garden", name="Garden", chunk_size=32, chunk_overlap=0,
+                                     embedding_mode=Collection.EmbeddingMode.PLAIN, is_public=True)
 
 
-def test_the_cache_gives_the_vectors_fresh_computation_gives(fresh_cache, monkeypatch):
-    fresh = embed_texts(SENTENCES)
-    assert np.allclose(text_vectors(SENTENCES), fresh, atol=1e-5)
-
-    def no_model(texts):
-        raise AssertionError(f"embedded again: {texts}")
-
-    monkeypatch.setattr("corpus.ingest.embed.embed_texts", no_model)
-    again = text_vectors(list(reversed(SENTENCES)))
-    assert np.allclose(again, fresh[::-1], atol=1e-5)
+def ingest(collection, source, data, capture) -> Document:
+    with capture(execute=True):
+        document = services.document_ingest(collection=collection, source=source, data=data, filename=source)
+    document.refresh_from_db()
+    assert document.status == Document.Status.READY, document.error
+    return document
 
 
-def test_the_answer_scores_with_the_same_query_and_sentence_vectors_as_before(fresh_cache):
-    query = "How often are failed documents retried?"
-    query_vector, vectors = _model_vectors(query, SENTENCES)
-    assert np.allclose(query_vector, embed_query(query), atol=1e-5)
-    assert np.allclose(vectors, embed_texts(SENTENCES), atol=1e-5)
-    assert sentence_vectors.process_cache().misses == 4
-    _model_vectors(query, SENTENCES)
-    assert sentence_vectors.process_cache().hits == 4
+def rows_of(document: Document, model: str | None = None) -> dict[bytes, np.ndarray]:
+    rows = SentenceVector.objects.filter(document=document, model=model or embed.PACKAGED_MODEL)
+    return {bytes(r.digest): sentence_vectors.decode(r.vector) for r in rows}
 
 
-def test_no_cache_when_its_size_is_zero(settings, monkeypatch):
-    settings.ANSWER_VECTOR_CACHE = 0
-    monkeypatch.setattr(sentence_vectors, "_cache", None)
-    assert np.allclose(text_vectors(SENTENCES[:1]), embed_texts(SENTENCES[:1]), atol=1e-5)
-    assert len(sentence_vectors.process_cache()) == 0
+class Recorder:
+    """Wraps embed_texts and remembers every list of texts it was given."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.calls: list[list[str]] = []
+        real = embed.embed_texts
+
+        def recording(texts, **kwargs):
+            self.calls.append(list(texts))
+            return real(texts, **kwargs)
+
+        monkeypatch.setattr(embed, "embed_texts", recording)
+
+    @property
+    def texts(self) -> list[str]:
+        return [text for call in self.calls for text in call]
+
+
+def test_vectors_stored_at_publishing_equal_fresh_ones(collection, django_capture_on_commit_callbacks):
+    document = ingest(collection, "guide.md", GUIDE_V1, django_capture_on_commit_callbacks)
+    starts = list(Chunk.objects.filter(document=document).order_by("chunk_index").values_list("start", flat=True))
+    texts = window_texts(document.text, starts)
+    assert len(texts) > len(starts)  # every sentence, some of them also without their heading
+    stored = rows_of(document)
+    assert set(stored) == {sentence_vectors.digest(t) for t in texts}
+    fresh = embed.embed_texts(texts)
+    for text, vector in zip(texts, fresh, strict=True):
+        assert np.abs(stored[sentence_vectors.digest(text)] - vector).max() < TOLERANCE
+        assert float(stored[sentence_vectors.digest(text)] @ vector) == pytest.approx(1.0, abs=1e-4)
+
+
+def test_every_source_starting_at_a_chunk_has_its_sentences_filled():
+    text = long_markdown(12).decode()
+    starts = list(range(0, len(text), 97))  # sources starting mid-paragraph and mid-sentence too
+    filled = set(window_texts(text, starts))
+    for start in starts:
+        source = text[start: start + 600]
+        source = source[: source.rfind("\n\n")] if "\n\n" in source else source
+        missing = [t for t in source_texts(source) if t not in filled]
+        assert not missing, (start, missing)
+    # A source starting after its section's heading reads its sentences without one.
+    assert any(":" not in t.split(" ", 3)[-1] and t.startswith("On day") for t in filled)
+    assert any(t.startswith("Section 3: observations of plot 3: On day") for t in filled)
+
+
+def test_an_answer_over_filled_documents_embeds_only_its_question(
+        collection, django_capture_on_commit_callbacks, no_llm, monkeypatch):
+    ingest(collection, "guide.md", GUIDE_V1, django_capture_on_commit_callbacks)
+    recorder = Recorder(monkeypatch)
+    prepared, answer = answer_question(question=QUESTION, collections=Collection.objects.filter(pk=collection.pk))
+    assert "soapy water" in answer.text
+    assert len(prepared.quotes.sentences) >= 1
+    assert recorder.texts == [QUESTION]  # the search's only: the answer scores with the same vector
+
+
+def test_answers_store_what_they_embed_for_the_next_one(
+        collection, django_capture_on_commit_callbacks, no_llm, monkeypatch, settings):
+    settings.ANSWER_VECTORS_AT_INGESTION = False
+    document = ingest(collection, "guide.md", GUIDE_V1, django_capture_on_commit_callbacks)
+    assert not rows_of(document)
+    recorder = Recorder(monkeypatch)
+    collections = Collection.objects.filter(pk=collection.pk)
+    first = answer_question(question=QUESTION, collections=collections)[1].text
+    assert len(recorder.texts) > 1
+    assert rows_of(document)  # kept under the document the sentences came from
+    recorder.calls.clear()
+    assert answer_question(question=QUESTION, collections=collections)[1].text == first
+    assert recorder.texts == [QUESTION]  # the search's only: the answer scores with the same vector
+
+
+def test_the_answer_is_the_same_with_stored_and_fresh_vectors(
+        collection, django_capture_on_commit_callbacks, no_llm, settings):
+    ingest(collection, "guide.md", GUIDE_V1, django_capture_on_commit_callbacks)
+    collections = Collection.objects.filter(pk=collection.pk)
+    stored = answer_question(question=QUESTION, collections=collections)[1].text
+    SentenceVector.objects.all().delete()
+    settings.ANSWER_VECTORS_AT_INGESTION = False
+    assert answer_question(question=QUESTION, collections=collections)[1].text == stored
+
+
+def test_deleting_a_document_or_its_collection_leaves_no_rows(collection, django_capture_on_commit_callbacks):
+    guide = ingest(collection, "guide.md", GUIDE_V1, django_capture_on_commit_callbacks)
+    peppers = ingest(collection, "peppers.md", GUIDE_V2, django_capture_on_commit_callbacks)
+    assert rows_of(guide) and rows_of(peppers)
+    services.document_delete(document=guide)
+    assert not SentenceVector.objects.filter(document_id=guide.pk).exists()
+    assert rows_of(peppers)
+    services.collection_delete(collection=collection)
+    assert not SentenceVector.objects.exists()
+
+
+def test_reingesting_replaces_the_documents_rows(collection, django_capture_on_commit_callbacks):
+    document = ingest(collection, "guide.md", GUIDE_V1, django_capture_on_commit_callbacks)
+    old = set(rows_of(document))
+    changed = ingest(collection, "guide.md", GUIDE_V2, django_capture_on_commit_callbacks)
+    assert changed.pk == document.pk
+    starts = list(Chunk.objects.filter(document=changed).order_by("chunk_index").values_list("start", flat=True))
+    wanted = {sentence_vectors.digest(t) for t in window_texts(changed.text, starts)}
+    assert set(rows_of(changed)) == wanted
+    assert not old & wanted  # nothing of the old text is kept
+    assert document_fill(changed.pk) == 0  # filled already: nothing embedded again
+
+
+class _Truncated:
+    """Another model for the test: the packaged model's vectors cut to 256 dimensions, renormalised."""
+
+    def encode(self, texts, **kwargs):
+        full = np.asarray(embed.get_model(embed.PACKAGED_MODEL).encode(texts, **kwargs), dtype=np.float32)[:, :256]
+        return full / np.linalg.norm(full, axis=1, keepdims=True)
+
+
+def test_another_model_shares_nothing_and_a_switched_collection_is_refilled(
+        collection, django_capture_on_commit_callbacks, settings, monkeypatch):
+    document = ingest(collection, "guide.md", GUIDE_V1, django_capture_on_commit_callbacks)
+    texts = source_texts(document.text)
+    embed.register_model(NEW_MODEL, _Truncated, path=embed.model_path(embed.PACKAGED_MODEL))
+    settings.EMBEDDING_MODEL = NEW_MODEL
+    settings.EMBEDDING_COLUMN_MODEL = embed.PACKAGED_MODEL
+    recorder = Recorder(monkeypatch)
+    _, vectors = sentence_vectors.text_vectors(QUESTION, texts, [None] * len(texts))
+    assert vectors.shape == (len(texts), 256)  # the new model's, though the old one's are stored
+    assert recorder.texts == [QUESTION, *dict.fromkeys(texts)]
+
+    assert reembed.reembed_start(collection=collection) is True
+    with django_capture_on_commit_callbacks(execute=True):
+        assert reembed.reembed_run(collection.pk) == "done"
+    assert not rows_of(document, embed.PACKAGED_MODEL)  # the old model's rows are gone
+    new_rows = rows_of(document, NEW_MODEL)
+    assert {len(v) for v in new_rows.values()} == {256}
+    fresh = embed.embed_texts(texts, model=NEW_MODEL)
+    assert np.abs(new_rows[sentence_vectors.digest(texts[0])] - fresh[0]).max() < TOLERANCE
+
+
+def test_the_fill_command_fills_documents_published_without_it(
+        collection, django_capture_on_commit_callbacks, settings):
+    settings.ANSWER_VECTORS_AT_INGESTION = False
+    document = ingest(collection, "guide.md", GUIDE_V1, django_capture_on_commit_callbacks)
+    assert not rows_of(document)
+    out = io.StringIO()
+    call_command("fill_sentence_vectors", "--collection", "garden", stdout=out)
+    starts = list(Chunk.objects.filter(document=document).values_list("start", flat=True))
+    assert set(rows_of(document)) == {sentence_vectors.digest(t) for t in window_texts(document.text, starts)}
+    assert "1/1 documents" in out.getvalue()
+    with pytest.raises(CommandError, match="No collection 'nowhere'"):
+        call_command("fill_sentence_vectors", "--collection", "nowhere")

@@ -3,9 +3,9 @@
 The extractive answer's cost per stage, over the questions of an evaluation set (the ../shared/eval
 format): search (hybrid + RSE, as the answer pipeline searches), numbering the sources, splitting
 them into sentences, the sentence vectors, scoring, choosing, rendering and pinning pages. Each round
-asks every question once; the first round starts with an empty sentence-vector cache (every
-sentence embedded, as before the cache), later rounds find the vectors of the sentences seen before.
-Prints the mean and p95 milliseconds of each stage per round, and the cache's hits and misses.
+asks every question once; sentence vectors come from the shared store (chat.answering.sentence_vectors,
+filled at ingestion and by earlier answers). Prints the mean and p95 milliseconds of each stage per
+round, and how many sentence vectors were found stored and how many had to be embedded.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from chat.answering import extractive, pipeline, sentence_vectors
@@ -41,8 +42,10 @@ def time_answer(question: str, collections) -> dict[str, float]:
     t = time.perf_counter()
     found = extractive.candidates(citations, hits)
     timings["split"] = _ms(t)
+    keys = {sentence_vectors.digest(extractive.scored_text(s)) for s in found}
+    known = len(sentence_vectors.stored(settings.EMBEDDING_MODEL, list(keys)))  # not timed: counts only
     t = time.perf_counter()
-    vectors = extractive._model_vectors(question, [f"{s.heading}: {s.text}" if s.heading else s.text for s in found])
+    vectors = extractive._model_vectors(question, found, query_vector=pipeline.question_vector(result, question))
     timings["vectors"] = _ms(t)
     t = time.perf_counter()
     scored = extractive.score_sentences(question, found, embed=lambda query, texts: vectors)
@@ -59,6 +62,7 @@ def time_answer(question: str, collections) -> dict[str, float]:
     timings["pages"] = _ms(t)
     timings["total"] = _ms(t0)
     timings["sentences"] = len(found)
+    timings["stored"], timings["embedded"] = known, len(keys) - known
     return timings
 
 
@@ -86,19 +90,17 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         if not items or rounds < 1:
             raise CommandError("Nothing to time: no questions, or --rounds below 1.")
-        cache = sentence_vectors.process_cache()
-        cache.clear()
         pipeline._search("warm up the model and the connection", collections, "balanced")
         header = (f"{'round':<8}" + "".join(f"{stage:>11}" for stage in STAGES)
-                  + f"{'sentences':>11}{'hits':>8}{'misses':>8}")
-        self.stdout.write(f"{len(items)} questions, mean (p95) ms per stage; "
-                          f"cache of {cache.capacity} texts, empty before round 1")
+                  + f"{'sentences':>11}{'stored':>8}{'embedded':>9}")
+        self.stdout.write(f"{len(items)} questions, mean (p95) ms per stage; sentence vectors found stored "
+                          "and embedded (distinct texts, all questions)")
         self.stdout.write(header)
         for round_number in range(1, rounds + 1):
-            hits, misses = cache.hits, cache.misses
             runs = [time_answer(item.question, collections) for item in items]
             cells = "".join(f"{sum(r[s] for r in runs) / len(runs):>6.1f}({_p95([r[s] for r in runs]):>3.0f})"
                             for s in STAGES)
             sentences = sum(r["sentences"] for r in runs) / len(runs)
-            self.stdout.write(f"{round_number:<8}{cells}{sentences:>11.0f}{cache.hits - hits:>8}"
-                              f"{cache.misses - misses:>8}")
+            stored = sum(r["stored"] for r in runs)
+            embedded = sum(r["embedded"] for r in runs)
+            self.stdout.write(f"{round_number:<8}{cells}{sentences:>11.0f}{stored:>8}{embedded:>9}")

@@ -1,0 +1,28 @@
+"""What the chat app does when the corpus changes (corpus.signals): fill the sentence-vector store
+of a document once it is published, and of every document of a collection switched to another
+embedding model, so that the first answers over them embed no sentence."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.dispatch import receiver
+
+from corpus.models import Document
+from corpus.signals import collection_model_switched, document_published
+
+
+@receiver(document_published, dispatch_uid="chat_fill_sentence_vectors")
+def fill_published(*, document_id: int, **kwargs) -> None:
+    from chat.tasks import fill_sentence_vectors_task
+
+    if settings.ANSWER_VECTORS_AT_INGESTION:
+        fill_sentence_vectors_task.delay(document_id)
+
+
+@receiver(collection_model_switched, dispatch_uid="chat_refill_sentence_vectors")
+def refill_collection(*, collection_id: int, model: str, **kwargs) -> None:
+    from chat.tasks import fill_sentence_vectors_task
+
+    if settings.ANSWER_VECTORS_AT_INGESTION:
+        for document_id in Document.objects.filter(collection_id=collection_id).values_list("pk", flat=True):
+            fill_sentence_vectors_task.delay(document_id)
