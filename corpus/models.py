@@ -18,10 +18,10 @@ CHUNK_SIZE_MIN, CHUNK_SIZE_MAX = 16, 2048  # tokens; the check constraint collec
 # One answer for every slug that cannot be had (another collection's, private or not, or a renamed
 # collection's old one): it names no owner and says nothing about what the collection holds.
 SLUG_UNAVAILABLE = "This slug is not available; choose another."
-# Every HNSW index on chunk vectors (the column's and a re-embed's, corpus/reembed/store.py). An
-# insert's graph search keeps HNSW_EF_CONSTRUCTION candidates: 32, the least pgvector builds with
-# m = 16, publishes 1.1-1.2x as fast as 64 at a million chunks (migration 0015, docs/scaling.md).
-HNSW_M, HNSW_EF_CONSTRUCTION = 16, 32
+# Every HNSW index on chunk vectors (the column's and a re-embed's, corpus/reembed/store.py).
+# ef_construction 32 published 1.1-1.2x as fast at a million chunks, but its poorer graph left
+# filtered iterative scans short of their LIMIT, falling back to the exact scan (docs/scaling.md).
+HNSW_M, HNSW_EF_CONSTRUCTION = 16, 64
 
 
 class Identifiers(models.Func):
