@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 import openai
 from django.conf import settings
 
-from chat.answering.citations import CONTEXT_CHARS, build_citations, cited_numbers, relevance_map
+from chat.answering.citations import CONTEXT_CHARS, build_citations, cited_numbers, numbered_by_answer, relevance_map
 from chat.answering.extractive import Hit, Quotes, candidates, question_coverage, render_quotes, select_quotes
 from chat.answering.grounding import ground
 from chat.answering.prompts import answer_messages
@@ -127,6 +127,9 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
         # found the right sources, and would only pull the quotes back towards the earlier turn's subject.
         quotes = select_quotes(question, citations, hits=hits, searched=query)
         coverage = quotes.coverage
+        # Numbered as the answer cites them, so its sources are listed from 1 whichever it quotes.
+        citations, numbers = numbered_by_answer(citations, [s.n for s in quotes.sentences])
+        quotes = quotes.renumbered(numbers)
     else:
         # The LLM writes the answer: no sentence needs scoring (embedding) unless it proves unsupported.
         quotes, coverage = None, question_coverage(query, citations, candidates(citations, hits))
@@ -173,9 +176,19 @@ def _search_in_conversation(question: str, history: Sequence[tuple[str, str]], c
     if refers_back(question):
         return in_context, context
     alone = _search(question, collections, rse, filters)
-    if (top_relevance(context) or 0.0) >= (top_relevance(alone) or 0.0) + CONTEXT_GAIN:
+    if (top_relevance(context) or 0.0) >= (top_relevance(alone) or 0.0) + CONTEXT_GAIN \
+            and _holds_own_words(question, context):
         return in_context, context
     return question, alone
+
+
+def _holds_own_words(question: str, result) -> bool:
+    """The sources `result` found hold enough of what `question` itself names (the coverage an
+    answer needs, settings.ANSWER_MIN_COVERAGE). The earlier subject's words make its sources look
+    confident for any next question: a new subject ("How do I bake bread?" after questions on
+    zebras) finds them in context, but they do not hold its words, so it is searched as asked."""
+    citations = build_citations(result)
+    return question_coverage(question, citations, candidates(citations)) >= settings.ANSWER_MIN_COVERAGE
 
 
 def _search(query: str, collections, rse: str | None, filters: SearchFilters = NO_FILTERS):
