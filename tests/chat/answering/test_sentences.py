@@ -20,7 +20,8 @@ def test_latin_and_dotted_abbreviations_do_not_end_a_sentence():
 
 
 def test_reference_words_hold_on_to_their_number():
-    text = "See Fig. 3 for the map. The office is at No. 4 Mill Road. St. Anne's bridge is old. The answer is no. Then go."
+    text = ("See Fig. 3 for the map. The office is at No. 4 Mill Road. St. Anne's bridge is old. "
+            "The answer is no. Then go.")
     assert split_sentences(text) == ["See Fig. 3 for the map.", "The office is at No. 4 Mill Road.",
                                      "St. Anne's bridge is old.", "The answer is no.", "Then go."]
 

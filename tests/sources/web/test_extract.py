@@ -149,4 +149,5 @@ def test_the_stored_page_starts_with_its_title():
 
     assert page_markdown("Tomato care", "# Growing tomatoes\n\nWater them.").startswith(
         "# Tomato care\n\n# Growing tomatoes\n")
-    assert page_markdown("Growing tomatoes", "# Growing tomatoes\n\nWater them.") == "# Growing tomatoes\n\nWater them.\n"
+    stored = page_markdown("Growing tomatoes", "# Growing tomatoes\n\nWater them.")
+    assert stored == "# Growing tomatoes\n\nWater them.\n"
