@@ -2,7 +2,7 @@
 
     hybrid search + RSE of the question as asked and, in a conversation, in context (rewritten by
     the LLM, or with the previous question's key words: always for a question that points back,
-    else only when clearly more confident) → "not found" unless a chunk is relevant enough and
+    else only when clearly more confident and the sources found hold the question's own words) → "not found" unless a chunk is relevant enough and
     the sources hold enough of what the question names → numbered sources →
     LLM answer citing [n] (streamed or not) → grounding pass  |  extractive answer (no LLM)
     → the sources the answer cites
@@ -167,8 +167,9 @@ def _search_in_conversation(question: str, history: Sequence[tuple[str, str]], c
                             filters: SearchFilters = NO_FILTERS):
     """(query, result). A question that points back into the conversation ("What presets does it
     have?", "And in templates?") is searched in context; one that stands on its own is searched as
-    asked and in context, the context kept only when retrieval is clearly more confident in it (a
-    new subject stays itself; "Could a different duration be chosen?" finds its subject)."""
+    asked and in context, the context kept only when retrieval is clearly more confident in it and
+    its sources hold the question's own words (a new subject stays itself, and an off-topic one is
+    "not found" as in a new conversation; "Could a different duration be chosen?" finds its subject)."""
     in_context = rewrite_query(question, history) if history else question
     if in_context == question:
         return question, _search(question, collections, rse, filters)
