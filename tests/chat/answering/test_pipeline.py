@@ -296,11 +296,20 @@ def test_the_top_ranked_source_that_holds_the_answer_is_quoted_whole_and_numbere
     assert cited == [c["n"] for c in reply.citations] == list(range(1, len(cited) + 1))
 
 
-def test_an_off_topic_question_inside_a_conversation_is_searched_on_its_own(user, corpus, no_llm):
+def test_an_off_topic_question_inside_a_conversation_is_searched_on_its_own(user, tarn, no_llm):
+    from chat.answering.pipeline import _search_in_conversation
+    from corpus.models import Collection
+
     conversation = conversation_start(user=user)
-    run(conversation, "How is the request timeout configured?", stream=False)
-    reply = run(conversation, "Who won the football world cup in 1998?", stream=False)[-1].message
-    assert (reply.status, reply.query, reply.content) == ("not_found", "Who won the football world cup in 1998?", "")
+    assert run(conversation, "Who guides the purple zebras across the Tarn river?", stream=False)[-1].message.status \
+        == "complete"
+    # With the zebra question's words the zebra page looks confident, but it holds nothing of bread.
+    reply = run(conversation, "How do I bake sourdough bread?", stream=False)[-1].message
+    assert (reply.status, reply.content, reply.citations) == ("not_found", "", [])
+    history = [("user", "Who guides the purple zebras across the Tarn river?"), ("assistant", "...")]
+    query, _result = _search_in_conversation("How do I bake sourdough bread?", history,
+                                             Collection.objects.filter(pk=tarn.pk), "balanced")
+    assert query == "How do I bake sourdough bread?"
 
 
 def test_a_real_follow_up_still_uses_the_conversation(user, corpus, no_llm):
