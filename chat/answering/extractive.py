@@ -216,9 +216,24 @@ def score_sentences(query: str, sentences: Sequence[Sentence], embed: Embedder |
 
 
 def choose(sentences: Sequence[Sentence], scored: Scored, *, max_chars: int = MAX_CHARS) -> list[Sentence]:
+    """chosen() given source by source (the best sentence's first), each in its source's order."""
+    return _in_source_order(chosen(sentences, scored, max_chars=max_chars))
+
+
+def _in_source_order(picked: list[Sentence]) -> list[Sentence]:
+    """Read as the sources tell it: the best sentence's (picked[0]) source first, then the others
+    as retrieval ranked them, each source's sentences in its own order (a quote's "She" follows
+    the sentence naming her)."""
+    if not picked:
+        return []
+    best = picked[0]
+    return sorted(picked, key=lambda s: (s.n != best.n, s.rank, s.position))
+
+
+def chosen(sentences: Sequence[Sentence], scored: Scored, *, max_chars: int = MAX_CHARS) -> list[Sentence]:
     """The best sentence, then more of its section, then the few nearly as good from elsewhere,
     each next one the best once its likeness to those taken is counted against it, within
-    `max_chars`; given source by source (the best sentence's first), each in its source's order."""
+    `max_chars`: in the order they were chosen, the best first."""
     if not sentences:
         return []
     scores, vectors = scored.scores, scored.vectors
@@ -250,11 +265,7 @@ def choose(sentences: Sequence[Sentence], scored: Scored, *, max_chars: int = MA
         used += _length(sentence)
         if eligible:
             likeness = np.maximum(likeness, vectors[eligible] @ vectors[i])
-    # Read as the sources tell it: the best sentence's source first, then the others as retrieval
-    # ranked them, each source's sentences in its own order (a quote's "She" follows the sentence
-    # naming her).
-    return [sentences[i] for i in sorted(picked, key=lambda i: (sentences[i].n != best.n, sentences[i].rank,
-                                                                sentences[i].position))]
+    return [sentences[i] for i in picked]
 
 
 def _length(sentence: Sentence) -> int:
@@ -302,10 +313,14 @@ class Quotes:
 
     sentences: tuple[Sentence, ...]  # in the order the answer gives them
     coverage: float  # question_coverage() of the sources
+    # (n, text): the best sentence quoted from source n, for each source quoted; its page is the
+    # citation's page and the passage view opens at it (chat.answering.support, "lead").
+    leads: tuple[tuple[int, str], ...] = ()
 
     def renumbered(self, numbers: dict[int, int]) -> Quotes:
         """The same quotes citing the sources by their new numbers ({old n: new n})."""
-        return replace(self, sentences=tuple(replace(s, n=numbers.get(s.n, s.n)) for s in self.sentences))
+        return replace(self, sentences=tuple(replace(s, n=numbers.get(s.n, s.n)) for s in self.sentences),
+                       leads=tuple((numbers.get(n, n), text) for n, text in self.leads))
 
 
 def select_quotes(query: str, citations: Sequence[dict], *, hits: Sequence[Hit] = (),
@@ -313,8 +328,12 @@ def select_quotes(query: str, citations: Sequence[dict], *, hits: Sequence[Hit] 
     """The sentences of the sources that answer `query` best (choose()), and the coverage of what
     was `searched` (the query in the conversation's context; `query` when not given)."""
     found = candidates(citations, hits)
-    chosen = choose(found, score_sentences(query, found, embed), max_chars=max_chars) if found else []
-    return Quotes(tuple(chosen), question_coverage(searched or query, citations, found))
+    picked = chosen(found, score_sentences(query, found, embed), max_chars=max_chars) if found else []
+    leads: dict[int, str] = {}
+    for sentence in picked:
+        leads.setdefault(sentence.n, sentence.text)
+    return Quotes(tuple(_in_source_order(picked)), question_coverage(searched or query, citations, found),
+                  tuple(leads.items()))
 
 
 def render_quotes(quotes: Quotes, citations: Sequence[dict]) -> str:

@@ -2,8 +2,9 @@
 
     hybrid search + RSE of the question as asked and, in a conversation, in context (rewritten by
     the LLM, or with the previous question's key words: always for a question that points back,
-    else only when clearly more confident and the sources found hold the question's own words) → "not found" unless a chunk is relevant enough and
-    the sources hold enough of what the question names → numbered sources →
+    else only when clearly more confident and the sources found hold the question's own words)
+    → "not found" unless a chunk is relevant enough and the sources hold enough of what the
+    question names → numbered sources (for an extractive answer, in the order it cites them) →
     LLM answer citing [n] (streamed or not) → grounding pass  |  extractive answer (no LLM)
     → the sources the answer cites
 
@@ -130,6 +131,8 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
         # Numbered as the answer cites them, so its sources are listed from 1 whichever it quotes.
         citations, numbers = numbered_by_answer(citations, [s.n for s in quotes.sentences])
         quotes = quotes.renumbered(numbers)
+        for n, text in quotes.leads:  # the sentence a citation's page and passage link open at
+            citations[n - 1]["lead"] = text
     else:
         # The LLM writes the answer: no sentence needs scoring (embedding) unless it proves unsupported.
         quotes, coverage = None, question_coverage(query, citations, candidates(citations, hits))

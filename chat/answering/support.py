@@ -76,9 +76,11 @@ def supporting_spans(segment: str, claims: list[str], *, base: int = 0) -> tuple
     return tuple(found)
 
 
-def support_for(segment: str, answer: str, n: int, *, base: int = 0) -> tuple[tuple[int, int], ...]:
-    """The sentences of `segment` supporting the sentences of `answer` that cite [n]."""
-    return supporting_spans(segment, sentences_citing(answer, n), base=base)
+def support_for(segment: str, answer: str, n: int, *, base: int = 0, lead: str = "") -> tuple[tuple[int, int], ...]:
+    """The sentences of `segment` supporting the sentences of `answer` that cite [n]; the one
+    supporting `lead` (an extractive answer's best quote of that source: a citation's "lead")
+    first, else in the answer's order."""
+    return supporting_spans(segment, ([lead] if lead else []) + sentences_citing(answer, n), base=base)
 
 
 def pin_pages(citations: list[dict], answer: str) -> list[dict]:
@@ -100,7 +102,7 @@ def pin_pages(citations: list[dict], answer: str) -> list[dict]:
         if row is None:
             continue
         pages, segment = row
-        support = support_for(segment or "", answer, citation["n"], base=start)
+        support = support_for(segment or "", answer, citation["n"], base=start, lead=citation.get("lead") or "")
         if support:
             citation["page"] = page_number(pages, support[0][0])
     return pinned
