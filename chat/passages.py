@@ -68,7 +68,8 @@ def highlight_for(document: Document, citation: dict, answer: str) -> Highlight:
     start, end = segment = segment_chars(document, citation)
     # The same finder on the same segment text as chat.answering.support.pin_pages, which stored
     # the citation's page: the page named here is that page.
-    return Highlight(segment=segment, support=support_for(document.text[start:end], answer, citation["n"], base=start))
+    return Highlight(segment=segment, support=support_for(document.text[start:end], answer, citation["n"], base=start,
+                                                          lead=citation.get("lead") or ""))
 
 
 def highlighted_document(document: Document, highlight: Highlight) -> SafeString:

@@ -4,6 +4,7 @@ kept with the message, from the SearchResult of chat.retrieval.search."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from django.urls import reverse
 
@@ -58,6 +59,18 @@ def build_citations(result: SearchResult, *, budget: int = CONTEXT_CHARS,
         if isinstance(citation["score"], int | float):
             citation["score"] = round(float(citation["score"]), 4)
     return citations
+
+
+def numbered_by_answer(citations: list[dict], cited: Sequence[int]) -> tuple[list[dict], dict[int, int]]:
+    """Copies of `citations` numbered again for an answer that cites `cited` (numbers, in the
+    order it cites them): those first, 1, 2, ... in that order, then the others in their order;
+    and {old n: new n}. An answer quoting only the second source cites [1], and the sources listed
+    under it start at 1."""
+    order = list(dict.fromkeys(n for n in cited if any(c["n"] == n for c in citations)))
+    order += [c["n"] for c in citations if c["n"] not in order]
+    numbers = {old: new for new, old in enumerate(order, start=1)}
+    by_number = {c["n"]: c for c in citations}
+    return [{**by_number[old], "n": numbers[old]} for old in order], numbers
 
 
 def relevance_map(result: SearchResult) -> dict[str, dict[str, float]]:

@@ -1,5 +1,5 @@
 """The answer without an LLM: the few sentences of the sources that answer the question, each
-with its [n] citation, the best one first.
+with its [n] citation, in the order of its source (the source of the best one first).
 
 A sentence is scored by how well it answers the query, not only by how similar it is:
 
@@ -31,7 +31,7 @@ import logging
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -39,6 +39,7 @@ from chat.answering.blocks import CODE, ITEM, PARAGRAPH, ROW, Block, display_tex
 from chat.answering.citations import quoted
 from chat.answering.sentence_vectors import text_vectors
 from chat.answering.text import ASKING_WORDS, content_terms, stem
+from chat.answering.text import split_sentences as prose_sentences
 
 logger = logging.getLogger(__name__)
 
@@ -60,11 +61,9 @@ MAX_ITEM_CHARS = 160
 MIN_WORDS = 4
 MAX_SENTENCE_CHARS = 400
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[`*A-Z0-9])")
 _WHY = re.compile(r"\bwhy\b", re.IGNORECASE)
 _REASON = re.compile(r"\b(because|reasons?|since|so that|in order to|otherwise|that way|this means|would|unable|"
                      r"essential|avoids?|prevents?|ensures?|instead)\b", re.IGNORECASE)
-_ABBREVIATION = re.compile(r"\b(e\.g|i\.e|etc|vs|cf|approx|Mr|Mrs|Dr|No)\.$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -110,16 +109,6 @@ def split_sentences(text: str) -> list[str]:
     return [s.text for s in _sentences(parse_blocks(text), n=0, rank=0)]
 
 
-def _split(paragraph: str) -> list[str]:
-    parts: list[str] = []
-    for piece in _SENTENCE_END.split(paragraph):
-        if parts and _ABBREVIATION.search(parts[-1]):
-            parts[-1] += " " + piece  # "e.g. Foo" does not end a sentence
-        else:
-            parts.append(piece)
-    return [p.strip() for p in parts if p.strip()]
-
-
 def _sentences(blocks: Sequence[Block], *, n: int, rank: int,
                relevance_at: Callable[[int], float] = lambda offset: 0.0,
                document: int | None = None) -> list[Sentence]:
@@ -127,7 +116,7 @@ def _sentences(blocks: Sequence[Block], *, n: int, rank: int,
     for index, block in enumerate(blocks):
         if block.kind not in (PARAGRAPH, ITEM):
             continue
-        parts = _split(display_text(block.text))
+        parts = prose_sentences(display_text(block.text))
         relevance = relevance_at(block.start)
         for i, part in enumerate(parts):
             if len(part.split()) < MIN_WORDS:
@@ -244,9 +233,24 @@ def score_sentences(query: str, sentences: Sequence[Sentence], embed: Embedder |
 
 
 def choose(sentences: Sequence[Sentence], scored: Scored, *, max_chars: int = MAX_CHARS) -> list[Sentence]:
+    """chosen() given source by source (the best sentence's first), each in its source's order."""
+    return _in_source_order(chosen(sentences, scored, max_chars=max_chars))
+
+
+def _in_source_order(picked: list[Sentence]) -> list[Sentence]:
+    """Read as the sources tell it: the best sentence's (picked[0]) source first, then the others
+    as retrieval ranked them, each source's sentences in its own order (a quote's "She" follows
+    the sentence naming her)."""
+    if not picked:
+        return []
+    best = picked[0]
+    return sorted(picked, key=lambda s: (s.n != best.n, s.rank, s.position))
+
+
+def chosen(sentences: Sequence[Sentence], scored: Scored, *, max_chars: int = MAX_CHARS) -> list[Sentence]:
     """The best sentence, then more of its section, then the few nearly as good from elsewhere,
-    each next one the best once its likeness to those taken is counted against it: best first,
-    then in the order of the source, within `max_chars`."""
+    each next one the best once its likeness to those taken is counted against it, within
+    `max_chars`: in the order they were chosen, the best first."""
     if not sentences:
         return []
     scores, vectors = scored.scores, scored.vectors
@@ -278,9 +282,7 @@ def choose(sentences: Sequence[Sentence], scored: Scored, *, max_chars: int = MA
         used += _length(sentence)
         if eligible:
             likeness = np.maximum(likeness, vectors[eligible] @ vectors[i])
-    rest = sorted(picked[1:], key=lambda i: (sentences[i].section != best.section, sentences[i].rank,
-                                             sentences[i].position))
-    return [best] + [sentences[i] for i in rest]
+    return [sentences[i] for i in picked]
 
 
 def _length(sentence: Sentence) -> int:
@@ -329,6 +331,14 @@ class Quotes:
 
     sentences: tuple[Sentence, ...]  # in the order the answer gives them
     coverage: float  # question_coverage() of the sources
+    # (n, text): the best sentence quoted from source n, for each source quoted; its page is the
+    # citation's page and the passage view opens at it (chat.answering.support, "lead").
+    leads: tuple[tuple[int, str], ...] = ()
+
+    def renumbered(self, numbers: dict[int, int]) -> Quotes:
+        """The same quotes citing the sources by their new numbers ({old n: new n})."""
+        return replace(self, sentences=tuple(replace(s, n=numbers.get(s.n, s.n)) for s in self.sentences),
+                       leads=tuple((numbers.get(n, n), text) for n, text in self.leads))
 
 
 def select_quotes(query: str, citations: Sequence[dict], *, hits: Sequence[Hit] = (),
@@ -338,9 +348,13 @@ def select_quotes(query: str, citations: Sequence[dict], *, hits: Sequence[Hit] 
     was `searched` (the query in the conversation's context; `query` when not given).
     `query_vector`: `query`'s vector with the configured model, when the caller has it."""
     found = candidates(citations, hits)
-    chosen = (choose(found, score_sentences(query, found, embed, query_vector=query_vector), max_chars=max_chars)
+    picked = (chosen(found, score_sentences(query, found, embed, query_vector=query_vector), max_chars=max_chars)
               if found else [])
-    return Quotes(tuple(chosen), question_coverage(searched or query, citations, found))
+    leads: dict[int, str] = {}
+    for sentence in picked:
+        leads.setdefault(sentence.n, sentence.text)
+    return Quotes(tuple(_in_source_order(picked)), question_coverage(searched or query, citations, found),
+                  tuple(leads.items()))
 
 
 def render_quotes(quotes: Quotes, citations: Sequence[dict]) -> str:

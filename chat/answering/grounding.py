@@ -24,7 +24,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from chat.answering.text import content_terms
+from chat.answering.text import content_terms, sentence_breaks
 
 # A cited source is kept when it holds this share of the sentence's content words...
 KEEP_SUPPORT = 0.5
@@ -38,7 +38,6 @@ UNSUPPORTED_NOTE = "*Sentences without a citation are not supported by the sourc
 # "[1]", "[1, 2]", "[1][2]", "[Source 1]": the ways models cite numbered sources.
 _MARKER = re.compile(r"\s?\[(?:(?:source|sources|src)\s*)?(\d{1,3}(?:\s*[,;]\s*(?:(?:source)\s*)?\d{1,3})*)\]",
                      re.IGNORECASE)
-_SENTENCE = re.compile(r".+?(?:[.!?](?:\s*\[[^\]\n]{1,20}\])*(?=\s|$)|$)", re.DOTALL)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _LIST_PREFIX = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+|\s*#{1,6}\s+|\s*>\s*)")
 _META = re.compile(r"\b(sources?|documents?|context|passages?|provided)\b", re.IGNORECASE)
@@ -57,6 +56,17 @@ class Grounded:
     @property
     def partly_unsupported(self) -> bool:
         return self.unsupported > 0
+
+
+def _sentences(line: str) -> list[str]:
+    """The sentences of a line of an answer, each with its [n] markers and the white space after
+    it: joined, they give back the line (chat.answering.text.sentence_breaks)."""
+    pieces, position = [], 0
+    for _gap_start, gap_end in sentence_breaks(line):
+        pieces.append(line[position:gap_end])
+        position = gap_end
+    pieces.append(line[position:])
+    return [piece for piece in pieces if piece]
 
 
 def marker_numbers(text: str) -> list[int]:
@@ -103,7 +113,7 @@ def ground(text: str, sources: dict[int, str]) -> Grounded:
         prefix_match = _LIST_PREFIX.match(line)
         prefix = prefix_match.group(0) if prefix_match else ""
         body = line[len(prefix):]
-        sentences = [m.group(0) for m in _SENTENCE.finditer(body) if m.group(0)]
+        sentences = _sentences(body)
         out_lines.append(prefix + "".join(_ground_sentence(s, source_terms, tally) for s in sentences))
     grounded = "\n".join(out_lines).rstrip()
     if tally.unsupported:
@@ -165,8 +175,7 @@ def sentences_citing(text: str, n: int) -> list[str]:
             continue
         prefix = _LIST_PREFIX.match(line)
         body = line[prefix.end():] if prefix else line
-        for match in _SENTENCE.finditer(body):
-            sentence = match.group(0)
+        for sentence in _sentences(body):
             if n in marker_numbers(sentence):
                 found.append(_MARKER.sub("", sentence).strip())
     return found

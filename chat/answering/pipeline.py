@@ -2,8 +2,9 @@
 
     hybrid search + RSE of the question as asked and, in a conversation, in context (rewritten by
     the LLM, or with the previous question's key words: always for a question that points back,
-    else only when clearly more confident) → "not found" unless a chunk is relevant enough and
-    the sources hold enough of what the question names → numbered sources →
+    else only when clearly more confident and the sources found hold the question's own words)
+    → "not found" unless a chunk is relevant enough and the sources hold enough of what the
+    question names → numbered sources (for an extractive answer, in the order it cites them) →
     LLM answer citing [n] (streamed or not) → grounding pass  |  extractive answer (no LLM)
     → the sources the answer cites
 
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field, replace
 import openai
 from django.conf import settings
 
-from chat.answering.citations import CONTEXT_CHARS, build_citations, cited_numbers, relevance_map
+from chat.answering.citations import CONTEXT_CHARS, build_citations, cited_numbers, numbered_by_answer, relevance_map
 from chat.answering.extractive import Hit, Quotes, candidates, question_coverage, render_quotes, select_quotes
 from chat.answering.grounding import ground
 from chat.answering.prompts import answer_messages
@@ -128,6 +129,11 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
         quotes = select_quotes(question, citations, hits=hits, searched=query,
                                query_vector=question_vector(result, question))
         coverage = quotes.coverage
+        # Numbered as the answer cites them, so its sources are listed from 1 whichever it quotes.
+        citations, numbers = numbered_by_answer(citations, [s.n for s in quotes.sentences])
+        quotes = quotes.renumbered(numbers)
+        for n, text in quotes.leads:  # the sentence a citation's page and passage link open at
+            citations[n - 1]["lead"] = text
     else:
         # The LLM writes the answer: no sentence needs scoring (embedding) unless it proves unsupported.
         quotes, coverage = None, question_coverage(query, citations, candidates(citations, hits))
@@ -165,8 +171,9 @@ def _search_in_conversation(question: str, history: Sequence[tuple[str, str]], c
                             filters: SearchFilters = NO_FILTERS):
     """(query, result). A question that points back into the conversation ("What presets does it
     have?", "And in templates?") is searched in context; one that stands on its own is searched as
-    asked and in context, the context kept only when retrieval is clearly more confident in it (a
-    new subject stays itself; "Could a different duration be chosen?" finds its subject)."""
+    asked and in context, the context kept only when retrieval is clearly more confident in it and
+    its sources hold the question's own words (a new subject stays itself, and an off-topic one is
+    "not found" as in a new conversation; "Could a different duration be chosen?" finds its subject)."""
     in_context = rewrite_query(question, history) if history else question
     if in_context == question:
         return question, _search(question, collections, rse, filters)
@@ -174,9 +181,19 @@ def _search_in_conversation(question: str, history: Sequence[tuple[str, str]], c
     if refers_back(question):
         return in_context, context
     alone = _search(question, collections, rse, filters)
-    if (top_relevance(context) or 0.0) >= (top_relevance(alone) or 0.0) + CONTEXT_GAIN:
+    if (top_relevance(context) or 0.0) >= (top_relevance(alone) or 0.0) + CONTEXT_GAIN \
+            and _holds_own_words(question, context):
         return in_context, context
     return question, alone
+
+
+def _holds_own_words(question: str, result) -> bool:
+    """The sources `result` found hold enough of what `question` itself names (the coverage an
+    answer needs, settings.ANSWER_MIN_COVERAGE). The earlier subject's words make its sources look
+    confident for any next question: a new subject ("How do I bake bread?" after questions on
+    zebras) finds them in context, but they do not hold its words, so it is searched as asked."""
+    citations = build_citations(result)
+    return question_coverage(question, citations, candidates(citations)) >= settings.ANSWER_MIN_COVERAGE
 
 
 def _search(query: str, collections, rse: str | None, filters: SearchFilters = NO_FILTERS):

@@ -34,6 +34,9 @@ _REFERRING = frozenset(
 _POINTING = frozenset("it its it's itself they them their theirs themselves this these those former latter "
                       "he him his she her".split())
 _CONTINUING = re.compile(r"^\s*(and|also|but|so|then|what about|how about|and what|and how|or)\b", re.IGNORECASE)
+# "that", "this" or "there" with no word after it, only punctuation: a pronoun, not a conjunction
+# ("My receiver runs twice, how do I stop that?", "Can I do this?").
+_TRAILING_POINTER = re.compile(r"\b(that|this|there)\s*(?:[?.!,;:)]|$)", re.IGNORECASE)
 
 def clean_rewrite(text: str) -> str:
     """The first non-empty line of the LLM reply, without a "Query:" prefix or quotes."""
@@ -61,8 +64,9 @@ def _content_words(text: str) -> list[str]:
 
 def refers_back(question: str) -> bool:
     """True for a question that points into the conversation: it continues it ("And ...",
-    "What about ...") or names something by a pronoun ("it", "they", "that")."""
-    return bool(_CONTINUING.match(question)) or any(w in _POINTING for w in words(question))
+    "What about ...") or names something by a pronoun ("it", "they", a "that" ending a clause)."""
+    return (bool(_CONTINUING.match(question)) or any(w in _POINTING for w in words(question))
+            or bool(_TRAILING_POINTER.search(question)))
 
 
 def contextual_query(question: str, history: Sequence[tuple[str, str]]) -> str:

@@ -16,26 +16,30 @@ import json
 import re
 
 from chat.answering.grounding import sentences_citing
-from chat.answering.text import content_terms
+from chat.answering.text import content_terms, sentence_breaks
 from corpus.ingest.parse.base import page_number
 from replicas.routing import read_connection
 
 # An answer sentence is matched to the segment sentence holding at least this share of its words.
 MIN_SUPPORT = 0.5
 
-# A sentence ends at . ! ? (and closing quotes or brackets) before white space, at a blank line
-# (paragraphs, PDF pages) and before a list item's or heading's line.
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=\S)|\n[ \t]*\n|\n(?=[ \t]*(?:[-*+•]|\d+[.)]|#{1,6})\s)")
+# Besides the end of a sentence (chat.answering.text.sentence_breaks, as the extractive answer splits
+# its quotes), a blank line (paragraphs, PDF pages) and the line of a list item or a heading.
+_BLOCK_BREAK = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:[-*+•]|\d+[.)]|#{1,6})\s)")
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
     """(start, end) of each sentence or list item of text[start:end], as offsets into `text`,
     without surrounding white space."""
     end = len(text) if end is None else end
+    gaps = sorted([(m.start(), m.end()) for m in _BLOCK_BREAK.finditer(text, start, end)]
+                  + sentence_breaks(text, start, end))
     spans, position = [], start
-    for match in _SENTENCE_BREAK.finditer(text, start, end):
-        spans.append((position, match.start()))
-        position = match.end()
+    for gap_start, gap_end in gaps:
+        if gap_start < position:
+            continue  # inside the gap just taken (a sentence's end and a blank line together)
+        spans.append((position, gap_start))
+        position = gap_end
     spans.append((position, end))
     trimmed = []
     for a, b in spans:
@@ -71,9 +75,11 @@ def supporting_spans(segment: str, claims: list[str], *, base: int = 0) -> tuple
     return tuple(found)
 
 
-def support_for(segment: str, answer: str, n: int, *, base: int = 0) -> tuple[tuple[int, int], ...]:
-    """The sentences of `segment` supporting the sentences of `answer` that cite [n]."""
-    return supporting_spans(segment, sentences_citing(answer, n), base=base)
+def support_for(segment: str, answer: str, n: int, *, base: int = 0, lead: str = "") -> tuple[tuple[int, int], ...]:
+    """The sentences of `segment` supporting the sentences of `answer` that cite [n]; the one
+    supporting `lead` (an extractive answer's best quote of that source: a citation's "lead")
+    first, else in the answer's order."""
+    return supporting_spans(segment, ([lead] if lead else []) + sentences_citing(answer, n), base=base)
 
 
 # The cited segments of documents that have pages, with those pages, in one statement: an answer
@@ -105,7 +111,8 @@ def pin_pages(citations: list[dict], answer: str) -> list[dict]:
         citation = pinned[i]
         if isinstance(pages, str):  # a raw cursor may hand jsonb over undecoded
             pages = json.loads(pages)
-        support = support_for(segment or "", answer, citation["n"], base=citation["char_start"])
+        support = support_for(segment or "", answer, citation["n"], base=citation["char_start"],
+                              lead=citation.get("lead") or "")
         if support:
             citation["page"] = page_number(pages, support[0][0])
     return pinned

@@ -60,3 +60,61 @@ def content_terms(text: str) -> set[str]:
                 continue
             terms.add(stem(part))
     return terms
+
+
+# Sentences. A sentence ends at . ! or ? (then any closing quotes or brackets, and any [n] citation
+# markers of an answer) before white space and what can start a sentence; not after an abbreviation
+# ("Ms. Halvorsen", "e.g. bilberries", "Fig. 3"), an initial ("J. R. Smith") or a dotted
+# abbreviation ("U.S."). A decimal number ("1.5") has no white space after its point. A rule set of
+# our own: the libraries that learn abbreviations (NLTK's punkt) need data files fetched at run time.
+_MARKERS = r"\[\d{1,3}(?:\s*,\s*\d{1,3})*\]"
+_BREAK = re.compile(rf"[.!?]+[\"')\]”’*_`]*(?:[ \t]*{_MARKERS})*\s+(?!{_MARKERS})(?=[\"'(\[`*“‘A-Z0-9])")
+# Never end a sentence: titles, Latin and reference abbreviations.
+_ABBREVIATIONS = frozenset(
+    "mr mrs ms mx dr prof sr jr st mt rev gen col capt lt sgt hon e.g i.e etc vs cf al approx ca "
+    "inc ltd co corp dept univ jan feb mar apr jun jul aug sep sept oct nov dec".split())
+# End a sentence unless a number follows ("No. 4", "Fig. 3", "pp. 12-14", "Vol. 2").
+_BEFORE_NUMBERS = frozenset("no nos fig figs vol vols p pp ch sec eq art".split())
+_LAST_WORD = re.compile(r"([A-Za-z]+(?:\.[A-Za-z]+)*)\.$")
+
+
+def ends_sentence(text: str, point: int, following: str) -> bool:
+    """False when the "." at text[point] closes an abbreviation or an initial rather than a
+    sentence; `following` is the text after the white space."""
+    if text[point] != ".":
+        return True
+    word = _LAST_WORD.search(text, max(0, point - 40), point + 1)
+    if word is None:
+        return True
+    token = word.group(1)
+    lower = token.lower()
+    if lower in _ABBREVIATIONS:
+        return False
+    if "." in token:  # "U.S.", "a.m." (one letter a part); not an identifier ("django.urls.path.")
+        return not all(len(part) == 1 for part in token.split("."))
+    if len(token) == 1 and token.isupper():  # an initial: "J. R. Smith"
+        return False
+    return not (lower in _BEFORE_NUMBERS and following[:1].isdigit())
+
+
+def sentence_breaks(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """(start, end) of the gaps between the sentences of text[start:end]: from just after the
+    final punctuation (and any closing quotes, brackets or [n] markers) to the next sentence's
+    first character."""
+    end = len(text) if end is None else end
+    gaps = []
+    for match in _BREAK.finditer(text, start, end):
+        if ends_sentence(text, match.start(), text[match.end():match.end() + 1]):
+            gap_start = match.start() + len(match.group(0).rstrip())
+            gaps.append((gap_start, match.end()))
+    return gaps
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of a paragraph of prose, stripped, in order (sentence_breaks)."""
+    pieces, position = [], 0
+    for gap_start, gap_end in sentence_breaks(text):
+        pieces.append(text[position:gap_start])
+        position = gap_end
+    pieces.append(text[position:])
+    return [p.strip() for p in pieces if p.strip()]

@@ -221,11 +221,13 @@ def _read(document: Document) -> bytes:
 
 
 def _filename(document: Document) -> str:
-    """The name the parser should judge the type by: the source's, else the stored file's."""
-    name = PurePosixPath(document.source.split("?", 1)[0]).name
-    if PurePosixPath(name).suffix:
-        return name
-    return PurePosixPath(document.file.name).name
+    """The name the parser should judge the type by: the stored file's (named for what its bytes
+    are), else the source's. A web page is stored as Markdown ("page.md") under its URL, which may
+    end in ".html": judged by the URL it was read as HTML, its lines run together and its title lost."""
+    stored = PurePosixPath(document.file.name).name
+    if PurePosixPath(stored).suffix:
+        return stored
+    return PurePosixPath(document.source.split("?", 1)[0]).name or stored
 
 
 def _build(document: Document) -> Built:

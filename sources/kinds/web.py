@@ -43,10 +43,11 @@ def _media_type(content_type: str) -> str:
 
 
 def page_markdown(title: str, markdown: str) -> str:
-    """The page as stored: its title as the first heading (the parser takes the title from it)."""
+    """The page as stored: its title as the first heading (the Markdown parser takes the title
+    from it), unless the main text already starts with that heading."""
     markdown = markdown.strip()
     title = " ".join((title or "").split())
-    if title and not markdown.startswith("# "):
+    if title and markdown.split("\n", 1)[0].strip() != f"# {title}":
         markdown = f"# {title}\n\n{markdown}"
     return markdown + "\n"
 

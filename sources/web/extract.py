@@ -6,7 +6,8 @@ rules of our own would; tables stay tables, a link keeps its text (not its addre
 Markdown headings (#, ##, ...): trafilatura drops the <h2>/<h3> of many generated manuals (texinfo,
 asciidoc: 3 of the 4 HTML guides of the evaluation set lost all of them), so each heading goes in as
 a marked paragraph, which it keeps where it keeps the text around it, and comes out as a heading.
-The title is the main text's first <h1>, else the page's og:title, else its <title>. The charset
+The title follows the rule uploaded HTML follows (corpus.ingest.parse.htmltext.page_title): the page's
+og:title or <title>, else the main text's first <h1>, else the URL's last part. The charset
 is the one the Content-Type header names ("text/html; charset=iso-8859-1", or charset=...), else
 the page's <meta charset>, else UTF-8 or Windows-1252, as for uploaded HTML
 (corpus.ingest.parse.htmltext.html_source). Raises ParseError, with a message a person can read,
@@ -26,7 +27,7 @@ from lxml import etree
 from trafilatura.settings import DEFAULT_CONFIG
 
 from corpus.ingest.parse.base import ParseError
-from corpus.ingest.parse.htmltext import html_source
+from corpus.ingest.parse.htmltext import head_title, html_source, page_title
 from sources.web.fetch import split_content_type
 
 _SPACES = re.compile(r"\s+")
@@ -49,15 +50,6 @@ class Page:
 
 def _text(element) -> str:
     return _SPACES.sub(" ", element.text_content()).strip().rstrip("¶ ")  # Sphinx's and MkDocs' permalinks
-
-
-def _head_title(root) -> str:
-    """og:title, else <title>: for a page whose main text has no <h1>."""
-    for meta in root.iter("meta"):
-        if meta.get("property") == "og:title" and (meta.get("content") or "").strip():
-            return _SPACES.sub(" ", meta.get("content")).strip()
-    title = root.find(".//title")
-    return _text(title) if title is not None else ""
 
 
 def _mark_headings(root) -> None:
@@ -92,7 +84,7 @@ def page_document(body: bytes, url: str, content_type: str, *, charset: str | No
         root = lxml.html.document_fromstring(html)
     except (etree.ParserError, ValueError) as exc:
         raise ParseError(f"The page {url} could not be read ({exc}).") from None
-    head_title = _head_title(root)
+    head = head_title(root)
     _mark_headings(root)
     try:
         markdown = trafilatura.extract(
@@ -105,5 +97,4 @@ def page_document(body: bytes, url: str, content_type: str, *, charset: str | No
         raise ParseError(f"The page {url} has no main text to index (only navigation, or nothing readable).")
     # The main text's first <h1> (not a site name in a page header that trafilatura dropped).
     h1 = next((line[2:].strip() for line in markdown.splitlines() if line.startswith("# ")), "")
-    title = h1 or head_title or url
-    return Page(title=title, markdown=markdown.strip() + "\n")
+    return Page(title=page_title(head, h1, url), markdown=markdown.strip() + "\n")

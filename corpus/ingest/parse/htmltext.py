@@ -10,6 +10,8 @@ dropped), which bounds the recursive walk.
 from __future__ import annotations
 
 import re
+from pathlib import PurePosixPath
+from urllib.parse import urlsplit
 
 import lxml.html
 from lxml import etree
@@ -167,12 +169,31 @@ def parse_html(data: bytes) -> tuple[str, list[Heading], str | None]:
         root = lxml.html.document_fromstring(source)
     except (etree.ParserError, ValueError) as exc:
         raise ParseError("The HTML page could not be read.") from exc
-    title_element = root.find("head/title")
-    title = _SPACES.sub(" ", title_element.text_content()).strip() if title_element is not None else ""
+    head = head_title(root)
     walker = _Walker()
     walker.walk(root)
     text = walker.out.text()
-    if not title and walker.headings:
-        first_h1 = next((h for h in walker.headings if h.level == 1), None)
-        title = first_h1.title if first_h1 else ""
-    return text, walker.headings, title or None
+    first_h1 = next((h.title for h in walker.headings if h.level == 1), "")
+    return text, walker.headings, page_title(head, first_h1) or None
+
+
+def head_title(root) -> str:
+    """The title a page's <head> gives: its og:title, else its <title> ("" when neither)."""
+    for meta in root.iter("meta"):
+        if meta.get("property") == "og:title" and (meta.get("content") or "").strip():
+            return _SPACES.sub(" ", meta.get("content")).strip()
+    title = root.find(".//title")
+    return _SPACES.sub(" ", title.text_content()).strip() if title is not None else ""
+
+
+def page_title(head: str, first_h1: str, location: str = "") -> str:
+    """The title of an HTML page, one rule for uploaded files and web sources: its head's title
+    (head_title), else its first <h1>, else the last part of its URL or file name without the
+    extension ("https://example.org/zebras/index.html" gives "index", "https://example.org/" the
+    host); "" when none of them says anything."""
+    title = head or first_h1
+    if title or not location:
+        return title
+    parts = urlsplit(location)
+    name = PurePosixPath(parts.path).name if parts.path.strip("/") else ""
+    return PurePosixPath(name).stem if name else parts.hostname or ""

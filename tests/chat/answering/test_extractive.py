@@ -90,8 +90,9 @@ def test_the_retrieved_chunk_relevance_picks_between_equal_sentences():
     citation = {"n": 1, "document": {"id": 7}, "char_start": 100, "text": text}
     hits = [Hit(document=7, start=100, end=100 + second, relevance=0.1),
             Hit(document=7, start=100 + second, end=100 + len(text), relevance=0.9)]
-    answer = extractive_answer("When are backups copied?", [citation], hits=hits, embed=_no_similarity)
-    assert _bullets(answer)[0] == "- Backups are copied every week to the tape. [1]"
+    # Room for one sentence (the best is always taken): quotes follow their source's order otherwise.
+    answer = extractive_answer("When are backups copied?", [citation], hits=hits, embed=_no_similarity, max_chars=45)
+    assert _bullets(answer) == ["- Backups are copied every week to the tape. [1]"]
 
 
 def test_a_question_in_the_source_hands_its_score_to_its_answer():
@@ -193,3 +194,16 @@ def test_a_bracketed_number_inside_a_quoted_sentence_is_not_a_citation():
     assert html.count('class="cite"') == 1 and 'href="/c/2"' not in html
     # Nor does an LLM see it as a source number in its prompt.
     assert cited_numbers(format_sources(citations).split("\n", 1)[1].split("\n\n")[0]) == []
+
+
+def test_quotes_keep_the_order_of_their_source():
+    # The best sentence ("She ... lantern") comes after the one naming her: quoted in the page's order.
+    citation = {"n": 1, "document": {"id": 1}, "text": (
+        "Ms. Halvorsen guides the zebras across the river each spring. The herd waits on the bank for the lantern. "
+        "She carries the lantern across the river at dawn.")}
+    answer = extractive_answer("Who carries the lantern across the river?", [citation],
+                               embed=_word_similarity("lantern"))
+    quoted = [line.removesuffix(" [1]").removeprefix("- ") for line in _bullets(answer)]
+    assert "She carries the lantern across the river at dawn." in quoted and len(quoted) >= 2
+    positions = [citation["text"].index(sentence) for sentence in quoted]
+    assert positions == sorted(positions)

@@ -260,3 +260,62 @@ def test_a_new_subject_is_searched_as_asked(user, corpus, no_llm):
     assert [c["document"]["source"] for c in reply.citations][:1] == ["bread.txt"]
 
 
+
+
+ZEBRAS = [
+    "# Purple zebras of the Tarn valley\n\nMs. Halvorsen guides the purple zebras across the Tarn river each spring. "
+    "She has led the crossing since 1998, when Dr. J. R. Smith retired from the post.\n\n",
+    "The herd waits on the northern bank until the water drops below 1.5 metres. The crossing takes about three "
+    "hours, and the zebras follow her lantern in a single line.\n\n",
+]
+OTTERS = [
+    "# River otters of the Tarn\n\nOtters live along the Tarn river all year round. They cross the river many "
+    "times a day, hunting fish in the shallow water.\n\n",
+    "Each spring the otters raise their young in dens dug into the river bank. The river guides who work in the "
+    "valley count the otters every autumn.\n\n",
+]
+
+
+@pytest.fixture
+def tarn(user):
+    collection = make_collection("tarn", owner=user)
+    make_document(collection, source="https://zebras.example/index.html", title="Purple zebras", parts=ZEBRAS)
+    make_document(collection, source="otters.md", title="River otters", parts=OTTERS)
+    return collection
+
+
+def test_the_top_ranked_source_that_holds_the_answer_is_quoted_whole_and_numbered_from_one(user, tarn, no_llm):
+    reply = run(conversation_start(user=user), "Who guides the purple zebras across the Tarn river?",
+                stream=False)[-1].message
+    lines = reply.content.splitlines()
+    # Not cut at "Ms." or at the initials, and cited as source 1.
+    assert lines[0] == "- Ms. Halvorsen guides the purple zebras across the Tarn river each spring. [1]"
+    assert reply.citations[0]["n"] == 1 and reply.citations[0]["document"]["source"].endswith("index.html")
+    # The sources listed are those cited, numbered 1..m as the text cites them.
+    cited = sorted({int(n) for n in re.findall(r"\[(\d+)\]", reply.content)})
+    assert cited == [c["n"] for c in reply.citations] == list(range(1, len(cited) + 1))
+
+
+def test_an_off_topic_question_inside_a_conversation_is_searched_on_its_own(user, tarn, no_llm):
+    from chat.answering.pipeline import _search_in_conversation
+    from corpus.models import Collection
+
+    conversation = conversation_start(user=user)
+    assert run(conversation, "Who guides the purple zebras across the Tarn river?", stream=False)[-1].message.status \
+        == "complete"
+    # With the zebra question's words the zebra page looks confident, but it holds nothing of bread.
+    reply = run(conversation, "How do I bake sourdough bread?", stream=False)[-1].message
+    assert (reply.status, reply.content, reply.citations) == ("not_found", "", [])
+    history = [("user", "Who guides the purple zebras across the Tarn river?"), ("assistant", "...")]
+    query, _result = _search_in_conversation("How do I bake sourdough bread?", history,
+                                             Collection.objects.filter(pk=tarn.pk), "balanced")
+    assert query == "How do I bake sourdough bread?"
+
+
+def test_a_real_follow_up_still_uses_the_conversation(user, corpus, no_llm):
+    conversation = conversation_start(user=user)
+    run(conversation, "How is the request timeout configured?", stream=False)
+    reply = run(conversation, "How do I change it?", stream=False)[-1].message
+    assert reply.status == "complete"
+    assert reply.query == "How do I change it? (request timeout configured)"
+    assert "REQUEST_TIMEOUT" in reply.content

@@ -20,6 +20,12 @@ def test_questions_that_point_into_the_conversation_refer_back():
     assert not refers_back("How do I exclude a field from a ModelForm?")
 
 
+def test_a_that_ending_a_clause_is_a_pronoun_pointing_back():
+    assert refers_back("My receiver runs twice, how do I stop that?")
+    assert refers_back("Can I do this, and how?")
+    assert not refers_back("Is there a way to know that the queue is empty?")
+
+
 def test_a_chain_of_follow_ups_keeps_its_subject_one_step_back():
     history = [("user", "What does select_related do?"), ("assistant", "It joins [1]."),
                ("user", "Is it faster?"), ("assistant", "Often [1].")]

@@ -3,7 +3,7 @@ citation and the passage view."""
 
 import pytest
 
-from chat.answering.support import pin_pages, sentence_spans, supporting_spans
+from chat.answering.support import pin_pages, sentence_spans, support_for, supporting_spans
 from tests.chat.chat_corpus import PAGES, make_collection, make_document, paged_text
 
 
@@ -59,3 +59,16 @@ def test_a_document_without_pages_keeps_no_page():
     document = make_document(make_collection("notes"), source="notes.md", parts=["The lamp is electric now.\n"])
     citation = _cited(document, document.text, page=None)
     assert pin_pages([citation], "The lamp is electric now [1].")[0]["page"] is None
+
+
+@pytest.mark.django_db
+def test_the_page_is_that_of_the_best_quote_when_the_quotes_keep_their_order():
+    text, pages = paged_text(PAGES)
+    parts = [text[a:b] for a, b in zip(pages, [*pages[1:], len(text)], strict=True)]
+    document = make_document(make_collection("reports"), source="report.pdf", parts=parts,
+                             media_type="application/pdf", pages=pages)
+    answer = "- Supplies came by boat every month. [1]\n- The lamp was converted to electricity in 1921. [1]"
+    assert pin_pages([_cited(document, text)], answer)[0]["page"] == 2  # the first quote's page
+    lead = {**_cited(document, text), "lead": "The lamp was converted to electricity in 1921."}
+    assert pin_pages([lead], answer)[0]["page"] == 3  # the page of the best quote, quoted second
+    assert support_for(text, answer, 1, lead=lead["lead"])[0][0] == text.index("The lamp was")

@@ -399,3 +399,17 @@ def test_embedding_progress_moves_with_every_batch_embedded(settings, monkeypatc
     assert total > 8 and calls == [4] * (total // 4) + ([total % 4] if total % 4 else [])
     # Before each batch the count shows every chunk embedded so far, one batch at a time.
     assert [done for done, _ in seen] == [4 * i for i in range(len(calls))]
+
+
+@pytest.mark.django_db
+def test_a_file_is_read_as_what_it_is_stored_as_not_as_its_source_name_says(django_capture_on_commit_callbacks):
+    # A web source stores a page as Markdown ("page.md") under its URL, which may end in ".html".
+    page = (b"# Purple zebras of the Tarn valley\n\nMs. Halvorsen guides the purple zebras across the Tarn "
+            b"river each spring.\n\n## Visiting\n\nVisitors watch the crossing from the old stone bridge.\n")
+    with django_capture_on_commit_callbacks(execute=True):
+        document = services.document_ingest(collection=make_collection(), source="https://zebras.example/index.html",
+                                            data=page, filename="page.md")
+    document.refresh_from_db()
+    assert document.status == Status.READY
+    assert (document.title, document.media_type) == ("Purple zebras of the Tarn valley", "text/markdown")
+    assert "spring.\n\n## Visiting" in document.text  # read as Markdown: its lines and headings kept

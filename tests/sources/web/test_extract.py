@@ -26,7 +26,7 @@ for details on compost and mulch before you plant them out.</p>
 
 def test_it_keeps_the_main_text_with_its_headings():
     page = page_document(ARTICLE.encode(), "https://garden.example/tomatoes", "text/html")
-    assert page.title == "Growing tomatoes"
+    assert page.title == "Tomato care | Garden site"  # the page's <title>, as for an uploaded .html file
     lines = page.markdown.splitlines()
     assert "# Growing tomatoes" in lines
     assert "## Pruning" in lines
@@ -123,6 +123,31 @@ def test_a_permalink_sign_is_not_part_of_the_heading():
     assert "## Fields" in page.markdown.splitlines()
 
 
-def test_the_title_is_the_main_texts_h1_not_the_sites_name_in_its_header():
-    html = ARTICLE.replace("<header>", "<header><h1>Garden site</h1>")
+def test_without_a_title_it_is_the_main_texts_h1_not_the_sites_name_in_its_header():
+    html = ARTICLE.replace("<header>", "<header><h1>Garden site</h1>").replace(
+        "<title>Tomato care | Garden site</title>", "")
     assert page_document(html.encode(), "https://garden.example/tomatoes", "text/html").title == "Growing tomatoes"
+
+
+def test_a_web_page_and_the_same_page_uploaded_get_the_same_title():
+    from corpus.ingest.parse.htmltext import parse_html
+
+    for html in (ARTICLE, ARTICLE.replace("<title>Tomato care | Garden site</title>", "")):
+        uploaded = parse_html(html.encode())[2]
+        assert page_document(html.encode(), "https://garden.example/tomatoes", "text/html").title == uploaded
+
+
+def test_a_page_without_a_title_or_h1_is_named_by_its_url():
+    html = ("<html><body><article><p>Version 2 adds sources: pages, sites and folders kept in sync, each with "
+            "its own schedule.</p></article></body></html>")
+    assert page_document(html.encode(), "https://example.org/notes/release-2.html", "text/html").title == "release-2"
+    assert page_document(html.encode(), "https://example.org/", "text/html").title == "example.org"
+
+
+def test_the_stored_page_starts_with_its_title():
+    from sources.kinds.web import page_markdown
+
+    assert page_markdown("Tomato care", "# Growing tomatoes\n\nWater them.").startswith(
+        "# Tomato care\n\n# Growing tomatoes\n")
+    stored = page_markdown("Growing tomatoes", "# Growing tomatoes\n\nWater them.")
+    assert stored == "# Growing tomatoes\n\nWater them.\n"
