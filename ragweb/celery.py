@@ -31,3 +31,11 @@ def load_model_before_forking_the_pool(**kwargs) -> None:
         from corpus.ingest.embed import load_before_fork
 
         load_before_fork()
+
+
+@signals.task_postrun.connect
+def _give_back_what_the_task_freed(**_kwargs) -> None:
+    """A task's peak (parse buffers, embedding batches) is not kept for the idle hours after it."""
+    from ragweb.memory import release_freed_memory
+
+    release_freed_memory()
