@@ -62,11 +62,17 @@ def _content_words(text: str) -> list[str]:
     return list(kept.values())
 
 
+# A fragment this short ("How often?", "Why?", "Since when?", "Which one?") cannot name its subject.
+FRAGMENT_MAX_WORDS = 2
+
+
 def refers_back(question: str) -> bool:
     """True for a question that points into the conversation: it continues it ("And ...",
-    "What about ...") or names something by a pronoun ("it", "they", a "that" ending a clause)."""
-    return (bool(_CONTINUING.match(question)) or any(w in _POINTING for w in words(question))
-            or bool(_TRAILING_POINTER.search(question)))
+    "What about ..."), names something by a pronoun ("it", "they", a "that" ending a clause), or
+    is a fragment of at most FRAGMENT_MAX_WORDS words."""
+    asked = words(question)
+    return (bool(_CONTINUING.match(question)) or any(w in _POINTING for w in asked)
+            or bool(_TRAILING_POINTER.search(question)) or 0 < len(asked) <= FRAGMENT_MAX_WORDS)
 
 
 def contextual_query(question: str, history: Sequence[tuple[str, str]]) -> str:

@@ -71,3 +71,9 @@ def eager_media(settings, tmp_path):
     app.conf.task_always_eager = True
     yield settings.MEDIA_ROOT
     app.conf.task_always_eager = False
+
+
+def enqueued_builds(callbacks) -> int:
+    """How many captured on-commit callbacks enqueue a document's build (corpus.services._enqueue);
+    a build that publishes adds its own callback after it (corpus.signals.send_on_commit)."""
+    return sum(getattr(callback, "__qualname__", "").startswith("_enqueue.") for callback in callbacks)

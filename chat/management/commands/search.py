@@ -57,7 +57,9 @@ class Command(BaseCommand):
         except SearchError as exc:
             raise CommandError(str(exc)) from exc
         if json:
-            self.stdout.write(_dumps(asdict(result)))
+            data = asdict(result)
+            data.pop("query_vectors", None)  # the question's vectors, kept for the answer: not part of the response
+            self.stdout.write(_dumps(data))
             return
         self.stdout.write(f"{len(result.chunks)} chunks ({mode})")
         for n, hit in enumerate(result.chunks, start=1):

@@ -26,6 +26,13 @@ def test_a_that_ending_a_clause_is_a_pronoun_pointing_back():
     assert not refers_back("Is there a way to know that the queue is empty?")
 
 
+def test_a_fragment_of_two_words_points_back_and_a_short_question_naming_its_subject_does_not():
+    for fragment in ("How often?", "Why?", "Since when?", "Which one?"):
+        assert refers_back(fragment), fragment
+    assert not refers_back("What is RSE?")
+    assert not refers_back("How do I bake sourdough bread?")
+
+
 def test_a_chain_of_follow_ups_keeps_its_subject_one_step_back():
     history = [("user", "What does select_related do?"), ("assistant", "It joins [1]."),
                ("user", "Is it faster?"), ("assistant", "Often [1].")]
