@@ -8,7 +8,11 @@ worker process follows a change within that time; the saving process at once); o
 and answers are extractive. Answering, query rewriting and contextualisation all go through it.
 
 The client itself retries transient failures (connection errors, timeouts, 429, 5xx) up to
-settings.LLM_MAX_RETRIES times with backoff; callers catch TRANSIENT_ERRORS for what is left.
+settings.LLM_MAX_RETRIES times with backoff; callers catch llm_errors() for what is left.
+
+The `openai` package (~37 MiB resident) is imported on first use, not when this module is: most
+processes (and every process of the embedded default, which has no LLM) never call one, and
+this module is imported at start-up by the admin and the answer pipeline (docs/scaling.md, "Memory").
 """
 
 from __future__ import annotations
@@ -17,30 +21,32 @@ import logging
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import openai
 from django.conf import settings
 
 from corpus import llm_secret
 from corpus.models import LLMSettings
 
-logger = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    import openai
 
-# Errors worth retrying or degrading gracefully on; anything else is a bug or a misconfiguration.
-TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
-    openai.APIConnectionError,  # includes APITimeoutError
-    openai.APITimeoutError,
-    openai.RateLimitError,
-    openai.InternalServerError,
-)
-# Every error the client raises (transient ones after its retries, and e.g. a prompt too long for the model).
-LLM_ERRORS: tuple[type[Exception], ...] = (openai.OpenAIError,)
+logger = logging.getLogger(__name__)
 
 ENVIRONMENT, ADMIN = "environment", "admin"
 
 
 class LLMNotConfigured(RuntimeError):
     pass
+
+
+def llm_errors() -> tuple[type[Exception], ...]:
+    """Every error the client raises (transient ones after its retries, and e.g. a prompt too long
+    for the model), for an `except` clause: evaluated only when an exception is being matched, so
+    `openai` is imported then (it already is, if the client raised it)."""
+    import openai
+
+    return (openai.OpenAIError,)
 
 
 @dataclass(frozen=True)
@@ -102,6 +108,8 @@ def llm_configured() -> bool:
 
 @lru_cache(maxsize=4)
 def _client(base_url: str, api_key: str, timeout: float, max_retries: int) -> openai.OpenAI:
+    import openai  # on the first client only (see the module's docstring)
+
     # Local servers (llama.cpp, Ollama) ignore the key, but the client insists on one.
     return openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout,
                          max_retries=max_retries)

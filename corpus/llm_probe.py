@@ -2,6 +2,7 @@
 real tiny chat completion whose failure is told in plain words.
 
 Nothing here logs the key or the endpoint's answers (which could echo it): only the outcome kind.
+`openai` is imported when a probe runs, not with the admin that imports this module (corpus.llm).
 """
 
 from __future__ import annotations
@@ -10,10 +11,13 @@ import logging
 import socket
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import openai
 from django.conf import settings
+
+if TYPE_CHECKING:
+    import openai
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +36,8 @@ class ProbeResult:
 
 
 def _client(base_url: str, api_key: str, timeout: float) -> openai.OpenAI:
+    import openai
+
     return openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=0)
 
 
@@ -77,6 +83,8 @@ def probe_llm(*, base_url: str, model: str, api_key: str, timeout: float | None 
 
 
 def _failure(exc: Exception, *, base_url: str, model: str, api_key: str, timeout: float) -> ProbeResult:
+    import openai  # loaded already: the client that raised `exc` was made by _client
+
     if isinstance(exc, openai.APITimeoutError):
         return ProbeResult(False, f"Timeout: {base_url} did not answer within {timeout:g} seconds.", "timeout")
     if isinstance(exc, openai.APIConnectionError):

@@ -5,6 +5,9 @@
 the request. All tools only read, so a read-only token may use every one (`read_like`, as for
 POST /api/search/). No session authentication: an MCP client is not a browser, and without
 cookies there is no CSRF to guard against. A body over API_MAX_JSON_BYTES is 413.
+
+The MCP SDK (~28 MiB resident with its dependencies) is imported by the first /mcp request, not
+with the URLconf: every web process imports this module at start-up, few ever serve MCP.
 """
 
 from __future__ import annotations
@@ -17,9 +20,6 @@ from rest_framework.views import APIView
 
 from accounts.authentication import ApiTokenAuthentication, BearerApiTokenAuthentication
 from accounts.permissions import TokenScope
-from mcp_server import transport
-from mcp_server.server import CALLER
-from mcp_server.tools import Caller
 
 
 def _too_large(request: Request) -> bool:
@@ -45,6 +45,10 @@ class McpView(APIView):
             limit = settings.API_MAX_JSON_BYTES
             return JsonResponse({"jsonrpc": "2.0", "id": None, "error": {
                 "code": -32600, "message": f"The body is over {limit} bytes (API_MAX_JSON_BYTES)."}}, status=413)
+        from mcp_server import transport  # the SDK: see the module's docstring
+        from mcp_server.server import CALLER
+        from mcp_server.tools import Caller
+
         reset = CALLER.set(Caller(request))
         try:
             return transport.handle(request._request, path=request.path, max_body=settings.API_MAX_JSON_BYTES)

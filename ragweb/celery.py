@@ -8,6 +8,9 @@ app = Celery("ragweb")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
+# The name of the scheduler that `celery worker --beat` (make run) forks (ps, /proc/PID/comm).
+SCHEDULER_NAME = "ragweb-beat"
+
 
 @app.task(name="ragweb.ping")
 def ping() -> str:
@@ -39,3 +42,12 @@ def _give_back_what_the_task_freed(**_kwargs) -> None:
     from ragweb.memory import release_freed_memory
 
     release_freed_memory()
+
+
+@signals.beat_embedded_init.connect
+def _name_the_embedded_scheduler(**_kwargs) -> None:
+    """The scheduler forked inside the worker (scripts/run.py's beat_options) would show the worker's
+    command line: named, it can be told from the pool process (ps, tests.reliability.memory)."""
+    from ragweb.process_name import set_process_name
+
+    set_process_name(SCHEDULER_NAME)

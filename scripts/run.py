@@ -1,8 +1,8 @@
-"""`make run`: embedded services, migrations, an admin account, the demo corpus, a Celery worker,
-the scheduler (Celery beat: sources' scheduled syncs) and the web server (gunicorn); Ctrl-C stops
-all of them.
+"""`make run`: embedded services, migrations, an admin account, the demo corpus, a Celery worker
+running the scheduler too (Celery beat: sources' scheduled syncs; beat_options) and the web server
+(gunicorn); Ctrl-C stops all of them.
 
-The worker, the scheduler and the web server are supervised: one that dies (a crash, the OOM killer, `kill -9`)
+The worker (with its scheduler) and the web server are supervised: one that dies (a crash, the OOM killer, `kill -9`)
 is started again, its leftover processes (a worker's pool children) killed first, so `make run`
 keeps serving. A child that keeps exiting on its own right after it starts (a bad setting, say)
 is given up on after a few tries (/healthz then reports the worker down) rather than restarted
@@ -147,10 +147,16 @@ def worker_command() -> list[str]:
             "--hostname", "ragweb-run@%h"]
 
 
-def beat_command() -> list[str]:
-    """The scheduler: queues the sources whose scheduled sync is due; its schedule file under var/run/."""
-    return [PY, "-m", "celery", "-A", "ragweb", "beat", "--loglevel", "WARNING",
-            "--schedule", str(var_dir() / "run" / "celerybeat-schedule")]
+def beat_options() -> list[str]:
+    """The worker's options that run the scheduler (Celery beat: queues the sources whose scheduled
+    sync is due) inside it, its schedule file under var/run/.
+
+    Celery forks the scheduler from the worker's main process after that has loaded the model, so it
+    shares those pages rather than holding ~140 MiB of its own as a separate `celery beat` did
+    (docs/scaling.md, "Memory"); it goes and comes back with the worker. There must be one beat
+    only: right for make run's single worker; docker-compose, whose workers scale, keeps a `beat`
+    service of its own."""
+    return ["--beat", "--schedule", str(var_dir() / "run" / "celerybeat-schedule")]
 
 
 def web_command(port: str) -> list[str]:
@@ -223,12 +229,10 @@ def main() -> int:
             subprocess.run([PY, "scripts/services.py", "start"], cwd=ROOT, check=True)
         manage("migrate", "--noinput", "-v", "0")
         manage("ensure_admin")
-        worker = Child("worker", worker_command(), env)
-        beat = Child("scheduler", beat_command(), env)
+        worker = Child("worker", worker_command() + beat_options(), env)
         web = Child("web server", web_command(port), env)
-        children = [worker, beat, web]
+        children = [worker, web]
         worker.start()
-        beat.start()
         # Queued after the worker starts; ingestion is watched in the admin and the chat page.
         manage("ingest", "demo/docs", "--collection", "demo", "--public", "--quiet", check=False)
         web.start()

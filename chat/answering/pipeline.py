@@ -18,7 +18,6 @@ import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
-import openai
 from django.conf import settings
 
 from chat.answering.citations import CONTEXT_CHARS, build_citations, cited_numbers, numbered_by_answer, relevance_map
@@ -88,6 +87,10 @@ def llm_error_message(exc: BaseException) -> str:
     """A sentence for the user about an LLM failure (details go to the log)."""
     if isinstance(exc, IncompleteStream):
         return str(exc)
+    # Here, not at the top: `openai` loads with the first LLM client (corpus.llm), so a process that
+    # answers without an LLM never holds it; an LLM failure means it is loaded already.
+    import openai
+
     if isinstance(exc, openai.APITimeoutError):
         return f"The language model did not answer in time (timeout {settings.LLM_TIMEOUT:g} s)."
     if isinstance(exc, openai.APIConnectionError):

@@ -86,7 +86,7 @@ def _contextual(text: str, chunk_texts: list[str], headers: list[str]) -> list[s
         prompt = CONTEXTUAL_PROMPT.format(document=document, chunk=chunk)
         try:
             answer = llm.complete([{"role": "user", "content": prompt}], max_tokens=CONTEXT_MAX_TOKENS)
-        except llm.LLM_ERRORS as exc:
+        except llm.llm_errors() as exc:
             # The client already retried transient errors; one chunk without LLM context beats a failed document.
             logger.warning("LLM context failed for a chunk (%s); using the header", exc)
             answer = ""
@@ -98,7 +98,7 @@ def _autocontext(title: str, text: str, heading_paths: list[list[str]], headers:
     try:
         answer = llm.complete([{"role": "user", "content": AUTOCONTEXT_PROMPT.format(
             document=_document_for_prompt(text))}], max_tokens=AUTOCONTEXT_MAX_TOKENS)
-    except llm.LLM_ERRORS as exc:
+    except llm.llm_errors() as exc:
         logger.warning("LLM AutoContext failed (%s); using contextual chunk headers", exc)
         return ContextResult(contexts=headers)
     lines = [line.strip().strip("#*\"' ") for line in answer.splitlines() if line.strip()]

@@ -1,5 +1,5 @@
-"""Memory of the app's own processes (the web server's master and workers, the Celery worker and its
-pool, the scheduler when there is one; not Postgres or Redis), read from /proc.
+"""Memory of the app's own processes (the web server's master and workers, the Celery worker, its
+pool and the scheduler it forks; not Postgres or Redis), read from /proc.
 
 Two measures per process: RSS (resident pages, each shared page counted in every process that maps
 it) and PSS from /proc/PID/smaps_rollup (a page shared by n processes counts 1/n in each, so the sum
@@ -15,12 +15,14 @@ from pathlib import Path
 
 import psutil
 
+from ragweb.celery import SCHEDULER_NAME
+
 MB = 1024 ** 2
 
 
 @dataclass(frozen=True)
 class ProcessMemory:
-    role: str  # "web master", "web worker", "celery worker", "celery pool", ...
+    role: str  # "web master", "web worker", "celery worker", "celery pool", "scheduler"
     pid: int
     rss: int  # bytes
     pss: int  # bytes
@@ -41,20 +43,20 @@ def read_memory(pid: int) -> tuple[int, int]:
 
 def _role(process: psutil.Process, parent_role: str | None) -> str | None:
     command = " ".join(process.cmdline())
-    if parent_role is not None:  # a child of a process already named: its worker or pool process
+    if parent_role is not None:  # a child of a process already named: its worker, pool process or scheduler
+        if parent_role == "celery worker" and process.name() == SCHEDULER_NAME:  # forked by `worker --beat`
+            return "scheduler"
         return {"web master": "web worker", "celery worker": "celery pool"}.get(parent_role, parent_role)
     if "gunicorn" in command:
         return "web master"
-    if "celery" in command and " beat" in command:
-        return "scheduler"
     if "celery" in command:
         return "celery worker"
     return None  # not the app's (a manage.py command of the run, a service)
 
 
 def app_processes(supervisor: psutil.Process) -> list[tuple[str, psutil.Process]]:
-    """(role, process) of the app processes under `supervisor` (scripts/run.py): its web, worker and
-    scheduler children and their children."""
+    """(role, process) of the app processes under `supervisor` (scripts/run.py): its web and worker
+    children and their children (web workers; the Celery pool and scheduler)."""
     found: list[tuple[str, psutil.Process]] = []
     for child in supervisor.children():
         with contextlib.suppress(psutil.Error):

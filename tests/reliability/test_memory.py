@@ -11,20 +11,35 @@ import time
 
 import psutil
 
+from ragweb.celery import SCHEDULER_NAME
 from tests.reliability import memory
 
 # A stand-in for scripts/run.py: a "gunicorn" master with one worker, a "celery" worker with one pool
-# process, and a service that is not the app's (its cmdline names neither).
+# process and the scheduler it forks (named as ragweb.celery names it), and a service that is not the
+# app's (its cmdline names neither).
 SUPERVISOR = r"""
 import subprocess, sys, time
 holder = "import subprocess, sys, time; x = bytearray(20 * 1024 * 1024); "
 grandchild = "import time; y = bytearray(10 << 20); time.sleep(120)"
-child = holder + f"p = subprocess.Popen([sys.executable, '-c', {grandchild!r}]); time.sleep(120)"
-subprocess.Popen([sys.executable, "-c", child, "gunicorn"])
-subprocess.Popen([sys.executable, "-c", child, "celery", "worker"])
+scheduler = "from ragweb.process_name import set_process_name; set_process_name(NAME); " + grandchild
+def spawn(code):
+    return f"subprocess.Popen([sys.executable, '-c', {code!r}]); "
+subprocess.Popen([sys.executable, "-c", holder + spawn(grandchild) + "time.sleep(120)", "gunicorn"])
+subprocess.Popen([sys.executable, "-c", holder + spawn(grandchild) + spawn(scheduler) + "time.sleep(120)",
+                  "celery", "worker"])
 subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "redis-server"])
 time.sleep(120)
-"""
+""".replace("NAME", repr(SCHEDULER_NAME))
+
+
+def names(processes: list[psutil.Process]) -> list[str]:
+    found = []
+    for process in processes:
+        try:
+            found.append(process.name())
+        except psutil.Error:  # gone meanwhile
+            pass
+    return found
 
 
 def test_it_reads_rss_and_pss_of_a_process():
@@ -37,13 +52,14 @@ def test_it_prints_each_app_process_with_its_role_and_memory():
     try:
         parent = psutil.Process(supervisor.pid)
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and len(parent.children(recursive=True)) < 5:
+        while time.monotonic() < deadline and SCHEDULER_NAME not in names(parent.children(recursive=True)):
             time.sleep(0.2)
         time.sleep(1)  # the bytearrays allocated
         found = memory.app_processes(parent)
-        assert sorted(role for role, _ in found) == ["celery pool", "celery worker", "web master", "web worker"]
+        assert sorted(role for role, _ in found) == ["celery pool", "celery worker", "scheduler", "web master",
+                                                     "web worker"]
         measured = memory.snapshot(found)
-        assert len(measured) == 4
+        assert len(measured) == 5
         assert all(m.rss >= 10 * memory.MB and 0 < m.pss <= m.rss for m in measured)
         assert memory.total_pss(measured) == sum(m.pss for m in measured)
         printed = memory.table("idle", measured)

@@ -17,6 +17,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from ragweb.celery import SCHEDULER_NAME
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -87,16 +89,20 @@ def test_make_run_survives_its_worker_dying_and_ctrl_c_stops_everything(app):
     web = [c for c in run.children() if "gunicorn" in " ".join(c.cmdline())]
     assert web, "served by gunicorn"
     worker = celery_main(run)
-    assert any("beat" in c.cmdline() for c in run.children()), "the scheduler (celery beat) runs too"
+    assert "--beat" in worker.cmdline(), "the worker runs the scheduler (celery beat) too"
+    assert not any("beat" in c.cmdline() for c in run.children()), "no scheduler process of its own"
+    wait_for(lambda: sorted(c.name() == SCHEDULER_NAME for c in worker.children()) == [False, True], 60,
+             "the worker's two children: its pool process and the scheduler")
     pool = worker.children(recursive=True)
-    assert pool, "the worker's pool process"
 
     worker.send_signal(signal.SIGKILL)
 
     # The web server keeps answering, and the worker comes back: a new one, the old pool gone too.
     assert health(port) is not None
     replaced = wait_for(lambda: (w := celery_main(run)) and w.pid != worker.pid and w, 60, "a new worker")
-    assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in pool)
+    assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in pool)  # the scheduler too
+    assert wait_for(lambda: SCHEDULER_NAME in [c.name() for c in replaced.children()], 120,
+                    "the new worker's scheduler")
     assert wait_for(lambda: (h := health(port)) and h["code"] == 200 and h, 120,
                     "the new worker to answer")
     assert "the worker exited (killed by SIGKILL); starting it again" in log.read_text()
@@ -198,9 +204,9 @@ def test_a_run_stops_only_the_services_it_started(own_services):
     assert script("scripts/services.py", "status").returncode == 0  # started before it: left alone
 
 
-def test_the_scheduler_keeps_its_schedule_file_under_var(monkeypatch, tmp_path):
+def test_the_worker_runs_the_scheduler_with_its_schedule_file_under_var(monkeypatch, tmp_path):
     run = load_run_module()
     monkeypatch.setenv("RAGWEB_VAR_DIR", str(tmp_path))
-    command = run.beat_command()
-    assert command[1:5] == ["-m", "celery", "-A", "ragweb"] and command[5] == "beat"
-    assert command[command.index("--schedule") + 1] == str(tmp_path / "run" / "celerybeat-schedule")
+    options = run.beat_options()
+    assert options[0] == "--beat"
+    assert options[options.index("--schedule") + 1] == str(tmp_path / "run" / "celerybeat-schedule")
