@@ -291,8 +291,9 @@ def run_memory(app: App, token: str, work: Path, args) -> list[Row]:
     from tests.reliability import load, memory
 
     _wait_for_demo_corpus()
-    time.sleep(5)  # let the start-up's work (ingestion, warm-up) settle
     processes = memory.app_processes(app.run_process())
+    waited = memory.wait_until_quiet(processes)  # the start-up's queued work (the sentence fills) done
+    print(f"  quiet after {waited:.0f} s", flush=True)
     idle = memory.snapshot(processes)
     print(memory.table("idle", idle), flush=True)
     searched = load.run(app, endpoint="search", clients=args.search_clients, seconds=args.load_seconds)

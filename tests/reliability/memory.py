@@ -10,6 +10,7 @@ model loaded once before forking, RSS would count the shared model in every proc
 from __future__ import annotations
 
 import contextlib
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,6 +77,35 @@ def snapshot(processes: list[tuple[str, psutil.Process]]) -> list[ProcessMemory]
             rss, pss = read_memory(process.pid)
             measured.append(ProcessMemory(role, process.pid, rss, pss))
     return measured
+
+
+def cpu_seconds(processes: list[tuple[str, psutil.Process]]) -> float:
+    """The CPU time (user + system) the processes still alive have used so far."""
+    total = 0.0
+    for _, process in processes:
+        with contextlib.suppress(psutil.Error):
+            times = process.cpu_times()
+            total += times.user + times.system
+    return total
+
+
+def wait_until_quiet(processes: list[tuple[str, psutil.Process]], *, window: float = 10.0,
+                     busy: float = 0.2, timeout: float = 300.0) -> float:
+    """Wait until the processes together use less than `busy` CPU seconds in `window` seconds (the
+    work queued at start-up, such as the demo corpus's sentence-vector fills, is done: "idle" is
+    read then, not in the middle of a task); give up after `timeout`. Returns the seconds waited.
+
+    An absolute and small `busy` (2% of a core by default): on a machine shared by many, a working
+    process may get a tenth of a core, an idle app's heartbeats use milliseconds."""
+    started = time.monotonic()
+    used = cpu_seconds(processes)
+    while time.monotonic() - started < timeout:
+        time.sleep(window)
+        now = cpu_seconds(processes)
+        if now - used < busy:
+            break
+        used = now
+    return time.monotonic() - started
 
 
 def total_pss(measured: list[ProcessMemory]) -> int:

@@ -75,3 +75,35 @@ def test_it_prints_each_app_process_with_its_role_and_memory():
             process.kill()
         supervisor.kill()
         supervisor.wait(timeout=10)
+
+
+BUSY_THEN_QUIET = """
+import time
+end = time.monotonic() + 3
+while time.monotonic() < end:
+    pass
+time.sleep(60)
+"""
+
+
+def test_idle_is_read_once_the_processes_stop_using_the_cpu():
+    busy = subprocess.Popen([sys.executable, "-c", BUSY_THEN_QUIET])
+    try:
+        watched = [("celery pool", psutil.Process(busy.pid))]
+        waited = memory.wait_until_quiet(watched, window=1.0, busy=0.02, timeout=30)
+        assert 3 <= waited < 15  # not before its 3 s of work were over
+        assert memory.wait_until_quiet(watched, window=1.0, busy=0.02, timeout=30) < 2.5  # quiet at once now
+    finally:
+        busy.kill()
+        busy.wait(timeout=10)
+
+
+def test_waiting_for_quiet_gives_up_after_its_timeout():
+    spinning = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        waited = memory.wait_until_quiet([("celery pool", psutil.Process(spinning.pid))], window=0.5, busy=0.02,
+                                         timeout=2)
+        assert 2 <= waited < 4
+    finally:
+        spinning.kill()
+        spinning.wait(timeout=10)
