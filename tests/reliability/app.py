@@ -208,8 +208,16 @@ class App:
         return None
 
     def worker_pool(self) -> list[psutil.Process]:
+        """The worker's pool processes: its children but the scheduler it forks (`worker --beat`)."""
+        from ragweb.celery import SCHEDULER_NAME
+
         worker = self.worker()
-        return worker.children() if worker else []
+        pool = []
+        for child in worker.children() if worker else []:
+            with contextlib.suppress(psutil.Error):
+                if child.name() != SCHEDULER_NAME:
+                    pool.append(child)
+        return pool
 
     def web_processes(self) -> list[psutil.Process]:
         for child in self.run_process().children():
