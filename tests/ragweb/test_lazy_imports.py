@@ -1,6 +1,7 @@
 """The `openai` client and the MCP SDK (~37 and ~28 MiB resident) are not imported when a process
 starts (the web server's URLconf and admin, the worker's tasks), only by what needs them: most
-processes never call an LLM or serve /mcp (docs/scaling.md, "Memory")."""
+processes never call an LLM or serve /mcp (docs/scaling.md, "Memory"), and an extractive answer (the
+embedded default) needs neither."""
 
 from __future__ import annotations
 
@@ -9,6 +10,11 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+from chat.services import conversation_start, message_ask
+from tests.chat.chat_corpus import GUIDE, make_collection, make_document
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,3 +45,19 @@ def test_openai_and_mcp_are_imported_by_their_first_use_not_at_start_up():
     imported = json.loads(done.stdout.splitlines()[-1])
     assert imported["started"] == {"openai": False, "mcp": False}
     assert imported["after"] == {"openai": True, "mcp": True}  # the names above are the real modules' names
+
+
+@pytest.mark.django_db
+def test_an_extractive_answer_imports_neither_openai_nor_mcp(user, no_llm, monkeypatch):
+    # None in sys.modules makes any `import openai` (or mcp) raise ImportError: the answer would fail.
+    monkeypatch.setitem(sys.modules, "openai", None)
+    monkeypatch.setitem(sys.modules, "mcp", None)
+    collection = make_collection("guides", owner=user)
+    make_document(collection, source="deploy.md", title="Deployment guide", parts=GUIDE)
+
+    events = list(message_ask(conversation=conversation_start(user=user),
+                              question="What is the default request timeout?", stream=False))
+
+    reply = events[-1].message
+    assert events[-1].kind == "done" and reply.status == "complete" and reply.mode == "extractive"
+    assert reply.citations
