@@ -10,7 +10,7 @@ and answers are extractive. Answering, query rewriting and contextualisation all
 The client itself retries transient failures (connection errors, timeouts, 429, 5xx) up to
 settings.LLM_MAX_RETRIES times with backoff; callers catch llm_errors() for what is left.
 
-The `openai` package (~37 MiB resident) is imported on first use, not when this module is: most
+The `openai` package (~17 MiB resident, even beside the model) is imported on first use, not when this module is: most
 processes (and every process of the embedded default, which has no LLM) never call one, and
 this module is imported at start-up by the admin and the answer pipeline (docs/scaling.md, "Memory").
 """

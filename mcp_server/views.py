@@ -6,7 +6,7 @@ the request. All tools only read, so a read-only token may use every one (`read_
 POST /api/search/). No session authentication: an MCP client is not a browser, and without
 cookies there is no CSRF to guard against. A body over API_MAX_JSON_BYTES is 413.
 
-The MCP SDK (~28 MiB resident with its dependencies) is imported by the first /mcp request, not
+The MCP SDK (~20 MiB resident with its dependencies) is imported by the first /mcp request, not
 with the URLconf: every web process imports this module at start-up, few ever serve MCP.
 """
 
