@@ -26,6 +26,7 @@ import os
 import re
 import selectors
 import socket
+import threading
 import time
 from dataclasses import dataclass, field
 from functools import partial
@@ -71,7 +72,10 @@ class BufferingThreadWorker(ThreadWorker):
     """gthread, with every request (first or kept-alive) read whole in the event loop first."""
 
     def __init__(self, *args, **kwargs):
-        self.in_flight = 0  # requests handed to the thread pool and not finished (main thread only)
+        # Requests handed to the thread pool and not finished: counted up by the event loop, down by
+        # the request's thread as soon as it is done (the loop learns of it only on its next turn).
+        self.in_flight = 0
+        self._in_flight_lock = threading.Lock()
         super().__init__(*args, **kwargs)
         self.request_timeout = float(os.environ.get("WEB_REQUEST_TIMEOUT", "30"))
         self.buffer_limit = int(os.environ.get("WEB_BUFFER_BYTES", str(1024 * 1024)))
@@ -98,14 +102,18 @@ class BufferingThreadWorker(ThreadWorker):
         super().set_accept_enabled(enabled and not self.saturated)
 
     def enqueue_req(self, conn):
-        self.in_flight += 1
+        with self._in_flight_lock:
+            self.in_flight += 1
         if self.saturated and self._accepting:
             super().set_accept_enabled(False)
         super().enqueue_req(conn)
 
-    def finish_request(self, conn, fs):
-        self.in_flight -= 1
-        super().finish_request(conn, fs)
+    def handle(self, conn):
+        try:
+            return super().handle(conn)
+        finally:
+            with self._in_flight_lock:
+                self.in_flight -= 1
 
     def accept(self, listener):
         try:
