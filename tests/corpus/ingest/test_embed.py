@@ -26,15 +26,15 @@ def test_embed_texts_matches_plain_encode_and_is_normalised():
 
 
 @pytest.mark.slow
-def test_queries_bypass_encode_and_get_exactly_its_vectors(monkeypatch):
+def test_one_batch_bypasses_encode_and_gets_exactly_its_vectors(monkeypatch):
     queries = ["How often should tomatoes be watered?", "aphids", "Which roses need full sun (plot 12)?",
-               "What did the notes say about compost and worms?"]
+               "What did the notes say about compost and worms? " * 40]  # the last one beyond 256 tokens
     model = embedding.get_model()
     expected = [model.encode(queries[:n], normalize_embeddings=True, convert_to_numpy=True) for n in (1, 4)]
     calls = []
     monkeypatch.setattr(model, "encode", lambda *a, **k: calls.append(a) or pytest.fail("encode() was called"))
 
-    got = [embedding.embed_queries(queries[:n]) for n in (1, 4)]
+    got = [embedding.embed_queries(queries[:1]), embedding.embed_texts(queries, threads=2)]
 
     assert calls == []
     for vectors, reference in zip(got, expected, strict=True):
