@@ -11,6 +11,13 @@ Bodies are buffered up to WEB_BUFFER_BYTES (default 1 MiB); a larger body (an up
 thread once that much has arrived: a client that sent a megabyte is not a byte-a-second client, and
 buffering every upload whole would put its size in memory. Used by `make run` and docker-compose
 (`--worker-class ragweb.gunicorn_worker.BufferingThreadWorker`); production also has nginx in front.
+
+Several worker processes share the listening socket, and a kept-alive connection stays with the
+process that accepted it: 50 clients split 31/19 between two processes wait for the busier one's
+threads far longer (docs/scaling.md, "Searches per second"). So a process whose threads are all busy
+takes no new connection (the next one waits in the shared accept queue for whichever process frees a
+thread first) and answers with "Connection: close", so the client's next request joins that queue
+too. Below saturation connections are kept alive as before.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import os
 import re
 import selectors
 import socket
+import threading
 import time
 from dataclasses import dataclass, field
 from functools import partial
@@ -64,10 +72,48 @@ class BufferingThreadWorker(ThreadWorker):
     """gthread, with every request (first or kept-alive) read whole in the event loop first."""
 
     def __init__(self, *args, **kwargs):
+        # Requests handed to the thread pool and not finished: counted up by the event loop, down by
+        # the request's thread as soon as it is done (the loop learns of it only on its next turn).
+        self.in_flight = 0
+        self._in_flight_lock = threading.Lock()
         super().__init__(*args, **kwargs)
         self.request_timeout = float(os.environ.get("WEB_REQUEST_TIMEOUT", "30"))
         self.buffer_limit = int(os.environ.get("WEB_BUFFER_BYTES", str(1024 * 1024)))
         self.incoming: dict[int, Incoming] = {}
+
+    @property
+    def saturated(self) -> bool:
+        """Every request thread is taken (or requests wait for one)."""
+        return self.in_flight >= self.cfg.threads
+
+    # gthread answers "Connection: close" when len(keepalived_conns) >= max_keepalived, decided as a
+    # request starts: 0 while saturated sends that client back to the shared accept queue.
+    @property
+    def max_keepalived(self) -> int:
+        return 0 if self.saturated else self._max_keepalived
+
+    @max_keepalived.setter
+    def max_keepalived(self, value: int) -> None:
+        self._max_keepalived = value
+
+    def set_accept_enabled(self, enabled):
+        # gthread's loop calls this with True again on every turn while it is off, so accepting
+        # resumes as soon as a thread is free.
+        super().set_accept_enabled(enabled and not self.saturated)
+
+    def enqueue_req(self, conn):
+        with self._in_flight_lock:
+            self.in_flight += 1
+        if self.saturated and self._accepting:
+            super().set_accept_enabled(False)
+        super().enqueue_req(conn)
+
+    def handle(self, conn):
+        try:
+            return super().handle(conn)
+        finally:
+            with self._in_flight_lock:
+                self.in_flight -= 1
 
     def accept(self, listener):
         try:

@@ -125,16 +125,34 @@ def embed_texts(texts: list[str], *, threads: int | None = None, model: str | No
 
     One encode() call: it sorts by length and batches itself. (Planning smaller, tighter batches
     per document was tried and measured: on CPU the extra forward passes cost more than the
-    padding they save.)
+    padding they save.) Texts that fit in one batch (a search's queries) skip encode() and give
+    its vectors bit for bit (_one_batch).
     """
     texts = list(texts)
     if not texts:
         return np.zeros((0, settings.EMBEDDING_DIMENSIONS), dtype=np.float32)
     encoder = get_model(model)
     _use_threads(settings.EMBEDDING_THREADS if threads is None else threads)
+    # A model registered with encode() only (tests) has no preprocess().
+    if len(texts) <= settings.EMBEDDING_BATCH_SIZE and hasattr(encoder, "preprocess"):
+        return _one_batch(encoder, texts)
     vectors = encoder.encode(texts, batch_size=settings.EMBEDDING_BATCH_SIZE, normalize_embeddings=True,
                            convert_to_numpy=True, show_progress_bar=False)
     return np.asarray(vectors, dtype=np.float32)
+
+
+def _one_batch(encoder, texts: list[str]) -> np.ndarray:
+    """What encode(texts, normalize_embeddings=True) gives for one batch, straight through the
+    model's modules (tokenizer, transformer, pooling, normalisation): encode() also runs, on every
+    call, eval() over each submodule and a device check that walks every parameter, ~1.2 ms of a
+    one-query pass's ~13 ms (docs/scaling.md, "Searches per second")."""
+    import torch
+
+    with torch.inference_mode():
+        vectors = encoder(encoder.preprocess(texts))["sentence_embedding"]
+        # As encode() does, also for a model without a Normalize module.
+        vectors = torch.nn.functional.normalize(vectors, p=2, dim=1)
+    return vectors.numpy().astype(np.float32, copy=False)
 
 
 def embed_queries(queries: list[str], *, model: str | None = None) -> np.ndarray:

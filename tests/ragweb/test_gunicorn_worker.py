@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -22,9 +23,14 @@ WORKER = "ragweb.gunicorn_worker.BufferingThreadWorker"
 
 
 def echo_app(environ, start_response):
-    """The request's method, path and body length, so a test can see what the app received."""
+    """The request's method, path and body length, so a test can see what the app received;
+    /sleep/SECONDS waits that long first and adds the serving process's pid."""
     body = environ["wsgi.input"].read()
-    text = f"{environ['REQUEST_METHOD']} {environ['PATH_INFO']} {len(body)}".encode()
+    text = f"{environ['REQUEST_METHOD']} {environ['PATH_INFO']} {len(body)}"
+    if environ["PATH_INFO"].startswith("/sleep/"):
+        time.sleep(float(environ["PATH_INFO"].split("/")[2]))
+        text += f" pid={os.getpid()}"
+    text = text.encode()
     start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", str(len(text)))])
     return [text]
 
@@ -39,11 +45,11 @@ def free_port() -> int:
 def serve():
     started = []
 
-    def start(worker_class: str, **env: str) -> int:
+    def start(worker_class: str, *, workers: int = 1, threads: int = 2, **env: str) -> int:
         port = free_port()
         process = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "tests.ragweb.test_gunicorn_worker:echo_app", "--bind",
-             f"127.0.0.1:{port}", "--worker-class", worker_class, "--workers", "1", "--threads", "2",
+             f"127.0.0.1:{port}", "--worker-class", worker_class, "--workers", str(workers), "--threads", str(threads),
              "--no-control-socket"],
             cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         started.append(process)
@@ -152,6 +158,31 @@ def test_an_unfinished_request_gets_408_after_the_timeout(serve):
         answer = sock.recv(65536)
     assert answer.startswith(b"HTTP/1.1 408")
     assert time.monotonic() - started < 4
+
+
+def test_a_worker_with_every_thread_busy_closes_connections_after_their_response(serve):
+    port = serve(WORKER)  # 1 process x 2 threads
+    # Three at once on two threads: the second and the third start with both threads taken.
+    with ThreadPoolExecutor(3) as pool:
+        pending = []
+        for _ in range(3):
+            pending.append(pool.submit(request, port, b"GET /sleep/0.5 HTTP/1.1\r\nHost: x\r\n\r\n", timeout=10))
+            time.sleep(0.15)
+        closes = [b"Connection: close" in answer.result() for answer in pending]
+    assert closes == [False, True, True]
+    time.sleep(0.3)  # the last one's thread is given back
+    assert b"Connection: keep-alive" in request(port, b"GET /sleep/0 HTTP/1.1\r\nHost: x\r\n\r\n", timeout=5)
+
+
+def test_a_busy_process_leaves_the_next_connection_to_one_with_a_free_thread(serve):
+    port = serve(WORKER, workers=2, threads=1)
+    with ThreadPoolExecutor(1) as pool:
+        for _ in range(4):  # a process chosen by chance would serve both of a round's requests half the time
+            slow = pool.submit(request, port, b"GET /sleep/0.6 HTTP/1.1\r\nHost: x\r\n\r\n", timeout=10)
+            time.sleep(0.2)
+            quick = request(port, b"GET /sleep/0 HTTP/1.1\r\nHost: x\r\n\r\n", timeout=5)
+            slow_pid, quick_pid = (answer.rsplit(b"pid=", 1)[1] for answer in (slow.result(), quick))
+            assert slow_pid != quick_pid
 
 
 @pytest.mark.parametrize(("data", "complete"), [

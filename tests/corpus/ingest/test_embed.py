@@ -25,6 +25,37 @@ def test_embed_texts_matches_plain_encode_and_is_normalised():
     assert np.allclose(embedding.embed_query(texts[0]), vectors[0], atol=1e-5)
 
 
+@pytest.mark.slow
+def test_one_batch_bypasses_encode_and_gets_exactly_its_vectors(monkeypatch):
+    queries = ["How often should tomatoes be watered?", "aphids", "Which roses need full sun (plot 12)?",
+               "What did the notes say about compost and worms? " * 40]  # the last one beyond 256 tokens
+    model = embedding.get_model()
+    expected = [model.encode(queries[:n], normalize_embeddings=True, convert_to_numpy=True) for n in (1, 4)]
+    calls = []
+    monkeypatch.setattr(model, "encode", lambda *a, **k: calls.append(a) or pytest.fail("encode() was called"))
+
+    got = [embedding.embed_queries(queries[:1]), embedding.embed_texts(queries, threads=2)]
+
+    assert calls == []
+    for vectors, reference in zip(got, expected, strict=True):
+        assert vectors.dtype == np.float32 and vectors.shape == reference.shape
+        assert np.array_equal(vectors, reference)  # bit for bit, not merely close
+
+
+def test_queries_of_a_model_with_encode_only_go_through_encode(settings):
+    class EncodeOnly:
+        def encode(self, texts, **kwargs):
+            return np.tile(np.eye(384, dtype=np.float32)[:1], (len(texts), 1)) * 2
+
+    embedding.register_model("encode-only", EncodeOnly, path=embedding.model_path())
+    try:
+        vectors = embedding.embed_queries(["one", "two"], model="encode-only")
+    finally:
+        embedding._factories.pop("encode-only")
+        embedding._models.pop("encode-only", None)
+    assert vectors.shape == (2, 384) and vectors[0, 0] == 2.0 and vectors[1, 0] == 2.0
+
+
 def test_windows_overlap_by_half_and_cover_everything():
     assert embedding._windows(100, 500) == [(0, 100)]
     windows = embedding._windows(1200, 500)
