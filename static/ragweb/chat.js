@@ -244,6 +244,7 @@
           finished = true;
           stop.hidden = true;
           reply.outerHTML = data.html;
+          showFilters(form, data.filters_on || "");
         }
       });
       if (!finished && reply.isConnected) {
@@ -301,6 +302,16 @@
       ? "The connection to the server was lost while the answer was being written."
       : "The connection to the server was lost before it answered.";
     return what + (started ? " Reload the page to see what was saved." : " Your question is still in the box.");
+  }
+
+  // The closed filter line says what the latest answer was narrowed to, as the page does after a reload.
+  function showFilters(form, summary) {
+    const filters = form.querySelector("details.filters");
+    const line = filters && filters.querySelector("summary");
+    if (!line) return;
+    line.replaceChildren(document.createTextNode(summary ? "Filters: " : "Filters"));
+    if (summary) line.appendChild(element("span", "filters-on", summary));
+    filters.toggleAttribute("data-active", !!summary);
   }
 
   // A new conversation's head (its title in place of "New conversation", and its actions), from the
