@@ -3,7 +3,8 @@ and code, for Markdown, reStructuredText and plain text alike. Pure.
 
 The extractive answer quotes sentences of paragraphs and list items; a sentence that ends in a
 colon brings along the list items or table rows that follow it, and the heading above a sentence
-tells what it is about. Besides Markdown and reST headings, a paragraph of one short line without
+tells what it is about. Besides Markdown and reST headings (a `#` line too long or of several
+sentences is prose, as at ingestion), a paragraph of one short line without
 final punctuation is a heading (PDF text gives headings so, set apart at ingestion). Display
 text turns reST inline markup into Markdown (``code`` to `code`, :func:`~a.b.c` to `c`,
 `link <url>`_ to link).
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from corpus.ingest.parse.base import reads_as_heading
 
 HEADING, PARAGRAPH, ITEM, ROW, CODE = "heading", "paragraph", "item", "row", "code"
 
@@ -118,10 +121,12 @@ def parse_blocks(text: str) -> list[Block]:
             continue
         md_heading = _MD_HEADING.match(raw)
         if md_heading and not stripped.startswith("#."):
-            flush()
-            heading = md_heading.group(1)
-            blocks.append(Block(HEADING, heading, heading, offset))
-            continue
+            if reads_as_heading(md_heading.group(1)):
+                flush()
+                heading = md_heading.group(1)
+                blocks.append(Block(HEADING, heading, heading, offset))
+                continue
+            stripped = md_heading.group(1)  # prose behind a "#" (base.reads_as_heading): quoted without it
         if _RULE.match(raw):
             # A reST underline makes the one line above it a heading; an overline or a transition
             # (a rule between blank lines) is only decoration.
