@@ -201,6 +201,9 @@ _ROLE = re.compile(r":(?:[\w.-]+:)?([\w.-]+):`([^`]+)`")
 _LINK = re.compile(r"`([^`<]+?)\s*<[^>]+>`__?")
 _REF = re.compile(r"`([^`]+)`_(?!\w)")
 _LITERAL = re.compile(r"``(.+?)``")
+# A reST reference by a bare word ("SQLite_", "Django__"), not a Markdown _emphasis_, a __dunder__ or a path.
+_WORD_REF = re.compile(r"(?<![\w`*/.\\-])([A-Za-z][\w.+-]*?[A-Za-z0-9+])__?(?![\w`*])")
+_CODE_SPAN = re.compile(r"(`+)[^`]*\1")
 _PLAIN_ROLES = {"doc", "ref", "term", "pep", "rfc", "abbr", "dfn", "download", "numref", "envvar"}
 
 
@@ -223,4 +226,14 @@ def display_text(text: str) -> str:
     text = _LINK.sub(r"\1", text)
     text = _REF.sub(r"\1", text)
     text = _LITERAL.sub(r"`\1`", text)
+    text = _outside_code(text, lambda part: _WORD_REF.sub(r"\1", part))
     return text.replace("\\ ", "").strip()
+
+
+def _outside_code(text: str, change) -> str:
+    """`text` with `change` applied to the parts outside `code` spans."""
+    parts, last = [], 0
+    for match in _CODE_SPAN.finditer(text):
+        parts += [change(text[last:match.start()]), match.group(0)]
+        last = match.end()
+    return "".join(parts) + change(text[last:])

@@ -53,3 +53,14 @@ def test_a_long_hash_line_is_a_paragraph_whose_sentences_are_quoted():
 def test_a_short_hash_line_stays_a_heading():
     assert [b.kind for b in parse_blocks("# Install it. Quickly\n\nRun the installer first.\n")] == [
         HEADING, PARAGRAPH]
+
+
+def test_a_rest_word_reference_is_quoted_without_its_underscore():
+    from chat.answering.blocks import display_text
+
+    assert display_text("Python includes a database called SQLite_ so you need none.") == (
+        "Python includes a database called SQLite so you need none.")
+    assert display_text("Read Django__ first, or SQLite_.") == "Read Django first, or SQLite."
+    # Markdown emphasis, dunder names, code, paths and plain identifiers are left alone.
+    unchanged = "An _italic_ word, __init__, `foo_`, a/b_ and snake_case_name."
+    assert display_text(unchanged) == unchanged
