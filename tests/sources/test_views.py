@@ -65,6 +65,22 @@ def test_a_reader_sees_sources_but_no_forms_and_cannot_post(client, team, other_
     assert Source.objects.filter(pk=source.pk).exists()
 
 
+def test_a_source_without_documents_says_so_instead_of_an_empty_list(client, team, user):
+    from corpus.models import Document
+    from sources.models import SourceDocument
+
+    empty = Source.objects.create(collection=team, kind="url", url="https://example.org/empty")
+    one = Source.objects.create(collection=team, kind="url", url="https://example.org/one")
+    document = Document.objects.create(collection=team, source="https://example.org/one", title="One")
+    SourceDocument.objects.create(source=one, document=document, key=one.url)
+    page = signed_in(client, user).get("/sources/team/").content.decode()
+    cards = page.split('<article class="source"')[1:]
+    by_url = {next(u for u in (empty.url, one.url) if u in card): card for card in cards}
+    assert "No documents yet." in by_url[empty.url] and "<details" not in by_url[empty.url].split("</dl>")[1]
+    assert "<summary>1 document</summary>" in by_url[one.url] and "No documents yet." not in by_url[one.url]
+    assert "document(s)" not in page
+
+
 def test_a_stranger_gets_404(client, team, django_user_model):
     stranger = django_user_model.objects.create_user(username="eve", password="eve-password-1")
     source = Source.objects.create(collection=team, kind="url", url="https://example.org/page")
