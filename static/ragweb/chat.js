@@ -17,6 +17,12 @@
     return node;
   }
 
+  // A notice about a question that was not asked ("Please type a question.", too long, refused) is
+  // about that attempt only: the next attempt takes it away, so notices never pile up.
+  function clearNotices(messages) {
+    messages.querySelectorAll(":scope > p.notice.error").forEach(function (note) { note.remove(); });
+  }
+
   function showNotice(container, message) {
     const note = element("p", "notice error", message);
     note.setAttribute("role", "alert");
@@ -182,6 +188,7 @@
     const submit = form.querySelector("button[type=submit]");
     const stop = form.querySelector("button.stop");
     const body = new FormData(form);
+    clearNotices(messages);
     if (!question) {
       showNotice(messages, "Please type a question.");
       return;
