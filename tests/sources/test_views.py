@@ -53,6 +53,13 @@ def test_the_folder_field_offers_only_the_allowed_folders(client, team, user, al
     assert response.status_code == 400 and "Select a valid choice" in response.content.decode()
 
 
+def test_without_allowed_folders_the_form_says_why_there_is_no_folder_kind(client, team, user, settings):
+    settings.SOURCES_FOLDERS = []
+    page = signed_in(client, user).get("/sources/team/").content.decode()
+    assert 'value="folder"' not in page and 'value="site"' in page
+    assert "Server folders are off: the operator lists them in SOURCES_FOLDERS." in page
+
+
 def test_a_reader_sees_sources_but_no_forms_and_cannot_post(client, team, other_user):
     source = Source.objects.create(collection=team, kind="url", url="https://example.org/page", last_new=3,
                                    failures=[{"item": "https://example.org/page", "reason": "HTTP 500"}])
