@@ -19,12 +19,14 @@ def token_create(*, user, name: str = "token", read_only: bool = False,
                  expires: datetime | None = None, request=None) -> tuple[ApiToken, str]:
     """A new token for `user` and its key: the only time the key exists outside the client.
     Raises ValidationError (per field: name, expires) for a name that is blank or over 100
-    characters once stripped, or an expiry that is not in the future. Audited ("token created",
+    characters once stripped or holds a NUL character, or an expiry that is not in the future. Audited ("token created",
     by the request's user; no actor without a request, e.g. the command line), never with the key."""
     name = name.strip()
     problems = {}
     if not name or len(name) > 100:
         problems["name"] = "Give the token a name of 1 to 100 characters."
+    elif "\x00" in name:  # Postgres cannot store it: told here, not as the database's error page
+        problems["name"] = "The name may not contain a NUL character."
     if expires is not None and expires <= timezone.now():
         problems["expires"] = "The expiry must be in the future."
     if problems:

@@ -136,7 +136,7 @@ def _save(collection: Collection | None, request: Request, data: dict) -> Collec
                                   is_public=data["is_public"])
     with transaction.atomic():
         if collection is None:
-            collection = services.collection_create(owner=request.user, **data)
+            collection = services.collection_create(owner=request.user, request=request, **data)
         elif data:
             collection = services.collection_update(collection=collection, request=request, **data)
         if any(members is not None for members in shares.values()):

@@ -35,6 +35,7 @@ from django.core.exceptions import (
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DataError, InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
 from django.views import defaults
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import exceptions, serializers, status
@@ -157,6 +158,22 @@ def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     if wants_json(request):
         return JsonResponse({"detail": f"No API endpoint {request.path}; see /api/docs/."}, status=404)
     return defaults.page_not_found(request, exception)
+
+
+CSRF_FAILED = ("The form was sent without a valid security token: the page was open too long, you signed in "
+               "or out in another tab, or this site's cookies are blocked. Reload the page and try again.")
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """CSRF_FAILURE_VIEW: a 403 in the app's look (templates/403_csrf.html) with what to do, not Django's
+    own page; JSON {"detail"} for API clients, plain text for scripts that want neither (chat.js shows
+    it). Django's `reason` goes to the log only: it is for developers."""
+    logger.warning("CSRF failure on %s %s: %s", request.method, request.path, reason)
+    if wants_json(request):
+        return JsonResponse({"detail": CSRF_FAILED}, status=403)
+    if "text/html" not in request.headers.get("Accept", ""):
+        return HttpResponse(CSRF_FAILED, status=403, content_type="text/plain; charset=utf-8")
+    return render(request, "403_csrf.html", {"text": CSRF_FAILED}, status=403)
 
 
 def _rest_response(exc, context) -> Response | None:

@@ -6,7 +6,10 @@ from audit.models import AuditEvent
 
 @admin.register(AuditEvent)
 class AuditEventAdmin(admin.ModelAdmin):
-    """Read only, for staff: an audit trail nobody may edit or delete by hand (prune_audit does)."""
+    """Read only: an audit trail nobody may edit or delete by hand (prune_audit does). It tells who did
+    what across every collection, so not every staff member sees it: superusers, and staff given the
+    "audit | audit event | Can view audit event" permission (Django's model permissions, the admin's
+    own default for viewing)."""
 
     list_display = ("time", "actor_username", "action", "target_type", "target_label", "ip")
     list_filter = ("action", "time", ("actor", admin.RelatedOnlyFieldListFilter))
@@ -15,12 +18,6 @@ class AuditEventAdmin(admin.ModelAdmin):
     fields = ("time", "actor", "actor_username", "action", "target_type", "target_id", "target_label", "detail", "ip")
     readonly_fields = fields
     list_select_related = ("actor",)
-
-    def has_module_permission(self, request: HttpRequest) -> bool:
-        return request.user.is_active and request.user.is_staff
-
-    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
-        return self.has_module_permission(request)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

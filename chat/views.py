@@ -282,9 +282,16 @@ def _start_payload(request: HttpRequest, conv: Conversation, reply: Message, *, 
     return payload
 
 
+def _done_payload(request: HttpRequest, reply: Message) -> dict:
+    """The stream's "done" event: the finished answer's HTML, its status and the summary of the filters
+    it was searched with ("" for none), which chat.js shows on the closed filter line."""
+    return {"html": render_message(request, reply), "status": reply.status,
+            "filters_on": filters_summary(reply.filters or {})}
+
+
 def _failure_events(request: HttpRequest, conv: Conversation, reply: Message, *, new: bool = False) -> Iterator[str]:
     yield sse_event("start", _start_payload(request, conv, reply, new=new))
-    yield sse_event("done", {"html": render_message(request, reply), "status": reply.status})
+    yield sse_event("done", _done_payload(request, reply))
 
 
 def _stream_events(request: HttpRequest, conv: Conversation, first, events, *, new: bool = False) -> Iterator[str]:
@@ -294,8 +301,7 @@ def _stream_events(request: HttpRequest, conv: Conversation, first, events, *, n
             if event.kind == "token":
                 yield sse_event("token", {"text": event.text})
             elif event.kind == "done":
-                yield sse_event("done", {"html": render_message(request, event.message),
-                                         "status": event.message.status})
+                yield sse_event("done", _done_payload(request, event.message))
     except Exception:
         error_id = log_failure(logger, "streaming the answer %s failed", first.message.pk)
         yield sse_event("error", {"message": server_failure_message(error_id), "error_id": error_id})

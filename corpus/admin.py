@@ -123,7 +123,7 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
     def save_model(self, request, obj: Collection, form, change: bool) -> None:
         if not change:
             owner = obj.owner if request.user.is_superuser and obj.owner else request.user
-            created = services.collection_create(owner=owner, name=obj.name, slug=obj.slug, **{
+            created = services.collection_create(owner=owner, name=obj.name, slug=obj.slug, request=request, **{
                 name: getattr(obj, name) for name in services.COLLECTION_SETTINGS})
             obj.pk, obj.owner, obj._state.adding = created.pk, owner, False  # for save_related and the redirect
             return

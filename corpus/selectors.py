@@ -44,6 +44,18 @@ def upload_target(*, user, viewing: Collection | None) -> Collection | None:
     return only[0] if len(only) == 1 else None
 
 
+# The message naming unknown users or groups echoes what was typed: bounded, so a pasted page of text
+# gives a line, not the page again.
+_NAMES_SHOWN, _NAME_CHARS = 10, 60
+
+
+def _no_such(kind: str, unknown: list[str]) -> str:
+    """"No such user: nobody, gone." with each name cut to _NAME_CHARS and at most _NAMES_SHOWN named."""
+    names = [name if len(name) <= _NAME_CHARS else name[:_NAME_CHARS - 1] + "…" for name in unknown[:_NAMES_SHOWN]]
+    more = f" and {len(unknown) - _NAMES_SHOWN} more" if len(unknown) > _NAMES_SHOWN else ""
+    return f"No such {kind}: {', '.join(names)}{more}."
+
+
 def users_by_username(usernames: Iterable[str]) -> list:
     """The active users named in `usernames` (blank entries and repeats ignored), in the order
     given. Raises ValidationError naming every username that matches no active user."""
@@ -52,7 +64,7 @@ def users_by_username(usernames: Iterable[str]) -> list:
              for user in get_user_model().objects.filter(username__in=wanted, is_active=True)}
     unknown = [name for name in wanted if name not in found]
     if unknown:
-        raise ValidationError(f"No such user: {', '.join(unknown)}.", code="unknown_user")
+        raise ValidationError(_no_such("user", unknown), code="unknown_user")
     return [found[name] for name in wanted]
 
 
@@ -63,5 +75,5 @@ def groups_by_name(names: Iterable[str]) -> list[Group]:
     found = {group.name: group for group in Group.objects.filter(name__in=wanted)}
     unknown = [name for name in wanted if name not in found]
     if unknown:
-        raise ValidationError(f"No such group: {', '.join(unknown)}.", code="unknown_group")
+        raise ValidationError(_no_such("group", unknown), code="unknown_group")
     return [found[name] for name in wanted]

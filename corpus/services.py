@@ -105,15 +105,22 @@ def _save_validated(collection: Collection) -> None:
         raise ValidationError({"slug": SLUG_UNAVAILABLE}) from None
 
 
-def collection_create(*, owner, name: str, slug: str = "", **settings_fields) -> Collection:
+def collection_create(*, owner, name: str, slug: str = "", request=None, **settings_fields) -> Collection:
     """Create a collection owned by `owner`; an empty `slug` is derived from the name.
-    `settings_fields` are any of COLLECTION_SETTINGS. Raises ValidationError (per field) for a
-    taken or invalid slug or invalid settings, TypeError for a field that cannot be set."""
+    `settings_fields` are any of COLLECTION_SETTINGS. Created public, it is audited as a sharing
+    change (detail `{"is_public": {"from": None, "to": True}}`; by the request's user, else the owner),
+    as making it public later is. Raises ValidationError (per field) for a taken or invalid slug or
+    invalid settings, TypeError for a field that cannot be set."""
     _check_fields(settings_fields, COLLECTION_SETTINGS)
     name = (name or "").strip()
     collection = Collection(owner=owner, name=name, slug=(slug or "").strip() or slug_from_name(name),
                             **settings_fields)
-    _save_validated(collection)
+    with transaction.atomic():
+        _save_validated(collection)
+        if collection.is_public:  # every signed-in user reads it from the start
+            audit_record(Action.SHARING_CHANGED, target=collection, request=request,
+                         actor=None if request is not None else owner,
+                         detail={"is_public": {"from": None, "to": True}})
     logger.info("created collection %s", collection.slug)
     return collection
 

@@ -142,7 +142,7 @@ def collection_create(request: HttpRequest) -> HttpResponse:
     form = CollectionForm(request.POST or None, user=request.user)
     if request.method == "POST" and form.is_valid():
         try:
-            collection = services.collection_create(owner=request.user, **form.cleaned_data)
+            collection = services.collection_create(owner=request.user, request=request, **form.cleaned_data)
         except ValidationError as exc:  # e.g. the slug was taken meanwhile
             form.add_error(None, exc)
         else:

@@ -445,6 +445,8 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", Fals
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", SESSION_COOKIE_SECURE)
+# A refused form is told in the app's look, with what to do (not Django's developer page).
+CSRF_FAILURE_VIEW = "api.errors.csrf_failure"
 # Asking browsers to preload HSTS for the domain is a commitment an operator makes on purpose
 # (SECURE_HSTS_PRELOAD=1), not a default, so its deployment warning is not one to act on.
 SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]

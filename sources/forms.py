@@ -63,6 +63,8 @@ class SourceForm(forms.Form):
         else:
             del self.fields["path"]
             self.fields["kind"].choices = [c for c in Source.Kind.choices if c[0] != Source.Kind.FOLDER]
+            # Said, so that a missing "Server folder" kind is not a mystery to the person adding a source.
+            self.fields["kind"].help_text = "Server folders are off: the operator lists them in SOURCES_FOLDERS."
 
     def clean(self):
         data = super().clean()

@@ -3,7 +3,8 @@ and code, for Markdown, reStructuredText and plain text alike. Pure.
 
 The extractive answer quotes sentences of paragraphs and list items; a sentence that ends in a
 colon brings along the list items or table rows that follow it, and the heading above a sentence
-tells what it is about. Besides Markdown and reST headings, a paragraph of one short line without
+tells what it is about. Besides Markdown and reST headings (a `#` line too long or of several
+sentences is prose, as at ingestion), a paragraph of one short line without
 final punctuation is a heading (PDF text gives headings so, set apart at ingestion). Display
 text turns reST inline markup into Markdown (``code`` to `code`, :func:`~a.b.c` to `c`,
 `link <url>`_ to link).
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from corpus.ingest.parse.base import reads_as_heading
 
 HEADING, PARAGRAPH, ITEM, ROW, CODE = "heading", "paragraph", "item", "row", "code"
 
@@ -118,10 +121,12 @@ def parse_blocks(text: str) -> list[Block]:
             continue
         md_heading = _MD_HEADING.match(raw)
         if md_heading and not stripped.startswith("#."):
-            flush()
-            heading = md_heading.group(1)
-            blocks.append(Block(HEADING, heading, heading, offset))
-            continue
+            if reads_as_heading(md_heading.group(1)):
+                flush()
+                heading = md_heading.group(1)
+                blocks.append(Block(HEADING, heading, heading, offset))
+                continue
+            stripped = md_heading.group(1)  # prose behind a "#" (base.reads_as_heading): quoted without it
         if _RULE.match(raw):
             # A reST underline makes the one line above it a heading; an overline or a transition
             # (a rule between blank lines) is only decoration.
@@ -196,6 +201,9 @@ _ROLE = re.compile(r":(?:[\w.-]+:)?([\w.-]+):`([^`]+)`")
 _LINK = re.compile(r"`([^`<]+?)\s*<[^>]+>`__?")
 _REF = re.compile(r"`([^`]+)`_(?!\w)")
 _LITERAL = re.compile(r"``(.+?)``")
+# A reST reference by a bare word ("SQLite_", "Django__"), not a Markdown _emphasis_, a __dunder__ or a path.
+_WORD_REF = re.compile(r"(?<![\w`*/.\\-])([A-Za-z][\w.+-]*?[A-Za-z0-9+])__?(?![\w`*])")
+_CODE_SPAN = re.compile(r"(`+)[^`]*\1")
 _PLAIN_ROLES = {"doc", "ref", "term", "pep", "rfc", "abbr", "dfn", "download", "numref", "envvar"}
 
 
@@ -218,4 +226,14 @@ def display_text(text: str) -> str:
     text = _LINK.sub(r"\1", text)
     text = _REF.sub(r"\1", text)
     text = _LITERAL.sub(r"`\1`", text)
+    text = _outside_code(text, lambda part: _WORD_REF.sub(r"\1", part))
     return text.replace("\\ ", "").strip()
+
+
+def _outside_code(text: str, change) -> str:
+    """`text` with `change` applied to the parts outside `code` spans."""
+    parts, last = [], 0
+    for match in _CODE_SPAN.finditer(text):
+        parts += [change(text[last:match.start()]), match.group(0)]
+        last = match.end()
+    return "".join(parts) + change(text[last:])

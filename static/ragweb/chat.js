@@ -17,6 +17,12 @@
     return node;
   }
 
+  // A notice about a question that was not asked ("Please type a question.", too long, refused) is
+  // about that attempt only: the next attempt takes it away, so notices never pile up.
+  function clearNotices(messages) {
+    messages.querySelectorAll(":scope > p.notice.error").forEach(function (note) { note.remove(); });
+  }
+
   function showNotice(container, message) {
     const note = element("p", "notice error", message);
     note.setAttribute("role", "alert");
@@ -182,6 +188,7 @@
     const submit = form.querySelector("button[type=submit]");
     const stop = form.querySelector("button.stop");
     const body = new FormData(form);
+    clearNotices(messages);
     if (!question) {
       showNotice(messages, "Please type a question.");
       return;
@@ -244,6 +251,7 @@
           finished = true;
           stop.hidden = true;
           reply.outerHTML = data.html;
+          showFilters(form, data.filters_on || "");
         }
       });
       if (!finished && reply.isConnected) {
@@ -301,6 +309,16 @@
       ? "The connection to the server was lost while the answer was being written."
       : "The connection to the server was lost before it answered.";
     return what + (started ? " Reload the page to see what was saved." : " Your question is still in the box.");
+  }
+
+  // The closed filter line says what the latest answer was narrowed to, as the page does after a reload.
+  function showFilters(form, summary) {
+    const filters = form.querySelector("details.filters");
+    const line = filters && filters.querySelector("summary");
+    if (!line) return;
+    line.replaceChildren(document.createTextNode(summary ? "Filters: " : "Filters"));
+    if (summary) line.appendChild(element("span", "filters-on", summary));
+    filters.toggleAttribute("data-active", !!summary);
   }
 
   // A new conversation's head (its title in place of "New conversation", and its actions), from the

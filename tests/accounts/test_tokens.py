@@ -144,6 +144,7 @@ def test_the_api_makes_a_token_whose_key_is_shown_once_and_works(user):
     ({"name": ""}, "name"), ({"name": "  "}, "name"), ({"name": "x" * 101}, "name"), ({}, "name"),
     ({"name": "a", "expires": "2001-01-01T00:00:00Z"}, "expires"), ({"name": "a", "expires": "soon"}, "expires"),
     ({"name": "a", "read_only": "maybe"}, "read_only"), ({"name": "a", "key": "mine"}, "non_field_errors"),
+    ({"name": "lap\x00top"}, "name"),
 ])
 def test_the_api_refuses_bad_token_input_with_a_message(user, data, field):
     response = session_api(user).post("/api/tokens/", data, format="json")
@@ -255,3 +256,11 @@ def test_token_for_key_reads_the_token_and_its_user_as_the_orm_does(user):
         assert found.user.get_username() == user.get_username()
     assert not captured.captured_queries  # the user came with the token
     assert token_for_key(key + "x") is None
+
+
+def test_a_name_with_a_nul_character_is_refused_with_a_message_on_the_page(user):
+    browser = Client()
+    browser.force_login(user)
+    refused = browser.post("/account/tokens/", {"name": "lap\x00top"}, follow=True)
+    assert refused.status_code == 200 and "The name may not contain a NUL character." in refused.content.decode()
+    assert not ApiToken.objects.filter(user=user).exists()

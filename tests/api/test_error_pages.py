@@ -63,3 +63,24 @@ def test_every_page_links_the_local_icon(client):
     page = client.get("/login/").content.decode()
     assert '<link rel="icon" href="/static/ragweb/favicon.svg" type="image/svg+xml">' in page
     assert client.get("/static/ragweb/favicon.svg")["Content-Type"] == "image/svg+xml"
+
+
+def test_a_refused_csrf_token_shows_the_apps_page_saying_to_reload(user):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user)
+    response = client.post("/logout/", HTTP_ACCEPT="text/html,application/xhtml+xml")
+    page = response.content.decode()
+    assert response.status_code == 403
+    assert [t.name for t in response.templates][:3] == ["403_csrf.html", "base.html", "_error.html"]
+    assert "<h1 id=\"error-heading\">Please reload the page</h1>" in page and "Back to the chat" in page
+    assert "security token" in page and "CSRF verification failed" not in page  # not Django's own page
+
+
+def test_a_refused_csrf_token_is_json_for_api_clients_and_text_for_scripts(user):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user)
+    as_json = client.post("/logout/", HTTP_ACCEPT="application/json")
+    assert as_json.status_code == 403 and as_json.json()["detail"].startswith("The form was sent without")
+    as_text = client.post("/ask/", {"question": "hi"}, HTTP_ACCEPT="text/event-stream")
+    assert as_text.status_code == 403 and as_text["Content-Type"] == "text/plain; charset=utf-8"
+    assert "Reload the page" in as_text.content.decode()

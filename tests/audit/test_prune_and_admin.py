@@ -49,9 +49,27 @@ def test_prune_days_option_refuses_negative_values():
         call_command("prune_audit", "--days", "-1")
 
 
-def test_staff_see_the_trail_read_only_and_others_do_not(user, django_user_model):
+def test_only_superusers_and_staff_allowed_to_view_see_the_trail(user, django_user_model):
+    audit.record(Action.SHARING_CHANGED, actor=user, target="Recipes")
+    plain_staff = django_user_model.objects.create_user("pat", password="pat-password-1", is_staff=True)
+    boss = django_user_model.objects.create_superuser("root", password="root-password-1")
+    as_plain_staff, as_boss = Client(), Client()
+    as_plain_staff.force_login(plain_staff)
+    as_boss.force_login(boss)
+
+    assert as_plain_staff.get("/admin/audit/auditevent/").status_code == 403
+    assert "/admin/audit/" not in as_plain_staff.get("/admin/").text  # not even listed
+    listing = as_boss.get("/admin/audit/auditevent/?q=Recipes")
+    assert listing.status_code == 200 and "Recipes" in listing.text
+    assert "/admin/audit/auditevent/" in as_boss.get("/admin/").text
+
+
+def test_staff_allowed_to_view_see_the_trail_read_only_and_others_do_not(user, django_user_model):
+    from django.contrib.auth.models import Permission
+
     event = audit.record(Action.SHARING_CHANGED, actor=user, target="Recipes")
     staff = django_user_model.objects.create_user("sam", password="sam-password-1", is_staff=True)
+    staff.user_permissions.add(Permission.objects.get(content_type__app_label="audit", codename="view_auditevent"))
     as_staff, as_user = Client(), Client()
     as_staff.force_login(staff)
     as_user.force_login(user)

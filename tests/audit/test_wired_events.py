@@ -127,6 +127,38 @@ def test_making_a_collection_public_is_a_sharing_change_by_the_staff_member(owne
     assert (event.actor, event.detail) == (staff, {"is_public": {"from": False, "to": True}})
 
 
+def test_a_collection_created_public_is_a_sharing_change_and_a_private_one_records_nothing(django_user_model):
+    staff = django_user_model.objects.create_user("sam", password=None, is_staff=True)
+    client = api_as(staff)
+    assert client.post("/api/collections/", {"name": "Private notes"}, format="json").status_code == 201
+    assert not AuditEvent.objects.filter(action=Action.SHARING_CHANGED).exists()
+    assert client.post("/api/collections/", {"name": "Handbook", "is_public": True}, format="json").status_code == 201
+    event = only_event(Action.SHARING_CHANGED)
+    handbook = Collection.objects.get(slug="handbook")
+    assert (event.actor, event.target_id, event.detail) == (staff, str(handbook.pk),
+                                                            {"is_public": {"from": None, "to": True}})
+
+
+def test_a_collection_created_public_on_the_page_and_in_the_admin_is_audited(django_user_model):
+    staff = django_user_model.objects.create_user("sam", password=None, is_staff=True, is_superuser=True)
+    client = Client()
+    client.force_login(staff)
+    page = client.post("/documents/collections/new/", {
+        "name": "Handbook", "slug": "", "description": "", "chunker": "markdown", "chunk_size": 256,
+        "chunk_overlap": 0, "semantic_threshold": 0.5, "contextualization": "header",
+        "embedding_mode": "neighbours", "is_public": "on"})
+    assert page.status_code == 302, page.content.decode()[:2000]
+    admin = client.post("/admin/corpus/collection/add/", {
+        "name": "Atlas", "slug": "atlas", "owner": staff.pk, "description": "", "chunker": "markdown",
+        "chunk_size": 256, "chunk_overlap": 0, "semantic_threshold": 0.5, "contextualization": "header",
+        "embedding_mode": "neighbours", "is_public": "on"})
+    assert admin.status_code == 302, admin.content.decode()[:3000]
+    events = AuditEvent.objects.filter(action=Action.SHARING_CHANGED).order_by("id")
+    assert [(e.actor, e.target_label, e.detail["is_public"]["to"]) for e in events] == [
+        (staff, str(Collection.objects.get(slug="handbook")), True),
+        (staff, str(Collection.objects.get(slug="atlas")), True)]
+
+
 def test_a_source_change_records_each_changed_field_from_and_to(user, owned):
     from sources.models import Source
 

@@ -97,6 +97,9 @@ def test_open_filters_are_all_reachable_and_closed_or_applied_they_leave_the_roo
     page.keyboard.press("Enter")  # applied: the panel closes and the answer gets the room
     page.locator(".message.assistant .filtered").last.wait_for(timeout=120_000)
     assert not page.locator("#ask-form details.filters").evaluate("d => d.open")
+    # The closed line names what the answer was narrowed to at once, not only after a reload.
+    assert page.locator("#ask-form .filters summary").inner_text() == "Filters: PDF"
+    assert page.locator("#ask-form details.filters").evaluate("d => d.hasAttribute('data-active')")
     assert abs(form.bounding_box()["height"] - closed_height) < 2
     assert page.evaluate(NO_OVERFLOW), overflow(page)
     page.context.close()

@@ -37,3 +37,19 @@ def test_the_404_page_fits_and_leads_back_to_the_chat(live_server, user, chromiu
         assert href == f"{live_server.url}/static/ragweb/favicon.svg"
         assert page.evaluate(f"fetch('{href}').then(r => r.status)") == 200
         page.context.close()
+
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+def test_a_form_sent_after_its_security_cookie_is_gone_says_to_reload(live_server, user, chromium, viewport):
+    page = log_in(chromium, live_server.url, "alice", "alice-password-1", viewport=VIEWPORTS[viewport])
+    page.goto(f"{live_server.url}/account/tokens/")
+    page.context.clear_cookies(name="csrftoken")  # as when cookies were cleared or blocked meanwhile
+    page.fill("#token-name", "laptop")
+    with page.expect_response(f"{live_server.url}/account/tokens/") as sent:
+        page.click("form[action='/account/tokens/'] button[type=submit]")
+    assert sent.value.status == 403
+    assert page.locator("h1").inner_text() == "Please reload the page"  # not Django's "CSRF verification failed"
+    assert "Reload the page and try again." in page.locator(".error-page").inner_text()
+    assert page.locator(".topbar .mainnav a", has_text="Chat").is_visible()  # the app's header and look
+    assert page.evaluate(NO_OVERFLOW), overflow(page)
+    page.context.close()

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from chat.models import Conversation, Message
-from tests.browser.support import in_db_thread, log_in
+from tests.browser.support import VIEWPORTS, in_db_thread, log_in
 from tests.chat.chat_corpus import GUIDE, make_collection, make_document
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -57,4 +57,24 @@ def test_a_lost_connection_says_so_and_keeps_the_question(corpus, live_server, c
                                    "Your question is still in the box.")
     assert page.input_value("#ask-form textarea[name=question]") == QUESTION
     assert in_db_thread(lambda: Message.objects.count()) == 0
+    page.context.close()
+
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+def test_a_refused_question_replaces_the_notice_of_the_one_before(corpus, live_server, chromium, viewport):
+    page = log_in(chromium, live_server.url, "alice", "alice-password-1", viewport=VIEWPORTS[viewport])
+    notices = page.locator("#messages > .notice.error")
+    page.click("#ask-form button[type=submit]")  # nothing typed (the box's `required` aside: sent by script)
+    page.evaluate("document.querySelector('#ask-form textarea').removeAttribute('required')")
+    page.click("#ask-form button[type=submit]")
+    notices.first.wait_for()
+    assert notices.all_inner_texts() == ["Please type a question."]
+    page.locator("#ask-form textarea[name=question]").evaluate("e => e.removeAttribute('maxlength')")
+    ask(page, "why " * 600)
+    page.get_by_text("The question is longer than").wait_for()
+    assert [text.split(" characters")[0] for text in notices.all_inner_texts()] == [
+        "The question is longer than 2000"]  # the earlier notice is gone: one notice, about this attempt
+    ask(page, "")
+    page.get_by_text("Please type a question.").wait_for()
+    assert notices.all_inner_texts() == ["Please type a question."]
     page.context.close()

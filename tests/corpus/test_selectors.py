@@ -75,6 +75,15 @@ def test_users_by_username_keeps_order_and_names_the_unknown(user, other_user, d
     assert unknown.value.messages == ["No such user: nobody, gone."]
 
 
+def test_unknown_names_are_named_briefly_however_much_was_typed():
+    with pytest.raises(ValidationError) as huge:
+        selectors.users_by_username(["x" * 20_000])
+    assert huge.value.messages == ["No such user: " + "x" * 59 + "…."]
+    with pytest.raises(ValidationError) as many:
+        selectors.groups_by_name([f"team{i}" for i in range(25)])
+    assert many.value.messages == ["No such group: " + ", ".join(f"team{i}" for i in range(10)) + " and 15 more."]
+
+
 def test_upload_target_is_the_viewed_writable_collection_or_the_only_one(user, other_user, collections):
     assert selectors.upload_target(user=user, viewing=None) == collections["mine"]  # the only writable one
     assert selectors.upload_target(user=user, viewing=collections["mine"]) == collections["mine"]

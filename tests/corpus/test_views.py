@@ -50,6 +50,15 @@ def test_page_requires_login(client):
     assert response.status_code == 302 and response["Location"].startswith("/login/")
 
 
+def test_an_empty_collection_says_it_has_no_documents_yet_and_a_search_says_none_match(client, user, own_collection):
+    client.force_login(user)
+    empty = client.get(f"/documents/?collection={own_collection.slug}").content.decode()
+    assert f"No documents in {own_collection.name} yet." in empty and "No documents match." not in empty
+    searched = client.get(f"/documents/?collection={own_collection.slug}&q=nothing").content.decode()
+    assert "No documents match." in searched
+    assert "No documents yet." in client.get("/documents/").content.decode()
+
+
 def test_upload_ingests_into_a_writable_collection(client, user, own_collection, django_capture_on_commit_callbacks):
     client.force_login(user)
     upload = SimpleUploadedFile("notes.md", b"# Notes\n\nPostgres keeps the vectors.\n", content_type="text/markdown")

@@ -53,6 +53,13 @@ def test_the_folder_field_offers_only_the_allowed_folders(client, team, user, al
     assert response.status_code == 400 and "Select a valid choice" in response.content.decode()
 
 
+def test_without_allowed_folders_the_form_says_why_there_is_no_folder_kind(client, team, user, settings):
+    settings.SOURCES_FOLDERS = []
+    page = signed_in(client, user).get("/sources/team/").content.decode()
+    assert 'value="folder"' not in page and 'value="site"' in page
+    assert "Server folders are off: the operator lists them in SOURCES_FOLDERS." in page
+
+
 def test_a_reader_sees_sources_but_no_forms_and_cannot_post(client, team, other_user):
     source = Source.objects.create(collection=team, kind="url", url="https://example.org/page", last_new=3,
                                    failures=[{"item": "https://example.org/page", "reason": "HTTP 500"}])
@@ -63,6 +70,22 @@ def test_a_reader_sees_sources_but_no_forms_and_cannot_post(client, team, other_
     assert client.post(f"/sources/source/{source.pk}/delete/").status_code == 403
     assert client.post("/sources/team/add/", {"kind": "url", "url": "https://e.org/"}).status_code == 403
     assert Source.objects.filter(pk=source.pk).exists()
+
+
+def test_a_source_without_documents_says_so_instead_of_an_empty_list(client, team, user):
+    from corpus.models import Document
+    from sources.models import SourceDocument
+
+    empty = Source.objects.create(collection=team, kind="url", url="https://example.org/empty")
+    one = Source.objects.create(collection=team, kind="url", url="https://example.org/one")
+    document = Document.objects.create(collection=team, source="https://example.org/one", title="One")
+    SourceDocument.objects.create(source=one, document=document, key=one.url)
+    page = signed_in(client, user).get("/sources/team/").content.decode()
+    cards = page.split('<article class="source"')[1:]
+    by_url = {next(u for u in (empty.url, one.url) if u in card): card for card in cards}
+    assert "No documents yet." in by_url[empty.url] and "<details" not in by_url[empty.url].split("</dl>")[1]
+    assert "<summary>1 document</summary>" in by_url[one.url] and "No documents yet." not in by_url[one.url]
+    assert "document(s)" not in page
 
 
 def test_a_stranger_gets_404(client, team, django_user_model):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -24,6 +25,18 @@ class Heading:
     start: int  # character offset in ParsedDocument.text where the heading (its line) begins
     level: int  # 1 = top level; a DOCX "Title" paragraph is level 0
     title: str
+
+
+# A heading is a title, not prose: a marked line longer than this, or holding several sentences, is text
+# (a file that arrives as one long "# ..." line would otherwise be all heading, with nothing to quote).
+MAX_HEADING_CHARS = 200
+_SENTENCE_BREAK = re.compile(r"[.!?][\"')\]’”]*\s+(?=[\"'(“‘]?[A-Z0-9])")
+
+
+def reads_as_heading(title: str) -> bool:
+    """Whether the words of a line marked as a heading (Markdown `#`) read as one: at most
+    MAX_HEADING_CHARS characters and not several sentences (two or more sentence breaks)."""
+    return len(title) <= MAX_HEADING_CHARS and len(_SENTENCE_BREAK.findall(title)) < 2
 
 
 @dataclass

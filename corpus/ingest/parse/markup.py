@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from corpus.ingest.parse.base import Heading
+from corpus.ingest.parse.base import Heading, reads_as_heading
 
 # --- Markdown (CommonMark's heading rules, simplified) ---
 
@@ -31,7 +31,8 @@ def _lines(text: str) -> Iterator[tuple[int, str]]:
 
 def markdown_headings(text: str) -> tuple[list[Heading], str | None]:
     """ATX (`# Title`) and setext (underlined) headings outside fenced code blocks, and the
-    title from YAML front matter, if any."""
+    title from YAML front matter, if any. A `#` line that does not read as a heading (too long,
+    several sentences: base.reads_as_heading) is a paragraph line."""
     headings: list[Heading] = []
     front_title = None
     body_start = 0
@@ -58,7 +59,7 @@ def markdown_headings(text: str) -> tuple[list[Heading], str | None]:
             paragraph = []
             continue
         atx = _ATX.fullmatch(line)
-        if atx:
+        if atx and reads_as_heading((atx.group(2) or "").strip()):
             headings.append(Heading(offset, len(atx.group(1)), (atx.group(2) or "").strip()))
             paragraph = []
             continue

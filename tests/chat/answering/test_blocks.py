@@ -39,3 +39,28 @@ def test_headings_do_not_run_into_the_next_sentence():
 def test_a_short_sentence_or_a_lower_case_line_stays_a_paragraph():
     kinds = [b.kind for b in parse_blocks("Restart it.\n\nsee the notes below\n\nWhy does it fail?\n\nText here.\n")]
     assert kinds == [PARAGRAPH] * 4
+
+
+def test_a_long_hash_line_is_a_paragraph_whose_sentences_are_quoted():
+    long_line = "# " + " ".join(f"Step {i} of the set-up copies the configuration file into place." for i in range(5))
+    blocks = parse_blocks(f"# Set-up\n\n{long_line}\n")
+    assert [(b.kind, b.heading) for b in blocks] == [(HEADING, "Set-up"), (PARAGRAPH, "Set-up")]
+    assert blocks[1].text.startswith("Step 0 of the set-up")  # quoted without its "#"
+    assert split_sentences(long_line)[:2] == ["Step 0 of the set-up copies the configuration file into place.",
+                                              "Step 1 of the set-up copies the configuration file into place."]
+
+
+def test_a_short_hash_line_stays_a_heading():
+    assert [b.kind for b in parse_blocks("# Install it. Quickly\n\nRun the installer first.\n")] == [
+        HEADING, PARAGRAPH]
+
+
+def test_a_rest_word_reference_is_quoted_without_its_underscore():
+    from chat.answering.blocks import display_text
+
+    assert display_text("Python includes a database called SQLite_ so you need none.") == (
+        "Python includes a database called SQLite so you need none.")
+    assert display_text("Read Django__ first, or SQLite_.") == "Read Django first, or SQLite."
+    # Markdown emphasis, dunder names, code, paths and plain identifiers are left alone.
+    unchanged = "An _italic_ word, __init__, `foo_`, a/b_ and snake_case_name."
+    assert display_text(unchanged) == unchanged

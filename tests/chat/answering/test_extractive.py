@@ -207,3 +207,11 @@ def test_quotes_keep_the_order_of_their_source():
     assert "She carries the lantern across the river at dawn." in quoted and len(quoted) >= 2
     positions = [citation["text"].index(sentence) for sentence in quoted]
     assert positions == sorted(positions)
+
+
+def test_a_document_that_is_one_long_hash_line_is_still_quoted():
+    text = ("# The request timeout is thirty seconds by default. Change it in the settings file. "
+            "Every client reads the same file at start-up, so restart them after a change. " * 3).strip()
+    answer = extractive_answer("What is the request timeout?", [{"n": 1, "text": text}],
+                               embed=_word_similarity("timeout"))
+    assert _bullets(answer)[0] == "- The request timeout is thirty seconds by default. [1]"

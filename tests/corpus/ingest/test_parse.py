@@ -123,6 +123,18 @@ def test_markdown_title_falls_back_to_first_h1_then_stem():
     assert parse_document(b"## Only a subsection\n", filename="notes.md").title == "notes"
 
 
+LONG_HASH_LINE = ("# " + "The request timeout is thirty seconds by default and applies to every outgoing call "
+                  "that the client makes. " * 3).rstrip()
+
+
+def test_a_long_or_several_sentence_hash_line_is_text_not_a_heading():
+    text = f"# Setup\n\n{LONG_HASH_LINE}\n\n# Run it. Then stop it. Then start again.\n\n## Short one. Fine\n"
+    document = parse_document(text.encode(), filename="notes.md")
+    assert [h.title for h in document.headings] == ["Setup", "Short one. Fine"]
+    alone = parse_document(LONG_HASH_LINE.encode(), filename="one-line.md")
+    assert alone.headings == [] and alone.title == "one-line"  # no 250-character title either
+
+
 def test_markdown_ignores_headings_in_fenced_code():
     text = "~~~~\n# not\n~~~\nstill code\n~~~~\n# Real\n"
     document = parse_document(text.encode(), filename="f.md")
