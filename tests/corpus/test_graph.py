@@ -50,7 +50,7 @@ def test_the_merge_leaves_the_bm25_postings_and_statistics_untouched():
     Chunk.objects.filter(pk=chunk.pk).update(text="cucumbers ripen ")
     with connection.cursor() as cursor:
         cursor.execute("SELECT lexeme FROM bm25_posting WHERE chunk_id = %s ORDER BY lexeme", [chunk.pk])
-        assert [r[0] for r in cursor.fetchall()] == ["cucumb", "cucumbers", "ripen"]
+        assert [r[0] for r in cursor.fetchall()] == ["cucumb", "ripen"]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -63,8 +63,10 @@ def test_a_second_merger_does_nothing_while_one_runs():
             cursor.execute("SELECT pg_advisory_lock(%s)", [merge._LOCK_KEY])
         run = merge.graph_merge()
         assert (run.merged, run.left, run.locked_out) == (0, 2, True)
+        with other.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [merge._LOCK_KEY])
     finally:
-        other.close()  # ends its session and its lock
+        other.close()
     assert merge.graph_merge().merged == 2
 
 
