@@ -98,3 +98,33 @@ def test_the_task_queues_the_rest_again_when_it_stops_on_time(monkeypatch):
     monkeypatch.setattr(tasks, "graph_merge", lambda: merge.graph_merge(batch=4))
     assert tasks.graph_merge_task() == 2
     assert queued == []
+
+
+@pytest.mark.django_db
+def test_the_merge_waits_in_the_real_broker_behind_builds_and_before_sentence_fills(settings):
+    import json
+
+    import redis
+
+    from chat.receivers import FILL_PRIORITY
+    from ragweb.celery import app
+
+    eager = app.conf.task_always_eager
+    app.conf.task_always_eager = False
+    broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    queue = app.conf.task_default_queue
+    key = f"{queue}\x06\x16{MERGE_PRIORITY}"
+    before = broker.llen(key)
+    try:
+        receivers.merge_published(document_id=1)
+        assert broker.llen(key) == before + 1
+        assert json.loads(broker.lindex(key, 0))["headers"]["task"] == "corpus.graph_merge"
+        with app.connection_for_read() as connection:
+            channel = connection.default_channel
+            keys = [channel._q_for_pri(queue, step) for step in channel.priority_steps]
+        assert keys.index(queue) < keys.index(key) < keys.index(f"{queue}\x06\x16{FILL_PRIORITY}")
+    finally:
+        for raw in broker.lrange(key, 0, -1):
+            if json.loads(raw)["headers"]["task"] == "corpus.graph_merge":
+                broker.lrem(key, 1, raw)
+        app.conf.task_always_eager = eager

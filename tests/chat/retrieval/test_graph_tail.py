@@ -53,13 +53,20 @@ def test_a_document_is_found_by_the_hnsw_branch_the_moment_it_is_published(setti
 
 @pytest.mark.django_db
 def test_the_results_are_the_same_before_and_after_the_merge(settings):
+    """Each query's ten nearest chunks stand clear of the rest, six of them in the graph and four in
+    the tail: the same ten, in the same order, with the same similarities, before and after."""
     settings.SEARCH_EXACT_MAX_CHUNKS = 0
-    col = _in_graph_collection("big")
+    settings.SEARCH_HNSW_EF = 200
     queries = random_unit_vectors(12, seed=42)
-    # A tail mixing chunks near the queries and far from them.
-    tail = np.vstack([_near(q, 2, seed=i) for i, q in enumerate(queries)] + [random_unit_vectors(30, seed=8)])
+    col = make_collection("big")
+    near = [_near(q, 6, seed=100 + i) for i, q in enumerate(queries)]
+    in_graph = np.vstack([random_unit_vectors(300, seed=1), *near])
+    make_document(col, "graph.txt", [f"g{i} " for i in range(len(in_graph))], embeddings=in_graph)
+    graph_merge()
+    tail = np.vstack([_near(q, 4, seed=i) for i, q in enumerate(queries)] + [random_unit_vectors(30, seed=8)])
     make_document(col, "tail.txt", [f"t{i} " for i in range(len(tail))], embeddings=tail)
     assert graph_tail_size() == len(tail)
+    tail_ids = set(Chunk.objects.filter(document__source="tail.txt").values_list("id", flat=True))
 
     def results():
         out = []
@@ -71,6 +78,8 @@ def test_the_results_are_the_same_before_and_after_the_merge(settings):
         return out
 
     before = results()
+    assert all(sum(chunk_id in tail_ids for _, chunk_id, _ in ranked) == 4 for ranked in before)
+    assert all(len(ranked) == K and ranked[-1][2] > 0.9 for ranked in before)
     assert graph_merge().merged == len(tail)
     assert results() == before
 
