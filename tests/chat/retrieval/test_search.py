@@ -6,6 +6,7 @@ from django.db import connection
 
 from chat.retrieval import ScoredChunk, SearchError, SearchResult, Segment, rerank, search, tuning
 from chat.retrieval.candidates import fetch_candidates
+from corpus.graph.merge import graph_merge
 from corpus.ingest.embed import embed_texts
 from corpus.models import Chunk, Collection
 from tests.chat.factories import make_collection, make_document, random_unit_vectors
@@ -248,6 +249,7 @@ def test_filtered_vector_search_still_returns_k_when_other_collections_are_large
         make_document(big, f"big{d}.txt", [f"filler {d} {i} " for i in range(300)],
                       embeddings=random_unit_vectors(300, seed=d))
     make_document(small, "small.txt", [f"kept {i} " for i in range(30)], embeddings=random_unit_vectors(30, seed=99))
+    graph_merge()  # into the HNSW graph (corpus/graph/): the index is what is tested
     result = search(query="anything at all", collections=Collection.objects.filter(slug="small"), mode="vector",
                     k=25, rse=None)
     assert len(result.chunks) == 25
@@ -268,6 +270,7 @@ def test_exact_fallback_when_the_index_scan_gives_up(settings, monkeypatch):
     big, small = make_collection("big"), make_collection("small")
     make_document(big, "big.txt", [f"filler {i} " for i in range(1500)], embeddings=random_unit_vectors(1500))
     make_document(small, "small.txt", [f"kept {i} " for i in range(20)], embeddings=random_unit_vectors(20, seed=5))
+    graph_merge()  # into the HNSW graph (corpus/graph/): its scan is what must give up
     result = search(query="anything", collections=Collection.objects.filter(slug="small"), mode="vector", k=20,
                     rse=None)
     assert len(result.chunks) == 20
