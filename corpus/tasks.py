@@ -17,6 +17,7 @@ from celery.signals import worker_ready
 from django.db import DatabaseError, connection
 
 from corpus.graph.merge import graph_merge
+from corpus.graph.receivers import MERGE_PRIORITY
 from corpus.ingest import pipeline
 from corpus.reembed.services import reembed_run
 
@@ -60,9 +61,7 @@ def graph_merge_task() -> int:
     again, at the same low priority, so documents waiting to be built go first. Also run by Celery
     beat (settings.CELERY_BEAT_SCHEDULE), which picks up a tail left by a crash."""
     run = graph_merge()
-    if run.left and not run.locked_out:
-        from corpus.graph.receivers import MERGE_PRIORITY
-
+    if run.left and not run.locked_out:  # a merger locked out leaves the rest to the one running
         graph_merge_task.apply_async(priority=MERGE_PRIORITY)
     return run.merged
 
