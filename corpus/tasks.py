@@ -16,8 +16,7 @@ from celery import Task, shared_task
 from celery.signals import worker_ready
 from django.db import DatabaseError, connection
 
-from corpus.graph.merge import graph_merge
-from corpus.graph.receivers import MERGE_PRIORITY
+from corpus.graph.merge import MERGE_PRIORITY, graph_merge
 from corpus.ingest import pipeline
 from corpus.reembed.services import reembed_run
 

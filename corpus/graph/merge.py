@@ -18,6 +18,11 @@ from django.db import connection, transaction
 BATCH = 200
 # Seconds one run merges before handing its worker back (the task queues the rest again).
 RUN_SECONDS = 20.0
+# The Celery priority of a merge (corpus.tasks.graph_merge_task): after the documents waiting to be
+# built (priority 0: they are not searchable at all yet), before the sentence-vector fills
+# (chat.receivers, 9): the tail is searchable already, exactly, and only costs the searches a little
+# more until merged (kombu's Redis priority steps are 0, 3, 6, 9).
+MERGE_PRIORITY = 6
 # pg_try_advisory_lock key: "ragweb graph merge".
 _LOCK_KEY = 0x72616777_6D657267 & 0x7FFF_FFFF_FFFF_FFFF
 

@@ -4,12 +4,8 @@ from __future__ import annotations
 
 from django.dispatch import receiver
 
+from corpus.graph.merge import MERGE_PRIORITY
 from corpus.signals import document_published
-
-# After the documents waiting to be built (priority 0: they are not searchable at all yet), before
-# the sentence-vector fills (chat.receivers, 9): the tail is searchable already, exactly, and only
-# costs the searches a little more until merged (kombu's Redis priority steps are 0, 3, 6, 9).
-MERGE_PRIORITY = 6
 
 
 @receiver(document_published, dispatch_uid="corpus_graph_merge")

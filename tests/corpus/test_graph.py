@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import connection, connections
 
 from corpus.graph import merge, receivers
-from corpus.graph.receivers import MERGE_PRIORITY
+from corpus.graph.merge import MERGE_PRIORITY
 from corpus.models import Chunk
 from corpus.signals import document_published
 from tests.chat.factories import make_collection, make_document, random_unit_vectors
