@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -249,6 +248,10 @@ class Chunk(models.Model):
     page = models.PositiveIntegerField(null=True, blank=True)
     token_count = models.PositiveIntegerField(default=0, help_text="Model tokens in text.")
     embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS, null=True, blank=True)
+    # Published chunks start outside the HNSW graph (its index is partial, WHERE in_graph), so the
+    # publish step pays no graph insert; corpus.graph moves them in later and searches scan the
+    # rest exactly (chat/retrieval/vector.py).
+    in_graph = models.BooleanField(default=False, editable=False)
     search = models.GeneratedField(
         expression=(SearchVector("context", "text", config=SEARCH_CONFIG)
                     + SearchVector(Identifiers("context", "text"), config="simple")),
@@ -264,8 +267,9 @@ class Chunk(models.Model):
         ]
         indexes = [
             HnswIndex(name="chunk_embedding_hnsw", fields=["embedding"], m=HNSW_M, ef_construction=HNSW_EF_CONSTRUCTION,
-                      opclasses=["vector_cosine_ops"]),
-            GinIndex(name="chunk_search_gin", fields=["search"]),
+                      opclasses=["vector_cosine_ops"], condition=Q(in_graph=True)),
+            # The graph's tail (published, not yet merged) by document: what a search scans exactly.
+            models.Index(name="chunk_graph_tail", fields=["document"], condition=Q(in_graph=False)),
         ]
 
     def __str__(self) -> str:

@@ -16,6 +16,7 @@ from celery import Task, shared_task
 from celery.signals import worker_ready
 from django.db import DatabaseError, connection
 
+from corpus.graph.merge import MERGE_PRIORITY, graph_merge
 from corpus.ingest import pipeline
 from corpus.reembed.services import reembed_run
 
@@ -50,6 +51,18 @@ def process_document_task(self, document_id: int) -> str:
 def reembed_collection_task(collection_id: int) -> str:
     """Re-embed one collection with its queued model (corpus.reembed.services.reembed_run)."""
     return reembed_run(collection_id)
+
+
+@shared_task(name="corpus.graph_merge", max_retries=MAX_RETRIES, autoretry_for=pipeline.TRANSIENT_ERRORS,
+             retry_backoff=5, retry_backoff_max=300, retry_jitter=True)
+def graph_merge_task() -> int:
+    """Move published chunks into the HNSW graph for a while (corpus.graph.merge); queue the rest
+    again, at the same low priority, so documents waiting to be built go first. Also run by Celery
+    beat (settings.CELERY_BEAT_SCHEDULE), which picks up a tail left by a crash."""
+    run = graph_merge()
+    if run.left and not run.locked_out:  # a merger locked out leaves the rest to the one running
+        graph_merge_task.apply_async(priority=MERGE_PRIORITY)
+    return run.merged
 
 
 @worker_ready.connect

@@ -80,8 +80,8 @@ def _copy_chunks(rows: list[tuple]) -> None:
     register_vector(raw)
     with raw.cursor() as cursor, cursor.copy(
             'COPY corpus_chunk (document_id, chunk_index, text, start, "end", heading_path, context, '
-            "token_count, embedding) FROM STDIN WITH (FORMAT BINARY)") as copy:
-        copy.set_types(["int8", "int4", "text", "int4", "int4", "text", "text", "int4", "vector"])
+            "token_count, embedding, in_graph) FROM STDIN WITH (FORMAT BINARY)") as copy:
+        copy.set_types(["int8", "int4", "text", "int4", "int4", "text", "text", "int4", "vector", "bool"])
         for row in rows:
             copy.write_row(row)
 
@@ -116,7 +116,8 @@ def add_synthetic_chunks(collection: Collection, count: int, bases: Bases, sigma
                 offset = 0
                 for i, (text, vector) in enumerate(zip(texts, noisy, strict=True)):
                     end = offset + len(text) + (2 if i < len(texts) - 1 else 0)
-                    rows.append((document.pk, i, text, offset, end, "", "", len(text) // 4, vector))
+                    # In the graph: the HNSW index is built after the load (corpus/graph/).
+                    rows.append((document.pk, i, text, offset, end, "", "", len(text) // 4, vector, True))
                     offset = end
             _copy_chunks(rows)
         done += len(documents)
@@ -125,7 +126,7 @@ def add_synthetic_chunks(collection: Collection, count: int, bases: Bases, sigma
 
 
 # The indexes a bulk load builds after it instead of maintaining row by row.
-BULK_INDEXES = ("chunk_embedding_hnsw", "chunk_search_gin", "bm25_posting_by_impact")
+BULK_INDEXES = ("chunk_embedding_hnsw", "bm25_posting_by_impact")
 
 
 def drop_bulk_indexes() -> list[str]:

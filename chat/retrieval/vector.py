@@ -7,6 +7,14 @@ order means the rows may arrive slightly out of order, so they are re-sorted aft
 MATERIALIZED CTE. When the searched collections are small, an exact scan is cheaper and
 perfect, so it is used instead; and should the index still come back short (it stops after
 hnsw.max_scan_tuples), the exact scan runs as a fallback inside the same statement.
+
+The column's HNSW index holds only the chunks merged into the graph (`in_graph`, corpus/graph/):
+a chunk just published is outside it until the background merge. The HNSW branch therefore also
+scans the searched collections' chunks outside the graph exactly (vec_tail, through the small
+partial index chunk_graph_tail) and keeps the nearest of both, so a document is found the moment
+it is published and the results are the same before and after the merge. The exact branch reads
+every chunk either way. The side table (corpus_chunkvector, a re-embed's vectors) has no tail:
+its rows enter their model's graph when written.
 """
 
 from __future__ import annotations
@@ -39,9 +47,19 @@ vec_hnsw AS MATERIALIZED (
     SELECT c.id, {embedding} <=> (SELECT v FROM query_vector) AS distance,
            c.document_id, c.chunk_index, c.start, c."end", c.page, d.collection_id, d.title, d.source
     FROM {chunks} JOIN corpus_document d ON d.id = c.document_id
-    WHERE NOT (SELECT yes FROM vec_small)
+    WHERE NOT (SELECT yes FROM vec_small){in_graph}
       AND d.collection_id = ANY(%(collections)s::bigint[]){document_filter}
     ORDER BY {embedding} <=> (SELECT v FROM query_vector)
+    LIMIT %(candidates)s
+),
+vec_tail AS MATERIALIZED (
+    -- The chunks outside the graph, exactly (corpus/graph/): few, found through chunk_graph_tail.
+    SELECT c.id, c.embedding <=> (SELECT v FROM query_vector) AS distance,
+           c.document_id, c.chunk_index, c.start, c."end", c.page, d.collection_id, d.title, d.source
+    FROM corpus_chunk c JOIN corpus_document d ON d.id = c.document_id
+    WHERE {tail} AND NOT (SELECT yes FROM vec_small) AND NOT c.in_graph AND c.embedding IS NOT NULL
+      AND d.collection_id = ANY(%(collections)s::bigint[]){document_filter}
+    ORDER BY (c.embedding <=> (SELECT v FROM query_vector)) + 0
     LIMIT %(candidates)s
 ),
 vec_exact AS MATERIALIZED (
@@ -64,7 +82,9 @@ vec AS (
     SELECT v.*, row_number() OVER (ORDER BY distance, id) AS rank
     FROM (SELECT * FROM vec_exact
           UNION ALL
-          SELECT * FROM vec_hnsw WHERE NOT EXISTS (SELECT 1 FROM vec_exact)) AS v
+          (SELECT * FROM (SELECT * FROM vec_hnsw UNION ALL SELECT * FROM vec_tail) AS graph_and_tail
+           WHERE NOT EXISTS (SELECT 1 FROM vec_exact)
+           ORDER BY distance, id LIMIT %(candidates)s)) AS v
 )"""
 
 
@@ -80,11 +100,15 @@ class VectorSource:
     embedding: str  # the vector of c
     lateral: str  # a document's chunks with their vector, as columns of corpus_chunk, for d.id
     similarity_join: str  # join giving the final SELECT's chunk c its vector ("" for the column)
+    in_graph: str  # condition(s) on c, from AND, keeping the HNSW branch to its index's rows
+    tail: str  # whether vec_tail reads the column's chunks outside the graph ("true"/"false")
 
 
 COLUMN = VectorSource(
     chunks="corpus_chunk c",
     embedding="c.embedding",
+    in_graph=" AND c.in_graph",
+    tail="true",
     lateral=("SELECT id, embedding, document_id, chunk_index, start, \"end\", page\n"
              "        FROM corpus_chunk WHERE document_id = d.id AND embedding IS NOT NULL"),
     similarity_join="",
@@ -101,6 +125,8 @@ def side(dimensions: int) -> VectorSource:
                  "ch.\"end\", ch.page FROM corpus_chunk ch JOIN corpus_chunkvector cv "
                  "ON cv.chunk_id = ch.id AND cv.model = %(model)s WHERE ch.document_id = d.id"),
         similarity_join=("LEFT JOIN corpus_chunkvector cvs ON cvs.chunk_id = c.id AND cvs.model = %(model)s"),
+        in_graph="",
+        tail="false",
     )
 
 
@@ -108,7 +134,7 @@ def vector_ctes(*, document_filter: str = "", source: VectorSource = COLUMN) -> 
     """The vector side's CTEs, restricted by `document_filter` (SQL conditions on the document
     row d, each starting with AND; SearchFilters.document_condition()), reading `source`."""
     return _VECTOR_CTES.format(document_filter=document_filter, chunks=source.chunks, embedding=source.embedding,
-                               lateral=source.lateral)
+                               lateral=source.lateral, in_graph=source.in_graph, tail=source.tail)
 
 
 def vector_literal(vector: Sequence[float]) -> str:

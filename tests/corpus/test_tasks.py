@@ -131,7 +131,11 @@ def test_a_worker_killed_mid_document_leaves_it_to_the_next_worker(settings, tmp
         chunks = assert_chunks_tile(document)
         chunk_ids = sorted(c.pk for c in chunks)
         # Exactly once: the task was acked, nothing is queued or pending, and nothing rebuilds it again.
-        _wait_for(lambda: broker.hlen("unacked") == 0, 20, "the task to be acknowledged")
+        # Publishing queued follow-ups at lower priorities (the graph merge, the sentence fill): the
+        # worker runs them after the build, so wait until they are done too.
+        follow_ups = [f"celery\x06\x16{step}" for step in (3, 6, 9)]
+        _wait_for(lambda: broker.hlen("unacked") == 0 and not any(broker.llen(key) for key in follow_ups), 120,
+                  "the task and its follow-ups to be acknowledged")
         time.sleep(settings.CELERY_VISIBILITY_TIMEOUT / 3)
         assert broker.llen("celery") == 0 and broker.hlen("unacked") == 0
         assert sorted(Chunk.objects.filter(document=document).values_list("pk", flat=True)) == chunk_ids

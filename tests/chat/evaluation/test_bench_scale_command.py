@@ -8,6 +8,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from chat.evaluation.synthetic_corpus import BULK_INDEXES, Bases, calibrate_noise
+from corpus.graph.merge import graph_merge
 from corpus.ingest.embed import embed_texts
 from corpus.models import Chunk, Collection
 from tests.chat.factories import make_collection, make_document
@@ -112,3 +113,24 @@ def test_publish_only_needs_no_queries_but_the_full_run_does():
         call_command("bench_scale", "--recall-collection", "atlas")
     with pytest.raises(CommandError, match="--rounds must be"):
         call_command("bench_scale", "--publish-only", "--rounds", "0", "--recall-collection", "atlas")
+
+
+@pytest.mark.django_db(transaction=True)  # the publishers are threads with their own connections
+def test_publish_only_reports_the_graph_merge_and_searches_with_a_tail():
+    _real_collection()
+    graph_merge()
+    out = StringIO()
+    call_command("bench_scale", "--publish-only", "--rounds", "1", "--tail-search", "0,200", "--recall-collection",
+                 "atlas", stdout=out)
+    text = out.getvalue()
+    assert re.search(r"^0 chunks outside the HNSW graph before the run$", text, re.M)
+    merges = re.findall(r"graph merge of the ([\d,]+)-chunk tail: ([\d,]+) chunks/s", text)
+    assert [m[0] for m in merges] == ["2,000", "2,000"] and all(int(m[1].replace(",", "")) > 0 for m in merges)
+    rows = re.findall(r"^ *([\d,]+) (hybrid|vector) +([\d.]+) +([\d.]+) +([\d.]+)$", text, re.M)
+    assert [(tail, mode) for tail, mode, *_ in rows] == [("0", "hybrid"), ("0", "vector"), ("200", "hybrid"),
+                                                         ("200", "vector")]
+    assert all(0 < float(p50) <= float(p95) <= float(slowest) for *_, p50, p95, slowest in rows)
+    assert not Collection.objects.filter(slug__startswith="bench-scale").exists()
+    assert Chunk.objects.count() == len(PARTS)
+    with pytest.raises(CommandError, match="--tail-search sizes"):
+        call_command("bench_scale", "--publish-only", "--tail-search", "-5", "--recall-collection", "atlas")

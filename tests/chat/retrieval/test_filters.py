@@ -138,7 +138,7 @@ def test_a_filtered_hnsw_search_finds_what_an_exact_search_finds(settings):
         for i in range(documents)])
     Chunk.objects.bulk_create([
         Chunk(document=docs[i // per_document], chunk_index=i % per_document, text=f"chunk {i}", start=0, end=7,
-              embedding=[float(x) for x in vectors[i]])
+              embedding=[float(x) for x in vectors[i]], in_graph=True)  # in the HNSW graph (corpus/graph/)
         for i in range(len(vectors))], batch_size=1000)
     rare = vectors[37 * per_document: 38 * per_document]
     rare_ids = list(Chunk.objects.filter(document=docs[37]).order_by("chunk_index").values_list("id", flat=True))

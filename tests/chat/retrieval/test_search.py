@@ -6,6 +6,7 @@ from django.db import connection
 
 from chat.retrieval import ScoredChunk, SearchError, SearchResult, Segment, rerank, search, tuning
 from chat.retrieval.candidates import fetch_candidates
+from corpus.graph.merge import graph_merge
 from corpus.ingest.embed import embed_texts
 from corpus.models import Chunk, Collection
 from tests.chat.factories import make_collection, make_document, random_unit_vectors
@@ -237,9 +238,14 @@ def test_several_queries_fuse_chunks_and_share_segments(corpus):
     assert {s.document.id for s in result.segments} == {guide.id, money.id}
 
 
+@pytest.mark.django_db(transaction=True)  # VACUUM runs outside a transaction
 def test_filtered_vector_search_still_returns_k_when_other_collections_are_large(settings, monkeypatch):
     # Force the HNSW path: an unfiltered scan would return the 40 nearest of 3,000 chunks, almost
     # all from the big collection; the iterative scan keeps going until k pass the filter.
+    # The graph starts without the entries earlier tests' rolled-back rows left in it: the scan
+    # counts those against hnsw.max_scan_tuples, and enough of them ended it short (then exact).
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM corpus_chunk")
     settings.SEARCH_EXACT_MAX_CHUNKS = 0
     settings.SEARCH_HNSW_EF = 10
     monkeypatch.setattr(tuning, "CANDIDATES", 25)
@@ -248,6 +254,7 @@ def test_filtered_vector_search_still_returns_k_when_other_collections_are_large
         make_document(big, f"big{d}.txt", [f"filler {d} {i} " for i in range(300)],
                       embeddings=random_unit_vectors(300, seed=d))
     make_document(small, "small.txt", [f"kept {i} " for i in range(30)], embeddings=random_unit_vectors(30, seed=99))
+    graph_merge()  # into the HNSW graph (corpus/graph/): the index is what is tested
     result = search(query="anything at all", collections=Collection.objects.filter(slug="small"), mode="vector",
                     k=25, rse=None)
     assert len(result.chunks) == 25
@@ -268,6 +275,7 @@ def test_exact_fallback_when_the_index_scan_gives_up(settings, monkeypatch):
     big, small = make_collection("big"), make_collection("small")
     make_document(big, "big.txt", [f"filler {i} " for i in range(1500)], embeddings=random_unit_vectors(1500))
     make_document(small, "small.txt", [f"kept {i} " for i in range(20)], embeddings=random_unit_vectors(20, seed=5))
+    graph_merge()  # into the HNSW graph (corpus/graph/): its scan is what must give up
     result = search(query="anything", collections=Collection.objects.filter(slug="small"), mode="vector", k=20,
                     rse=None)
     assert len(result.chunks) == 20

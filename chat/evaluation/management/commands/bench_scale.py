@@ -1,5 +1,5 @@
 """`manage.py bench_scale --queries EVAL.jsonl [--sizes 100000,1000000] [--small-share 0.01] [--keep]`
-`manage.py bench_scale --publish-only [--rounds N]`
+`manage.py bench_scale --publish-only [--rounds N] [--tail-search 0,2000,20000]`
 
 ragweb at a million chunks: grows synthetic collections (chat/evaluation/synthetic_corpus.py:
 text recombined from a real collection's sentences, vectors clustered around its real
@@ -7,8 +7,9 @@ embeddings) beside the real collection to each size in turn, and at each size pr
 
 - the build: rows loaded with COPY (the indexes dropped and built after the load, in parallel,
   with a large maintenance_work_mem), seconds and disk per 100,000 chunks;
-- publishing: the ingestion pipeline's own publish step (insert with HNSW and BM25 maintenance)
-  of fresh documents into the full table, in chunks per second;
+- publishing: the ingestion pipeline's own publish step (insert with BM25 maintenance; the HNSW
+  insert is left to the graph merge, corpus/graph/) of fresh documents into the full table, in
+  chunks per second, and the graph merge of what was published, timed apart;
 - hybrid, vector and keyword search latency p50/p95/p99/max, one client and 10 concurrent;
 - HNSW recall@10 against exact search, over the whole table and within the small collection
   (--small-share of the chunks: the iterative filtered scan);
@@ -20,7 +21,8 @@ benchmarks, never on one serving users. Figures come from this command, never fr
 
 --publish-only measures only the publish rate at the table's current size (nothing grown, nothing
 searched, no --queries needed): 1 and 2 publishers, --rounds times in turn so a busy machine's
-drift falls on both, with the table size, shared_buffers and the load average.
+drift falls on both, with the table size, shared_buffers and the load average; with --tail-search,
+the hybrid and vector search latency over the big collection with that many chunks outside the graph.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import logging
 import os
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +51,7 @@ from chat.evaluation.synthetic_corpus import (
     rebuild_indexes,
 )
 from chat.retrieval import search
+from corpus.graph.merge import graph_merge, graph_tail_size
 from corpus.ingest import pipeline
 from corpus.ingest.embed import embed_texts
 from corpus.models import Chunk, Collection, Document
@@ -64,6 +68,14 @@ TARGET_RECALL = 0.95
 TARGET_MAX_MS = 1000
 TARGET_PUBLISH_PER_S = 1000
 RECALL_QUESTIONS = 40
+TAIL_QUESTIONS = 30
+
+
+@dataclass(frozen=True)
+class PublishRun:
+    rate: float  # chunks/s through the publish step
+    tail: int  # chunks outside the HNSW graph once published
+    merge_rate: float  # chunks/s the graph merge then moved into the graph
 
 
 def _disk_bytes() -> int:
@@ -77,9 +89,10 @@ def _chunk_count(*collections: Collection) -> int:
     return Chunk.objects.filter(document__collection__in=collections).count()
 
 
-def _publish_line(publishers: int, rate: float) -> str:
+def _publish_line(publishers: int, run: PublishRun) -> str:
     return (f"publish (pipeline's publish step, {PUBLISH_DOCUMENTS} documents of {CHUNKS_PER_DOCUMENT} chunks, "
-            f"{publishers} at a time): {rate:,.0f} chunks/s")
+            f"{publishers} at a time): {run.rate:,.0f} chunks/s; graph merge of the {run.tail:,}-chunk tail: "
+            f"{run.merge_rate:,.0f} chunks/s")
 
 
 class Command(BaseCommand):
@@ -101,16 +114,25 @@ class Command(BaseCommand):
         parser.add_argument("--publish-only", action="store_true",
                             help="Only the publish rate into the table as it is (1 and 2 publishers).")
         parser.add_argument("--rounds", type=int, default=1, help="With --publish-only: measurements of each.")
+        parser.add_argument("--tail-search", default="",
+                            help="With --publish-only: also search latency with these many chunks outside the "
+                                 "HNSW graph, comma-separated (e.g. 0,2000,20000).")
 
     def handle(self, *args, queries, recall_collection, sizes, small_share, keep, seed, ef, publish_only, rounds,
-               **options):
+               tail_search, **options):
         real = Collection.objects.filter(slug=recall_collection).first()
         if real is None:
             raise CommandError(f"There is no collection {recall_collection!r}.")
         if publish_only:
             if not 1 <= rounds <= 100:
                 raise CommandError("--rounds must be from 1 to 100.")
-            return self._publish_only(real, rounds, np.random.default_rng(seed))
+            try:
+                tails = [int(t) for t in tail_search.split(",") if t.strip()]
+            except ValueError as exc:
+                raise CommandError(f"--tail-search: {exc}") from exc
+            if any(not 0 <= t <= 200_000 for t in tails):
+                raise CommandError("--tail-search sizes must be from 0 to 200000 chunks.")
+            return self._publish_only(real, rounds, np.random.default_rng(seed), tails)
         if not queries:
             raise CommandError("--queries is required (unless --publish-only).")
         try:
@@ -145,7 +167,7 @@ class Command(BaseCommand):
                 self.stdout.write("deleting the synthetic collections ...")
                 Collection.objects.filter(pk__in=[big.pk, small.pk]).delete()
 
-    def _publish_only(self, real, rounds, rng):
+    def _publish_only(self, real, rounds, rng, tails):
         with connection.cursor() as cursor:
             cursor.execute("SELECT count(*) FROM corpus_chunk")
             total = cursor.fetchone()[0]
@@ -160,12 +182,18 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         # Into the big benchmark collection when there is one; else one made for this run and removed.
         big, made = Collection.objects.get_or_create(slug=BIG_SLUG, defaults={"name": "Benchmark at scale"})
+        self.stdout.write(f"{graph_tail_size():,} chunks outside the HNSW graph before the run")
         rates: dict[int, list[float]] = {n: [] for n in PUBLISHERS}
+        merges: list[float] = []
         try:
             for _ in range(rounds):
                 for publishers in PUBLISHERS:
-                    rates[publishers].append(self._publish(big, bases, rng, publishers))
-                    self.stdout.write(_publish_line(publishers, rates[publishers][-1]))
+                    run = self._publish(big, bases, rng, publishers)
+                    rates[publishers].append(run.rate)
+                    merges.append(run.merge_rate)
+                    self.stdout.write(_publish_line(publishers, run))
+            if tails:
+                self._tail_search(real, big, bases, rng, tails)
         finally:
             if made:
                 big.delete()
@@ -174,6 +202,7 @@ class Command(BaseCommand):
             self.stdout.write(f"{publishers} publisher(s): median {float(np.median(measured)):,.0f} chunks/s, best "
                               f"{best:,.0f} {self._verdict(best >= TARGET_PUBLISH_PER_S)} "
                               f"(target >= {TARGET_PUBLISH_PER_S})")
+        self.stdout.write(f"graph merge: median {float(np.median(merges)):,.0f} chunks/s")
         with os.popen("uptime") as uptime:
             self.stdout.write(f"after: {uptime.read().strip()}")
 
@@ -224,9 +253,10 @@ class Command(BaseCommand):
         for publishers in PUBLISHERS:
             published = self._publish(big, bases, rng, publishers)
             self.stdout.write(f"{_publish_line(publishers, published)}  "
-                              f"{self._verdict(published >= TARGET_PUBLISH_PER_S)} (target >= {TARGET_PUBLISH_PER_S})")
+                              f"{self._verdict(published.rate >= TARGET_PUBLISH_PER_S)} "
+                              f"(target >= {TARGET_PUBLISH_PER_S})")
         with connection.cursor() as cursor:
-            # The published documents were deleted: their entries stay in the HNSW graph, dead, until
+            # The published documents were merged, then deleted: their entries stay in the HNSW graph, dead, until
             # a vacuum (autovacuum in time), and a small table's searches would walk mostly those.
             cursor.execute("VACUUM corpus_chunk")
         questions = [item.question for item in items]
@@ -296,15 +326,12 @@ class Command(BaseCommand):
         return latencies, len(latencies) / (time.perf_counter() - started), found
 
     @staticmethod
-    def _publish(collection, bases, rng, publishers: int) -> float:
-        """Chunks per second through the pipeline's publish step (delete the old chunks, insert the
-        new ones with their HNSW and BM25 maintenance, update the document), timed around it only,
-        `publishers` threads (own connections) taking the documents in turn. The documents are
-        deleted afterwards."""
+    def _documents(collection, bases, rng, count: int) -> list[tuple[Document, pipeline.Built]]:
+        """`count` fresh documents of CHUNKS_PER_DOCUMENT synthetic chunks, built and waiting to be published."""
         dims = bases.vectors.shape[1]
         documents = Document.objects.bulk_create(
             Document(collection=collection, source=f"publish/{time.time_ns()}-{n}.txt", title="publish",
-                     content_hash=f"{n:064x}", status=Document.Status.EMBEDDING) for n in range(PUBLISH_DOCUMENTS))
+                     content_hash=f"{n:064x}", status=Document.Status.EMBEDDING) for n in range(count))
         builds = []
         for document in documents:
             picks = rng.integers(len(bases.vectors), size=CHUNKS_PER_DOCUMENT)
@@ -320,12 +347,16 @@ class Command(BaseCommand):
                 content_hash=document.content_hash, signature="bench", title="publish", text="".join(texts),
                 media_type="text/plain", author="", created=None, modified=None, pages=[], summary="",
                 chunks=chunks, model=collection.embedding_model, inputs=texts))
+        return list(zip(documents, builds, strict=True))
+
+    @staticmethod
+    def _publish_all(pairs, publishers: int) -> float:
+        """Publish `pairs` through the pipeline's publish step, `publishers` threads (own connections)
+        taking them in turn; the seconds it took."""
         quiet = logging.getLogger(pipeline.__name__)
         level = quiet.level
         quiet.setLevel(logging.WARNING)  # not a line per document
         try:
-            pairs = list(zip(documents, builds, strict=True))
-
             def publish(share) -> None:
                 try:
                     for document, built in share:
@@ -339,8 +370,44 @@ class Command(BaseCommand):
                 thread.start()
             for thread in threads:
                 thread.join()
-            elapsed = time.perf_counter() - started
+            return time.perf_counter() - started
         finally:
             quiet.setLevel(level)
-        Document.objects.filter(pk__in=[d.pk for d in documents]).delete()
-        return PUBLISH_DOCUMENTS * CHUNKS_PER_DOCUMENT / elapsed
+
+    def _publish(self, collection, bases, rng, publishers: int) -> PublishRun:
+        """Chunks per second through the pipeline's publish step (delete the old chunks, insert the
+        new ones with their BM25 maintenance, outside the HNSW graph; update the document), timed
+        around it only; then the graph merge of what was published (corpus.graph.merge), timed
+        apart. The documents are deleted afterwards."""
+        pairs = self._documents(collection, bases, rng, PUBLISH_DOCUMENTS)
+        try:
+            elapsed = self._publish_all(pairs, publishers)
+            tail = graph_tail_size()
+            merged = graph_merge(seconds=float("inf"))
+        finally:
+            Document.objects.filter(pk__in=[d.pk for d, _ in pairs]).delete()
+        chunks = PUBLISH_DOCUMENTS * CHUNKS_PER_DOCUMENT
+        return PublishRun(chunks / elapsed, tail, merged.merged / merged.seconds if merged.merged else 0.0)
+
+    def _tail_search(self, real, big, bases, rng, tails: list[int]) -> None:
+        """Search latency (hybrid and vector, one client) over the big collection with `tails`
+        chunks published outside the graph; the tail's documents are deleted afterwards."""
+        questions = [bases.recombine(int(i), rng) for i in rng.integers(len(bases.vectors), size=TAIL_QUESTIONS)]
+        search(query="warm up", collections=Collection.objects.filter(pk=big.pk), k=10)
+        published: list[Document] = []
+        self.stdout.write(f"{'tail':>7} {'mode':8} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
+        try:
+            for tail in sorted(tails):
+                missing = (tail - graph_tail_size()) // CHUNKS_PER_DOCUMENT
+                if missing > 0:
+                    pairs = self._documents(big, bases, rng, missing)
+                    self._publish_all(pairs, 1)
+                    published += [d for d, _ in pairs]
+                with connection.cursor() as cursor:
+                    cursor.execute("ANALYZE corpus_chunk")
+                for mode in ("hybrid", "vector"):
+                    latencies, _, _ = self._run(questions, Collection.objects.filter(pk=big.pk), mode, 1)
+                    self.stdout.write(f"{graph_tail_size():7,} {mode:8} {percentile(latencies, 50):8.1f} "
+                                      f"{percentile(latencies, 95):8.1f} {max(latencies):8.1f}")
+        finally:
+            Document.objects.filter(pk__in=[d.pk for d in published]).delete()

@@ -1,0 +1,75 @@
+"""Moving published chunks into the HNSW graph (`in_graph`), a small batch per transaction.
+
+An UPDATE of in_graph is not HOT (the column is in the indexes' predicates): each row gets a new
+version, entered in every index of corpus_chunk, the HNSW graph included (that insert is the work
+taken out of the publish step). The BM25 update triggers return at once on it (migration 0015).
+Safe to run twice and side by side: one merger at a time (a session advisory lock), rows claimed
+with FOR UPDATE SKIP LOCKED, a chunk deleted meanwhile is simply not there.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from django.db import connection, transaction
+
+# Rows per transaction: a publish deleting the same document's chunks waits at most one batch.
+BATCH = 200
+# Seconds one run merges before handing its worker back (the task queues the rest again).
+RUN_SECONDS = 20.0
+# The Celery priority of a merge (corpus.tasks.graph_merge_task): after the documents waiting to be
+# built (priority 0: they are not searchable at all yet), before the sentence-vector fills
+# (chat.receivers, 9): the tail is searchable already, exactly, and only costs the searches a little
+# more until merged (kombu's Redis priority steps are 0, 3, 6, 9).
+MERGE_PRIORITY = 6
+# pg_try_advisory_lock key: "ragweb graph merge".
+_LOCK_KEY = 0x72616777_6D657267 & 0x7FFF_FFFF_FFFF_FFFF
+
+
+@dataclass(frozen=True)
+class MergeRun:
+    merged: int  # chunks moved into the graph
+    left: int  # chunks still outside it when the run stopped
+    seconds: float
+    locked_out: bool = False  # another merger was running: this one did nothing
+
+
+def graph_tail_size() -> int:
+    """Chunks published but not yet in the HNSW graph."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM corpus_chunk WHERE NOT in_graph")
+        return int(cursor.fetchone()[0])
+
+
+def graph_merge_batch(*, batch: int = BATCH) -> int:
+    """Move up to `batch` chunks outside the graph into it, in one transaction; how many moved."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        # ORDER BY document_id reads the partial index chunk_graph_tail in order: documents are
+        # merged whole, the oldest first.
+        cursor.execute(
+            "UPDATE corpus_chunk SET in_graph = true WHERE id = ANY(ARRAY("
+            "SELECT id FROM corpus_chunk WHERE NOT in_graph ORDER BY document_id LIMIT %s FOR UPDATE SKIP LOCKED))",
+            [int(batch)])
+        return cursor.rowcount
+
+
+def graph_merge(*, seconds: float = RUN_SECONDS, batch: int = BATCH) -> MergeRun:
+    """Merge batches until nothing is outside the graph or `seconds` have passed (at least one
+    batch; a batch started is finished). Returns at once, merging nothing, when another merger holds the lock."""
+    started = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [_LOCK_KEY])
+        if not cursor.fetchone()[0]:
+            return MergeRun(0, graph_tail_size(), time.perf_counter() - started, locked_out=True)
+    merged = 0
+    try:
+        while True:
+            moved = graph_merge_batch(batch=batch)
+            merged += moved
+            if moved < batch or time.perf_counter() - started >= seconds:
+                break
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [_LOCK_KEY])
+    return MergeRun(merged, graph_tail_size(), time.perf_counter() - started)
