@@ -265,6 +265,13 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A worker process builds WORKER_CONCURRENCY documents at once in threads that share its embedding
+# batches (corpus/ingest/batches.py): one document is parsed or published while another is encoded,
+# and small documents fill batches together. `prefork` runs them in forked processes instead (no
+# shared batches; Celery takes this over a `--pool prefork` given on the command line). A `--concurrency`
+# given there wins (docs/scaling.md, "Ingestion with more workers").
+CELERY_WORKER_POOL = env_choice("WORKER_POOL", "threads", ("threads", "prefork", "solo"))
+CELERY_WORKER_CONCURRENCY = env_int("WORKER_CONCURRENCY", 2, minimum=1)
 
 # Sources (sources/, README "Sources"): server folders a source may read (comma-separated; empty =
 # folder sources off); how long POST /api/sources/{id}/sync/ waits for the sync before answering 202;
