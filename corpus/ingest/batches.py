@@ -112,6 +112,11 @@ class Encoder:
                     self.condition.wait()
             try:
                 self._encode(pieces)
+            except BaseException as exc:  # the thread is stopping: its partners must not wait forever
+                with self.condition:
+                    for other, _, _ in pieces:
+                        other.error = other.error or RuntimeError(f"embedding stopped: {exc!r}")
+                raise
             finally:
                 with self.condition:
                     self._busy = False
