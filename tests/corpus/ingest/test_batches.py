@@ -158,7 +158,7 @@ def _build_side_by_side(monkeypatch, settings, files: dict[str, bytes], fail_on:
 
     def embed(texts, **kwargs):
         if texts == ["hold"]:  # until every document's inputs wait in the encoder
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + 300  # parsing and chunking first: slow on a busy machine
             while sum(1 for job in batches.ENCODER._jobs if job.waiting) < len(files):
                 assert time.monotonic() < deadline, "the documents never reached the encoder"
                 time.sleep(0.01)
@@ -183,7 +183,8 @@ def _build_side_by_side(monkeypatch, settings, files: dict[str, bytes], fail_on:
         thread.start()
     holder.vectors()
     for thread in threads:
-        thread.join(120)
+        thread.join(600)
+        assert not thread.is_alive(), "a document's build never ended"
     monkeypatch.setattr(embedding, "embed_texts", real)
     for document in documents.values():
         document.refresh_from_db()
