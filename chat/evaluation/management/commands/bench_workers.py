@@ -127,7 +127,7 @@ class Command(BaseCommand):
                 results.append((name, count, pinned, seconds, chunks, failed))
                 self.stdout.write(f"  {name}: {chunks} chunks in {seconds:.1f} s ({chunks / seconds:.1f} chunks/s), "
                                   f"{failed} failed")
-            one_core, all_cores = self._bare(collections[0])
+            one_core, all_cores = self._bare(collections[0], one_cpu=any(SETUPS[n][1] for n in names))
         finally:
             if not keep:
                 Collection.objects.filter(pk__in=[c.pk for c in collections]).delete()
@@ -153,9 +153,10 @@ class Command(BaseCommand):
             _stop(workers)
 
     @staticmethod
-    def _bare(collection) -> tuple[float, float]:
-        """Chunks/s of bare encode() of the collection's chunk inputs: on CPU 0 with one thread,
-        then on every CPU with one thread each."""
+    def _bare(collection, *, one_cpu: bool) -> tuple[float | None, float]:
+        """Chunks/s of bare encode() of the collection's chunk inputs: on CPU 0 with one thread
+        (only if `one_cpu`: what pinned setups are compared with, else None), then on every CPU
+        with one thread each."""
         rows = (Chunk.objects.filter(document__collection=collection).exclude(document__source__startswith=WARM_UP)
                 .order_by("document_id", "chunk_index").values_list("context", "text"))
         inputs = [pipeline.embedding_input(context, text) for context, text in rows]
@@ -164,7 +165,7 @@ class Command(BaseCommand):
 
         rates = []
         affinity = os.sched_getaffinity(0)
-        for cpus in ({0}, affinity):
+        for cpus in ([{0}] if one_cpu else []) + [affinity]:
             os.sched_setaffinity(0, cpus)
             torch.set_num_threads(len(cpus))
             try:
@@ -175,11 +176,11 @@ class Command(BaseCommand):
                 rates.append(len(inputs) / (time.perf_counter() - started))
             finally:
                 os.sched_setaffinity(0, affinity)
-        return rates[0], rates[1]
+        return (rates[0] if one_cpu else None), rates[-1]
 
     def _report(self, results, shapes, one_core, all_cores):
-        self.stdout.write(f"\nbare encode: {one_core:.1f} chunks/s on one CPU (1 thread), "
-                          f"{all_cores:.1f} on every CPU")
+        on_one = f"{one_core:.1f} chunks/s on one CPU (1 thread), " if one_core else ""
+        self.stdout.write(f"\nbare encode: {on_one}{all_cores:.1f} chunks/s on every CPU")
         self.stdout.write(f"{'setup':9} {'workers':>7} {'seconds':>8} {'chunks/s':>9} {'x pinned1':>9} "
                           f"{'x bare':>7}  same chunks")
         reference = shapes[results[0][0]]
