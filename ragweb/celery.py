@@ -39,8 +39,8 @@ def load_model_before_forking_the_pool(**kwargs) -> None:
 @signals.worker_init.connect
 def _share_the_cpus_among_pool_processes(sender=None, **_kwargs) -> None:
     """A prefork pool of N processes embeds N documents at once: each child takes 1/N of the CPUs
-    as torch threads (corpus.ingest.embed.share_cpus_among). A threads pool encodes one batch at a
-    time (corpus.ingest.batches) and keeps them all."""
+    as torch threads (corpus.ingest.embed.share_cpus_among). Other pools (solo, given on the command
+    line) keep every CPU."""
     pool = getattr(sender, "pool_cls", None)
     name = pool if isinstance(pool, str) else getattr(pool, "__module__", "")
     if "prefork" in str(name) and isinstance(sender.concurrency, int):

@@ -265,12 +265,10 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# A worker process builds WORKER_CONCURRENCY documents at once in threads that share its embedding
-# batches (corpus/ingest/batches.py): one document is parsed or published while another is encoded,
-# and small documents fill batches together. `prefork` runs them in forked processes instead (no
-# shared batches; Celery takes this over a `--pool prefork` given on the command line). A `--concurrency`
-# given there wins (docs/scaling.md, "Ingestion with more workers").
-CELERY_WORKER_POOL = env_choice("WORKER_POOL", "threads", ("threads", "prefork", "solo"))
+# Each Celery worker builds WORKER_CONCURRENCY documents at once in as many prefork pool processes
+# (forked after the model is loaded, so they share it; each embeds on its share of the CPUs): one
+# document is parsed or published while another is encoded. `make run` and docker-compose take it
+# from here; a `--concurrency` on the command line wins (docs/scaling.md, "Ingestion with more workers").
 CELERY_WORKER_CONCURRENCY = env_int("WORKER_CONCURRENCY", 2, minimum=1)
 
 # Sources (sources/, README "Sources"): server folders a source may read (comma-separated; empty =

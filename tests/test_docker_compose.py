@@ -200,8 +200,8 @@ def test_one_beat_schedules_the_source_syncs(compose):
 
 
 def test_the_worker_pool_is_the_same_as_make_runs(compose):
-    """Neither command names a pool or a concurrency: both come from WORKER_POOL / WORKER_CONCURRENCY
-    (settings), so docker-compose's worker and make run's build documents the same way."""
+    """Neither command names a pool or a concurrency: both take prefork and WORKER_CONCURRENCY from the
+    settings, so docker-compose's worker and make run's build documents the same way."""
     from tests.scripts.test_run import load_run_module
 
     pool_flags = {"-P", "--pool", "-c", "--concurrency"}

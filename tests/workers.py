@@ -41,7 +41,7 @@ def start_worker(settings, *, name: str = "test", concurrency: int = 1, wait: fl
     log.parent.mkdir(parents=True, exist_ok=True)
     env = worker_env(settings)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "ragweb", "worker", "--loglevel", "INFO",
+        [sys.executable, "-m", "celery", "-A", "ragweb", "worker", "--loglevel", "INFO", "--pool", "prefork",
          "--concurrency", str(concurrency), "--hostname", hostname, "--without-gossip", "--without-mingle"],
         cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.time() + wait

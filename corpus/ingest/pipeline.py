@@ -35,7 +35,6 @@ from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
-from corpus.ingest import batches
 from corpus.ingest import embed as embedding
 from corpus.ingest.chunk import ChunkingConfig, TooManyChunks, chunk_text, heading_paths
 from corpus.ingest.contextualize import contextualize
@@ -294,21 +293,20 @@ def embedding_input(context: str, text: str) -> str:
 
 def _embed_plain(document_id: int, content_hash: str, contexts: list[str], chunk_texts: list[str], *,
                  model: str | None = None) -> np.ndarray:
-    """Embed through the process's shared batches (corpus.ingest.batches), reporting progress each
-    time some of this document's chunks are embedded, and stopping (cancelling the rest) if the
-    document was deleted or changed meanwhile. Inputs go in longest first, as encode() sorts them
-    itself, so this document's batches hold inputs of similar length."""
+    """Embed batch by batch, reporting progress after each batch actually embedded. Inputs are
+    sorted longest first, as encode() sorts them itself, so the batches (and the padding) are the
+    ones one encode() call over all of them would make."""
     inputs = [embedding_input(c, t) for c, t in zip(contexts, chunk_texts, strict=True)]
     order = sorted(range(len(inputs)), key=lambda i: -len(inputs[i]))
-    job = batches.ENCODER.submit([inputs[i] for i in order], model=model)
-    try:
-        for done in job.progress():
-            _progress(document_id, content_hash, progress_done=done)
-    finally:
-        job.cancel()  # nothing left when it finished; the rest dropped when it stopped
-    embedded = job.vectors()
-    vectors = np.empty_like(embedded)
-    vectors[order] = embedded
+    group = settings.EMBEDDING_BATCH_SIZE
+    vectors = None
+    for offset in range(0, len(order), group):
+        indices = order[offset: offset + group]
+        batch = embedding.embed_texts([inputs[i] for i in indices], model=model)
+        if vectors is None:  # the model's own dimension
+            vectors = np.zeros((len(inputs), batch.shape[1]), dtype=np.float32)
+        vectors[indices] = batch
+        _progress(document_id, content_hash, progress_done=min(offset + group, len(order)))
     return vectors
 
 

@@ -32,7 +32,7 @@ def test_a_prefork_pool_shares_the_cpus_among_its_processes_as_torch_threads(set
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
     settings.EMBEDDING_THREADS = 0
     _share_the_cpus_among_pool_processes(sender=_Worker(Threads, 2))
-    assert settings.EMBEDDING_THREADS == 0  # one batch at a time: every CPU
+    assert settings.EMBEDDING_THREADS == 0  # not forked processes: every CPU
     _share_the_cpus_among_pool_processes(sender=_Worker(Prefork, 1))
     assert settings.EMBEDDING_THREADS == 0
     _share_the_cpus_among_pool_processes(sender=_Worker(Prefork, 2))

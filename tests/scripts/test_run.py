@@ -63,9 +63,6 @@ def app(tmp_path):
     ports = {"PORT": free_port(), "RAGWEB_PG_PORT": free_port(), "RAGWEB_REDIS_PORT": free_port()}
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "CELERY_", "DJANGO_"))}
     env.update({k: str(v) for k, v in ports.items()}, RAGWEB_VAR_DIR=str(var), RAGWEB_WARM_UP="0")
-    # A worker with pool processes (make run's default pool is threads, in one process), to check
-    # that none outlives its killed worker.
-    env["WORKER_POOL"] = "prefork"
     log = tmp_path / "run.log"
     process = subprocess.Popen([sys.executable, "scripts/run.py"], cwd=ROOT, env=env, stdout=log.open("w"),
                                stderr=subprocess.STDOUT, start_new_session=True)

@@ -1,8 +1,8 @@
-"""`manage.py bench_workers [PATH] [--limit N] [--setups pinned1,...] [--pool P] [--concurrency N]`
+"""`manage.py bench_workers [PATH] [--limit N] [--setups pinned1,...] [--concurrency N]`
 
 Does ingestion grow with workers? Starts real Celery workers (the command `make run` starts, with
-its pool and concurrency: WORKER_POOL / WORKER_CONCURRENCY, or --pool / --concurrency to compare
-others) against this settings' broker and database, ingests the same files into a fresh collection
+its pool processes per worker: WORKER_CONCURRENCY, or --concurrency to compare others) against
+this settings' broker and database, ingests the same files into a fresh collection
 per setup, and times from the upload to the last document ready:
 
 - `pinned1`: one worker pinned to CPU 0 with one torch thread;
@@ -40,8 +40,8 @@ READY_TIMEOUT_S = 3600
 WARM_UP = "warm-up/"  # sources of the documents that warm the workers up, never counted
 
 
-def _worker(n: int, pinned: bool, pool: str, concurrency: int) -> subprocess.Popen:
-    env = dict(os.environ, CELERY_TASK_ALWAYS_EAGER="0", WORKER_POOL=pool, WORKER_CONCURRENCY=str(concurrency))
+def _worker(n: int, pinned: bool, concurrency: int) -> subprocess.Popen:
+    env = dict(os.environ, CELERY_TASK_ALWAYS_EAGER="0", WORKER_CONCURRENCY=str(concurrency))
     command = [sys.executable, "-m", "celery", "-A", "ragweb", "worker", "--loglevel", "WARNING",
                "--hostname", f"bench-workers-{n}@%h", "--without-gossip", "--without-mingle"]
     if pinned:
@@ -93,12 +93,10 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, default=120, help="Only the first N files.")
         parser.add_argument("--setups", default=",".join(SETUPS))
         parser.add_argument("--keep", action="store_true", help="Keep the scratch collections.")
-        parser.add_argument("--pool", choices=("threads", "prefork", "solo"), default=settings.CELERY_WORKER_POOL,
-                            help="Each worker's pool (default WORKER_POOL, what `make run` uses).")
         parser.add_argument("--concurrency", type=int, default=settings.CELERY_WORKER_CONCURRENCY,
-                            help="Documents each worker builds at once (default WORKER_CONCURRENCY).")
+                            help="Pool processes per worker: documents it builds at once (default WORKER_CONCURRENCY).")
 
-    def handle(self, *args, path, limit, setups, keep, pool, concurrency, **options):
+    def handle(self, *args, path, limit, setups, keep, concurrency, **options):
         path = path or (DEFAULT_CORPUS if DEFAULT_CORPUS.is_dir() else DEMO_CORPUS)
         names = [s.strip() for s in setups.split(",") if s.strip()]
         unknown = [s for s in names if s not in SETUPS]
@@ -112,7 +110,7 @@ class Command(BaseCommand):
             raise CommandError(f"No files under {path}.")
         with os.popen("uptime") as uptime:
             self.stdout.write(f"{uptime.read().strip()}; {os.cpu_count()} CPUs; {len(files)} files of {path}; "
-                              f"workers: pool {pool}, concurrency {concurrency}")
+                              f"workers: concurrency {concurrency}")
         results, shapes, collections = [], {}, []
         try:
             for name in names:
@@ -120,7 +118,7 @@ class Command(BaseCommand):
                 collection = Collection.objects.create(slug=f"bench-workers-{name}-{time.time_ns()}",
                                                        name=f"bench_workers {name}")
                 collections.append(collection)
-                seconds = self._ingest(collection, files, count, pinned, pool, concurrency)
+                seconds = self._ingest(collection, files, count, pinned, concurrency)
                 shapes[name] = _chunk_shape(collection)
                 chunks = sum(n for n, _ in shapes[name].values())
                 failed = Document.objects.filter(collection=collection, status=Document.Status.FAILED).count()
@@ -133,8 +131,8 @@ class Command(BaseCommand):
                 Collection.objects.filter(pk__in=[c.pk for c in collections]).delete()
         self._report(results, shapes, one_core, all_cores)
 
-    def _ingest(self, collection, files, count, pinned, pool, concurrency) -> float:
-        workers = [_worker(n, pinned, pool, concurrency) for n in range(count)]
+    def _ingest(self, collection, files, count, pinned, concurrency) -> float:
+        workers = [_worker(n, pinned, concurrency) for n in range(count)]
         warm_ups = count * concurrency
         try:
             # Warm-up: one small document per pool slot (prefetch 1 per slot, so each takes one), that
