@@ -225,6 +225,11 @@ def test_a_pool_process_killed_mid_document_costs_only_its_own_document(settings
                 status__in=[Status.READY, Status.FAILED]).exists()
 
         _wait_for(all_done, 300, "both documents to be built")
+
+        def builds_finished():  # a document is ready a moment before its task returns
+            return len(re.findall(r"corpus\.process_document\[[^\]]+\] succeeded", worker.log.read_text())) >= 2
+
+        _wait_for(builds_finished, 60, "both build tasks to end")
         assert worker.proc.poll() is None  # the worker itself lived on
         replaced = main.children()
         assert len(replaced) == 2 and pool[0].pid not in {p.pid for p in replaced} and pool[1] in replaced
@@ -236,4 +241,5 @@ def test_a_pool_process_killed_mid_document_costs_only_its_own_document(settings
         chunks = assert_chunks_tile(document)
         assert Chunk.objects.filter(document=document).count() == document.progress_total == len(chunks)
     log = worker.log.read_text()
-    assert len(re.findall(r"corpus\.process_document\[[^\]]+\] succeeded", log)) == 2
+    assert len(re.findall(r"corpus\.process_document\[[^\]]+\] succeeded", log)) == 2  # once each
+    assert len(re.findall(r"WorkerLostError\('Worker exited prematurely: signal 9", log)) == 1
