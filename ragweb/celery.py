@@ -36,19 +36,6 @@ def load_model_before_forking_the_pool(**kwargs) -> None:
         load_before_fork()
 
 
-@signals.worker_init.connect
-def _share_the_cpus_among_pool_processes(sender=None, **_kwargs) -> None:
-    """A prefork pool of N processes embeds N documents at once: each child takes 1/N of the CPUs
-    as torch threads (corpus.ingest.embed.share_cpus_among). Other pools (solo, given on the command
-    line) keep every CPU."""
-    pool = getattr(sender, "pool_cls", None)
-    name = pool if isinstance(pool, str) else getattr(pool, "__module__", "")
-    if "prefork" in str(name) and isinstance(sender.concurrency, int):
-        from corpus.ingest.embed import share_cpus_among
-
-        share_cpus_among(sender.concurrency)
-
-
 @signals.task_postrun.connect
 def _give_back_what_the_task_freed(**_kwargs) -> None:
     """A task's peak (parse buffers, embedding batches) is not kept for the idle hours after it."""

@@ -266,8 +266,9 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Each Celery worker builds WORKER_CONCURRENCY documents at once in as many prefork pool processes
-# (forked after the model is loaded, so they share it; each embeds on its share of the CPUs): one
-# document is parsed or published while another is encoded. `make run` and docker-compose take it
+# (forked after the model is loaded, so they share it; each embeds on every CPU, as two workers
+# would: splitting the threads between them was measured slower): one document is parsed or
+# published while another is encoded. `make run` and docker-compose take it
 # from here; a `--concurrency` on the command line wins (docs/scaling.md, "Ingestion with more workers").
 CELERY_WORKER_CONCURRENCY = env_int("WORKER_CONCURRENCY", 2, minimum=1)
 

@@ -119,15 +119,6 @@ def load_before_fork() -> None:
     gc.freeze()
 
 
-def share_cpus_among(processes: int) -> None:
-    """Called in a parent before it forks `processes` processes that embed at the same time (a
-    Celery prefork pool): unless EMBEDDING_THREADS is set, each child gets an equal share of the
-    CPUs as torch threads (at least one), so that two children on two cores run two threads, not
-    four fighting over them (children inherit the settings at the fork)."""
-    if processes > 1 and not settings.EMBEDDING_THREADS:
-        settings.EMBEDDING_THREADS = max(1, len(os.sched_getaffinity(0)) // processes)
-
-
 def embed_texts(texts: list[str], *, threads: int | None = None, model: str | None = None) -> np.ndarray:
     """(len(texts), dims) float32, L2-normalised, encoded in batches of EMBEDDING_BATCH_SIZE on
     `threads` torch threads (default EMBEDDING_THREADS).
