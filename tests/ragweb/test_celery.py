@@ -12,4 +12,3 @@ def test_task_round_trip_through_real_broker(celery_worker_process):
     assert result.successful()
     replies = app.control.ping(destination=[celery_worker_process.hostname], timeout=2)
     assert replies and celery_worker_process.hostname in replies[0]
-
