@@ -265,6 +265,12 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Each Celery worker builds WORKER_CONCURRENCY documents at once in as many prefork pool processes
+# (forked after the model is loaded, so they share it; each embeds on every CPU, as two workers
+# would: splitting the threads between them was measured slower): one document is parsed or
+# published while another is encoded. `make run` and docker-compose take it
+# from here; a `--concurrency` on the command line wins (docs/scaling.md, "Ingestion with more workers").
+CELERY_WORKER_CONCURRENCY = env_int("WORKER_CONCURRENCY", 2, minimum=1)
 
 # Sources (sources/, README "Sources"): server folders a source may read (comma-separated; empty =
 # folder sources off); how long POST /api/sources/{id}/sync/ waits for the sync before answering 202;

@@ -143,8 +143,7 @@ WEB_WORKER_CLASS = "ragweb.gunicorn_worker.BufferingThreadWorker"
 
 
 def worker_command() -> list[str]:
-    return [PY, "-m", "celery", "-A", "ragweb", "worker", "--loglevel", "WARNING", "--concurrency", "1",
-            "--hostname", "ragweb-run@%h"]
+    return [PY, "-m", "celery", "-A", "ragweb", "worker", "--loglevel", "WARNING", "--hostname", "ragweb-run@%h"]
 
 
 def beat_options() -> list[str]:

@@ -197,3 +197,15 @@ def test_one_beat_schedules_the_source_syncs(compose):
     assert beat["environment"] == compose["services"]["worker"]["environment"]
     assert beat.get("deploy", {}).get("replicas", 1) == 1
     assert beat["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+
+
+def test_the_worker_pool_is_the_same_as_make_runs(compose):
+    """Neither command names a pool or a concurrency: both take prefork and WORKER_CONCURRENCY from the
+    settings, so docker-compose's worker and make run's build documents the same way."""
+    from tests.scripts.test_run import load_run_module
+
+    pool_flags = {"-P", "--pool", "-c", "--concurrency"}
+    run_command = load_run_module().worker_command()
+    assert run_command[1:6] == ["-m", "celery", "-A", "ragweb", "worker"]
+    assert not pool_flags & set(run_command)
+    assert not pool_flags & set(compose["services"]["worker"]["command"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -191,3 +192,58 @@ def test_a_starting_worker_enqueues_queued_documents_whose_message_was_lost(monk
     document.refresh_from_db()
     assert document.status == Status.READY
     assert_chunks_tile(document)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_pool_process_killed_mid_document_costs_only_its_own_document(settings, tmp_path, monkeypatch):
+    """make run's worker builds two documents in two pool processes: kill -9 of one (a crash, the OOM
+    killer) leaves the worker and the other document running; the lost task goes back to the queue
+    at once (acks_late + reject_on_worker_lost) and a new pool process builds it, exactly once."""
+    import psutil
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    monkeypatch.setenv("MEDIA_ROOT", str(settings.MEDIA_ROOT))
+    monkeypatch.setenv("EMBEDDING_BATCH_SIZE", "8")  # progress every 64 chunks: easy to catch mid-way
+    broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    broker.flushdb()
+
+    worker = start_worker(settings, name="pool-killed", concurrency=2)
+    try:
+        main = psutil.Process(worker.proc.pid)
+        collection = make_collection(chunk_size=48)
+        documents = [services.document_ingest(collection=collection, source=f"notes-{n}.md", data=long_markdown(60 + n),
+                                              filename=f"notes-{n}.md") for n in range(2)]
+
+        def both_embedding():
+            rows = Document.objects.filter(pk__in=[d.pk for d in documents]).values("status", "progress_done")
+            return all(r["status"] == Status.EMBEDDING and r["progress_done"] > 0 for r in rows)
+
+        _wait_for(both_embedding, 240, "both pool processes to be embedding")
+        pool = main.children()
+        assert len(pool) == 2
+        pool[0].kill()
+
+        def all_done():
+            return not Document.objects.filter(pk__in=[d.pk for d in documents]).exclude(
+                status__in=[Status.READY, Status.FAILED]).exists()
+
+        _wait_for(all_done, 300, "both documents to be built")
+
+        def builds_finished():  # a document is ready a moment before its task returns
+            return len(re.findall(r"corpus\.process_document\[[^\]]+\] succeeded", worker.log.read_text())) >= 2
+
+        _wait_for(builds_finished, 60, "both build tasks to end")
+        assert worker.proc.poll() is None  # the worker itself lived on
+        replaced = main.children()
+        assert len(replaced) == 2 and pool[0].pid not in {p.pid for p in replaced} and pool[1] in replaced
+    finally:
+        stop_worker(worker)
+    for document in documents:
+        document.refresh_from_db()
+        assert document.status == Status.READY, document.error
+        chunks = assert_chunks_tile(document)
+        assert Chunk.objects.filter(document=document).count() == document.progress_total == len(chunks)
+    log = worker.log.read_text()
+    assert len(re.findall(r"corpus\.process_document\[[^\]]+\] succeeded", log)) == 2  # once each
+    assert len(re.findall(r"WorkerLostError\('Worker exited prematurely: signal 9", log)) == 1

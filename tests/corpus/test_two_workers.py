@@ -23,7 +23,8 @@ def _text(n: int) -> bytes:
 
 @pytest.mark.django_db(transaction=True)
 def test_two_workers_share_the_queue_and_build_each_document_exactly_once(settings):
-    workers = [start_worker(settings, name=f"pair{n}") for n in range(2)]
+    # Each builds two documents at once, as `make run`'s worker does (two pool processes).
+    workers = [start_worker(settings, name=f"pair{n}", concurrency=2) for n in range(2)]
     try:
         collection = Collection.objects.create(slug="two-workers", name="Two workers", chunk_size=64)
         for n in range(FILES):

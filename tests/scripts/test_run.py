@@ -91,8 +91,8 @@ def test_make_run_survives_its_worker_dying_and_ctrl_c_stops_everything(app):
     worker = celery_main(run)
     assert "--beat" in worker.cmdline(), "the worker runs the scheduler (celery beat) too"
     assert not any("beat" in c.cmdline() for c in run.children()), "no scheduler process of its own"
-    wait_for(lambda: sorted(c.name() == SCHEDULER_NAME for c in worker.children()) == [False, True], 60,
-             "the worker's two children: its pool process and the scheduler")
+    wait_for(lambda: sorted(c.name() == SCHEDULER_NAME for c in worker.children()) == [False, False, True], 60,
+             "the worker's three children: its two pool processes (WORKER_CONCURRENCY) and the scheduler")
     schedule = ROOT / "var" / f"test-run-{os.getpid()}" / "run"  # the app fixture's data folder
     assert wait_for(lambda: list(schedule.glob("celerybeat-schedule*")), 60, "the scheduler's schedule file")
     pool = worker.children(recursive=True)

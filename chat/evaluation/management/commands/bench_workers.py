@@ -1,8 +1,9 @@
-"""`manage.py bench_workers [PATH] [--limit N] [--setups pinned1,pinned2,shared1,shared2,shared4]`
+"""`manage.py bench_workers [PATH] [--limit N] [--setups pinned1,...] [--concurrency N]`
 
-Does ingestion grow with workers? Starts real Celery workers (the command `make run` starts,
-concurrency 1 each) against this settings' broker and database, ingests the same files into a
-fresh collection per setup, and times from the upload to the last document ready:
+Does ingestion grow with workers? Starts real Celery workers (the command `make run` starts, with
+its pool processes per worker: WORKER_CONCURRENCY, or --concurrency to compare others) against
+this settings' broker and database, ingests the same files into a fresh collection
+per setup, and times from the upload to the last document ready:
 
 - `pinned1`: one worker pinned to CPU 0 with one torch thread;
 - `pinned2`: two such workers, pinned to CPUs 0 and 1;
@@ -39,10 +40,10 @@ READY_TIMEOUT_S = 3600
 WARM_UP = "warm-up/"  # sources of the documents that warm the workers up, never counted
 
 
-def _worker(n: int, pinned: bool) -> subprocess.Popen:
-    env = dict(os.environ, CELERY_TASK_ALWAYS_EAGER="0")
+def _worker(n: int, pinned: bool, concurrency: int) -> subprocess.Popen:
+    env = dict(os.environ, CELERY_TASK_ALWAYS_EAGER="0", WORKER_CONCURRENCY=str(concurrency))
     command = [sys.executable, "-m", "celery", "-A", "ragweb", "worker", "--loglevel", "WARNING",
-               "--concurrency", "1", "--hostname", f"bench-workers-{n}@%h", "--without-gossip", "--without-mingle"]
+               "--hostname", f"bench-workers-{n}@%h", "--without-gossip", "--without-mingle"]
     if pinned:
         env["EMBEDDING_THREADS"] = "1"
         command = ["taskset", "--cpu-list", str(n % os.cpu_count()), *command]
@@ -92,8 +93,10 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, default=120, help="Only the first N files.")
         parser.add_argument("--setups", default=",".join(SETUPS))
         parser.add_argument("--keep", action="store_true", help="Keep the scratch collections.")
+        parser.add_argument("--concurrency", type=int, default=settings.CELERY_WORKER_CONCURRENCY,
+                            help="Pool processes per worker: documents it builds at once (default WORKER_CONCURRENCY).")
 
-    def handle(self, *args, path, limit, setups, keep, **options):
+    def handle(self, *args, path, limit, setups, keep, concurrency, **options):
         path = path or (DEFAULT_CORPUS if DEFAULT_CORPUS.is_dir() else DEMO_CORPUS)
         names = [s.strip() for s in setups.split(",") if s.strip()]
         unknown = [s for s in names if s not in SETUPS]
@@ -106,7 +109,8 @@ class Command(BaseCommand):
         if not files:
             raise CommandError(f"No files under {path}.")
         with os.popen("uptime") as uptime:
-            self.stdout.write(f"{uptime.read().strip()}; {os.cpu_count()} CPUs; {len(files)} files of {path}")
+            self.stdout.write(f"{uptime.read().strip()}; {os.cpu_count()} CPUs; {len(files)} files of {path}; "
+                              f"workers: concurrency {concurrency}")
         results, shapes, collections = [], {}, []
         try:
             for name in names:
@@ -114,41 +118,43 @@ class Command(BaseCommand):
                 collection = Collection.objects.create(slug=f"bench-workers-{name}-{time.time_ns()}",
                                                        name=f"bench_workers {name}")
                 collections.append(collection)
-                seconds = self._ingest(collection, files, count, pinned)
+                seconds = self._ingest(collection, files, count, pinned, concurrency)
                 shapes[name] = _chunk_shape(collection)
                 chunks = sum(n for n, _ in shapes[name].values())
                 failed = Document.objects.filter(collection=collection, status=Document.Status.FAILED).count()
                 results.append((name, count, pinned, seconds, chunks, failed))
                 self.stdout.write(f"  {name}: {chunks} chunks in {seconds:.1f} s ({chunks / seconds:.1f} chunks/s), "
                                   f"{failed} failed")
-            one_core, all_cores = self._bare(collections[0])
+            one_core, all_cores = self._bare(collections[0], one_cpu=any(SETUPS[n][1] for n in names))
         finally:
             if not keep:
                 Collection.objects.filter(pk__in=[c.pk for c in collections]).delete()
         self._report(results, shapes, one_core, all_cores)
 
-    def _ingest(self, collection, files, count, pinned) -> float:
-        workers = [_worker(n, pinned) for n in range(count)]
+    def _ingest(self, collection, files, count, pinned, concurrency) -> float:
+        workers = [_worker(n, pinned, concurrency) for n in range(count)]
+        warm_ups = count * concurrency
         try:
-            # Warm-up: one small document per worker (prefetch 1, so each takes one), that loads
-            # Django and the model in every worker before the clock starts.
-            for n in range(count):
+            # Warm-up: one small document per pool slot (prefetch 1 per slot, so each takes one), that
+            # loads Django and the model in every worker before the clock starts.
+            for n in range(warm_ups):
                 services.document_ingest(collection=collection, source=f"{WARM_UP}{n}.txt",
                                          data=f"Warm-up document {n}. It loads the model.".encode(),
                                          filename=f"{n}.txt")
-            _wait_ready(collection, count, workers)
+            _wait_ready(collection, warm_ups, workers)
             started = time.perf_counter()
             for _, source, data in files:
                 services.document_ingest(collection=collection, source=source, data=data, filename=Path(source).name)
-            _wait_ready(collection, count + len(files), workers)
+            _wait_ready(collection, warm_ups + len(files), workers)
             return time.perf_counter() - started
         finally:
             _stop(workers)
 
     @staticmethod
-    def _bare(collection) -> tuple[float, float]:
-        """Chunks/s of bare encode() of the collection's chunk inputs: on CPU 0 with one thread,
-        then on every CPU with one thread each."""
+    def _bare(collection, *, one_cpu: bool) -> tuple[float | None, float]:
+        """Chunks/s of bare encode() of the collection's chunk inputs: on CPU 0 with one thread
+        (only if `one_cpu`: what pinned setups are compared with, else None), then on every CPU
+        with one thread each."""
         rows = (Chunk.objects.filter(document__collection=collection).exclude(document__source__startswith=WARM_UP)
                 .order_by("document_id", "chunk_index").values_list("context", "text"))
         inputs = [pipeline.embedding_input(context, text) for context, text in rows]
@@ -157,7 +163,7 @@ class Command(BaseCommand):
 
         rates = []
         affinity = os.sched_getaffinity(0)
-        for cpus in ({0}, affinity):
+        for cpus in ([{0}] if one_cpu else []) + [affinity]:
             os.sched_setaffinity(0, cpus)
             torch.set_num_threads(len(cpus))
             try:
@@ -168,11 +174,11 @@ class Command(BaseCommand):
                 rates.append(len(inputs) / (time.perf_counter() - started))
             finally:
                 os.sched_setaffinity(0, affinity)
-        return rates[0], rates[1]
+        return (rates[0] if one_cpu else None), rates[-1]
 
     def _report(self, results, shapes, one_core, all_cores):
-        self.stdout.write(f"\nbare encode: {one_core:.1f} chunks/s on one CPU (1 thread), "
-                          f"{all_cores:.1f} on every CPU")
+        on_one = f"{one_core:.1f} chunks/s on one CPU (1 thread), " if one_core else ""
+        self.stdout.write(f"\nbare encode: {on_one}{all_cores:.1f} chunks/s on every CPU")
         self.stdout.write(f"{'setup':9} {'workers':>7} {'seconds':>8} {'chunks/s':>9} {'x pinned1':>9} "
                           f"{'x bare':>7}  same chunks")
         reference = shapes[results[0][0]]
