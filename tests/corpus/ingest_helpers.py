@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from corpus import services
 from corpus.models import Chunk, Document
 
 GUIDE_V1 = b"""# Garden guide
@@ -77,3 +78,13 @@ def enqueued_builds(callbacks) -> int:
     """How many captured on-commit callbacks enqueue a document's build (corpus.services._enqueue);
     a build that publishes adds its own callback after it (corpus.signals.send_on_commit)."""
     return sum(getattr(callback, "__qualname__", "").startswith("_enqueue.") for callback in callbacks)
+
+
+def ingest(collection, source, data, capture) -> Document:
+    """Ingest `data` as `source` with the on-commit build run at once (`capture` is
+    django_capture_on_commit_callbacks); the document, READY or the test fails."""
+    with capture(execute=True):
+        document = services.document_ingest(collection=collection, source=source, data=data, filename=source)
+    document.refresh_from_db()
+    assert document.status == Document.Status.READY, document.error
+    return document

@@ -75,7 +75,7 @@ def test_the_sync_api_says_failed_not_queued_when_the_sync_crashed(folder_source
     assert response.json()["state"] == "failed" and "ZeroDivisionError" in response.json()["detail"]
 
 
-def test_a_file_swapped_for_a_fifo_after_listing_fails_without_blocking(folder_source, allowed_root,
+def test_a_file_swapped_for_a_fifo_after_listing_fails_without_blocking(folder_source, allowed_root, monkeypatch,
                                                                          django_capture_on_commit_callbacks):
     fifo = allowed_root / "handbook" / "intro.md"
     listing = folder_kind.list_items
@@ -86,18 +86,15 @@ def test_a_file_swapped_for_a_fifo_after_listing_fails_without_blocking(folder_s
         os.mkfifo(fifo)  # a read of it would wait for a writer for ever
         return folder_kind.Listing(intro_only)
 
-    folder_kind.list_items = listed_then_swapped
-    try:
-        with django_capture_on_commit_callbacks(execute=True):
-            result = source_sync(source_id=folder_source.pk)
-    finally:
-        folder_kind.list_items = listing
+    monkeypatch.setattr(folder_kind, "list_items", listed_then_swapped)
+    with django_capture_on_commit_callbacks(execute=True):
+        result = source_sync(source_id=folder_source.pk)
     assert result.failed == 1 and "not a regular file" in result.failures[0]["reason"]
     assert not Document.objects.exists()
 
 
 def test_a_folder_swapped_for_a_link_out_after_listing_is_not_read(folder_source, allowed_root, tmp_path,
-                                                                    django_capture_on_commit_callbacks):
+                                                                    django_capture_on_commit_callbacks, monkeypatch):
     outside = tmp_path / "outside"
     write(outside / "boats.md", "# Secret\n\nthe database password\n")
     listing = folder_kind.list_items
@@ -110,12 +107,9 @@ def test_a_folder_swapped_for_a_link_out_after_listing_is_not_read(folder_source
         guides.symlink_to(outside)
         return listed
 
-    folder_kind.list_items = listed_then_swapped
-    try:
-        with django_capture_on_commit_callbacks(execute=True):
-            result = source_sync(source_id=folder_source.pk)
-    finally:
-        folder_kind.list_items = listing
+    monkeypatch.setattr(folder_kind, "list_items", listed_then_swapped)
+    with django_capture_on_commit_callbacks(execute=True):
+        result = source_sync(source_id=folder_source.pk)
     assert result.new == 1 and result.failed == 1, result
     assert "link out of the source's folder" in result.failures[0]["reason"]
     assert not Document.objects.filter(text__contains="database password").exists()

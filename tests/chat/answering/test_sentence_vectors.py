@@ -20,7 +20,7 @@ from corpus import services
 from corpus.ingest import embed
 from corpus.models import Chunk, Collection, Document
 from corpus.reembed import services as reembed
-from tests.corpus.ingest_helpers import GUIDE_V1, GUIDE_V2, eager_media, long_markdown  # noqa: F401
+from tests.corpus.ingest_helpers import GUIDE_V1, GUIDE_V2, eager_media, ingest, long_markdown  # noqa: F401
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_media")]
 
@@ -34,14 +34,6 @@ NEW_MODEL = "test-minilm-256-sentences"
 def collection() -> Collection:
     return Collection.objects.create(slug="garden", name="Garden", chunk_size=32, chunk_overlap=0,
                                      embedding_mode=Collection.EmbeddingMode.PLAIN, is_public=True)
-
-
-def ingest(collection, source, data, capture) -> Document:
-    with capture(execute=True):
-        document = services.document_ingest(collection=collection, source=source, data=data, filename=source)
-    document.refresh_from_db()
-    assert document.status == Document.Status.READY, document.error
-    return document
 
 
 def rows_of(document: Document, model: str | None = None) -> dict[bytes, np.ndarray]:

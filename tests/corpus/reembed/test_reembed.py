@@ -16,12 +16,11 @@ from django.core.management import call_command
 from django.db import connection
 
 from chat.retrieval.search import search
-from corpus import services
 from corpus.ingest import embed
 from corpus.models import Chunk, ChunkVector, Collection, Document, ReembedStatus
 from corpus.reembed import services as reembed
 from corpus.reembed import store
-from tests.corpus.ingest_helpers import GUIDE_V1, GUIDE_V2, eager_media  # noqa: F401
+from tests.corpus.ingest_helpers import GUIDE_V1, GUIDE_V2, eager_media, ingest  # noqa: F401
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_media")]
 
@@ -57,14 +56,6 @@ def garden(django_capture_on_commit_callbacks) -> Collection:
     for source, data in (("guide.md", GUIDE_V1), ("peppers.md", GUIDE_V2), ("shed.md", NOTES)):
         ingest(collection, source, data, django_capture_on_commit_callbacks)
     return collection
-
-
-def ingest(collection, source, data, capture) -> Document:
-    with capture(execute=True):
-        document = services.document_ingest(collection=collection, source=source, data=data, filename=source)
-    document.refresh_from_db()
-    assert document.status == Document.Status.READY, document.error
-    return document
 
 
 def _cosine(a, b) -> float:
