@@ -2,18 +2,28 @@
 running the scheduler too (Celery beat: sources' scheduled syncs; beat_options) and the web server
 (gunicorn); Ctrl-C stops all of them.
 
+One process tree (docs/scaling.md, "Memory"): this process sets up Django, imports the URLconf and
+loads the embedding model once (ragweb.wsgi, corpus.ingest.embed.load_before_fork: no forward pass,
+gc.freeze()), then forks, without exec, the web server (gunicorn's own runner with web_args) and the
+Celery worker (worker_args + beat_options) as its children: their workers, pool processes and
+scheduler all share its copy of torch and the model. Before each fork it holds no database
+connection and runs no other thread (a lock or a socket held at fork time would be copied half-used).
+Each child names itself (ragweb.process_name: ragweb-web, ragweb-worker; this process ragweb-run) so
+`ps` tells them apart: their command lines are all this script's.
+
 The worker (with its scheduler) and the web server are supervised: one that dies (a crash, the OOM killer, `kill -9`)
-is started again, its leftover processes (a worker's pool children) killed first, so `make run`
-keeps serving. A child that keeps exiting on its own right after it starts (a bad setting, say)
-is given up on after a few tries (/healthz then reports the worker down) rather than restarted
-forever; one killed by a signal is always started again. A restarted worker puts
-back in the queue at once the documents its predecessor left in progress (corpus.tasks).
+is forked again from this process (the model is already loaded, so it is back in seconds), its leftover
+processes (a worker's pool children) killed first, so `make run` keeps serving. A child that keeps
+exiting on its own right after it starts (a bad setting, say) is given up on after a few tries
+(/healthz then reports the worker down) rather than restarted forever; one killed by a signal is
+always started again. A restarted worker puts back in the queue at once the documents its predecessor
+left in progress (corpus.tasks). Migrations, the admin account and the demo corpus's ingestion run as
+`manage.py` subprocesses.
 
 gunicorn (ragweb.gunicorn_worker, gthread that reads each request whole before a thread takes it, so
 clients that send slowly hold no thread: WEB_WORKERS processes x WEB_THREADS threads, default 2 x 8, as
 docker-compose) serves many clients at once and keeps database connections (DB_CONN_MAX_AGE, default 600 here).
-Its master loads the embedding model before forking the workers (--preload), and the Celery worker
-loads it before forking its pool: each tree holds one copy (docs/scaling.md, "Memory").
+docker-compose keeps separate containers (web, worker, beat): there each holds its own copy.
 With DATABASE_URL / CELERY_BROKER_URL set, the embedded services are not started.
 
 One run per data folder (var/, or RAGWEB_VAR_DIR): a second `make run` there finds the lock
@@ -24,12 +34,16 @@ already running (`make services-start`, a test run) are left running.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,14 +66,89 @@ def log(message: str) -> None:
     print(f"[make run] {message}", file=sys.stderr, flush=True)
 
 
+class Forked:
+    """A child forked from this process without exec; polled and waited for like subprocess.Popen
+    (returncode negative when a signal killed it)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # reaped elsewhere: its status is lost
+                pid, status = self.pid, 255 << 8
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(str(self.pid), timeout)
+            time.sleep(0.05)
+        return self.returncode
+
+
+def ready_to_fork() -> None:
+    """What the parent must not hand to a forked child: Django's database connections (a socket two
+    processes would talk over at once), closed here, and Python threads (a child gets only the
+    forking thread, and the locks the others held stay locked): none of make run's is running
+    (load_before_fork stops tqdm's), and one that is gets reported. The idle server threads that
+    numpy's and scipy's OpenBLAS start on import stop themselves around a fork (pthread_atfork), as
+    they did in gunicorn's and Celery's forking parents before."""
+    if "django.db" in sys.modules:
+        from django.db import connections
+
+        connections.close_all()
+    others = [thread.name for thread in threading.enumerate() if thread is not threading.main_thread()]
+    if others:
+        log(f"forking with threads running in the parent ({', '.join(others)}); a child may hang on a lock one "
+            "of them held")
+
+
+def fork(target: Callable[[], int | None], *, close: tuple[int, ...] = ()) -> Forked:
+    """Run `target()` in a child forked from this process (it shares this process's memory
+    copy-on-write), in a session of its own so that its own children go with it; its return value
+    (or SystemExit) is the child's exit status. The child closes the file descriptors `close`
+    (the run lock: it is this process's to hold) and never returns into the caller's code."""
+    ready_to_fork()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid:
+        return Forked(pid)
+    code = 1
+    try:
+        os.setsid()
+        for fd in close:
+            os.close(fd)
+        # This process's handlers (SIGTERM raising KeyboardInterrupt) are not the child's.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        code = target() or 0
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
 @dataclass
 class Child:
-    """A supervised process, started in its own process group (so its own children go with it)."""
+    """A supervised child: `target` run in a process forked from this one (fork), in its own
+    process group (so its own children go with it)."""
 
     name: str
-    command: list[str]
-    env: dict[str, str]
-    process: subprocess.Popen | None = None
+    target: Callable[[], int | None]
+    close: tuple[int, ...] = ()
+    process: Forked | None = None
     started_at: float = 0.0
     quick_failures: int = 0
     restart_at: float | None = None
@@ -67,7 +156,7 @@ class Child:
     restarts: int = field(default=0)
 
     def start(self) -> None:
-        self.process = subprocess.Popen(self.command, cwd=ROOT, env=self.env, start_new_session=True)
+        self.process = fork(self.target, close=self.close)
         self.started_at = time.monotonic()
         self.restart_at = None
 
@@ -79,7 +168,11 @@ class Child:
             return
         try:
             os.killpg(self.process.pid, sig)
-        except (ProcessLookupError, PermissionError):
+        except ProcessLookupError:
+            if self.process.poll() is None:  # forked but not yet in a session of its own
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self.process.pid, sig)
+        except PermissionError:
             pass
 
     def stop(self) -> None:
@@ -142,29 +235,83 @@ def describe(code: int | None) -> str:
 WEB_WORKER_CLASS = "ragweb.gunicorn_worker.BufferingThreadWorker"
 
 
+def worker_args() -> list[str]:
+    """The `celery` arguments of make run's worker (the app given apart: `-A ragweb`, or the app itself)."""
+    return ["worker", "--loglevel", "WARNING", "--hostname", "ragweb-run@%h"]
+
+
 def worker_command() -> list[str]:
-    return [PY, "-m", "celery", "-A", "ragweb", "worker", "--loglevel", "WARNING", "--hostname", "ragweb-run@%h"]
+    return [PY, "-m", "celery", "-A", "ragweb", *worker_args()]
 
 
 def beat_options() -> list[str]:
     """The worker's options that run the scheduler (Celery beat: queues the sources whose scheduled
     sync is due) inside it, its schedule file under var/run/.
 
-    Celery forks the scheduler from the worker's main process after that has loaded the model, so it
-    shares those pages rather than holding ~140 MiB of its own as a separate `celery beat` did
-    (docs/scaling.md, "Memory"); it goes and comes back with the worker. There must be one beat
-    only: right for make run's single worker; docker-compose, whose workers scale, keeps a `beat`
-    service of its own."""
+    Celery forks the scheduler from the worker's main process, so it shares the model's pages rather
+    than holding ~140 MiB of its own as a separate `celery beat` did (docs/scaling.md, "Memory"); it
+    goes and comes back with the worker. There must be one beat only: right for make run's single
+    worker; docker-compose, whose workers scale, keeps a `beat` service of its own."""
     return ["--beat", "--schedule", str(var_dir() / "run" / "celerybeat-schedule")]
 
 
-def web_command(port: str) -> list[str]:
-    return [PY, "-m", "gunicorn", "ragweb.wsgi:application", "--bind", f"127.0.0.1:{port}",
+def web_args(port: str) -> list[str]:
+    """gunicorn's arguments for make run's web server (after `gunicorn` on a command line)."""
+    return ["ragweb.wsgi:application", "--bind", f"127.0.0.1:{port}",
             "--worker-class", WEB_WORKER_CLASS, "--workers", os.environ.get("WEB_WORKERS", "2"),
             "--threads", os.environ.get("WEB_THREADS", "8"), "--timeout", "120", "--graceful-timeout", "10",
             "--backlog", "2048", "--no-control-socket",
-            # The master imports the app and loads the model once; the workers it forks share it.
+            # The master imports the app and loads the model before it forks the workers (make run's
+            # forked web server finds both already done by its parent).
             "--preload"]
+
+
+def web_command(port: str) -> list[str]:
+    """The same web server as a command of its own (the harnesses that start gunicorn alone)."""
+    return [PY, "-m", "gunicorn", *web_args(port)]
+
+
+def load_the_app() -> None:
+    """Set up Django in this process, import the URLconf and load the embedding model (ragweb.wsgi:
+    RAGWEB_WARM_UP, prefer_idle_threads, load_before_fork), so that the children forked next share
+    them. No forward pass and no thread: see ready_to_fork."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ragweb.settings")
+    import ragweb.wsgi  # noqa: F401 (what it does on import is the point)
+    from ragweb.memory import limit_malloc_arenas
+    from ragweb.process_name import RUN, set_process_name
+
+    set_process_name(RUN)
+
+    # MALLOC_ARENA_MAX is read when a process starts: this one started before it was set, and its
+    # children inherit its allocator rather than read it again.
+    limit_malloc_arenas(int(os.environ["MALLOC_ARENA_MAX"]))
+
+
+def serve_web(port: str) -> int:
+    """The web server, run by a child forked from make run's process: gunicorn's own runner with
+    web_args, as `gunicorn` would run them (its config file and GUNICORN_CMD_ARGS too). The app module
+    is already imported, so its master loads nothing again and its workers share the parent's model."""
+    from gunicorn.app.wsgiapp import WSGIApplication
+
+    from ragweb.process_name import WEB_SERVER, set_process_name
+
+    set_process_name(WEB_SERVER)
+    sys.argv = ["gunicorn", *web_args(port)]  # gunicorn reads its options from there
+    WSGIApplication("%(prog)s [OPTIONS] [APP_MODULE]", prog="gunicorn").run()
+    return 0
+
+
+def run_worker() -> int:
+    """The Celery worker and its scheduler, run by a child forked from make run's process: the
+    `celery worker` command with worker_args + beat_options. Its worker_init hooks (ragweb.celery)
+    run here as in a worker of its own."""
+    from ragweb.celery import app
+    from ragweb.process_name import WORKER, set_process_name
+
+    set_process_name(WORKER)
+    return app.start(argv=[*worker_args(), *beat_options()]) or 0
 
 
 def var_dir() -> Path:
@@ -210,11 +357,11 @@ def main() -> int:
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     # Ctrl-C: also when started from a shell that ignores SIGINT for background jobs.
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    env = dict(os.environ)
-    env.setdefault("DB_CONN_MAX_AGE", "600")
+    # Set here: the manage.py subprocesses and the forked children inherit it.
+    os.environ.setdefault("DB_CONN_MAX_AGE", "600")
     # glibc gives each thread that allocates its own malloc arena (up to 8 per core); the web workers'
     # threads then each keep the peak of the largest request they served. Two arenas bound that.
-    env.setdefault("MALLOC_ARENA_MAX", "2")
+    os.environ.setdefault("MALLOC_ARENA_MAX", "2")
     lock = acquire_lock(var_dir())
     if lock is None:
         log(f"another `make run` (pid {_holder(var_dir())}) is using {var_dir()}; not starting a second one "
@@ -228,8 +375,10 @@ def main() -> int:
             subprocess.run([PY, "scripts/services.py", "start"], cwd=ROOT, check=True)
         manage("migrate", "--noinput", "-v", "0")
         manage("ensure_admin")
-        worker = Child("worker", worker_command() + beat_options(), env)
-        web = Child("web server", web_command(port), env)
+        load_the_app()
+        keep = (lock.fileno(),)  # the run lock is this process's: a child that outlives it must not hold it
+        worker = Child("worker", run_worker, keep)
+        web = Child("web server", lambda: serve_web(port), keep)
         children = [worker, web]
         worker.start()
         # Queued after the worker starts; ingestion is watched in the admin and the chat page.

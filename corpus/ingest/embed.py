@@ -109,11 +109,19 @@ def load_before_fork() -> None:
     --preload, Celery's prefork parent), so that they share its memory instead of each loading a
     copy. Nothing is encoded here: the first forward pass starts torch's OpenMP threads, and a
     child forked after that hangs in its own first parallel region (pytorch#17199; checked on this
-    machine: load-only parents' children embed, an encoding parent's hang). gc.freeze() keeps the
-    objects loaded so far out of the children's garbage collections, which would otherwise write
+    machine: load-only parents' children embed, an encoding parent's hang). Nor is a Python thread
+    left running: the progress bar shown while the weights load would start tqdm's monitor thread,
+    and a child gets only the forking thread (with whatever locks the others held). gc.freeze() keeps
+    the objects loaded so far out of the children's garbage collections, which would otherwise write
     to (and so copy) every page holding one."""
     import gc
 
+    from tqdm import tqdm
+
+    tqdm.monitor_interval = 0  # no monitor thread for the loading's progress bar
+    if tqdm.monitor is not None:  # one started before (another bar): stopped and joined
+        tqdm.monitor.exit()
+        tqdm.monitor = None
     get_model()
     gc.collect()
     gc.freeze()

@@ -201,9 +201,11 @@ class App:
 
     def worker(self) -> psutil.Process | None:
         """The Celery worker's main process (its pool process is its child)."""
+        from ragweb.process_name import WORKER
+
         for child in self.run_process().children():
             with contextlib.suppress(psutil.Error):
-                if "celery" in child.cmdline() and "worker" in child.cmdline():
+                if child.name() == WORKER:
                     return child
         return None
 
@@ -220,9 +222,11 @@ class App:
         return pool
 
     def web_processes(self) -> list[psutil.Process]:
+        from ragweb.process_name import WEB_SERVER
+
         for child in self.run_process().children():
             with contextlib.suppress(psutil.Error):
-                if "gunicorn" in " ".join(child.cmdline()):
+                if child.name() == WEB_SERVER:
                     return [child, *child.children()]
         return []
 

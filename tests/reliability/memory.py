@@ -1,5 +1,6 @@
-"""Memory of the app's own processes (the web server's master and workers, the Celery worker, its
-pool and the scheduler it forks; not Postgres or Redis), read from /proc.
+"""Memory of the app's own processes (make run's parent, which loads the model and forks the rest;
+the web server's master and workers, the Celery worker, its pool and the scheduler it forks; not
+Postgres or Redis), read from /proc.
 
 Two measures per process: RSS (resident pages, each shared page counted in every process that maps
 it) and PSS from /proc/PID/smaps_rollup (a page shared by n processes counts 1/n in each, so the sum
@@ -17,13 +18,14 @@ from pathlib import Path
 import psutil
 
 from ragweb.celery import SCHEDULER_NAME
+from ragweb.process_name import WEB_SERVER, WORKER
 
 MB = 1024 ** 2
 
 
 @dataclass(frozen=True)
 class ProcessMemory:
-    role: str  # "web master", "web worker", "celery worker", "celery pool", "scheduler"
+    role: str  # "make run", "web master", "web worker", "celery worker", "celery pool", "scheduler"
     pid: int
     rss: int  # bytes
     pss: int  # bytes
@@ -43,22 +45,19 @@ def read_memory(pid: int) -> tuple[int, int]:
 
 
 def _role(process: psutil.Process, parent_role: str | None) -> str | None:
-    command = " ".join(process.cmdline())
     if parent_role is not None:  # a child of a process already named: its worker, pool process or scheduler
         if parent_role == "celery worker" and process.name() == SCHEDULER_NAME:  # forked by `worker --beat`
             return "scheduler"
         return {"web master": "web worker", "celery worker": "celery pool"}.get(parent_role, parent_role)
-    if "gunicorn" in command:
-        return "web master"
-    if "celery" in command:
-        return "celery worker"
-    return None  # not the app's (a manage.py command of the run, a service)
+    # make run's children are forked without exec: their command line is the parent's, their name their own.
+    return {WEB_SERVER: "web master", WORKER: "celery worker"}.get(process.name())  # None: not the app's
 
 
 def app_processes(supervisor: psutil.Process) -> list[tuple[str, psutil.Process]]:
-    """(role, process) of the app processes under `supervisor` (scripts/run.py): its web and worker
-    children and their children (web workers; the Celery pool and scheduler)."""
-    found: list[tuple[str, psutil.Process]] = []
+    """(role, process) of the app processes of make run's process `supervisor` (scripts/run.py):
+    itself (it holds the model its children share), its web and worker children and their children
+    (web workers; the Celery pool and scheduler). A manage.py subprocess of the run is not the app's."""
+    found: list[tuple[str, psutil.Process]] = [("make run", supervisor)]
     for child in supervisor.children():
         with contextlib.suppress(psutil.Error):
             role = _role(child, None)

@@ -12,24 +12,26 @@ import time
 import psutil
 
 from ragweb.celery import SCHEDULER_NAME
+from ragweb.process_name import WEB_SERVER, WORKER
 from tests.reliability import memory
 
-# A stand-in for scripts/run.py: a "gunicorn" master with one worker, a "celery" worker with one pool
-# process and the scheduler it forks (named as ragweb.celery names it), and a service that is not the
-# app's (its cmdline names neither).
+# A stand-in for scripts/run.py: a parent holding memory, a web server (named as make run names it) with
+# one worker, a Celery worker with one pool process and the scheduler it forks (named as ragweb.celery
+# names it), and a process that is not the app's (a manage.py command of the run: its name is neither).
 SUPERVISOR = r"""
 import subprocess, sys, time
-holder = "import subprocess, sys, time; x = bytearray(20 * 1024 * 1024); "
+held = bytearray(20 * 1024 * 1024)
+holder = "import subprocess, sys, time; from ragweb.process_name import set_process_name; x = bytearray(20 << 20); "
 grandchild = "import time; y = bytearray(10 << 20); time.sleep(120)"
-scheduler = "from ragweb.process_name import set_process_name; set_process_name(NAME); " + grandchild
+scheduler = "from ragweb.process_name import set_process_name; set_process_name(SCHEDULER); " + grandchild
 def spawn(code):
     return f"subprocess.Popen([sys.executable, '-c', {code!r}]); "
-subprocess.Popen([sys.executable, "-c", holder + spawn(grandchild) + "time.sleep(120)", "gunicorn"])
-subprocess.Popen([sys.executable, "-c", holder + spawn(grandchild) + spawn(scheduler) + "time.sleep(120)",
-                  "celery", "worker"])
-subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "redis-server"])
+subprocess.Popen([sys.executable, "-c", holder + "set_process_name(WEB); " + spawn(grandchild) + "time.sleep(120)"])
+subprocess.Popen([sys.executable, "-c", holder + "set_process_name(WORKER); " + spawn(grandchild) + spawn(scheduler)
+                  + "time.sleep(120)"])
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "manage.py", "ingest"])
 time.sleep(120)
-""".replace("NAME", repr(SCHEDULER_NAME))
+""".replace("SCHEDULER", repr(SCHEDULER_NAME)).replace("WEB", repr(WEB_SERVER)).replace("WORKER", repr(WORKER))
 
 
 def names(processes: list[psutil.Process]) -> list[str]:
@@ -56,10 +58,11 @@ def test_it_prints_each_app_process_with_its_role_and_memory():
             time.sleep(0.2)
         time.sleep(1)  # the bytearrays allocated
         found = memory.app_processes(parent)
-        assert sorted(role for role, _ in found) == ["celery pool", "celery worker", "scheduler", "web master",
-                                                     "web worker"]
+        assert sorted(role for role, _ in found) == ["celery pool", "celery worker", "make run", "scheduler",
+                                                     "web master", "web worker"]
+        assert found[0] == ("make run", parent)
         measured = memory.snapshot(found)
-        assert len(measured) == 5
+        assert len(measured) == 6
         assert all(m.rss >= 10 * memory.MB and 0 < m.pss <= m.rss for m in measured)
         assert memory.total_pss(measured) == sum(m.pss for m in measured)
         printed = memory.table("idle", measured)

@@ -1,8 +1,11 @@
-"""`make run` (scripts/run.py): survives its worker being killed, serves with gunicorn, and stops
-everything on Ctrl-C. Runs its own copy (own data folder and ports) so the suite's servers are untouched."""
+"""`make run` (scripts/run.py): one process tree whose parent loads the model once and forks the web
+server and the worker, which share it; survives its worker being killed, serves with gunicorn, and
+stops everything on Ctrl-C. Runs its own copy (own data folder and ports) so the suite's servers are
+untouched."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -14,10 +17,12 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import numpy as np
 import psutil
 import pytest
 
 from ragweb.celery import SCHEDULER_NAME
+from ragweb.process_name import RUN, WEB_SERVER, WORKER
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,23 +56,24 @@ def health(port: int) -> dict | None:
 
 def celery_main(run: psutil.Process) -> psutil.Process | None:
     for child in run.children():
-        if "celery" in child.cmdline() and "worker" in child.cmdline():
-            return child
+        with contextlib.suppress(psutil.Error):
+            if child.name() == WORKER:
+                return child
     return None
 
 
-@pytest.fixture
-def app(tmp_path):
+@contextlib.contextmanager
+def make_run(tmp_path, *, warm_up: str):
     # Under the project (not /tmp) so the unprivileged postgres user can traverse it like var/.
     var = ROOT / "var" / f"test-run-{os.getpid()}"
     ports = {"PORT": free_port(), "RAGWEB_PG_PORT": free_port(), "RAGWEB_REDIS_PORT": free_port()}
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "CELERY_", "DJANGO_"))}
-    env.update({k: str(v) for k, v in ports.items()}, RAGWEB_VAR_DIR=str(var), RAGWEB_WARM_UP="0")
+    env.update({k: str(v) for k, v in ports.items()}, RAGWEB_VAR_DIR=str(var), RAGWEB_WARM_UP=warm_up)
     log = tmp_path / "run.log"
     process = subprocess.Popen([sys.executable, "scripts/run.py"], cwd=ROOT, env=env, stdout=log.open("w"),
                                stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        yield process, ports, log
+        yield process, ports, log, env
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGINT)
@@ -80,17 +86,25 @@ def app(tmp_path):
         subprocess.run(["rm", "-rf", str(var)], check=False)
 
 
+@pytest.fixture
+def app(tmp_path):
+    with make_run(tmp_path, warm_up="0") as (process, ports, log, _env):
+        yield process, ports, log
+
+
 @pytest.mark.slow
 def test_make_run_survives_its_worker_dying_and_ctrl_c_stops_everything(app):
     process, ports, log = app
     port = ports["PORT"]
     wait_for(lambda: (health(port) or {}).get("code") == 200, 300, f"a healthy app (log: {log})")
     run = psutil.Process(process.pid)
-    web = [c for c in run.children() if "gunicorn" in " ".join(c.cmdline())]
-    assert web, "served by gunicorn"
+    assert run.name() == RUN
+    # Forked, not started: its two children run this script's code, named after their roles; no
+    # scheduler process of its own (the worker's runs it).
+    assert sorted(c.name() for c in run.children()) == [WEB_SERVER, WORKER]
+    assert all(c.cmdline() == run.cmdline() for c in run.children())
+    assert f"Listening at: http://127.0.0.1:{port}" in log.read_text(), "served by gunicorn"
     worker = celery_main(run)
-    assert "--beat" in worker.cmdline(), "the worker runs the scheduler (celery beat) too"
-    assert not any("beat" in c.cmdline() for c in run.children()), "no scheduler process of its own"
     wait_for(lambda: sorted(c.name() == SCHEDULER_NAME for c in worker.children()) == [False, False, True], 60,
              "the worker's three children: its two pool processes (WORKER_CONCURRENCY) and the scheduler")
     schedule = ROOT / "var" / f"test-run-{os.getpid()}" / "run"  # the app fixture's data folder
@@ -131,7 +145,7 @@ def load_run_module():
 
 def test_a_child_exiting_on_its_own_right_after_start_is_given_up_after_five_tries():
     run = load_run_module()
-    child = run.Child("worker", [sys.executable, "-c", "raise SystemExit(3)"], dict(os.environ))
+    child = run.Child("worker", lambda: 3)  # forked: exits at once with status 3
     child.start()
     for _ in range(20):
         child.process.wait()
@@ -141,11 +155,23 @@ def test_a_child_exiting_on_its_own_right_after_start_is_given_up_after_five_tri
         child.check(time.monotonic() + 60)  # the restart's time has come
 
     assert child.given_up and child.quick_failures == run.MAX_QUICK_FAILURES and child.restarts == 4
+    assert child.process.returncode == 3
+
+
+def test_a_forked_child_exits_with_its_targets_status_and_never_returns_into_the_parent():
+    run = load_run_module()
+    assert run.fork(lambda: None).wait(timeout=30) == 0
+    assert run.fork(lambda: sys.exit(4)).wait(timeout=30) == 4
+    assert run.fork(lambda: 1 / 0).wait(timeout=30) == 1  # the traceback printed, the parent's code not run
+    sleeper = run.fork(lambda: time.sleep(60))
+    assert sleeper.poll() is None
+    os.kill(sleeper.pid, signal.SIGTERM)  # the parent's SIGTERM handler is not the child's
+    assert sleeper.wait(timeout=30) == -signal.SIGTERM
 
 
 def test_a_child_killed_by_a_signal_is_always_started_again():
     run = load_run_module()
-    child = run.Child("worker", [sys.executable, "-c", "import time; time.sleep(60)"], dict(os.environ))
+    child = run.Child("worker", lambda: time.sleep(60))
     child.start()
     try:
         for _ in range(7):  # more than MAX_QUICK_FAILURES kills, each right after a start
@@ -212,3 +238,63 @@ def test_the_worker_runs_the_scheduler_with_its_schedule_file_under_var(monkeypa
     options = run.beat_options()
     assert options[0] == "--beat"
     assert options[options.index("--schedule") + 1] == str(tmp_path / "run" / "celerybeat-schedule")
+
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
+PRESENT, FRAME = 1 << 63, (1 << 55) - 1  # /proc/PID/pagemap: bit 63 page present, bits 0-54 its frame
+
+
+def anonymous_frames(pid: int) -> set[int]:
+    """The physical frames holding process `pid`'s anonymous memory (heap and unnamed mappings: where
+    Python objects and torch's tensors live). Two processes hold the same frame only when one forked
+    the other's ancestor after writing it (copy-on-write), never by loading the same files."""
+    frames: set[int] = set()
+    mappings = Path(f"/proc/{pid}/maps").read_text().splitlines()
+    with open(f"/proc/{pid}/pagemap", "rb") as pagemap:
+        for line in mappings:
+            fields = line.split()
+            if len(fields) > 5 and fields[5] != "[heap]":
+                continue  # a file (libraries, the model's files), the stack, vdso
+            start, end = (int(address, 16) for address in fields[0].split("-"))
+            pagemap.seek(start // PAGE * 8)
+            entries = np.frombuffer(pagemap.read((end - start) // PAGE * 8), dtype="<u8")
+            present = entries[(entries & np.uint64(PRESENT)) != 0] & np.uint64(FRAME)
+            frames.update(int(frame) for frame in present[present != 0])
+    return frames
+
+
+@pytest.mark.slow
+def test_the_web_workers_and_the_pool_processes_share_the_parents_model(tmp_path):
+    with make_run(tmp_path, warm_up="1") as (process, ports, log, env):
+        port = ports["PORT"]
+        wait_for(lambda: (health(port) or {}).get("code") == 200, 300, f"a healthy app (log: {log})")
+        run = psutil.Process(process.pid)
+        assert "libtorch_cpu" in Path(f"/proc/{run.pid}/maps").read_text(), "the parent loaded torch"
+        web = next(c for c in run.children() if c.name() == WEB_SERVER)
+        worker = celery_main(run)
+        web_workers = wait_for(lambda: len(web.children()) == 2 and web.children(), 60, "two web workers")
+        pool = wait_for(lambda: [c for c in worker.children() if c.name() != SCHEDULER_NAME] or None, 60,
+                        "the pool processes")
+        # One copy: what the parent loaded sits in the same physical pages in a web worker and a pool
+        # process (two trees that each loaded the model share none of these: ~0 MiB in common).
+        parent, served, built = (anonymous_frames(p.pid) for p in (run, web_workers[0], pool[0]))
+        shared_mib = len(parent & served & built) * PAGE / 2 ** 20
+        assert shared_mib >= 150, f"{shared_mib:.0f} MiB shared"
+        assert "forking with threads running" not in log.read_text()
+
+        # Both embed after the fork (no torch hang): the pool builds the demo corpus, a web worker
+        # embeds the question and finds it.
+        token = subprocess.run([sys.executable, "manage.py", "drf_create_token", "admin"], cwd=ROOT, env=env,
+                               capture_output=True, text=True, check=True).stdout.split()[2]
+
+        def search() -> list | None:
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{port}/api/search/", method="POST",
+                data=json.dumps({"query": "How do I change the embedding model?", "collection": "demo"}).encode(),
+                headers={"Authorization": f"Token {token}", "Content-Type": "application/json"})
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return json.loads(response.read())["chunks"] or None
+
+        chunks = wait_for(search, 240, "the demo corpus to be searchable")
+        assert "EMBEDDING_MODEL" in " ".join(chunk["text"] for chunk in chunks)
+        assert len(web.children()) == 2 and worker.is_running()
