@@ -1,5 +1,7 @@
-"""The model is loaded once before forking (gunicorn --preload, Celery's prefork parent), and the
-processes forked after that embed: no torch deadlock, the master's model really shared."""
+"""The model is loaded once before forking (make run's parent, gunicorn --preload, Celery's prefork
+parent), and the processes forked after that embed: no torch deadlock, no thread left running, the
+master's model really shared. make run's one tree (its web workers and pool processes sharing the
+parent's pages) is tested in tests/scripts/test_run.py."""
 
 from __future__ import annotations
 
@@ -41,6 +43,24 @@ def test_processes_forked_after_the_model_is_loaded_embed_on_several_threads():
     done = subprocess.run([sys.executable, "-c", FORK_AFTER_LOAD], cwd=ROOT, capture_output=True, text=True,
                           timeout=240, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+LOAD_THEN_COUNT_THREADS = """
+import os, threading
+os.environ["DJANGO_SETTINGS_MODULE"] = "ragweb.settings"
+import django; django.setup()
+from corpus.ingest.embed import load_before_fork
+load_before_fork()
+print(threading.active_count())
+"""
+
+
+def test_loading_the_model_before_forking_leaves_no_thread_running():
+    # The weights' progress bar would leave tqdm's monitor thread running in the forking parent.
+    done = subprocess.run([sys.executable, "-c", LOAD_THEN_COUNT_THREADS], cwd=ROOT, capture_output=True, text=True,
+                          timeout=240, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[-1] == "1"
 
 
 def _free_port() -> int:
