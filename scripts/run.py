@@ -375,7 +375,11 @@ def main() -> int:
             subprocess.run([PY, "scripts/services.py", "start"], cwd=ROOT, check=True)
         manage("migrate", "--noinput", "-v", "0")
         manage("ensure_admin")
-        load_the_app()
+        try:
+            load_the_app()
+        except Exception as error:  # noqa: BLE001 - ImproperlyConfigured (EMBEDDING_MODEL), a broken install
+            log(f"stopping: loading the app and its model failed: {type(error).__name__}: {error}")
+            return 1
         keep = (lock.fileno(),)  # the run lock is this process's: a child that outlives it must not hold it
         worker = Child("worker", run_worker, keep)
         web = Child("web server", lambda: serve_web(port), keep)

@@ -232,6 +232,16 @@ def test_a_run_stops_only_the_services_it_started(own_services):
     assert script("scripts/services.py", "status").returncode == 0  # started before it: left alone
 
 
+def test_a_model_that_cannot_be_loaded_stops_the_run_with_a_message(own_services):
+    var, script = own_services
+    failed = script("scripts/run.py", RAGWEB_WARM_UP="1", EMBEDDING_MODEL=str(var / "no-such-model"))
+    assert failed.returncode == 1
+    assert "stopping: loading the app and its model failed: ImproperlyConfigured: EMBEDDING_MODEL must be" \
+        in failed.stderr
+    assert "Traceback" not in failed.stderr
+    assert script("scripts/services.py", "status").returncode == 1  # it started them, it stopped them
+
+
 def test_the_worker_runs_the_scheduler_with_its_schedule_file_under_var(monkeypatch, tmp_path):
     run = load_run_module()
     monkeypatch.setenv("RAGWEB_VAR_DIR", str(tmp_path))
