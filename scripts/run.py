@@ -40,15 +40,17 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
+if str(ROOT) not in sys.path:  # run as `python scripts/run.py`: the project's packages
+    sys.path.insert(0, str(ROOT))
+
+from ragweb import forking  # noqa: E402
 
 # A child that dies within this many seconds of starting counts as a quick failure; after
 # MAX_QUICK_FAILURES of them in a row it is not started again.
@@ -66,89 +68,15 @@ def log(message: str) -> None:
     print(f"[make run] {message}", file=sys.stderr, flush=True)
 
 
-class Forked:
-    """A child forked from this process without exec; polled and waited for like subprocess.Popen
-    (returncode negative when a signal killed it)."""
-
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
-        self.returncode: int | None = None
-
-    def poll(self) -> int | None:
-        if self.returncode is None:
-            try:
-                pid, status = os.waitpid(self.pid, os.WNOHANG)
-            except ChildProcessError:  # reaped elsewhere: its status is lost
-                pid, status = self.pid, 255 << 8
-            if pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
-
-    def wait(self, timeout: float | None = None) -> int:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while self.poll() is None:
-            if deadline is not None and time.monotonic() >= deadline:
-                raise subprocess.TimeoutExpired(str(self.pid), timeout)
-            time.sleep(0.05)
-        return self.returncode
-
-
-def ready_to_fork() -> None:
-    """What the parent must not hand to a forked child: Django's database connections (a socket two
-    processes would talk over at once), closed here, and Python threads (a child gets only the
-    forking thread, and the locks the others held stay locked): none of make run's is running
-    (load_before_fork stops tqdm's), and one that is gets reported. The idle server threads that
-    numpy's and scipy's OpenBLAS start on import stop themselves around a fork (pthread_atfork), as
-    they did in gunicorn's and Celery's forking parents before."""
-    if "django.db" in sys.modules:
-        from django.db import connections
-
-        connections.close_all()
-    others = [thread.name for thread in threading.enumerate() if thread is not threading.main_thread()]
-    if others:
-        log(f"forking with threads running in the parent ({', '.join(others)}); a child may hang on a lock one "
-            "of them held")
-
-
-def fork(target: Callable[[], int | None], *, close: tuple[int, ...] = ()) -> Forked:
-    """Run `target()` in a child forked from this process (it shares this process's memory
-    copy-on-write), in a session of its own so that its own children go with it; its return value
-    (or SystemExit) is the child's exit status. The child closes the file descriptors `close`
-    (the run lock: it is this process's to hold) and never returns into the caller's code."""
-    ready_to_fork()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid:
-        return Forked(pid)
-    code = 1
-    try:
-        os.setsid()
-        for fd in close:
-            os.close(fd)
-        # This process's handlers (SIGTERM raising KeyboardInterrupt) are not the child's.
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        code = target() or 0
-    except SystemExit as exit_:
-        code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
-    except BaseException:
-        traceback.print_exc()
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-
-
 @dataclass
 class Child:
-    """A supervised child: `target` run in a process forked from this one (fork), in its own
-    process group (so its own children go with it)."""
+    """A supervised child: `target` run in a process forked from this one (ragweb.forking), in its
+    own process group (so its own children go with it)."""
 
     name: str
     target: Callable[[], int | None]
     close: tuple[int, ...] = ()
-    process: Forked | None = None
+    process: forking.Forked | None = None
     started_at: float = 0.0
     quick_failures: int = 0
     restart_at: float | None = None
@@ -156,7 +84,7 @@ class Child:
     restarts: int = field(default=0)
 
     def start(self) -> None:
-        self.process = fork(self.target, close=self.close)
+        self.process = forking.fork(self.target, close=self.close)
         self.started_at = time.monotonic()
         self.restart_at = None
 
@@ -274,9 +202,7 @@ def web_command(port: str) -> list[str]:
 def load_the_app() -> None:
     """Set up Django in this process, import the URLconf and load the embedding model (ragweb.wsgi:
     RAGWEB_WARM_UP, prefer_idle_threads, load_before_fork), so that the children forked next share
-    them. No forward pass and no thread: see ready_to_fork."""
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
+    them. No forward pass and no thread: see ragweb.forking.ready_to_fork."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ragweb.settings")
     import ragweb.wsgi  # noqa: F401 (what it does on import is the point)
     from ragweb.memory import limit_malloc_arenas

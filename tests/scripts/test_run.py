@@ -158,17 +158,6 @@ def test_a_child_exiting_on_its_own_right_after_start_is_given_up_after_five_tri
     assert child.process.returncode == 3
 
 
-def test_a_forked_child_exits_with_its_targets_status_and_never_returns_into_the_parent():
-    run = load_run_module()
-    assert run.fork(lambda: None).wait(timeout=30) == 0
-    assert run.fork(lambda: sys.exit(4)).wait(timeout=30) == 4
-    assert run.fork(lambda: 1 / 0).wait(timeout=30) == 1  # the traceback printed, the parent's code not run
-    sleeper = run.fork(lambda: time.sleep(60))
-    assert sleeper.poll() is None
-    os.kill(sleeper.pid, signal.SIGTERM)  # the parent's SIGTERM handler is not the child's
-    assert sleeper.wait(timeout=30) == -signal.SIGTERM
-
-
 def test_a_child_killed_by_a_signal_is_always_started_again():
     run = load_run_module()
     child = run.Child("worker", lambda: time.sleep(60))
