@@ -114,12 +114,13 @@ kw_tail AS MATERIALIZED (
     -- The chunks outside the graph have no postings yet (corpus 0017): every one of the collections'
     -- holding a query lexeme, scored exactly from its tsvector with the same tf, length and
     -- formula the postings would give (few, found through the partial index chunk_graph_tail).
+    -- The query's lexemes are cut out of the tsvector in C (setweight marks them A, `search` holds
+    -- only the default weight D, ts_filter keeps the A's): 2.5-3x faster than unnesting every lexeme.
     SELECT c.id, sum(t.idfs[array_position(t.lexemes, u.lexeme)] * {tail_tf_factor}) AS score
     FROM kw_terms t CROSS JOIN kw_stats s
     CROSS JOIN corpus_chunk c JOIN corpus_document d ON d.id = c.document_id
-    CROSS JOIN LATERAL unnest(c.search) AS u
+    CROSS JOIN LATERAL unnest(ts_filter(setweight(c.search, 'A', t.lexemes), '{{a}}')) AS u
     WHERE NOT c.in_graph AND d.collection_id = ANY(%(collections)s::bigint[]){document_filter}
-      AND u.lexeme = ANY(t.lexemes)
     GROUP BY c.id
 ),
 kw_scored AS (
