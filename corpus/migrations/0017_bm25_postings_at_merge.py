@@ -16,6 +16,11 @@ The BM25 statistics (df, chunk count, total length) stay maintained at publish: 
 beside the postings, and keeping them exact and live is what lets the tail be scored with the
 same IDF and average length as the postings.
 
+The statistics' update trigger keeps 0015's guard (a merge changes nothing they count) but asks it
+as a count: as IF NOT EXISTS it was planned for its first row, a nested loop over both transition
+tables, quadratic in the rows updated (a 20,000-row UPDATE spent 10 minutes in it; a 200-row merge
+batch 40,000 comparisons).
+
 Existing chunks outside the graph lose their postings here (the merge will insert them again),
 under a lock that keeps publishes and merges out meanwhile, so no chunk ends with two sets.
 """
@@ -96,8 +101,43 @@ $fn$;
 ADD_TAIL_POSTINGS = POSTINGS_OF.format(rows="corpus_chunk", condition="NOT r.in_graph")
 
 
+OLD_GUARD = """
+    -- ragweb 0015: nothing keyword search reads changed (e.g. only in_graph): nothing to do.
+    IF NOT EXISTS (SELECT 1 FROM bm25_new_rows n JOIN bm25_old_rows o ON o.id = n.id
+                   WHERE n.search IS DISTINCT FROM o.search OR n.document_id <> o.document_id) THEN
+        RETURN NULL;
+    END IF;"""
+NEW_GUARD = """
+    -- ragweb 0017: nothing keyword search reads changed (e.g. only in_graph): nothing to do. A count,
+    -- not EXISTS, so that the join is planned as a hash join (corpus/migrations/0017).
+    IF (SELECT count(*) FROM bm25_new_rows n JOIN bm25_old_rows o ON o.id = n.id
+        WHERE n.search IS DISTINCT FROM o.search OR n.document_id <> o.document_id) = 0 THEN
+        RETURN NULL;
+    END IF;"""
+
+
+def _replace_stats_guard(schema_editor, old: str, new: str) -> None:
+    with schema_editor.connection.cursor() as cursor:
+        cursor.execute("SELECT prosrc FROM pg_proc WHERE proname = 'bm25_chunks_updated'")
+        row = cursor.fetchone()
+        if row is None or old not in row[0]:
+            return
+        cursor.execute("CREATE OR REPLACE FUNCTION bm25_chunks_updated() RETURNS trigger LANGUAGE plpgsql AS "
+                       f"$fn${row[0].replace(old, new)}$fn$")
+
+
+def count_guard(apps, schema_editor) -> None:
+    _replace_stats_guard(schema_editor, OLD_GUARD, NEW_GUARD)
+
+
+def exists_guard(apps, schema_editor) -> None:
+    _replace_stats_guard(schema_editor, NEW_GUARD, OLD_GUARD)
+
+
 class Migration(migrations.Migration):
     dependencies = [("corpus", "0016_bm25_postings_sorted")]
 
-    operations = [migrations.RunSQL(LOCK + FORWARD_FUNCTIONS + DROP_TAIL_POSTINGS,
-                                    LOCK + BACKWARD_FUNCTIONS + ADD_TAIL_POSTINGS)]
+    operations = [
+        migrations.RunSQL(LOCK + FORWARD_FUNCTIONS + DROP_TAIL_POSTINGS, LOCK + BACKWARD_FUNCTIONS + ADD_TAIL_POSTINGS),
+        migrations.RunPython(count_guard, exists_guard),
+    ]

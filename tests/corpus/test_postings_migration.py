@@ -42,6 +42,8 @@ def test_unmerged_chunks_lose_their_postings_and_the_merge_gives_them_back_once(
         assert len(_rows(POSTINGS)) > len(_rows(IN_GRAPH_LEXEMES)) > 0
         _migrate([])
         assert _rows(POSTINGS) == _rows(IN_GRAPH_LEXEMES)
+        # The statistics' guard is asked as a count (a hash join), not EXISTS (a nested loop).
+        assert "ragweb 0017" in _rows("SELECT prosrc FROM pg_proc WHERE proname = 'bm25_chunks_updated'")[0][0]
         assert graph_merge().merged == 2  # would fail on the primary key had a posting been left twice
         assert _rows(POSTINGS) == _rows(ALL_LEXEMES)
         # And back: with chunks in the tail, 0016 gives them their postings again.
@@ -49,5 +51,6 @@ def test_unmerged_chunks_lose_their_postings_and_the_merge_gives_them_back_once(
         assert _rows(POSTINGS) == _rows(IN_GRAPH_LEXEMES) != _rows(ALL_LEXEMES)
         _migrate([BEFORE])
         assert _rows(POSTINGS) == _rows(ALL_LEXEMES)
+        assert "ragweb 0015" in _rows("SELECT prosrc FROM pg_proc WHERE proname = 'bm25_chunks_updated'")[0][0]
     finally:
         _migrate([])
