@@ -113,7 +113,8 @@ kw_scored_merged AS (
 kw_tail AS MATERIALIZED (
     -- The chunks outside the graph have no postings yet (corpus 0017): every one of the collections'
     -- holding a query lexeme, scored exactly from its tsvector with the same tf, length and
-    -- formula the postings would give (few, found through the partial index chunk_graph_tail).
+    -- formula the postings would give (found through the partial index chunk_graph_tail; each costs
+    -- more than a posting, docs/scaling.md "Publishing": the merge keeps the tail short).
     -- The query's lexemes are cut out of the tsvector in C (setweight marks them A, `search` holds
     -- only the default weight D, ts_filter keeps the A's): 2.5-3x faster than unnesting every lexeme.
     SELECT c.id, sum(t.idfs[array_position(t.lexemes, u.lexeme)] * {tail_tf_factor}) AS score
