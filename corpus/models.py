@@ -10,6 +10,7 @@ from django.db.models import F, Q
 from pgvector.django import HnswIndex, VectorField
 
 from corpus.ingest.parse.base import TEXT_VERSION, page_number
+from corpus.vectors import CompactVectorField
 
 # The text search configuration used for the keyword index and for queries alike.
 SEARCH_CONFIG = "english"
@@ -247,7 +248,7 @@ class Chunk(models.Model):
     context = models.TextField(blank=True, help_text="Header or LLM context used for indexing, never in text.")
     page = models.PositiveIntegerField(null=True, blank=True)
     token_count = models.PositiveIntegerField(default=0, help_text="Model tokens in text.")
-    embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding = CompactVectorField(dimensions=settings.EMBEDDING_DIMENSIONS, null=True, blank=True)
     # Published chunks start outside the HNSW graph (its index is partial, WHERE in_graph), so the
     # publish step pays no graph insert; corpus.graph moves them in later and searches scan the
     # rest exactly (chat/retrieval/vector.py).

@@ -2,7 +2,10 @@
 
 An UPDATE of in_graph is not HOT (the column is in the indexes' predicates): each row gets a new
 version, entered in every index of corpus_chunk, the HNSW graph included (that insert is the work
-taken out of the publish step). The BM25 update triggers return at once on it (migration 0015).
+taken out of the publish step). The same UPDATE gives the batch its BM25 postings (the postings
+trigger, corpus 0017: a chunk has postings exactly when it is in the graph, also work taken out of
+the publish step), inserted in the impact index's order; the statistics trigger returns at once
+(corpus 0015: they were counted at publish).
 Safe to run twice and side by side: one merger at a time (a session advisory lock), rows claimed
 with FOR UPDATE SKIP LOCKED, a chunk deleted meanwhile is simply not there.
 """

@@ -8,6 +8,7 @@ from django.db import connection, transaction
 
 from chat.retrieval import tuning
 from chat.retrieval.candidates import fetch_candidates
+from corpus.graph.merge import graph_merge
 from corpus.models import Chunk, Collection
 from tests.chat.factories import make_collection, make_document, random_unit_vectors
 
@@ -74,9 +75,11 @@ def _expected_stats() -> tuple[dict, dict]:
 
 
 def _expected_postings() -> set[tuple]:
+    """The chunks in the HNSW graph have postings; the tail's come with the merge (corpus 0017)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT c.id, d.collection_id, u.lexeme, array_length(u.positions, 1), length(c.search) "
-                       "FROM corpus_chunk c JOIN corpus_document d ON d.id = c.document_id, unnest(c.search) u")
+                       "FROM corpus_chunk c JOIN corpus_document d ON d.id = c.document_id, unnest(c.search) u "
+                       "WHERE c.in_graph")
         return set(cursor.fetchall())
 
 
@@ -168,12 +171,20 @@ def test_query_syntax_characters_are_plain_words(query):
     assert set(scores) == expected
 
 
+def _assert_exact_before_and_after_the_merge() -> None:
+    assert _stored_stats() == _expected_stats()
+    assert _stored_postings() == _expected_postings()
+    graph_merge()
+    assert _stored_stats() == _expected_stats()
+    assert _stored_postings() == _expected_postings()
+    assert Chunk.objects.filter(in_graph=False).count() == 0
+
+
 def test_statistics_and_postings_stay_exact_through_insert_replace_update_and_delete():
     one, two = make_collection("one"), make_collection("two")
     doc = make_document(one, "a.txt", CORPUS[:3])
     make_document(two, "b.txt", CORPUS[3:])
-    assert _stored_stats() == _expected_stats()
-    assert _stored_postings() == _expected_postings()
+    _assert_exact_before_and_after_the_merge()
 
     # Replace a document's chunks the way the pipeline does: delete + bulk insert, one transaction.
     with transaction.atomic():
@@ -181,19 +192,16 @@ def test_statistics_and_postings_stay_exact_through_insert_replace_update_and_de
         Chunk.objects.bulk_create([
             Chunk(document=doc, chunk_index=0, text="Zebras graze.", start=0, end=13),
             Chunk(document=doc, chunk_index=1, text=" A fox watches zebras.", start=13, end=35)])
-    assert _stored_stats() == _expected_stats()
-    assert _stored_postings() == _expected_postings()
+    _assert_exact_before_and_after_the_merge()
     assert document_frequencies(one.id)["zebra"] == 2
     assert "dog" not in document_frequencies(one.id)  # a lexeme gone from every chunk leaves no row
 
     Chunk.objects.filter(document=doc, chunk_index=0).update(text="Lions roar.", context="Savanna")
-    assert _stored_stats() == _expected_stats()
-    assert _stored_postings() == _expected_postings()
+    _assert_exact_before_and_after_the_merge()
     assert document_frequencies(one.id)["zebra"] == 1
 
     doc.delete()
-    assert _stored_stats() == _expected_stats()
-    assert _stored_postings() == _expected_postings()
+    _assert_exact_before_and_after_the_merge()
     assert chunk_count(one.id) == 0
     assert chunk_count(two.id) == 2
 
@@ -223,6 +231,7 @@ def test_postings_cut_per_term_still_score_exactly(monkeypatch):
     monkeypatch.setattr(tuning, "BM25_TERM_POSTINGS", 1)  # the first pass reads one posting per query lexeme
     col = make_collection("animals")
     make_document(col, "a.txt", CORPUS, embeddings=random_unit_vectors(len(CORPUS)))
+    graph_merge()  # the first pass reads postings: the tail's chunks are all scored exactly
     query = "fox barks"  # "bark" is in one chunk; "fox" in three, most often in the second
     reference = _reference_bm25([col], query, 1.2, 0.75)
     scores, _ = _keyword_scores([col], query)
@@ -249,6 +258,7 @@ def test_each_collection_searched_reads_its_own_best_postings(monkeypatch):
     make_document(large, "a.txt", [f"apple {i}. " for i in range(30)])
     make_document(small, "b.txt", ["apple orchards bloom white in spring. ", "green apple tree leaves fall. ",
                                    "cider pressed from an apple harvest. ", "an apple a day keeps doctors away. "])
+    graph_merge()  # the budget is the postings' (the tail's chunks are all scored)
     scores, _ = _keyword_scores([large, small], "apple")
     found = Chunk.objects.filter(id__in=scores)
     assert sorted(found.values_list("document__collection__slug", flat=True)) == ["large"] * 4 + ["small"] * 4
@@ -261,6 +271,7 @@ def test_beyond_four_collections_the_posting_budget_is_shared_evenly(monkeypatch
     collections = [make_collection(f"c{n}") for n in range(6)]
     for n, col in enumerate(collections):
         make_document(col, f"{n}.txt", ["apple pie. ", "apple tart recipe. ", "an apple a day keeps doctors away. "])
+    graph_merge()
     scores, _ = _keyword_scores(collections, "apple")
     per_collection = Chunk.objects.filter(id__in=scores).values_list("document__collection__slug", flat=True)
     assert sorted(per_collection) == sorted([col.slug for col in collections] * 2)

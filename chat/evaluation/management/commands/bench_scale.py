@@ -7,9 +7,9 @@ embeddings) beside the real collection to each size in turn, and at each size pr
 
 - the build: rows loaded with COPY (the indexes dropped and built after the load, in parallel,
   with a large maintenance_work_mem), seconds and disk per 100,000 chunks;
-- publishing: the ingestion pipeline's own publish step (insert with BM25 maintenance; the HNSW
-  insert is left to the graph merge, corpus/graph/) of fresh documents into the full table, in
-  chunks per second, and the graph merge of what was published, timed apart;
+- publishing: the ingestion pipeline's own publish step (insert with the BM25 statistics; the HNSW
+  insert and the BM25 postings are left to the graph merge, corpus/graph/) of fresh documents into
+  the full table, in chunks per second, and the graph merge of what was published, timed apart;
 - hybrid, vector and keyword search latency p50/p95/p99/max, one client and 10 concurrent;
 - HNSW recall@10 against exact search, over the whole table and within the small collection
   (--small-share of the chunks: the iterative filtered scan);
@@ -22,7 +22,8 @@ benchmarks, never on one serving users. Figures come from this command, never fr
 --publish-only measures only the publish rate at the table's current size (nothing grown, nothing
 searched, no --queries needed): 1 and 2 publishers, --rounds times in turn so a busy machine's
 drift falls on both, with the table size, shared_buffers and the load average; with --tail-search,
-the hybrid and vector search latency over the big collection with that many chunks outside the graph.
+the hybrid, vector and keyword search latency over the big collection with that many chunks outside the
+graph (both sides scan those exactly: the vector side's vec_tail, the keyword side's kw_tail).
 """
 
 from __future__ import annotations
@@ -390,7 +391,7 @@ class Command(BaseCommand):
         return PublishRun(chunks / elapsed, tail, merged.merged / merged.seconds if merged.merged else 0.0)
 
     def _tail_search(self, real, big, bases, rng, tails: list[int]) -> None:
-        """Search latency (hybrid and vector, one client) over the big collection with `tails`
+        """Search latency (hybrid, vector and keyword, one client) over the big collection with `tails`
         chunks published outside the graph; the tail's documents are deleted afterwards."""
         questions = [bases.recombine(int(i), rng) for i in rng.integers(len(bases.vectors), size=TAIL_QUESTIONS)]
         search(query="warm up", collections=Collection.objects.filter(pk=big.pk), k=10)
@@ -405,7 +406,7 @@ class Command(BaseCommand):
                     published += [d for d, _ in pairs]
                 with connection.cursor() as cursor:
                     cursor.execute("ANALYZE corpus_chunk")
-                for mode in ("hybrid", "vector"):
+                for mode in MODES:
                     latencies, _, _ = self._run(questions, Collection.objects.filter(pk=big.pk), mode, 1)
                     self.stdout.write(f"{graph_tail_size():7,} {mode:8} {percentile(latencies, 50):8.1f} "
                                       f"{percentile(latencies, 95):8.1f} {max(latencies):8.1f}")
