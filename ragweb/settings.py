@@ -232,15 +232,19 @@ FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 
 # Celery. Tasks ack late, so a killed worker's task is redelivered; Redis redelivers an
 # unacked task only after visibility_timeout, so keep it short (seconds) and tasks idempotent.
-CELERY_BROKER_URL = env_url("CELERY_BROKER_URL", f"redis://127.0.0.1:{_redis_port}/0",
+# The embedded Redis's databases: RAGWEB_REDIS_DB for the broker, the next for results, the one after for
+# sign-in counts and host pacing. `make run` keeps 0-2; the test run (pyproject's pytest `env`) and
+# `make bench-workers` take their own, so none of them reads or empties another's queue.
+REDIS_DB = env_int("RAGWEB_REDIS_DB", 0, minimum=0, maximum=13)
+CELERY_BROKER_URL = env_url("CELERY_BROKER_URL", f"redis://127.0.0.1:{_redis_port}/{REDIS_DB}",
                             schemes=("redis", "rediss"))
-CELERY_RESULT_BACKEND = env_url("CELERY_RESULT_BACKEND", CELERY_BROKER_URL.rsplit("/", 1)[0] + "/1",
+CELERY_RESULT_BACKEND = env_url("CELERY_RESULT_BACKEND", CELERY_BROKER_URL.rsplit("/", 1)[0] + f"/{REDIS_DB + 1}",
                                 schemes=("redis", "rediss"))
 CELERY_RESULT_EXPIRES = 3600
 
 # Sign-in throttling (accounts/signin.py): failed sign-ins are counted in Redis, shared by every web
 # process; past a limit (per username, per client address) sign-in is refused for LOGIN_LOCKOUT_SECONDS.
-SIGNIN_CACHE_URL = env_url("SIGNIN_CACHE_URL", CELERY_BROKER_URL.rsplit("/", 1)[0] + "/2",
+SIGNIN_CACHE_URL = env_url("SIGNIN_CACHE_URL", CELERY_BROKER_URL.rsplit("/", 1)[0] + f"/{REDIS_DB + 2}",
                            schemes=("redis", "rediss"))
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
@@ -291,7 +295,7 @@ SOURCES_CONNECT_TIMEOUT = env_float("SOURCES_CONNECT_TIMEOUT", 10.0, minimum=0.1
 SOURCES_TIMEOUT = env_float("SOURCES_TIMEOUT", 30.0, minimum=0.1)
 # Seconds between two requests to the same host, shared by every process through Redis.
 SOURCES_HOST_INTERVAL = env_float("SOURCES_HOST_INTERVAL", 1.0, minimum=0.0)
-SOURCES_PACING_URL = env_url("SOURCES_PACING_URL", CELERY_BROKER_URL.rsplit("/", 1)[0] + "/2",
+SOURCES_PACING_URL = env_url("SOURCES_PACING_URL", CELERY_BROKER_URL.rsplit("/", 1)[0] + f"/{REDIS_DB + 2}",
                              schemes=("redis", "rediss"))
 
 # Models.
