@@ -344,8 +344,8 @@ AUDIT_RETENTION_DAYS = env_int("AUDIT_RETENTION_DAYS", 180, minimum=1)
 AUDIT_DETAIL_MAX_CHARS = env_int("AUDIT_DETAIL_MAX_CHARS", 2000, minimum=200, maximum=100_000)
 CELERY_BEAT_SCHEDULE["audit-prune"] = {"task": "audit.prune", "schedule": 24 * 3600}
 # Published chunks outside the HNSW graph (corpus/graph/): each publish queues a merge; this sweep
-# picks up what a crashed worker left (priority 6: corpus.graph.merge.MERGE_PRIORITY).
-CELERY_BEAT_SCHEDULE["graph-merge"] = {"task": "corpus.graph_merge", "schedule": 60.0, "options": {"priority": 6}}
+# picks up what a crashed worker left, at the task's own priority (corpus.graph.merge.MERGE_PRIORITY).
+CELERY_BEAT_SCHEDULE["graph-merge"] = {"task": "corpus.graph_merge", "schedule": 60.0}
 
 # Retrieval: the choices an operator makes. The engine's tuned numbers (BM25 k1/b, fusion shares,
 # relevance calibration, candidate counts) are constants in chat/retrieval/tuning.py.
