@@ -1,5 +1,6 @@
 """corpus 0016 marks out of date the documents built when a long or multi-sentence `#` line was
-still a heading, and only those: their next ingest or sync rebuilds them, the others stay current."""
+still a heading, and 0017 the HTML documents (navigation by class dropped since), and only those:
+their next ingest or sync rebuilds them, the others stay current."""
 
 import importlib
 
@@ -40,3 +41,18 @@ def test_only_documents_with_a_heading_that_is_prose_are_marked_out_of_date():
         document.refresh_from_db()
     assert not prose.is_current() and not long.is_current()
     assert fine.is_current() and plain.is_current()
+
+
+def test_html_documents_are_marked_out_of_date_for_the_navigation_rule():
+    html_migration = importlib.import_module("corpus.migrations.0017_stale_html_documents")
+    collection = make_collection("pages")
+    page = _built(collection, "page.html", "")
+    page.media_type = "text/html"
+    page.save()
+    notes = _built(collection, "notes.md", "")
+
+    html_migration.mark_stale(apps, None)
+
+    page.refresh_from_db()
+    notes.refresh_from_db()
+    assert not page.is_current() and notes.is_current()
