@@ -153,17 +153,18 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
             for document in collection.documents.all():
                 services.document_reingest(document=document)
                 count += 1
-        self.message_user(request, ngettext("Checked %(n)d document; queued if out of date.",
-                                            "Checked %(n)d documents; out-of-date ones are queued.", count) % {"n": count})
+        message = ngettext("Checked %(n)d document; queued if out of date.",
+                           "Checked %(n)d documents; out-of-date ones are queued.", count)
+        self.message_user(request, message % {"n": count})
 
     @admin.action(description="Re-embed the selected collections with the configured embedding model")
     def reembed_collections(self, request: HttpRequest, queryset: QuerySet[Collection]) -> None:
         allowed = [c for c in queryset if permissions.can_reembed(request.user, c)]
         started = sum(services.collection_reembed(collection=c) for c in allowed)
         refused = queryset.count() - len(allowed)
-        self.message_user(request, ngettext("Re-embedding started for %(n)d collection", "Re-embedding started for %(n)d collections",
-                                            started) % {"n": started} + "; the others are already on the configured model or "
-                                   "re-embedding."
+        begun = ngettext("Re-embedding started for %(n)d collection", "Re-embedding started for %(n)d collections",
+                         started) % {"n": started}
+        self.message_user(request, begun + "; the others are already on the configured model or re-embedding."
                           + (f" {refused} refused: only staff who manage a collection may re-embed it." if refused
                              else ""), messages.WARNING if refused else messages.SUCCESS)
 

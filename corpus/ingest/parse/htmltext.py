@@ -5,9 +5,9 @@ A <header>/<footer> inside an <article>, <main> or <section> is kept: there it h
 article's own title, not site furniture. Navigation not marked up as <nav> is dropped too: an
 element of a class that names it (breadcrumbs, menus, texinfo's "nav-panel") and texinfo's
 `<div class="header">` of Next/Previous/Up links (told by their rel), which otherwise leave
-"Next: ..., Up: ... [Contents][Index]" before every section of a manual. A page with more elements than MAX_MARKUP_ELEMENTS is
-refused before lxml builds its tree; libxml2 nests at most 255 levels deep (deeper content is
-dropped), which bounds the recursive walk.
+"Next: ..., Up: ... [Contents][Index]" before every section of a manual. A page with more
+elements than MAX_MARKUP_ELEMENTS is refused before lxml builds its tree; libxml2 nests at most
+255 levels deep (deeper content is dropped), which bounds the recursive walk.
 """
 
 from __future__ import annotations
