@@ -224,17 +224,52 @@ def schemathesis_run(app: App, workdir: Path, *, max_examples: int = 30, max_tim
     for name, selection, budget in (("main", ["--exclude-path-regex", REVOKING], max_time),
                                     ("revoke", ["--include-path-regex", REVOKING], max(30, max_time // 10))):
         _, token = create_user(f"fuzzer-{name}-{int(time.time())}")
-        _api(app, "POST", "/api/collections/", token, {"name": "Fuzz", "slug": f"fuzz-{name}"})
-        _fuzz(app, workdir / name, token, selection, max_examples, budget, result, statuses)
+        config = _fuzzer_data(app, token, f"fuzz-{name}", workdir / name)
+        _fuzz(app, workdir / name, token, ["--config-file", str(config)], selection, max_examples, budget,
+              result, statuses)
     result.notes.insert(0, "responses: " + ", ".join(f"{k} x{v}" for k, v in sorted(statuses.items())))
     return result
 
 
-def _fuzz(app: App, workdir: Path, token: str, selection: list[str], max_examples: int, max_time: int,
-          result: SecurityResult, statuses: dict[int, int]) -> None:
+# Operations on one object, each given an object of the fuzzer's own (a random id is someone else's
+# or nobody's: 403 or 404, never past them; the 2026-11-27 quick run had four document operations
+# answer only 403). Each writing operation gets its own document, so a DELETE does not leave the
+# others only 404s.
+OWN_OBJECTS = {
+    "GET /api/documents/{id}/": "read", "GET /api/documents/{id}/chunks/": "read",
+    "PATCH /api/documents/{id}/": "patch", "POST /api/documents/{id}/move/": "move",
+    "POST /api/documents/{id}/reingest/": "reingest", "DELETE /api/documents/{id}/": "delete",
+    "POST /api/messages/{id}/feedback/": "message", "DELETE /api/messages/{id}/feedback/": "message",
+}
+
+
+def _fuzzer_data(app: App, token: str, slug: str, workdir: Path) -> Path:
+    """The fuzzer's collection, documents and an answered question; a schemathesis config file
+    that points the object operations of OWN_OBJECTS at them."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    _api(app, "POST", "/api/collections/", token, {"name": "Fuzz", "slug": slug})
+    ids = {}
+    for role in ("read", "patch", "move", "reingest", "delete"):
+        _, ids[role], _ = upload(app, token, slug, f"{role}.md", f"# {role}\n\nTomatoes need water.\n".encode())
+    for document_id in ids.values():
+        _wait_document(app, token, document_id)
+    answer = _api(app, "POST", "/api/ask/", token, {"question": "What do tomatoes need?", "collection": slug})
+    ids["message"] = answer.json().get("message")
+    lines = []
+    for name, role in OWN_OBJECTS.items():
+        if ids.get(role):
+            lines += ["[[operations]]", f"include-name = {json.dumps(name)}",
+                      f'parameters = {{ "path.id" = {ids[role]} }}', ""]
+    config = workdir / "schemathesis.toml"
+    config.write_text("\n".join(lines))
+    return config
+
+
+def _fuzz(app: App, workdir: Path, token: str, options: list[str], selection: list[str], max_examples: int,
+          max_time: int, result: SecurityResult, statuses: dict[int, int]) -> None:
     har = workdir / "schemathesis.har"
     workdir.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "schemathesis.cli", "run", f"http://127.0.0.1:{app.port}/api/schema/",
+    command = [sys.executable, "-m", "schemathesis.cli", *options, "run", f"http://127.0.0.1:{app.port}/api/schema/",
                "-H", f"Authorization: Token {token}", "--checks", CHECKS, *selection,
                "--max-examples", str(max_examples), "--max-time", str(max_time), "--seed", "1",
                "--request-timeout", "60", "--report", "har", "--report-har-path", str(har), "--workers", "1",
