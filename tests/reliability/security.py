@@ -240,7 +240,11 @@ OWN_OBJECTS = {
     "PATCH /api/documents/{id}/": "patch", "POST /api/documents/{id}/move/": "move",
     "POST /api/documents/{id}/reingest/": "reingest", "DELETE /api/documents/{id}/": "delete",
     "POST /api/messages/{id}/feedback/": "message", "DELETE /api/messages/{id}/feedback/": "message",
+    "GET /api/sources/{id}/": "source", "PATCH /api/sources/{id}/": "source",
+    "POST /api/sources/{id}/sync/": "source", "DELETE /api/sources/{id}/": "doomed source",
 }
+OWN_COLLECTIONS = {"GET /api/collections/{slug}/": "", "PATCH /api/collections/{slug}/": "",
+                   "DELETE /api/collections/{slug}/": "-doomed"}
 
 
 def _fuzzer_data(app: App, token: str, slug: str, workdir: Path) -> Path:
@@ -255,11 +259,20 @@ def _fuzzer_data(app: App, token: str, slug: str, workdir: Path) -> Path:
         _wait_document(app, token, document_id)
     answer = _api(app, "POST", "/api/ask/", token, {"question": "What do tomatoes need?", "collection": slug})
     ids["message"] = answer.json().get("message")
+    _api(app, "POST", "/api/collections/", token, {"name": "Fuzz doomed", "slug": f"{slug}-doomed"})
+    for role in ("source", "doomed source"):
+        # Nothing is fetched: a sync of this address fails (no public network here), as it may.
+        made = _api(app, "POST", "/api/sources/", token, {"collection": slug, "kind": "url",
+                                                          "url": f"https://example.com/{role.replace(' ', '-')}"})
+        ids[role] = made.json().get("id") if made.status == 201 else None
     lines = []
     for name, role in OWN_OBJECTS.items():
         if ids.get(role):
             lines += ["[[operations]]", f"include-name = {json.dumps(name)}",
                       f'parameters = {{ "path.id" = {ids[role]} }}', ""]
+    for name, suffix in OWN_COLLECTIONS.items():
+        lines += ["[[operations]]", f"include-name = {json.dumps(name)}",
+                  f'parameters = {{ "path.slug" = {json.dumps(slug + suffix)} }}', ""]
     config = workdir / "schemathesis.toml"
     config.write_text("\n".join(lines))
     return config
