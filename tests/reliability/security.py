@@ -210,7 +210,8 @@ def permissions(app: App) -> SecurityResult:
 CHECKS = "not_a_server_error,response_schema_conformance,content_type_conformance,ignored_auth"
 # An operation that revokes the fuzzer's own credentials: GET /api/tokens/ lists the token's id and
 # DELETE /api/tokens/{id}/ then revoked it, so 2,852 of 5,170 requests of the 2026-11-27 run were 401
-# and 12 operations were never exercised past authentication. It runs apart, as a user of its own.
+# and 12 operations were never exercised past authentication. It runs apart, as a user of its own,
+# pointed at a spare token (OWN_OBJECTS) so that it too keeps its credentials.
 REVOKING = "^/api/tokens/\\{id\\}/$"
 
 
@@ -240,6 +241,7 @@ OWN_OBJECTS = {
     "PATCH /api/documents/{id}/": "patch", "POST /api/documents/{id}/move/": "move",
     "POST /api/documents/{id}/reingest/": "reingest", "DELETE /api/documents/{id}/": "delete",
     "POST /api/messages/{id}/feedback/": "message", "DELETE /api/messages/{id}/feedback/": "message",
+    "DELETE /api/tokens/{id}/": "spare token",
     "GET /api/sources/{id}/": "source", "PATCH /api/sources/{id}/": "source",
     "POST /api/sources/{id}/sync/": "source", "DELETE /api/sources/{id}/": "doomed source",
 }
@@ -260,6 +262,8 @@ def _fuzzer_data(app: App, token: str, slug: str, workdir: Path) -> Path:
     answer = _api(app, "POST", "/api/ask/", token, {"question": "What do tomatoes need?", "collection": slug})
     ids["message"] = answer.json().get("message")
     _api(app, "POST", "/api/collections/", token, {"name": "Fuzz doomed", "slug": f"{slug}-doomed"})
+    spare = _api(app, "POST", "/api/tokens/", token, {"name": "spare"})
+    ids["spare token"] = spare.json().get("id") if spare.status == 201 else None
     for role in ("source", "doomed source"):
         # Nothing is fetched: a sync of this address fails (no public network here), as it may.
         made = _api(app, "POST", "/api/sources/", token, {"collection": slug, "kind": "url",
