@@ -5,8 +5,8 @@ starts, and the answer splits it into sentences on its own. A sentence's text as
 where its source starts (its heading is the nearest one inside the source, and a source that starts
 mid-paragraph starts with a fragment), so the texts of a document are those of every window that
 starts at one of its chunks and runs for an answer's budget (CONTEXT_CHARS, extended to the end of
-a paragraph, by at most MAX_PARAGRAPH_RUN, so that no window ends inside a sentence): about 1.6 texts per sentence of the
-document (4.8 per chunk of the Django docs). What a window cut to the budget ends with,
+a paragraph, by at most MAX_PARAGRAPH_RUN, so that no window ends inside a sentence): about 1.6
+texts per sentence of the document (4.8 per chunk of the Django docs). What a window cut to the budget ends with,
 or a parse that differs by chance, is embedded by the answer that meets it and stored then.
 
 document_fill() makes the document's rows exactly its texts for the configured model: rows of
