@@ -163,9 +163,9 @@ STATIC_ROOT = Path(env_str("STATIC_ROOT", str(VAR_DIR / "staticfiles")))
 # app folders when collectstatic has not run (embedded set-up), from STATIC_ROOT in production.
 WHITENOISE_USE_FINDERS = True
 # WhiteNoise reads the files and their sizes at start, so a file edited under a running server would be
-# sent cut to its old size. With DEBUG it looks on each request instead (a file-system check per request,
-# not paid in production); README ("DEBUG") tells self-hosters editing static files to use it or restart.
-WHITENOISE_AUTOREFRESH = DEBUG
+# sent cut to its old size. With DEBUG it looks on each request instead (its WHITENOISE_AUTOREFRESH
+# default: a file-system check per request, not paid in production); README ("DEBUG") tells self-hosters
+# editing static files to use it or restart (tests/ragweb/test_static_files.py).
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
 MEDIA_URL = "media/"
