@@ -119,7 +119,7 @@ bench-scale: install migrate
 # Ingestion with 1 and 2 pinned workers and 1/2/4 shared ones against bare encode (docs/scaling.md).
 # Needs the broker (make services-start) and no other worker running.
 bench-workers: install migrate
-	$(PY) manage.py bench_workers $(BENCH_ARGS)
+	RAGWEB_REDIS_DB=$${RAGWEB_REDIS_DB:-6} $(PY) manage.py bench_workers $(BENCH_ARGS)
 
 bench-ingest: install migrate
 	$(PY) manage.py bench_ingest $(BENCH_ARGS)

@@ -63,6 +63,22 @@ class EventStreamRenderer(BaseRenderer):
         return sse_event("error", data if isinstance(data, dict) else {"detail": data})
 
 
+# One server-sent event as clients (and schemathesis) see it: its name and one line of JSON data.
+SSE_EVENT = {"type": "object", "required": ["event", "data"], "properties": {
+    "event": {"type": "string", "enum": ["start", "token", "done", "error"]},
+    "data": {"type": "string", "description": "The event's JSON: `start` {conversation, message}, `token` "
+                                              "{text}, `done` the JSON response's body, `error` {detail}."}}}
+
+
+def _json_or_events(responses: dict) -> dict:
+    """Each response documented as JSON and, for `Accept: text/event-stream`, as events."""
+    documented = {}
+    for code, response in responses.items():
+        documented[(code, "application/json")] = response
+        documented[(code, "text/event-stream")] = OpenApiResponse(SSE_EVENT, description=response.description)
+    return documented
+
+
 class AskView(APIView):
     read_like = True  # a POST that only reads: read-only tokens may use it (accounts.permissions)
     renderer_classes = [JSONRenderer, EventStreamRenderer]
@@ -70,9 +86,10 @@ class AskView(APIView):
 
     @extend_schema(
         request=AskInput,
-        responses={200: AskOutput, 502: OpenApiResponse(AskOutput, description="The LLM failed; the partial "
-                                                                                "answer, if any, is in `answer`."),
-                   **errors(400, 401, 404, 429)},
+        responses=_json_or_events({
+            200: OpenApiResponse(AskOutput, description="The answer."),
+            502: OpenApiResponse(AskOutput, description="The LLM failed; the partial answer, if any, is in `answer`."),
+            **errors(400, 401, 404, 429)}),
         summary="Answer a question with citations", tags=["ask"],
         description="Nothing found is a 200 with an empty answer and `error` set. With `stream: true` and "
                     "`Accept: text/event-stream` the answer arrives as server-sent events: `start` "

@@ -236,7 +236,9 @@ def _flatten(data, field: str | None = None) -> tuple[str, str | None]:
         if set(data) == {"detail"}:
             return _flatten(data["detail"], field)
         for name, value in data.items():
-            message, param = _flatten(value, name if name != "non_field_errors" else field)
+            # The outermost field names the parameter: a list field's errors are keyed by index (0).
+            named = field if field is not None or name == "non_field_errors" else str(name)
+            message, param = _flatten(value, named)
             prefix = f"{name}: " if name not in {"detail", "non_field_errors"} else ""
             return prefix + message, param
         return "Bad request.", field
@@ -250,10 +252,14 @@ class ErrorOutput(serializers.Serializer):
 
 
 def _validation_error_schema() -> dict:
-    messages = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
+    # A list or nested field's messages are themselves keyed by index or sub-field ({"0": [...]}).
+    messages = {"anyOf": [{"type": "string"}, {"type": "array", "items": {"anyOf": [{"type": "string"},
+                                                                                    {"type": "object"}]}},
+                          {"type": "object"}]}
     return {"type": "object", "additionalProperties": messages,
             "description": "Each field of the request that is wrong (or `non_field_errors` / `detail`) "
-                           "with its messages.", "example": {"query": ["The query is empty."]}}
+                           "with its messages; a list or nested field's messages keyed by index or sub-field.",
+            "example": {"query": ["The query is empty."]}}
 
 
 BAD_REQUEST = OpenApiResponse(_validation_error_schema(), description="Bad input; the messages say why.")

@@ -19,6 +19,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
+from django.utils.translation import ngettext
 
 from corpus import (
     admin_llm,  # noqa: F401  (registers the LLM settings page)
@@ -152,15 +153,18 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
             for document in collection.documents.all():
                 services.document_reingest(document=document)
                 count += 1
-        self.message_user(request, f"Checked {count} document(s); out-of-date ones are queued.")
+        message = ngettext("Checked %(n)d document; queued if out of date.",
+                           "Checked %(n)d documents; out-of-date ones are queued.", count)
+        self.message_user(request, message % {"n": count})
 
     @admin.action(description="Re-embed the selected collections with the configured embedding model")
     def reembed_collections(self, request: HttpRequest, queryset: QuerySet[Collection]) -> None:
         allowed = [c for c in queryset if permissions.can_reembed(request.user, c)]
         started = sum(services.collection_reembed(collection=c) for c in allowed)
         refused = queryset.count() - len(allowed)
-        self.message_user(request, f"Re-embedding started for {started} collection(s); the others are already on "
-                                   "the configured model or re-embedding."
+        begun = ngettext("Re-embedding started for %(n)d collection", "Re-embedding started for %(n)d collections",
+                         started) % {"n": started}
+        self.message_user(request, begun + "; the others are already on the configured model or re-embedding."
                           + (f" {refused} refused: only staff who manage a collection may re-embed it." if refused
                              else ""), messages.WARNING if refused else messages.SUCCESS)
 
@@ -184,9 +188,12 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
                 "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME})
         for collection in manageable:
             services.collection_delete(collection=collection, request=request)
-        self.message_user(request, f"Deleted {len(manageable)} collection(s).")
+        self.message_user(request, ngettext("Deleted %(n)d collection.", "Deleted %(n)d collections.", len(manageable))
+                          % {"n": len(manageable)})
         if refused:
-            self.message_user(request, f"{refused} collection(s) are not yours to delete.", level=messages.WARNING)
+            self.message_user(request, ngettext("%(n)d collection is not yours to delete.",
+                                                "%(n)d collections are not yours to delete.", refused)
+                              % {"n": refused}, level=messages.WARNING)
         return None
 
 
@@ -359,7 +366,8 @@ class DocumentAdmin(_StaffOnly, admin.ModelAdmin):
     def reingest_documents(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
         done = self._for_each_writable(request, queryset,
                                        lambda document: services.document_reingest(document=document, force=True))
-        self.message_user(request, f"Queued {done} document(s) for re-ingestion.")
+        self.message_user(request, ngettext("Queued %(n)d document for re-ingestion.",
+                                            "Queued %(n)d documents for re-ingestion.", done) % {"n": done})
 
     @admin.action(description="Delete the selected documents (chunks and files too)")
     def delete_documents(self, request: HttpRequest, queryset: QuerySet[Document]):
@@ -373,7 +381,7 @@ class DocumentAdmin(_StaffOnly, admin.ModelAdmin):
                 "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME})
         done = self._for_each_writable(request, queryset,
                                        lambda document: services.document_delete(document=document, request=request))
-        self.message_user(request, f"Deleted {done} document(s).")
+        self.message_user(request, ngettext("Deleted %(n)d document.", "Deleted %(n)d documents.", done) % {"n": done})
         return None
 
     @admin.action(description="Move the selected documents to another collection")
@@ -394,8 +402,9 @@ class DocumentAdmin(_StaffOnly, admin.ModelAdmin):
                 clashes.extend(exc.messages)
 
         done = self._for_each_writable(request, queryset, move)
-        self.message_user(request, f"Moved {done - len(clashes)} document(s) to {target.name}; documents "
-                                   "built under other settings are re-ingested.")
+        moved = done - len(clashes)
+        self.message_user(request, ngettext("Moved %(n)d document to %(to)s", "Moved %(n)d documents to %(to)s", moved)
+                          % {"n": moved, "to": target.name} + "; documents built under other settings are re-ingested.")
         for clash in clashes:
             self.message_user(request, clash, level=messages.ERROR)
         return None
@@ -413,7 +422,9 @@ class DocumentAdmin(_StaffOnly, admin.ModelAdmin):
             else:
                 refused += 1
         if refused:
-            self.message_user(request, f"{refused} document(s) are in collections you may not change.",
+            self.message_user(request, ngettext("%(n)d document is in a collection you may not change.",
+                                                "%(n)d documents are in collections you may not change.", refused)
+                              % {"n": refused},
                               level=messages.WARNING)
         return done
 

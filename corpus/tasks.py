@@ -53,15 +53,16 @@ def reembed_collection_task(collection_id: int) -> str:
     return reembed_run(collection_id)
 
 
+# Its priority is the task's own, so every sender (publish, the task itself, beat's sweep) queues it there.
 @shared_task(name="corpus.graph_merge", max_retries=MAX_RETRIES, autoretry_for=pipeline.TRANSIENT_ERRORS,
-             retry_backoff=5, retry_backoff_max=300, retry_jitter=True)
+             retry_backoff=5, retry_backoff_max=300, retry_jitter=True, priority=MERGE_PRIORITY)
 def graph_merge_task() -> int:
     """Move published chunks into the HNSW graph for a while (corpus.graph.merge); queue the rest
     again, at the same low priority, so documents waiting to be built go first. Also run by Celery
     beat (settings.CELERY_BEAT_SCHEDULE), which picks up a tail left by a crash."""
     run = graph_merge()
     if run.left and not run.locked_out:  # a merger locked out leaves the rest to the one running
-        graph_merge_task.apply_async(priority=MERGE_PRIORITY)
+        graph_merge_task.delay()
     return run.merged
 
 

@@ -162,6 +162,10 @@ STATIC_ROOT = Path(env_str("STATIC_ROOT", str(VAR_DIR / "staticfiles")))
 # WhiteNoise serves static files in every mode (runserver with DEBUG off included); from the
 # app folders when collectstatic has not run (embedded set-up), from STATIC_ROOT in production.
 WHITENOISE_USE_FINDERS = True
+# WhiteNoise reads the files and their sizes at start, so a file edited under a running server would be
+# sent cut to its old size. With DEBUG it looks on each request instead (its WHITENOISE_AUTOREFRESH
+# default: a file-system check per request, not paid in production); README ("DEBUG") tells self-hosters
+# editing static files to use it or restart (tests/ragweb/test_static_files.py).
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
 MEDIA_URL = "media/"
@@ -232,15 +236,19 @@ FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 
 # Celery. Tasks ack late, so a killed worker's task is redelivered; Redis redelivers an
 # unacked task only after visibility_timeout, so keep it short (seconds) and tasks idempotent.
-CELERY_BROKER_URL = env_url("CELERY_BROKER_URL", f"redis://127.0.0.1:{_redis_port}/0",
+# The embedded Redis's databases: RAGWEB_REDIS_DB for the broker, the next for results, the one after for
+# sign-in counts and host pacing. `make run` keeps 0-2; the test run (pyproject's pytest `env`) and
+# `make bench-workers` take their own, so none of them reads or empties another's queue.
+REDIS_DB = env_int("RAGWEB_REDIS_DB", 0, minimum=0, maximum=13)
+CELERY_BROKER_URL = env_url("CELERY_BROKER_URL", f"redis://127.0.0.1:{_redis_port}/{REDIS_DB}",
                             schemes=("redis", "rediss"))
-CELERY_RESULT_BACKEND = env_url("CELERY_RESULT_BACKEND", CELERY_BROKER_URL.rsplit("/", 1)[0] + "/1",
+CELERY_RESULT_BACKEND = env_url("CELERY_RESULT_BACKEND", CELERY_BROKER_URL.rsplit("/", 1)[0] + f"/{REDIS_DB + 1}",
                                 schemes=("redis", "rediss"))
 CELERY_RESULT_EXPIRES = 3600
 
 # Sign-in throttling (accounts/signin.py): failed sign-ins are counted in Redis, shared by every web
 # process; past a limit (per username, per client address) sign-in is refused for LOGIN_LOCKOUT_SECONDS.
-SIGNIN_CACHE_URL = env_url("SIGNIN_CACHE_URL", CELERY_BROKER_URL.rsplit("/", 1)[0] + "/2",
+SIGNIN_CACHE_URL = env_url("SIGNIN_CACHE_URL", CELERY_BROKER_URL.rsplit("/", 1)[0] + f"/{REDIS_DB + 2}",
                            schemes=("redis", "rediss"))
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
@@ -291,7 +299,7 @@ SOURCES_CONNECT_TIMEOUT = env_float("SOURCES_CONNECT_TIMEOUT", 10.0, minimum=0.1
 SOURCES_TIMEOUT = env_float("SOURCES_TIMEOUT", 30.0, minimum=0.1)
 # Seconds between two requests to the same host, shared by every process through Redis.
 SOURCES_HOST_INTERVAL = env_float("SOURCES_HOST_INTERVAL", 1.0, minimum=0.0)
-SOURCES_PACING_URL = env_url("SOURCES_PACING_URL", CELERY_BROKER_URL.rsplit("/", 1)[0] + "/2",
+SOURCES_PACING_URL = env_url("SOURCES_PACING_URL", CELERY_BROKER_URL.rsplit("/", 1)[0] + f"/{REDIS_DB + 2}",
                              schemes=("redis", "rediss"))
 
 # Models.
@@ -336,8 +344,8 @@ AUDIT_RETENTION_DAYS = env_int("AUDIT_RETENTION_DAYS", 180, minimum=1)
 AUDIT_DETAIL_MAX_CHARS = env_int("AUDIT_DETAIL_MAX_CHARS", 2000, minimum=200, maximum=100_000)
 CELERY_BEAT_SCHEDULE["audit-prune"] = {"task": "audit.prune", "schedule": 24 * 3600}
 # Published chunks outside the HNSW graph (corpus/graph/): each publish queues a merge; this sweep
-# picks up what a crashed worker left (priority 6: corpus.graph.merge.MERGE_PRIORITY).
-CELERY_BEAT_SCHEDULE["graph-merge"] = {"task": "corpus.graph_merge", "schedule": 60.0, "options": {"priority": 6}}
+# picks up what a crashed worker left, at the task's own priority (corpus.graph.merge.MERGE_PRIORITY).
+CELERY_BEAT_SCHEDULE["graph-merge"] = {"task": "corpus.graph_merge", "schedule": 60.0}
 
 # Retrieval: the choices an operator makes. The engine's tuned numbers (BM25 k1/b, fusion shares,
 # relevance calibration, candidate counts) are constants in chat/retrieval/tuning.py.

@@ -5,8 +5,8 @@ starts, and the answer splits it into sentences on its own. A sentence's text as
 where its source starts (its heading is the nearest one inside the source, and a source that starts
 mid-paragraph starts with a fragment), so the texts of a document are those of every window that
 starts at one of its chunks and runs for an answer's budget (CONTEXT_CHARS, extended to the end of
-a paragraph so that no window ends inside a sentence): about 1.6 texts per sentence of the
-document (4.8 per chunk of the Django docs). What a window cut to the budget ends with,
+a paragraph, by at most MAX_PARAGRAPH_RUN, so that no window ends inside a sentence): about 1.6
+texts per sentence of the document (4.8 per chunk of the Django docs). What a window cut to the budget ends with,
 or a parse that differs by chance, is embedded by the answer that meets it and stored then.
 
 document_fill() makes the document's rows exactly its texts for the configured model: rows of
@@ -34,6 +34,11 @@ from corpus.models import Chunk, Document
 logger = logging.getLogger(__name__)
 
 EMBED_BATCH = 256
+# How far past its budget a window may run to reach the end of its paragraph. Unbounded, a document
+# without a paragraph break (the hostile "one 5 MB line") made every one of its 1,563 windows run to
+# the end of the text: 1,563 parses of up to 5 MB, for over 20 minutes of both pool processes while
+# every document behind it waited. A window cut here ends in a fragment the answer that meets it embeds.
+MAX_PARAGRAPH_RUN = CONTEXT_CHARS
 
 
 def window_texts(text: str, starts: Sequence[int], *, window: int = CONTEXT_CHARS) -> list[str]:
@@ -48,8 +53,8 @@ def window_texts(text: str, starts: Sequence[int], *, window: int = CONTEXT_CHAR
     for start in sorted(set(starts)):
         end = start + window
         if end < len(text):
-            paragraph_end = text.find("\n\n", end)  # never end a window inside a sentence
-            end = len(text) if paragraph_end < 0 else paragraph_end
+            paragraph_end = text.find("\n\n", end, end + MAX_PARAGRAPH_RUN)  # not inside a sentence, if it can
+            end = min(len(text), end + MAX_PARAGRAPH_RUN) if paragraph_end < 0 else paragraph_end
         following = bisect.bisect_right(headings, start)
         if following < len(headings):
             end = min(end, headings[following])

@@ -54,8 +54,10 @@ def convex_scores(sides: Sequence[Mapping[Hashable, float]], *, weights: Sequenc
                   ) -> dict[Hashable, float]:
     """Fused score of every item: sum over sides of weight x the item's min-max normalised score,
     weights normalised to sum to 1, so scores lie in [0, 1]. Each side scores the same items (an
-    item a side did not score counts as that side's minimum); a side whose scores are all equal
-    orders nothing and adds 0."""
+    item a side did not score counts as that side's minimum). A side whose scores are all equal
+    (always so with one candidate) orders nothing: each item it scored above 0 is that side's best
+    and gets its full weight, so a lone match reads as the best there is, not as worthless; a
+    value of 0 or less (BM25 0: no query term in any candidate) adds nothing."""
     if weights is None:
         weights = [1.0] * len(sides)
     if len(weights) != len(sides):
@@ -70,6 +72,9 @@ def convex_scores(sides: Sequence[Mapping[Hashable, float]], *, weights: Sequenc
             continue
         low, high = min(side.values()), max(side.values())
         if high <= low:
+            for item, value in side.items():
+                if value > 0:
+                    scores[item] += weight / total
             continue
         for item in items:
             value = side.get(item, low)

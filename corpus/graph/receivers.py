@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django.dispatch import receiver
 
-from corpus.graph.merge import MERGE_PRIORITY
 from corpus.signals import document_published
 
 
@@ -12,4 +11,4 @@ from corpus.signals import document_published
 def merge_published(*, document_id: int, **kwargs) -> None:
     from corpus.tasks import graph_merge_task
 
-    graph_merge_task.apply_async(priority=MERGE_PRIORITY)
+    graph_merge_task.delay()  # at the task's priority, MERGE_PRIORITY

@@ -5,9 +5,11 @@ properties), and every operation in the schema is exercised."""
 from __future__ import annotations
 
 import copy
+import json
 
 import jsonschema
 import pytest
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
@@ -237,3 +239,27 @@ def test_schema_is_viewable_in_a_browser_as_json_and_available_as_yaml(world):
         assert response.json()["openapi"].startswith("3.") and "attachment" not in response["Content-Disposition"]
     response = world.get("/api/schema/", {"format": "yaml"})
     assert response.status_code == 200 and response.content.startswith(b"openapi: 3.")
+
+
+def test_errors_found_by_schemathesis_match_the_schema(world):
+    """Bodies schemathesis found outside the schema (2026-11-27): a list field's messages keyed by
+    index, an error as a server-sent event, and /v1's `param` for a list field's item."""
+    api = world
+    checker = SchemaChecker(api.get("/api/schema/", {"format": "json"}).json())
+    make_collection("notes", owner=User.objects.get(username="alice"))
+
+    bad = api.patch("/api/collections/notes/", {"editor_groups": ["g" * 200]}, format="json")
+    assert bad.status_code == 400 and set(bad.json()["editor_groups"]) == {"0"}
+    checker.check(bad, "/api/collections/{slug}/")
+
+    streamed = api.post("/api/ask/?format=sse", {"question": "x", "collection": "secret"}, format="json")
+    assert streamed.status_code == 404 and streamed["Content-Type"].startswith("text/event-stream")
+    lines = dict(line.split(": ", 1) for line in streamed.content.decode().splitlines() if line)
+    declared = checker.schema["paths"]["/api/ask/"]["post"]["responses"]["404"]["content"]["text/event-stream"]
+    jsonschema.Draft202012Validator(json_schema(declared["schema"])).validate(lines)
+    assert lines["event"] == "error" and "secret" in json.loads(lines["data"])["detail"]
+
+    wrong = api.post("/v1/chat/completions", {"model": "ragweb", "messages": [[None, None]]}, format="json")
+    assert wrong.status_code == 400
+    assert wrong.json()["error"]["param"] == "messages"
+    checker.check(wrong, "/v1/chat/completions")

@@ -135,7 +135,7 @@ def test_delete_action_confirms_then_removes_chunks_and_file(admin_client, docum
     asked = admin_client.post("/admin/corpus/document/", {"action": "delete_documents",
                                                           "_selected_action": [document.pk]})
     page = asked.content.decode()
-    assert asked.status_code == 200 and "Delete these 1 document(s)" in page and 'value="Yes, delete"' in page
+    assert asked.status_code == 200 and "Delete this document with its chunks" in page and 'value="Yes, delete"' in page
     assert Document.objects.filter(pk=document.pk).exists() and path.exists()  # nothing deleted yet
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -161,7 +161,7 @@ def test_move_action_asks_for_the_target_then_moves(admin_client, document, gard
                                   follow=True)
 
     assert messages_of(moved) == [
-        "Moved 1 document(s) to Large; documents built under other settings are re-ingested.",
+        "Moved 1 document to Large; documents built under other settings are re-ingested.",
         "other.md: the collection 'Large' already has a document with this source."]
     document.refresh_from_db()
     assert document.collection == large and document.built_signature == large.pipeline_signature()
@@ -276,7 +276,7 @@ def test_delete_collections_action_confirms_then_removes_documents_and_files(
     selected = {"action": "delete_collections", "_selected_action": [garden.pk]}
 
     confirm = admin_client.post("/admin/corpus/collection/", selected)
-    assert confirm.status_code == 200 and "1 document(s)" in confirm.content.decode()
+    assert confirm.status_code == 200 and "this collection with its 1 document," in confirm.content.decode()
     assert Collection.objects.exists()
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -330,3 +330,20 @@ def test_progress_and_upload_skip_ids_that_are_not_plain_numbers(admin_client, d
     assert [d["id"] for d in data["documents"]] == [document.pk]
 
     assert admin_client.get("/admin/corpus/document/add/?collection=²").status_code == 200
+
+
+def test_action_messages_and_confirmations_say_document_or_documents(admin_client, document, garden,
+                                                                     django_capture_on_commit_callbacks):
+    other = ingest(garden, "other.md", GUIDE_V2, django_capture_on_commit_callbacks)
+    one = admin_client.post("/admin/corpus/document/", {"action": "reingest_documents",
+                                                        "_selected_action": [document.pk]}, follow=True)
+    assert messages_of(one) == ["Queued 1 document for re-ingestion."]
+    two = admin_client.post("/admin/corpus/document/", {"action": "reingest_documents",
+                                                        "_selected_action": [document.pk, other.pk]}, follow=True)
+    assert messages_of(two) == ["Queued 2 documents for re-ingestion."]
+    asked = admin_client.post("/admin/corpus/document/", {"action": "delete_documents",
+                                                          "_selected_action": [document.pk, other.pk]})
+    assert "Delete these 2 documents with their chunks" in asked.content.decode()
+    confirm = admin_client.post("/admin/corpus/collection/", {"action": "delete_collections",
+                                                              "_selected_action": [garden.pk]}).content.decode()
+    assert "Delete this collection with its 2 documents, chunks" in confirm and "(s)" not in confirm

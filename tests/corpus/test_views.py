@@ -313,7 +313,7 @@ def test_delete_asks_for_confirmation_then_deletes(client, user, own_collection,
     path = Path(Document.objects.get().file.path)
 
     confirm = client.get("/documents/collections/mine/delete/")
-    assert confirm.status_code == 200 and "1 document(s)" in confirm.content.decode()
+    assert confirm.status_code == 200 and "its 1 document, its chunks and its stored file." in confirm.content.decode()
     assert Collection.objects.filter(slug="mine").exists()
 
     with django_capture_on_commit_callbacks(execute=True):

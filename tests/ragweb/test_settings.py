@@ -117,3 +117,23 @@ def test_search_settings_are_the_operators_choices_only(tmp_path):
                                  ("SEARCH_EXACT_MAX_CHUNKS", "many", "SEARCH_EXACT_MAX_CHUNKS must be an integer")):
         out = run(**{name: value})
         assert out.returncode != 0 and "ImproperlyConfigured" in out.stderr and message in out.stderr, out.stderr[-300:]
+
+
+def test_redis_databases_follow_ragweb_redis_db(tmp_path):
+    import json
+
+    code = ("import django, json; from django.conf import settings; django.setup(); print(json.dumps("
+            "[settings.CELERY_BROKER_URL, settings.CELERY_RESULT_BACKEND, settings.SIGNIN_CACHE_URL, "
+            "settings.SOURCES_PACING_URL]))")
+    clean = {k: v for k, v in os.environ.items() if k in _PASSTHROUGH}
+    clean.update(RAGWEB_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="ragweb.settings", RAGWEB_REDIS_DB="6")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == [f"redis://127.0.0.1:63799/{n}" for n in (6, 7, 8, 8)]
+
+
+def test_the_test_run_uses_redis_databases_of_its_own(settings):
+    # make run's broker is database 0: a test reading or emptying its queue would race a running app.
+    assert settings.REDIS_DB == 3
+    assert settings.CELERY_BROKER_URL.endswith("/3") and settings.CELERY_RESULT_BACKEND.endswith("/4")
+    assert settings.SIGNIN_CACHE_URL.endswith("/5")

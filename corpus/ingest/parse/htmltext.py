@@ -2,9 +2,12 @@
 
 Scripts, styles, navigation, page headers and footers, asides and hidden elements are dropped.
 A <header>/<footer> inside an <article>, <main> or <section> is kept: there it holds the
-article's own title, not site furniture. A page with more elements than MAX_MARKUP_ELEMENTS is
-refused before lxml builds its tree; libxml2 nests at most 255 levels deep (deeper content is
-dropped), which bounds the recursive walk.
+article's own title, not site furniture. Navigation not marked up as <nav> is dropped too: an
+element of a class that names it (breadcrumbs, menus, texinfo's "nav-panel") and texinfo's
+`<div class="header">` of Next/Previous/Up links (told by their rel), which otherwise leave
+"Next: ..., Up: ... [Contents][Index]" before every section of a manual. A page with more
+elements than MAX_MARKUP_ELEMENTS is refused before lxml builds its tree; libxml2 nests at most
+255 levels deep (deeper content is dropped), which bounds the recursive walk.
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ _SKIP = frozenset({"script", "style", "nav", "aside", "noscript", "template", "h
                    "object", "embed", "button", "select", "textarea", "input", "map", "dialog"})
 _PAGE_FURNITURE = frozenset({"header", "footer"})
 _CONTENT_SECTIONS = frozenset({"article", "main", "section"})
+_NAV_CLASSES = frozenset({"nav", "navbar", "nav-panel", "navigation", "breadcrumb", "breadcrumbs", "menu",
+                          "mini-toc", "skip-link", "skiplink"})
+_NAV_RELS = frozenset({"next", "prev", "previous", "up"})
 _SKIP_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search"})
 _BLOCK = frozenset({"address", "article", "blockquote", "body", "dd", "details", "div", "dl", "dt", "fieldset",
                     "figcaption", "figure", "footer", "form", "header", "hr", "li", "main", "ol", "p", "section",
@@ -89,6 +95,16 @@ def _visible_text(element) -> str:
     return "".join(parts)
 
 
+def _navigation(element) -> bool:
+    """Navigation marked by class: one of _NAV_CLASSES, or a "header" whose links go next/prev/up
+    (a page's header may hold its title, so the class alone does not make it navigation)."""
+    classes = frozenset((element.get("class") or "").lower().split())
+    if classes & _NAV_CLASSES:
+        return True
+    return "header" in classes and any(rel in _NAV_RELS for link in element.iter("a")
+                                       for rel in (link.get("rel") or "").lower().split())
+
+
 def _hidden(element) -> bool:
     style = (element.get("style") or "").replace(" ", "").lower()
     return (element.get("hidden") is not None or element.get("aria-hidden") == "true"
@@ -107,7 +123,8 @@ class _Walker:
             self._tail(element)
             return
         tag = tag.lower()
-        skip = tag in _SKIP or _hidden(element) or (tag in _PAGE_FURNITURE and not in_content)
+        skip = (tag in _SKIP or _hidden(element) or (tag in _PAGE_FURNITURE and not in_content)
+                or _navigation(element))
         if not skip:
             self._element(element, tag, in_content or tag in _CONTENT_SECTIONS)
         self._tail(element)

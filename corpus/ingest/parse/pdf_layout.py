@@ -47,7 +47,10 @@ class Cleaned:
 
 
 def clean_pages(page_texts: list[str]) -> Cleaned:
-    """The pages' texts (newlines already \\n) with running lines dropped and headings set apart."""
+    """The pages' texts (newlines already \\n) with running lines dropped and headings set apart.
+    Running lines stay when they are all the text there is: a PDF whose every page holds the same
+    one line is that line, not a header over nothing (the hostile PDF of 2,000 such pages ended
+    "no extractable text")."""
     pages = [[line.rstrip() for line in text.strip().split("\n")] for text in page_texts]
     running = _running_keys(pages)
     dropped = 0
@@ -56,6 +59,8 @@ def clean_pages(page_texts: list[str]) -> Cleaned:
         kept = _without_running(lines, running)
         dropped += _filled(lines) - _filled(kept)
         kept_pages.append(kept)
+    if dropped and not any(_filled(kept) for kept in kept_pages):
+        kept_pages, dropped = pages, 0
     width = _usual_width(kept_pages)
     set_apart = 0
     texts = []

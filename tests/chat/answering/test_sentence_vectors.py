@@ -86,6 +86,24 @@ def test_every_source_starting_at_a_chunk_has_its_sentences_filled():
     assert any(t.startswith("Section 3: observations of plot 3: On day") for t in filled)
 
 
+def test_a_text_without_paragraph_breaks_parses_each_window_to_a_bounded_length(monkeypatch):
+    # The hostile "one 5 MB line" (1,563 chunks) made every window run to the end of the text: the fill
+    # held both pool processes for over 20 minutes while the documents behind it waited.
+    from chat.answering import sentence_fill
+
+    parsed: list[int] = []
+
+    def counting(text):
+        parsed.append(len(text))
+        return source_texts(text)
+
+    monkeypatch.setattr(sentence_fill, "source_texts", counting)
+    text = "Tomatoes need water. " * 20_000  # 420,000 characters, no paragraph break
+    window_texts(text, list(range(0, len(text), 3_200)), window=600)
+    windows = parsed[1:]  # the first parse is the whole text, once
+    assert len(windows) == 132 and max(windows) <= 600 + sentence_fill.MAX_PARAGRAPH_RUN
+
+
 def test_an_answer_over_filled_documents_embeds_only_its_question(
         collection, django_capture_on_commit_callbacks, no_llm, monkeypatch):
     ingest(collection, "guide.md", GUIDE_V1, django_capture_on_commit_callbacks)

@@ -69,13 +69,23 @@ def test_convex_keeps_a_clear_first_place_that_rrf_buries():
     assert dict(convex)["lone"] == pytest.approx(0.5)
 
 
-def test_convex_side_with_equal_scores_adds_nothing_and_missing_items_count_as_minimum():
+def test_convex_side_with_equal_scores_keeps_the_order_and_missing_items_count_as_minimum():
+    # A tied side cannot order: it adds the same to every item (its full weight when positive).
     scores = convex_scores([{"a": 0.9, "b": 0.5}, {"a": 2.0, "b": 2.0}])
-    assert scores == pytest.approx({"a": 0.5, "b": 0.0})
+    assert scores == pytest.approx({"a": 1.0, "b": 0.5})
+    no_term = convex_scores([{"a": 0.9, "b": 0.5}, {"a": 0.0, "b": 0.0}])
+    assert no_term == pytest.approx({"a": 0.5, "b": 0.0})
     partial = convex_scores([{"a": 0.9, "b": 0.5}, {"b": 4.0, "c": 2.0}])
     assert partial["a"] == pytest.approx(0.5 * 1.0 + 0.5 * 0.0)
     assert partial["c"] == pytest.approx(0.5 * 0.0 + 0.5 * 0.0)  # b's, the side's minimum
     assert partial["b"] == pytest.approx(0.5 * 0.0 + 0.5 * 1.0)
+
+
+def test_convex_lone_candidate_scores_as_the_best_not_as_worthless():
+    # One candidate: min-max has nothing to compare it with; it is each side's best.
+    assert convex_scores([{"a": 0.42}, {"a": 3.1}], weights=[0.7, 0.3]) == pytest.approx({"a": 1.0})
+    # ...found by meaning only (no query term): the vector side's share.
+    assert convex_scores([{"a": 0.42}, {"a": 0.0}], weights=[0.7, 0.3]) == pytest.approx({"a": 0.7})
 
 
 def test_convex_ties_go_to_tie_break_and_bad_weights_are_refused():

@@ -353,3 +353,12 @@ def test_a_hybrid_search_is_one_statement_per_query_on_the_requests_connection(c
     assert {c.document.source for c in result.chunks} == {"guide.md", "money.md"}
     candidates = [q["sql"] for q in captured.captured_queries[1:3]]
     assert all("SET LOCAL hnsw.ef_search" in sql and "vec_hnsw" in sql and "kw_scored" in sql for sql in candidates)
+
+
+def test_a_lone_candidate_scores_as_the_best_match_not_zero():
+    col = make_collection("lone")
+    pieces = ["Bread needs flour, water, salt and yeast. "]
+    _doc(col, "bread.md", pieces)
+    result = search(query="what does bread need", collections=Collection.objects.filter(pk=col.pk), k=5)
+    assert len(result.chunks) == 1
+    assert result.chunks[0].score == pytest.approx(1.0)  # both sides found it: each side's best

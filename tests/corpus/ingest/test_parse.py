@@ -223,6 +223,22 @@ def test_html_article_header_is_kept_but_page_header_dropped():
     assert parse_document(html, filename="p.html").text == "Post\n\nBody"
 
 
+def test_html_navigation_without_nav_tags_is_dropped():
+    # Texinfo's panel (GNU time's manual: "Next: ..., Up: ... [Contents][Index]" before each section),
+    # breadcrumbs and menus marked by class; a page header holding the title stays.
+    html = (b'<html><body><div class="header"><h1>GNU time</h1></div>'
+            b'<div class="header"><p>Next: <a href="#b" rel="next">Format</a>, Up: <a href="#t" rel="up">Time</a>'
+            b' [<a href="#c" rel="contents">Contents</a>]</p></div>'
+            b'<ol class="breadcrumb"><li><a href="/">Home</a></li><li>Manuals</li></ol>'
+            b'<ul class="menu"><li><a href="#x">Examples</a></li></ul>'
+            b'<nav>Site map</nav><header>Banner</header>'
+            b'<h2>Setting the Output Format</h2><p>-f FORMAT sets the format.</p>'
+            b'<div class="nav-panel"><p>Previous: <a href="#a" rel="prev">Intro</a></p></div>'
+            b'<footer>Copyright</footer></body></html>')
+    document = parse_document(html, filename="time.html")
+    assert document.text == "GNU time\n\nSetting the Output Format\n\n-f FORMAT sets the format."
+
+
 def test_html_meta_charset_is_honoured():
     html = '<html><head><meta charset="iso-8859-1"></head><body><p>Café</p></body></html>'.encode("latin-1")
     assert parse_document(html, filename="p.htm").text == "Café"

@@ -25,6 +25,14 @@ def test_lines_repeated_at_the_top_and_bottom_of_most_pages_are_dropped():
     assert cleaned.running_lines == 18
 
 
+def test_a_line_on_every_page_that_is_all_the_text_stays():
+    # The hostile PDF of 2,000 pages of one line each ended "no extractable text": all of it read as a header.
+    cleaned = clean_pages(["Page text about gardens."] * 2000)
+    assert cleaned.pages == ["Page text about gardens."] * 2000 and cleaned.running_lines == 0
+    # ... while the same line over pages with text of their own is still a running header.
+    assert clean_pages([f"Page text about gardens.\n{body(n)}" for n in range(9)]).running_lines == 9
+
+
 def test_a_short_last_page_loses_its_header_and_footer_too():
     pages = [page(n) for n in range(1, 9)] + [page(9, "The end.")]
     assert clean_pages(pages).pages[-1] == "The end."

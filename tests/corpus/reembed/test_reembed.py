@@ -269,7 +269,7 @@ def test_admin_action_starts_the_reembed_for_staff_who_manage_the_collection(
         response = client.post("/admin/corpus/collection/", {"action": "reembed_collections",
                                                             "_selected_action": [garden.pk]}, follow=True)
     assert response.status_code == 200
-    assert "Re-embedding started for 1 collection(s)" in response.content.decode()
+    assert "Re-embedding started for 1 collection;" in response.content.decode()
     garden.refresh_from_db()
     assert garden.embedding_model == NEW_MODEL and garden.reembed_status == ReembedStatus.DONE
 

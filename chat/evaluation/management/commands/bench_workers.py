@@ -12,7 +12,8 @@ per setup, and times from the upload to the last document ready:
 Beside them, bare SentenceTransformer.encode() of the very same chunk inputs in this process: on
 CPU 0 with one thread (what `pinned1` can reach) and on every CPU (what the shared setups can
 reach). Checks that every setup ends with every document ready and the same chunks (nothing lost
-or duplicated). No other worker may consume the broker's queue while it runs.
+or duplicated). No other worker may consume the broker's queue while it runs: `make bench-workers`
+runs it on Redis databases of its own (RAGWEB_REDIS_DB=6), apart from `make run`'s and the tests'.
 """
 
 from __future__ import annotations
@@ -104,6 +105,9 @@ class Command(BaseCommand):
             raise CommandError(f"Unknown setup(s) {unknown}; use some of {', '.join(SETUPS)}.")
         if settings.CELERY_TASK_ALWAYS_EAGER:
             raise CommandError("CELERY_TASK_ALWAYS_EAGER is set: the workers would never see a task.")
+        if settings.REDIS_DB == 0 and "CELERY_BROKER_URL" not in os.environ:
+            self.stderr.write("Warning: on make run's broker (Redis database 0): a running `make run` worker would "
+                              "take these tasks. `make bench-workers` uses RAGWEB_REDIS_DB=6.")
         files, _ = iter_files(path)
         files = [(f, s, f.read_bytes()) for f, s in files[:limit]]
         if not files:

@@ -1,0 +1,58 @@
+"""corpus 0016 marks out of date the documents built when a long or multi-sentence `#` line was
+still a heading, and 0017 the HTML documents (navigation by class dropped since), and only those:
+their next ingest or sync rebuilds them, the others stay current."""
+
+import importlib
+
+import pytest
+from django.apps import apps
+
+from corpus.models import Chunk
+from tests.chat.factories import make_collection, make_document
+
+pytestmark = pytest.mark.django_db
+
+migration = importlib.import_module("corpus.migrations.0016_stale_long_heading_documents")
+
+PROSE = ("This whole paragraph was once written behind a hash. It has several sentences. "
+         "It is not a title at all.")
+
+
+def _built(collection, source, heading_path):
+    document = make_document(collection, source, ["Some text. "])
+    document.built_hash = document.content_hash = "h"
+    document.built_signature = collection.pipeline_signature()
+    document.save()
+    Chunk.objects.filter(document=document).update(heading_path=heading_path)
+    assert document.is_current()
+    return document
+
+
+def test_only_documents_with_a_heading_that_is_prose_are_marked_out_of_date():
+    collection = make_collection("notes")
+    prose = _built(collection, "prose.md", f"Guide > {PROSE}")
+    long = _built(collection, "long.md", "x" * 201)
+    fine = _built(collection, "fine.md", "Guide > Version 2.0 > Install it. Then run")
+    plain = _built(collection, "plain.md", "")
+
+    migration.mark_stale(apps, None)
+
+    for document in (prose, long, fine, plain):
+        document.refresh_from_db()
+    assert not prose.is_current() and not long.is_current()
+    assert fine.is_current() and plain.is_current()
+
+
+def test_html_documents_are_marked_out_of_date_for_the_navigation_rule():
+    html_migration = importlib.import_module("corpus.migrations.0017_stale_html_documents")
+    collection = make_collection("pages")
+    page = _built(collection, "page.html", "")
+    page.media_type = "text/html"
+    page.save()
+    notes = _built(collection, "notes.md", "")
+
+    html_migration.mark_stale(apps, None)
+
+    page.refresh_from_db()
+    notes.refresh_from_db()
+    assert not page.is_current() and notes.is_current()
