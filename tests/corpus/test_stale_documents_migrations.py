@@ -1,5 +1,5 @@
-"""corpus 0016 marks out of date the documents built when a long or multi-sentence `#` line was
-still a heading, and 0017 the HTML documents (navigation by class dropped since), and only those:
+"""corpus 0019 marks out of date the documents built when a long or multi-sentence `#` line was
+still a heading, and 0020 the HTML documents (navigation by class dropped since), and only those:
 their next ingest or sync rebuilds them, the others stay current."""
 
 import importlib
@@ -12,7 +12,7 @@ from tests.chat.factories import make_collection, make_document
 
 pytestmark = pytest.mark.django_db
 
-migration = importlib.import_module("corpus.migrations.0016_stale_long_heading_documents")
+migration = importlib.import_module("corpus.migrations.0019_stale_long_heading_documents")
 
 PROSE = ("This whole paragraph was once written behind a hash. It has several sentences. "
          "It is not a title at all.")
@@ -44,7 +44,7 @@ def test_only_documents_with_a_heading_that_is_prose_are_marked_out_of_date():
 
 
 def test_html_documents_are_marked_out_of_date_for_the_navigation_rule():
-    html_migration = importlib.import_module("corpus.migrations.0017_stale_html_documents")
+    html_migration = importlib.import_module("corpus.migrations.0020_stale_html_documents")
     collection = make_collection("pages")
     page = _built(collection, "page.html", "")
     page.media_type = "text/html"

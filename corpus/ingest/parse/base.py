@@ -11,7 +11,7 @@ from datetime import datetime
 # PDF running headers and footers dropped, PDF headings set apart): it is part of the collection's
 # pipeline signature, so documents built before are rebuilt when re-ingested.
 # A change that alters the text of only a few, recognisable documents marks just those out of date
-# with a migration instead (corpus 0016: the long-`#`-line rule of reads_as_heading), since a bump
+# with a migration instead (corpus 0019: the long-`#`-line rule of reads_as_heading), since a bump
 # here makes every document of every format out of date and the next sync rebuilds them all.
 TEXT_VERSION = 3  # 3: scanned pages and images read by OCR, PDF tables kept as Markdown tables
 

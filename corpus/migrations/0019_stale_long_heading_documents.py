@@ -30,6 +30,6 @@ def mark_stale(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("corpus", "0015_chunk_graph_tail")]
+    dependencies = [("corpus", "0018_chunk_embedding_compact_text")]
 
     operations = [migrations.RunPython(mark_stale, migrations.RunPython.noop, elidable=True)]
