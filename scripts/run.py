@@ -10,7 +10,7 @@ forever; one killed by a signal is always started again. A restarted worker puts
 back in the queue at once the documents its predecessor left in progress (corpus.tasks).
 
 gunicorn (ragweb.gunicorn_worker, gthread that reads each request whole before a thread takes it, so
-clients that send slowly hold no thread: WEB_WORKERS processes x WEB_THREADS threads, default 2 x 8, as
+clients that send slowly hold no thread: WEB_WORKERS processes x WEB_THREADS threads, default 2 x 16, as
 docker-compose) serves many clients at once and keeps database connections (DB_CONN_MAX_AGE, default 600 here).
 Its master loads the embedding model before forking the workers (--preload), and the Celery worker
 loads it before forking its pool: each tree holds one copy (docs/scaling.md, "Memory").
@@ -161,7 +161,7 @@ def beat_options() -> list[str]:
 def web_command(port: str) -> list[str]:
     return [PY, "-m", "gunicorn", "ragweb.wsgi:application", "--bind", f"127.0.0.1:{port}",
             "--worker-class", WEB_WORKER_CLASS, "--workers", os.environ.get("WEB_WORKERS", "2"),
-            "--threads", os.environ.get("WEB_THREADS", "8"), "--timeout", "120", "--graceful-timeout", "10",
+            "--threads", os.environ.get("WEB_THREADS", "16"), "--timeout", "120", "--graceful-timeout", "10",
             "--backlog", "2048", "--no-control-socket",
             # The master imports the app and loads the model once; the workers it forks share it.
             "--preload"]

@@ -212,3 +212,17 @@ def test_the_worker_runs_the_scheduler_with_its_schedule_file_under_var(monkeypa
     options = run.beat_options()
     assert options[0] == "--beat"
     assert options[options.index("--schedule") + 1] == str(tmp_path / "run" / "celerybeat-schedule")
+
+
+def test_the_web_server_defaults_to_two_processes_of_sixteen_threads_and_follows_the_settings(monkeypatch):
+    # 16 threads a process: the searches waiting for a query-embedding pass are twice as many, and
+    # a pass of more queries costs less CPU per query (docs/scaling.md, "Searches per second").
+    run = load_run_module()
+    monkeypatch.delenv("WEB_WORKERS", raising=False)
+    monkeypatch.delenv("WEB_THREADS", raising=False)
+    command = run.web_command("8123")
+    assert command[command.index("--workers") + 1] == "2" and command[command.index("--threads") + 1] == "16"
+    monkeypatch.setenv("WEB_WORKERS", "3")
+    monkeypatch.setenv("WEB_THREADS", "6")
+    command = run.web_command("8123")
+    assert command[command.index("--workers") + 1] == "3" and command[command.index("--threads") + 1] == "6"
