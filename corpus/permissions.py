@@ -92,8 +92,8 @@ def collection_rows(collections: QuerySet[Collection]) -> list[tuple[int, str, s
     what a search reads first. readable_collections(user) itself (not a queryset derived from it,
     which is read through the ORM) is read with one fixed statement."""
     # Every search starts here. The ORM built and compiled this read of readable_collections(user)
-    # at ~0.45 ms of the web process's CPU per search (3% of it); the same statement, fixed, costs
-    # ~0.15 ms (docs/scaling.md, "Searches per second"). A QuerySet's clone does not copy the
+    # at ~0.6 ms of the web process's CPU per search (~5% of it); the same statement, fixed, costs
+    # ~0.16 ms (docs/scaling.md, "Searches per second"). A QuerySet's clone does not copy the
     # marker, so a filtered, excluded or reordered queryset never takes this path.
     user_id = getattr(collections, "_readable_by", None)
     if user_id is None:
