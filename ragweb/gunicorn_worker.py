@@ -2,7 +2,7 @@
 
 gunicorn's gthread worker hands a connection to a thread as soon as its first byte arrives, and the
 thread then reads the rest of the request with blocking reads: clients that send a byte a second
-hold every thread (2 workers x 8 threads) and the site stops answering. This worker reads each
+hold every thread (2 workers x 16 threads) and the site stops answering. This worker reads each
 request, head and body, in its event loop, without a thread, and gives it to a thread only once it
 is complete (then the thread parses it from memory). A request not complete within
 WEB_REQUEST_TIMEOUT seconds (default 30) is answered 408 and closed.

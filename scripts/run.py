@@ -21,7 +21,7 @@ left in progress (corpus.tasks). Migrations, the admin account and the demo corp
 `manage.py` subprocesses.
 
 gunicorn (ragweb.gunicorn_worker, gthread that reads each request whole before a thread takes it, so
-clients that send slowly hold no thread: WEB_WORKERS processes x WEB_THREADS threads, default 2 x 8, as
+clients that send slowly hold no thread: WEB_WORKERS processes x WEB_THREADS threads, default 2 x 16, as
 docker-compose) serves many clients at once and keeps database connections (DB_CONN_MAX_AGE, default 600 here).
 docker-compose keeps separate containers (web, worker, beat): there each holds its own copy.
 With DATABASE_URL / CELERY_BROKER_URL set, the embedded services are not started.
@@ -187,7 +187,7 @@ def web_args(port: str) -> list[str]:
     """gunicorn's arguments for make run's web server (after `gunicorn` on a command line)."""
     return ["ragweb.wsgi:application", "--bind", f"127.0.0.1:{port}",
             "--worker-class", WEB_WORKER_CLASS, "--workers", os.environ.get("WEB_WORKERS", "2"),
-            "--threads", os.environ.get("WEB_THREADS", "8"), "--timeout", "120", "--graceful-timeout", "10",
+            "--threads", os.environ.get("WEB_THREADS", "16"), "--timeout", "120", "--graceful-timeout", "10",
             "--backlog", "2048", "--no-control-socket",
             # The master imports the app and loads the model before it forks the workers (make run's
             # forked web server finds both already done by its parent).

@@ -209,3 +209,11 @@ def test_the_worker_pool_is_the_same_as_make_runs(compose):
     assert run_command[1:6] == ["-m", "celery", "-A", "ragweb", "worker"]
     assert not pool_flags & set(run_command)
     assert not pool_flags & set(compose["services"]["worker"]["command"])
+
+
+def test_the_web_service_and_the_image_run_gunicorn_as_make_run_does(compose):
+    # The same 2 x 16 shape everywhere (docs/scaling.md, "Searches per second").
+    command = compose["services"]["web"]["command"]
+    assert command[command.index("--workers") + 1] == "2" and command[command.index("--threads") + 1] == "16"
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert '"--workers", "2", "--threads", "16"' in dockerfile

@@ -31,6 +31,7 @@ from chat.retrieval.segment_text import fetch_texts, read_segments
 from chat.retrieval.types import Candidate, DocumentRef, RankedQuery, ScoredChunk, SearchResult
 from corpus.ingest.embed import prefer_idle_threads
 from corpus.models import Collection
+from corpus.permissions import collection_rows as read_collection_rows
 from replicas.routing import reads_from_replica
 
 prefer_idle_threads()  # before anything loads torch: search embeds single queries between statements
@@ -131,7 +132,7 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
 
     n_candidates = max(k, tuning.CANDIDATES)
     # The collections are read first: with none to search there is nothing to embed.
-    collection_rows = list(collections.values_list("id", "chunker", "embedding_model"))
+    collection_rows = read_collection_rows(collections)
     collection_ids = [cid for cid, _, _ in collection_rows]
     eligible = {cid for cid, chunker, _ in collection_rows if chunker != Collection.Chunker.SLIDING}
     # Collections are searched with the model their vectors come from (a re-embed moves them one

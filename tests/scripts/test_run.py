@@ -297,3 +297,17 @@ def test_the_web_workers_and_the_pool_processes_share_the_parents_model(tmp_path
         chunks = wait_for(search, 240, "the demo corpus to be searchable")
         assert "EMBEDDING_MODEL" in " ".join(chunk["text"] for chunk in chunks)
         assert len(web.children()) == 2 and worker.is_running()
+
+
+def test_the_web_server_defaults_to_two_processes_of_sixteen_threads_and_follows_the_settings(monkeypatch):
+    # 16 threads a process: the searches waiting for a query-embedding pass are twice as many, and
+    # a pass of more queries costs less CPU per query (docs/scaling.md, "Searches per second").
+    run = load_run_module()
+    monkeypatch.delenv("WEB_WORKERS", raising=False)
+    monkeypatch.delenv("WEB_THREADS", raising=False)
+    command = run.web_command("8123")
+    assert command[command.index("--workers") + 1] == "2" and command[command.index("--threads") + 1] == "16"
+    monkeypatch.setenv("WEB_WORKERS", "3")
+    monkeypatch.setenv("WEB_THREADS", "6")
+    command = run.web_command("8123")
+    assert command[command.index("--workers") + 1] == "3" and command[command.index("--threads") + 1] == "6"
