@@ -236,8 +236,9 @@ def _flatten(data, field: str | None = None) -> tuple[str, str | None]:
         if set(data) == {"detail"}:
             return _flatten(data["detail"], field)
         for name, value in data.items():
-            # The outermost field names the parameter: a list field's errors are keyed by index (0).
-            named = field if field is not None or name == "non_field_errors" else str(name)
+            # The innermost field names the parameter (ragweb_filters' "after"); a list field's errors
+            # are keyed by index (0), which names no parameter.
+            named = field if name == "non_field_errors" or str(name).isdigit() else str(name)
             message, param = _flatten(value, named)
             prefix = f"{name}: " if name not in {"detail", "non_field_errors"} else ""
             return prefix + message, param
