@@ -11,7 +11,8 @@ import numpy as np
 from django.db import connection
 
 from chat.retrieval import tuning
-from chat.retrieval.vector import execute_with_session_settings, vector_literal
+from chat.retrieval.vector import execute_with_session_settings
+from corpus.vectors import vector_text
 
 
 def bare_hnsw(vector: np.ndarray, k: int) -> tuple[float, list[int]]:
@@ -21,7 +22,7 @@ def bare_hnsw(vector: np.ndarray, k: int) -> tuple[float, list[int]]:
     with connection.cursor() as cursor:
         execute_with_session_settings(cursor, "SELECT id FROM corpus_chunk WHERE in_graph "
                                       "ORDER BY embedding <=> %(vector)s::vector "
-                                      "LIMIT %(k)s", {"vector": vector_literal(vector), "k": k})
+                                      "LIMIT %(k)s", {"vector": vector_text(vector), "k": k})
         ids = [r[0] for r in cursor.fetchall()]
     return (time.perf_counter() - started) * 1000, ids
 
@@ -30,7 +31,7 @@ def exact_nearest(vector: np.ndarray, k: int) -> list[int]:
     """The k nearest chunks of the whole table by a full scan ("+ 0" keeps the index out)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT id FROM corpus_chunk WHERE embedding IS NOT NULL AND in_graph "
-                       "ORDER BY (embedding <=> %s::vector) + 0 LIMIT %s", [vector_literal(vector), k])
+                       "ORDER BY (embedding <=> %s::vector) + 0 LIMIT %s", [vector_text(vector), k])
         return [r[0] for r in cursor.fetchall()]
 
 
@@ -47,7 +48,7 @@ def nearest_in(vector: np.ndarray, collection_ids: list[int], k: int, *, exact: 
                     SELECT id FROM corpus_document WHERE collection_id = ANY(%(c)s::bigint[]))
                 ORDER BY {order} LIMIT %(n)s)
             SELECT id FROM hits ORDER BY distance LIMIT %(k)s""",
-            {"v": vector_literal(vector), "c": collection_ids, "k": k, "n": k if exact else max(k, tuning.CANDIDATES)})
+            {"v": vector_text(vector), "c": collection_ids, "k": k, "n": k if exact else max(k, tuning.CANDIDATES)})
         return [r[0] for r in cursor.fetchall()]
 
 

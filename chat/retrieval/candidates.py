@@ -29,8 +29,8 @@ from chat.retrieval.vector import (
     execute_with_session_settings,
     side,
     vector_ctes,
-    vector_literal,
 )
+from corpus.vectors import vector_text
 from replicas.routing import read_connection
 
 MODES = ("hybrid", "vector", "keyword")
@@ -125,7 +125,7 @@ def _run(sides: _Sides, params: dict, filters: SearchFilters, source: VectorSour
 def _parameters(query: str, vector: Sequence[float], collection_ids: list[int], candidates: int) -> dict:
     return {
         "query": query,
-        "vector": vector_literal(vector),
+        "vector": vector_text(vector),
         "collections": list(collection_ids),
         "candidates": int(candidates),
         "exact_max": int(settings.SEARCH_EXACT_MAX_CHUNKS),

@@ -19,7 +19,6 @@ its rows enter their model's graph when written.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -135,11 +134,6 @@ def vector_ctes(*, document_filter: str = "", source: VectorSource = COLUMN) -> 
     row d, each starting with AND; SearchFilters.document_condition()), reading `source`."""
     return _VECTOR_CTES.format(document_filter=document_filter, chunks=source.chunks, embedding=source.embedding,
                                lateral=source.lateral, in_graph=source.in_graph, tail=source.tail)
-
-
-def vector_literal(vector: Sequence[float]) -> str:
-    """pgvector's text form; one parameter instead of 384."""
-    return "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
 
 
 def session_settings_sql() -> str:

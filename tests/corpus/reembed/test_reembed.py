@@ -217,9 +217,9 @@ def test_document_published_after_the_switch_gets_only_the_new_models_vectors(
 def test_the_side_table_search_uses_the_models_hnsw_index(new_model, garden):
     reembed.reembed_start(collection=garden)
     reembed.reembed_run(garden.pk)
-    from chat.retrieval.vector import vector_literal
+    from corpus.vectors import vector_text
 
-    query = vector_literal(embed.embed_query(QUESTION, model=NEW_MODEL))
+    query = vector_text(embed.embed_query(QUESTION, model=NEW_MODEL))
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute("EXPLAIN SELECT cv.chunk_id FROM corpus_chunkvector cv WHERE cv.model = %s "
