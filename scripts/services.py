@@ -339,8 +339,9 @@ def database_url() -> str:
     return f"postgres://postgres@127.0.0.1:{pg_port()}/ragweb"
 
 
-def broker_url() -> str:
-    return f"redis://127.0.0.1:{redis_port()}/0"
+def redis_address() -> str:
+    """The embedded Redis server; which of its databases each user takes is RAGWEB_REDIS_DB's (settings)."""
+    return f"redis://127.0.0.1:{redis_port()}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -355,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
         for service in services:
             service.start()
         secure_var(var)
-        print(f"postgres: {database_url()}\nredis:    {broker_url()}")
+        print(f"postgres: {database_url()}\nredis:    {redis_address()}")
     elif args.action == "stop":
         for service in reversed(services):
             service.stop()
