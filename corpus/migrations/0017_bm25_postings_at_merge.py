@@ -65,15 +65,18 @@ $fn$;
 """
 DROP_TAIL_POSTINGS = "DELETE FROM bm25_posting p USING corpus_chunk c WHERE c.id = p.chunk_id AND NOT c.in_graph;"
 
-# Back to corpus 0016: postings for every chunk, the update trigger behind 0015's guard.
-BACKWARD_FUNCTIONS = """
-CREATE OR REPLACE FUNCTION bm25_postings_inserted() RETURNS trigger LANGUAGE plpgsql AS $fn$
-BEGIN
-    INSERT INTO bm25_posting (chunk_id, collection_id, tf, len, lexeme)
+# corpus 0016's postings insert: every new row, in the impact index's order.
+SORTED_INSERT = """    INSERT INTO bm25_posting (chunk_id, collection_id, tf, len, lexeme)
     SELECT r.id, d.collection_id, coalesce(array_length(u.positions, 1), 1), length(r.search), u.lexeme
     FROM bm25_new_rows r JOIN corpus_document d ON d.id = r.document_id, unnest(r.search) AS u
     ORDER BY d.collection_id, u.lexeme;
-    RETURN NULL;
+"""
+
+# Back to corpus 0016: postings for every chunk, the update trigger behind 0015's guard.
+BACKWARD_FUNCTIONS = f"""
+CREATE OR REPLACE FUNCTION bm25_postings_inserted() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+{SORTED_INSERT}    RETURN NULL;
 END
 $fn$;
 CREATE OR REPLACE FUNCTION bm25_postings_deleted() RETURNS trigger LANGUAGE plpgsql AS $fn$
@@ -90,11 +93,7 @@ BEGIN
         RETURN NULL;
     END IF;
     DELETE FROM bm25_posting p USING bm25_old_rows o WHERE p.chunk_id = o.id;
-    INSERT INTO bm25_posting (chunk_id, collection_id, tf, len, lexeme)
-    SELECT r.id, d.collection_id, coalesce(array_length(u.positions, 1), 1), length(r.search), u.lexeme
-    FROM bm25_new_rows r JOIN corpus_document d ON d.id = r.document_id, unnest(r.search) AS u
-    ORDER BY d.collection_id, u.lexeme;
-    RETURN NULL;
+{SORTED_INSERT}    RETURN NULL;
 END
 $fn$;
 """
