@@ -9,7 +9,7 @@ PORT ?= 8000
 # The development evaluation set (corpus + questions), beside the checkout.
 EVAL_DIR ?= ../shared/eval
 
-.PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-heldout eval-packages eval-manpages bench-ingest bench-latency bench-scale bench-workers reliability clean bench-replica eval-ocr measure-memory
+.PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-tables eval-answers-heldout train-reader eval-packages eval-manpages bench-ingest bench-latency bench-scale bench-workers reliability clean bench-replica eval-ocr measure-memory
 
 $(STAMP): $(REQUIREMENTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -82,7 +82,18 @@ eval-answers-pdf: install migrate
 	$(call HELDOUT_ANSWERS,pdf-manuals)
 eval-answers-html: install migrate
 	$(call HELDOUT_ANSWERS,html-guides)
-eval-answers-heldout: eval-answers-pdf eval-answers-html
+# Spreadsheets and CSV: questions a table row answers, near-topic ones the tables do not (no conversations).
+eval-answers-tables: install migrate
+	CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py ingest $(ANSWER_DATA)/tables/docs --collection tables --wait --quiet
+	$(PY) manage.py evaluate_answers $(ANSWER_DATA)/tables/questions.jsonl --collection tables \
+	    --unanswerable $(ANSWER_DATA)/tables/unanswerable.jsonl --offtopic $(ANSWER_DATA)/django_offtopic.jsonl \
+	    --evidence-target 0.80 --report var/eval-answers-tables
+eval-answers-heldout: eval-answers-pdf eval-answers-html eval-answers-tables
+
+# The reader (reader/): rebuilds reader/model/ from the committed training pairs (chat/evaluation/reader_training/data;
+# READER_ARGS="--rebuild-data" makes them again from the installed packages first). ~40 min on 2 cores.
+train-reader: install
+	$(PY) -m chat.evaluation.reader_training $(READER_ARGS)
 
 # A held-out check: the installed packages' READMEs, each package's summary as its question.
 eval-packages: install migrate

@@ -46,6 +46,10 @@ class AskOutput(serializers.Serializer):
     mode = serializers.ChoiceField(choices=["llm", "extractive", ""])
     status = serializers.ChoiceField(choices=Message.Status.choices)
     error = serializers.CharField(help_text="Why there is no (complete) answer; empty when all went well.")
+    confidence = serializers.FloatField(
+        allow_null=True,
+        help_text="Extractive answers: how likely (0-1) the reader found it that the first quote answers the "
+                  "question; below 0.8 the answer says the passages may not answer it. null for LLM answers.")
     citations = CitationOutput(many=True)
     query = serializers.CharField(help_text="The standalone query used for retrieval.")
     conversation = serializers.IntegerField()

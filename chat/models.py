@@ -95,6 +95,9 @@ class Message(models.Model):
     # [{"n", "document": {"id","title","source"}, "start", "end", "char_start", "char_end", "text", "page",
     #   "score"}] — numbered as in the prompt.
     citations = models.JSONField(default=list, blank=True)
+    confidence = models.FloatField(
+        null=True, blank=True,
+        help_text="How likely the reader found it that the extractive answer's best quote answers the question.")
     # {"<document id>": {"<chunk index>": relevance 0-1}} for the retrieved chunks (the relevance chart).
     relevance = models.JSONField(default=dict, blank=True)
     # The filter object the answer's search was narrowed by (chat.retrieval.filters; {} = none), so

@@ -193,10 +193,10 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
         if prepared is not None:
             # The grounding pass (LLM answers) and the sources the answer cites, kept as the answer.
             answer = finish(prepared, reply.content, complete=reply.status == Message.Status.COMPLETE)
-            reply.content, reply.citations = answer.text, answer.citations
+            reply.content, reply.citations, reply.confidence = answer.text, answer.citations, answer.confidence
         if reply.status == Message.Status.STREAMING:
             reply.status = Message.Status.STOPPED
-        reply.save(update_fields=["content", "status", "error", "citations"])
+        reply.save(update_fields=["content", "status", "error", "citations", "confidence"])
     yield AskEvent("done", reply, upstream_failure=upstream_failure, not_found=not_found)
 
 

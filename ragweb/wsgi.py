@@ -19,3 +19,6 @@ if os.environ.get("RAGWEB_WARM_UP", "1") == "1":
 
     import_module(settings.ROOT_URLCONF)  # the views and what they import: shared by the workers too
     load_before_fork()
+    from chat.answering.reading import preload  # the reader's model (one inference thread: fork-safe)
+
+    preload()

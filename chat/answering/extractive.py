@@ -35,11 +35,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from chat.answering import reading
 from chat.answering.blocks import CODE, ITEM, PARAGRAPH, ROW, Block, display_text, parse_blocks
 from chat.answering.citations import quoted
 from chat.answering.sentence_vectors import text_vectors
 from chat.answering.text import ASKING_WORDS, content_terms, stem
 from chat.answering.text import split_sentences as prose_sentences
+from reader.candidates import row_text
 
 logger = logging.getLogger(__name__)
 
@@ -87,6 +89,7 @@ class Sentence:
     relevance: float = 0.0  # of the retrieved chunk holding it (0 when retrieval did not return it)
     asks: bool = False  # a question of the source's own ("Why do we...?")
     document: int | None = None  # id of the document the source comes from (None: not known)
+    row: bool = False  # a table row, its text each cell after its column's header
 
     @property
     def section(self) -> tuple[int, str]:
@@ -111,9 +114,21 @@ def split_sentences(text: str) -> list[str]:
 
 def _sentences(blocks: Sequence[Block], *, n: int, rank: int,
                relevance_at: Callable[[int], float] = lambda offset: 0.0,
-               document: int | None = None) -> list[Sentence]:
+               document: int | None = None, rows: bool = False) -> list[Sentence]:
+    """The quotable sentences of `blocks`; with `rows`, each table row too, read under the
+    table's header row (the first row of a table; a repeat of it is skipped)."""
     sentences: list[Sentence] = []
+    header: list[str] = []
     for index, block in enumerate(blocks):
+        if block.kind == ROW and rows:
+            cells = [display_text(c) for c in block.text.split(" — ")]
+            if index == 0 or blocks[index - 1].kind != ROW:
+                header = cells  # a table's first row names its columns
+            elif cells != header and any(c.strip() for c in cells):
+                sentences.append(Sentence(n=n, rank=rank, position=len(sentences), text=row_text(header, cells),
+                                          heading=display_text(block.heading), relevance=relevance_at(block.start),
+                                          document=document, row=True))
+            continue
         if block.kind not in (PARAGRAPH, ITEM):
             continue
         parts = prose_sentences(display_text(block.text))
@@ -293,9 +308,9 @@ def _key(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def candidates(citations: Sequence[dict], hits: Sequence[Hit] = ()) -> list[Sentence]:
-    """The sentences of all the sources, in source order, each with the relevance of the
-    retrieved chunk (among `hits`) that holds it."""
+def candidates(citations: Sequence[dict], hits: Sequence[Hit] = (), *, rows: bool = False) -> list[Sentence]:
+    """The sentences of all the sources (with `rows`, their table rows too), in source order,
+    each with the relevance of the retrieved chunk (among `hits`) that holds it."""
     found: list[Sentence] = []
     for rank, citation in enumerate(citations):
         document = (citation.get("document") or {}).get("id")
@@ -306,7 +321,7 @@ def candidates(citations: Sequence[dict], hits: Sequence[Hit] = ()) -> list[Sent
             return max((h.relevance for h in own if h.start <= base + offset < h.end), default=0.0)
 
         found += _sentences(parse_blocks(citation["text"]), n=citation["n"], rank=rank, relevance_at=relevance_at,
-                            document=document)
+                            document=document, rows=rows)
     return found
 
 
@@ -334,6 +349,14 @@ class Quotes:
     # (n, text): the best sentence quoted from source n, for each source quoted; its page is the
     # citation's page and the passage view opens at it (chat.answering.support, "lead").
     leads: tuple[tuple[int, str], ...] = ()
+    # The reader's verdict (chat.answering.reading; None when the heuristic chose the sentences):
+    # the probability that the best quote answers the question, and whether the sources answer it.
+    confidence: float | None = None
+    answers: bool = True
+
+    @property
+    def sure(self) -> bool:
+        return self.confidence is None or self.confidence >= reading.SURE
 
     def renumbered(self, numbers: dict[int, int]) -> Quotes:
         """The same quotes citing the sources by their new numbers ({old n: new n})."""
@@ -346,15 +369,38 @@ def select_quotes(query: str, citations: Sequence[dict], *, hits: Sequence[Hit] 
                   query_vector: np.ndarray | None = None) -> Quotes:
     """The sentences of the sources that answer `query` best (choose()), and the coverage of what
     was `searched` (the query in the conversation's context; `query` when not given).
-    `query_vector`: `query`'s vector with the configured model, when the caller has it."""
-    found = candidates(citations, hits)
-    picked = (chosen(found, score_sentences(query, found, embed, query_vector=query_vector), max_chars=max_chars)
-              if found else [])
-    leads: dict[int, str] = {}
+    `query_vector`: `query`'s vector with the configured model, when the caller has it.
+
+    With the reader (chat.answering.reading.current()), it picks among the heuristic's best
+    sentences and table rows, the most likely answer first, and says whether any answers."""
+    by_reader = reading.current() == reading.READER
+    found = candidates(citations, hits, rows=by_reader)
+    coverage = question_coverage(searched or query, citations, found)
+    if not found:
+        return Quotes((), coverage, confidence=0.0 if by_reader else None, answers=not by_reader)
+    scored = score_sentences(query, found, embed, query_vector=query_vector)
+    if by_reader:
+        try:
+            verdict = reading.read(query, found, scored.scores, max_chars=max_chars)
+        except Exception:  # a broken reader must not take answers down: the heuristic still chooses
+            logger.warning("the reader failed; choosing sentences by the heuristic", exc_info=True)
+        else:
+            leads: dict[int, str] = {}
+            for i, _ in verdict.chosen:
+                leads.setdefault(found[i].n, found[i].text)
+            return Quotes(tuple(reading.quoted_sentences(found, verdict)), coverage, tuple(leads.items()),
+                          confidence=verdict.confidence, answers=verdict.answers)
+        found = [s for s in found if not s.row]
+        scored = score_sentences(query, found, embed, query_vector=query_vector)
+    picked = chosen(found, scored, max_chars=max_chars)
+    leads = {}
     for sentence in picked:
         leads.setdefault(sentence.n, sentence.text)
-    return Quotes(tuple(_in_source_order(picked)), question_coverage(searched or query, citations, found),
-                  tuple(leads.items()))
+    return Quotes(tuple(_in_source_order(picked)), coverage, tuple(leads.items()))
+
+
+# Under an answer whose best quote the reader found only fairly likely to answer the question.
+UNSURE = "These passages may not answer your question."
 
 
 def render_quotes(quotes: Quotes, citations: Sequence[dict]) -> str:
@@ -368,6 +414,8 @@ def render_quotes(quotes: Quotes, citations: Sequence[dict]) -> str:
     for sentence in quotes.sentences:
         lines.append(f"- {quoted(sentence.text)} [{sentence.n}]")
         lines += [f"    - {quoted(item)}" for item in sentence.items]
+    if not quotes.sure:
+        lines += ["", f"*{UNSURE}*"]
     return "\n".join(lines)
 
 

@@ -77,6 +77,9 @@ class Answer:
     raw_text: str  # as written by the LLM or the extractive step, before the grounding pass
     partly_unsupported: bool = False
     declined: bool = False  # the LLM only said the sources do not hold the answer
+    # How likely the reader found it that the best quote answers the question (0-1; extractive
+    # answers chosen by the reader only, else None).
+    confidence: float | None = None
 
 
 class IncompleteStream(Exception):
@@ -140,7 +143,11 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
     else:
         # The LLM writes the answer: no sentence needs scoring (embedding) unless it proves unsupported.
         quotes, coverage = None, question_coverage(query, citations, candidates(citations, hits))
-    if coverage < settings.ANSWER_MIN_COVERAGE:
+    if quotes is not None and quotes.confidence is not None:
+        # The reader read the question with each candidate: it decides whether any answers it.
+        if not quotes.answers:
+            raise NotFound(not_found_message(scope))
+    elif coverage < settings.ANSWER_MIN_COVERAGE:
         # The sources are near the subject but hold little of what the question names.
         raise NotFound(not_found_message(scope))
     return Prepared(question=question, query=query, mode=mode, citations=citations,
@@ -285,7 +292,9 @@ def finish(prepared: Prepared, text: str, *, complete: bool = True) -> Answer:
     `complete` LLM answer that no source supports is replaced by the sources' own sentences; a
     partial one (stopped, or the LLM failed) is kept as written."""
     answer = _grounded(prepared, text, complete=complete)
-    return replace(answer, citations=pin_pages(answer.citations, answer.text))
+    confidence = prepared.quotes.confidence if prepared.mode == "extractive" and prepared.quotes else None
+    return replace(answer, citations=pin_pages(answer.citations, answer.text),
+                   confidence=None if confidence is None else round(confidence, 3))
 
 
 def _grounded(prepared: Prepared, text: str, *, complete: bool) -> Answer:

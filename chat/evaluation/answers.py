@@ -12,6 +12,9 @@ Per answer:
 - abstained: the pipeline said "not found" (or an LLM answer only said the sources do not hold it);
 - baseline_evidence: the same share in a naive answer, the first 550 characters of the best-ranked
   chunk (chat.evaluation.baseline): an answer that does not beat it adds nothing to the search;
+- first_evidence: the same share in the answer's first point (is the answering sentence first?);
+- confidence / sure: the reader's probability that the first quote answers the question, and
+  whether the answer states it without a caveat (chat.answering.reading.SURE);
 - page_right (items with a "page", for PDFs): the answer cites that page of the source; summarised
   over every such question (an answer without the evidence names some other page, or none) and over
   the answers that quote the evidence (page_right_quoted: the page of the sentence cited).
@@ -28,9 +31,10 @@ from collections.abc import Sequence
 
 from chat.answering.citations import cited_numbers
 from chat.answering.pipeline import AnswerError, NotFound, answer_question
+from chat.answering.reading import SURE
 from chat.evaluation.answer_sets import OffTopic, Unanswerable
 from chat.evaluation.baseline import naive_answer
-from chat.evaluation.metrics import Item, coverage, mean
+from chat.evaluation.metrics import KINDS, Item, coverage, mean
 
 _MARKER = re.compile(r"\[\d{1,3}(?:\s*,\s*\d{1,3})*\]")
 
@@ -66,17 +70,38 @@ def run_question(question: str, collections, *, history: Sequence[tuple[str, str
         "cites": bool(cited), "valid_citations": all(n in numbers for n in cited),
         "raw_cites": bool(raw_cited), "raw_valid_citations": all(n in numbers for n in raw_cited),
         "partly_unsupported": answer.partly_unsupported, "cited_sources": cited_sources,
+        "confidence": answer.confidence, "sure": answer.confidence is None or answer.confidence >= SURE,
         "cited_pages": [[c["document"]["source"], c.get("page")] for c in answer.citations],
     })
     if source is not None:
         row["right_document"] = source in cited_sources
         row["source_rank"] = sources.index(source) + 1 if source in sources else None
         row["evidence"] = coverage(list(evidence), without_markers(answer.text))
+        row["first_evidence"] = coverage(list(evidence), without_markers(first_quote(answer.text)))
         row["raw_evidence"] = coverage(list(evidence), without_markers(answer.raw_text))
         row["sources_evidence"] = coverage(list(evidence), "\n\n".join(c["text"] for c in prepared.citations))
     if page is not None:
         row["page_right"] = [source, page] in row["cited_pages"]
     return row
+
+
+def first_quote(text: str) -> str:
+    """The first point of an extractive answer (its first "- " line and the items under it), or
+    the whole text of an answer that is not a list."""
+    lines = text.splitlines()
+    if not lines or not lines[0].startswith("- "):
+        return text
+    first = [lines[0]]
+    for line in lines[1:]:
+        if not line.startswith("    "):
+            break
+        first.append(line)
+    return "\n".join(first)
+
+
+def right(row: dict) -> bool:
+    """An answer a reader can trust: of an answerable question, holding half its evidence or more."""
+    return row["kind"] in KINDS and (row.get("evidence") or 0.0) >= 0.5
 
 
 def run_item(item: Item, collections) -> dict:
@@ -122,6 +147,14 @@ def summarise(rows: Sequence[dict]) -> dict:
         summary["sources_evidence"] = mean(r.get("sources_evidence") or 0.0 for r in with_source)
         summary["source_in_sources"] = _rate(with_source, "source_rank")
         summary["baseline_evidence"] = mean(r.get("baseline_evidence") or 0.0 for r in with_source)
+        # The answering sentence first: of the answers quoting the evidence, those whose first point does.
+        quoting = [r for r in scored if (r.get("evidence") or 0.0) >= 0.5]
+        if quoting:
+            summary["evidence_first"] = _rate([{"x": r.get("first_evidence", 0.0) >= 0.5} for r in quoting], "x")
+    sure = [r for r in answered if r.get("sure") and r.get("confidence") is not None]
+    if sure:
+        summary["sure"] = len(sure) / max(1, len(answered))
+        summary["sure_right"] = _rate([{"x": right(r)} for r in sure], "x")
     with_page = [r for r in rows if "page_right" in r]
     if with_page:
         # Over every question with a page, an abstention counting as a wrong page.

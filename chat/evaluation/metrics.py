@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
-KINDS = ("factoid", "section")
+KINDS = ("factoid", "section", "row")  # row: a question a table row answers (its cell the evidence)
 SEPARATOR = "\n\n"
 
 
@@ -83,7 +83,7 @@ def _item(raw, where: str) -> Item:
         if not isinstance(raw[key], str) or not raw[key].strip():
             raise EvalFormatError(f"{where}: {key} must be a non-empty string")
     if raw["kind"] not in KINDS:
-        raise EvalFormatError(f"{where}: kind must be factoid or section, not {raw['kind']!r}")
+        raise EvalFormatError(f"{where}: kind must be factoid, section or row, not {raw['kind']!r}")
     evidence = raw["evidence"]
     if not isinstance(evidence, list) or not all(isinstance(p, str) and p.strip() for p in evidence):
         raise EvalFormatError(f"{where}: evidence must be a list of non-empty strings (may be empty)")

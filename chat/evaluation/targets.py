@@ -24,6 +24,9 @@ MAX_CHARS = 600
 PAGE_RIGHT = 0.95
 DEVELOPMENT_EVIDENCE = 0.85
 HELD_OUT_EVIDENCE = 0.80
+EVIDENCE_FIRST = 0.80
+ROW_EVIDENCE = 0.90
+SURE_RIGHT = 0.90
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,14 @@ def check_targets(summaries: dict, rows: Sequence[dict], *, evidence_target: flo
         targets.append(Target("evidence in the answer, factoids", factoid["evidence"], ">=", evidence_target,
                               f"naive baseline {factoid['baseline_evidence']:.2f}"))
         targets.append(Target("mean answer length, factoids (characters)", factoid["chars"], "<=", MAX_CHARS))
+    add("factoid", "evidence_first", "answering sentence first, factoids quoting the evidence", ">=", EVIDENCE_FIRST)
+    add("row", "evidence", "table-row questions answered with the row", ">=", ROW_EVIDENCE)
+    sure = [r for r in rows if r.get("sure") and r.get("confidence") is not None and not r["abstained"]
+            and not r.get("failed")]
+    if sure:
+        right = sum(1 for r in sure if r["kind"] in ("factoid", "section", "row") and (r.get("evidence") or 0) >= 0.5)
+        targets.append(Target('answers stated as sure that are right', right / len(sure), ">=", SURE_RIGHT,
+                              f"{len(sure)} sure answers of every kind; an unanswerable or off-topic one is wrong"))
     add("factoid", "page_right_quoted", "cited page right, PDF factoids quoting the evidence", ">=", PAGE_RIGHT,
         f"over every PDF factoid {factoid['page_right']:.2f}" if "page_right" in factoid else "")
     return targets

@@ -2,7 +2,8 @@
 
 The extractive answer's cost per stage, over the questions of an evaluation set (the ../shared/eval
 format): search (hybrid + RSE, as the answer pipeline searches), numbering the sources, splitting
-them into sentences, the sentence vectors, scoring, choosing, rendering and pinning pages. Each round
+them into sentences, the sentence vectors, scoring, the reader (CPU milliseconds of its one inference thread; 0 when the
+heuristic answers), choosing, rendering and pinning pages. Each round
 asks every question once; sentence vectors come from the shared store (chat.answering.sentence_vectors,
 filled at ingestion and by earlier answers). Prints the mean and p95 milliseconds of each stage per
 round, and how many sentence vectors were found stored and how many had to be embedded.
@@ -16,13 +17,13 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from chat.answering import extractive, pipeline, sentence_vectors
+from chat.answering import extractive, pipeline, reading, sentence_vectors
 from chat.answering.citations import build_citations
 from chat.answering.support import pin_pages
 from chat.evaluation.metrics import EvalFormatError, load_items
 from corpus.models import Collection
 
-STAGES = ("search", "sources", "split", "vectors", "scoring", "choose", "render", "pages", "total")
+STAGES = ("search", "sources", "split", "vectors", "scoring", "reader", "choose", "render", "pages", "total")
 
 
 def _ms(started: float) -> float:
@@ -40,7 +41,7 @@ def time_answer(question: str, collections) -> dict[str, float]:
     hits = pipeline.retrieved_hits(result)
     timings["sources"] = _ms(t)
     t = time.perf_counter()
-    found = extractive.candidates(citations, hits)
+    found = extractive.candidates(citations, hits, rows=reading.current() == reading.READER)
     timings["split"] = _ms(t)
     keys = {sentence_vectors.digest(extractive.scored_text(s)) for s in found}
     known = len(sentence_vectors.stored(settings.EMBEDDING_MODEL, list(keys)))  # not timed: counts only
@@ -50,6 +51,12 @@ def time_answer(question: str, collections) -> dict[str, float]:
     t = time.perf_counter()
     scored = extractive.score_sentences(question, found, embed=lambda query, texts: vectors)
     timings["scoring"] = _ms(t)
+    if reading.current() == reading.READER and found:
+        cpu = time.thread_time()  # the reader's CPU (one inference thread), its target: <= 100 ms an answer
+        reading.read(question, found, scored.scores, max_chars=extractive.MAX_CHARS)
+        timings["reader"] = (time.thread_time() - cpu) * 1000
+    else:
+        timings["reader"] = 0.0
     t = time.perf_counter()
     chosen = extractive.choose(found, scored) if found else []
     timings["choose"] = _ms(t)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from chat.answering import reading
 from chat.evaluation.answer_sets import load_conversations, load_offtopic, load_unanswerable
 from chat.evaluation.answers import run_item, run_offtopic, run_unanswerable, summarise
 from chat.evaluation.conversations import run_conversation
@@ -52,10 +53,13 @@ class Command(BaseCommand):
         parser.add_argument("--report", type=Path, default=Path("var/eval-answers"),
                             help="Folder for report.json (every answer with its scores).")
         parser.add_argument("--show", action="store_true", help="Print each answer as it comes.")
+        parser.add_argument("--scorers", nargs="+", choices=reading.SCORERS, default=list(reading.SCORERS),
+                            help="Who chooses an extractive answer's quotes and says \"not found\": the reader, the "
+                                 "heuristic scorer, or both, side by side (the default). LLM answers: the first.")
 
     def handle(self, *args, eval_file: Path, collection: str, unanswerable: Path | None, offtopic: Path | None,
                conversations: list[Path], evidence_target: float, limit: int | None, report: Path, show: bool,
-               **options) -> None:
+               scorers: list[str], **options) -> None:
         collections = Collection.objects.filter(slug=collection)
         if not collections.exists():
             raise CommandError(f"No collection {collection!r}; ingest the corpus first.")
@@ -76,26 +80,47 @@ class Command(BaseCommand):
                 else "no LLM (extractive)")
         self.stdout.write(f"Answering {len(items)} questions, {len(near)} near-topic unanswerable, {len(off)} "
                           f"off-topic, {len(convs)} conversations; {mode}.")
-        started = time.perf_counter()
-        rows = [self._show(run_item(item, collections), show) for item in items]
-        rows += [self._show(run_unanswerable(item, collections), show) for item in near]
-        rows += [self._show(run_offtopic(item, collections), show) for item in off]
-        for conversation in convs:
-            rows += [self._show(row, show) for row in run_conversation(conversation, collections)]
-        groups = {kind: [r for r in rows if r["kind"] == kind] for kind in dict.fromkeys(r["kind"] for r in rows)}
-        summaries = {kind: summarise(group) for kind, group in groups.items()}
-        answerable = [r for r in rows if r["kind"] in KINDS]
-        if answerable:
-            summaries["answerable"] = summarise(answerable)
-        targets = check_targets(summaries, rows, evidence_target=evidence_target)
-        self._print(summaries, targets, time.perf_counter() - started)
+        runs = {}
+        for scorer in scorers[:1] if answering.configured else scorers:
+            self.stdout.write(f"\n== quotes chosen by the {scorer} ==")
+            started = time.perf_counter()
+            with reading.using(scorer):
+                rows = [self._show(run_item(item, collections), show) for item in items]
+                rows += [self._show(run_unanswerable(item, collections), show) for item in near]
+                rows += [self._show(run_offtopic(item, collections), show) for item in off]
+                for conversation in convs:
+                    rows += [self._show(row, show) for row in run_conversation(conversation, collections)]
+            groups = {kind: [r for r in rows if r["kind"] == kind] for kind in dict.fromkeys(r["kind"] for r in rows)}
+            summaries = {kind: summarise(group) for kind, group in groups.items()}
+            answerable = [r for r in rows if r["kind"] in KINDS]
+            if answerable:
+                summaries["answerable"] = summarise(answerable)
+            targets = check_targets(summaries, rows, evidence_target=evidence_target)
+            self._print(summaries, targets, time.perf_counter() - started)
+            runs[scorer] = {"summaries": summaries, "targets": targets, "rows": rows}
+        if len(runs) > 1:
+            self._compare(runs)
         report.mkdir(parents=True, exist_ok=True)
         (report / "report.json").write_text(json.dumps(
-            {"mode": mode, "summaries": summaries,
-             "targets": [{"name": t.name, "value": t.value, "op": t.op, "target": t.target, "passed": t.passed}
-                         for t in targets],
-             "rows": rows}, indent=1, default=str), encoding="utf-8")
+            {"mode": mode, "runs": {scorer: {
+                "summaries": run["summaries"],
+                "targets": [{"name": t.name, "value": t.value, "op": t.op, "target": t.target, "passed": t.passed}
+                            for t in run["targets"]],
+                "rows": run["rows"]} for scorer, run in runs.items()}}, indent=1, default=str), encoding="utf-8")
         self.stdout.write(f"Report: {report / 'report.json'}")
+
+    def _compare(self, runs: dict) -> None:
+        """One line per target, each scorer's figure side by side."""
+        names = list(runs)
+        self.stdout.write("\nSide by side (" + " | ".join(names) + "):")
+        by_name = {name: {t.name: t for t in run["targets"]} for name, run in runs.items()}
+        for target_name in dict.fromkeys(t.name for run in runs.values() for t in run["targets"]):
+            cells = []
+            for name in names:
+                t = by_name[name].get(target_name)
+                cells.append("-" if t is None else f"{t.value:.2f} {'PASS' if t.passed else 'FAIL'}")
+            target = next(by_name[n][target_name] for n in names if target_name in by_name[n])
+            self.stdout.write(f"  {target_name} ({target.op} {target.target:.2f}): " + " | ".join(cells))
 
     def _show(self, row: dict, show: bool) -> dict:
         if show:

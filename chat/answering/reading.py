@@ -1,0 +1,145 @@
+"""The extractive answer read by the reader (reader/, a cross-encoder of our own): which of the
+candidate sentences and table rows answer the question, in what order, whether any does, and how
+sure the answer is.
+
+The heuristic scorer (chat.answering.extractive.score_sentences: meaning, the question's rarer
+words, retrieval's relevance) shortlists SHORTLIST candidates; the reader reads each with the
+question and gives the probability that it answers it. The best goes first; others join while
+they are nearly as likely (KEEP_RATIO of the best, at least KEEP_MIN). When even the best is below
+ANSWERS, the sources do not answer the question: "not found". Below SURE, the answer says that
+the passages may not answer it.
+
+A sentence that points back ("This is the default.") is read, and quoted, after the sentence it
+points to (reader.candidates).
+
+Which scorer answers is `current()`: the reader when its model is in the repository, unless a
+caller chose otherwise with `using()` (the evaluation runs both side by side).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
+
+from reader import runtime
+from reader.candidates import candidate_text, points_back
+
+logger = logging.getLogger(__name__)
+
+READER, HEURISTIC = "reader", "heuristic"
+SCORERS = (READER, HEURISTIC)
+
+# Candidates the reader reads, the heuristic's best (its share of an answer's CPU: see
+# docs/evaluation.md, "The reader"). The answer's sentence is among the heuristic's best 12 for
+# nearly every question it ranks anywhere.
+SHORTLIST = 12
+# Probability thresholds, chosen on the reader's validation split (packages and table schemas it
+# never trained on) and checked on the held-out answer sets (docs/evaluation.md).
+ANSWERS = 0.35  # below this for every candidate: the sources do not answer the question
+SURE = 0.8  # the best candidate at least this likely: the answer is stated without a caveat
+KEEP_MIN = 0.5  # another candidate joins the answer when at least this likely ...
+KEEP_RATIO = 0.75  # ... and at least this share of the best
+MAX_QUOTES = 4
+
+_chosen: ContextVar[str | None] = ContextVar("answer_scorer", default=None)
+
+
+def current() -> str:
+    chosen = _chosen.get()
+    if chosen:
+        return chosen
+    return READER if runtime.available() else HEURISTIC
+
+
+@contextlib.contextmanager
+def using(scorer: str) -> Iterator[None]:
+    """Answer with `scorer` (READER or HEURISTIC) inside the block."""
+    if scorer not in SCORERS:
+        raise ValueError(f"unknown scorer {scorer!r}; one of {', '.join(SCORERS)}")
+    token = _chosen.set(scorer)
+    try:
+        yield
+    finally:
+        _chosen.reset(token)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The reader's verdict on a shortlist: the chosen candidates (indexes into the candidates,
+    best first, each with the index of the sentence it points back to or None) and the best
+    probability."""
+
+    chosen: tuple[tuple[int, int | None], ...]
+    confidence: float
+
+    @property
+    def answers(self) -> bool:
+        return self.confidence >= ANSWERS
+
+    @property
+    def sure(self) -> bool:
+        return self.confidence >= SURE
+
+
+def read(question: str, sentences: Sequence, scores: Sequence[float], *, max_chars: int) -> Reading:
+    """Read the SHORTLIST best of `sentences` (chat.answering.extractive.Sentence, scored by the
+    heuristic `scores`) with `question`."""
+    order = sorted(range(len(sentences)), key=lambda i: -scores[i])[:SHORTLIST]
+    if not order:
+        return Reading((), 0.0)
+    befores = [_before(sentences, i) for i in order]
+    texts = [candidate_text(sentences[i].heading, sentences[i].text,
+                            before=sentences[b].text if b is not None else "")
+             for i, b in zip(order, befores, strict=True)]
+    probabilities = runtime.score(question, texts)
+    ranked = sorted(range(len(order)), key=lambda k: -probabilities[k])
+    best = float(probabilities[ranked[0]])
+    chosen: list[tuple[int, int | None]] = []
+    used, seen = 0, set()
+    for k in ranked:
+        p = float(probabilities[k])
+        if chosen and (p < KEEP_MIN or p < KEEP_RATIO * best or len(chosen) == MAX_QUOTES):
+            break
+        i, b = order[k], befores[k]
+        length = len(sentences[i].text) + (len(sentences[b].text) if b is not None else 0)
+        key = " ".join(sentences[i].text.lower().split())
+        if key in seen or (chosen and used + length > max_chars):
+            continue
+        seen.add(key)
+        chosen.append((i, b))
+        used += length
+    return Reading(tuple(chosen), best)
+
+
+def _before(sentences: Sequence, i: int) -> int | None:
+    """The index of the sentence `sentences[i]` points back to: the one before it in its source."""
+    if i == 0 or not points_back(sentences[i].text):
+        return None
+    previous = sentences[i - 1]
+    if previous.n == sentences[i].n and previous.position == sentences[i].position - 1 and not previous.row:
+        return i - 1
+    return None
+
+
+def quoted_sentences(sentences: Sequence, reading: Reading) -> list:
+    """The chosen sentences as the answer quotes them, best first: a sentence that points back
+    carries the sentence before it in its text."""
+    out = []
+    for i, b in reading.chosen:
+        sentence = sentences[i]
+        if b is not None:
+            sentence = replace(sentence, text=f"{sentences[b].text} {sentence.text}")
+        out.append(sentence)
+    return out
+
+
+def preload() -> None:
+    """Load the reader's model now (the app does so before forking its processes)."""
+    if runtime.available():
+        try:
+            runtime.load()
+        except Exception:  # a broken model file must not stop the app: answers fall back to the heuristic
+            logger.warning("the reader's model failed to load", exc_info=True)

@@ -1,0 +1,3 @@
+from chat.evaluation.reader_training.train import main
+
+main()

@@ -1,0 +1,91 @@
+"""The extractive answer as the reader chooses it, with a stand-in for the model (the model
+itself is tested in tests/reader/test_runtime.py)."""
+
+import numpy as np
+import pytest
+
+from chat.answering import reading
+from chat.answering.extractive import UNSURE, render_quotes, select_quotes
+
+
+def _embed(query, texts):
+    return np.array([1.0, 0.0]), np.array([[0.5, 0.5]] * len(texts))
+
+
+@pytest.fixture
+def reader(monkeypatch):
+    """A reader that finds a candidate as likely as the first of `likely` ({word: probability}) it holds."""
+    likely = {}
+
+    def score(question, texts):
+        return np.array([next((p for word, p in likely.items() if word in t), 0.05) for t in texts])
+
+    monkeypatch.setattr(reading.runtime, "score", score)
+    with reading.using(reading.READER):
+        yield likely
+
+
+def _citation(n, text, doc=None):
+    return {"n": n, "text": text, "document": {"id": doc or n}, "char_start": 0}
+
+
+SOURCE = ("## Weights\n\nGlob patterns are matched against file names. Each pattern has a weight. "
+          "The default weight is 50 and the maximum is 100. Patterns are read in order.")
+
+
+def test_the_most_likely_answer_is_quoted_first(reader):
+    reader.update({"default weight": 0.95, "Each pattern": 0.8, "read in order": 0.6})
+    quotes = select_quotes("What is the default weight?", [_citation(1, SOURCE)], embed=_embed)
+    assert quotes.sentences[0].text == "The default weight is 50 and the maximum is 100."
+    assert quotes.answers and quotes.sure and quotes.confidence == pytest.approx(0.95)
+    assert [s.text for s in quotes.sentences][1:] == ["Each pattern has a weight."]
+    assert not render_quotes(quotes, [_citation(1, SOURCE)]).endswith(f"*{UNSURE}*")
+
+
+def test_nothing_likely_enough_means_the_sources_do_not_answer(reader):
+    reader.update({"default weight": 0.2})
+    quotes = select_quotes("Which release added weights?", [_citation(1, SOURCE)], embed=_embed)
+    assert not quotes.answers
+
+
+def test_a_fairly_likely_answer_says_it_may_not_answer(reader):
+    reader.update({"default weight": 0.5})
+    quotes = select_quotes("What is the weight?", [_citation(1, SOURCE)], embed=_embed)
+    assert quotes.answers and not quotes.sure
+    assert render_quotes(quotes, [_citation(1, SOURCE)]).endswith(f"*{UNSURE}*")
+
+
+def test_a_sentence_that_points_back_is_quoted_with_what_it_points_to(reader):
+    text = ('Rules-Requires-Root may be "no" or "binary-targets". If "no", nothing needs root to build. '
+            'This is the default. If "binary-targets", the old behaviour applies.')
+    reader.update({"This is the default": 0.9})
+    quotes = select_quotes("What is the default of Rules-Requires-Root?", [_citation(1, text)], embed=_embed)
+    assert quotes.sentences[0].text == 'If "no", nothing needs root to build. This is the default.'
+
+
+def test_a_table_row_is_quoted_under_its_header(reader):
+    header = "| Item | Location | Quantity |\n| --- | --- | --- |\n"
+    table = (f"Sheet: Tools\n\n{header}| Rake | Barn | 2 |\n| Rotavator | Shed 2 | 1 |\n\n"
+             f"{header}| Spade | Shed 1 | 4 |\n")
+    reader.update({"Rotavator": 0.92})
+    quotes = select_quotes("Where is the rotavator kept?", [_citation(1, table)], embed=_embed)
+    assert [s.text for s in quotes.sentences] == ["Item: Rotavator; Location: Shed 2; Quantity: 1"]
+    assert "Item: Rotavator; Location: Shed 2; Quantity: 1 [1]" in render_quotes(quotes, [_citation(1, table)])
+
+
+def test_the_repeated_header_of_a_long_table_is_not_a_row(reader):
+    header = "| Item | Location |\n| --- | --- |\n"
+    table = f"{header}| Rake | Barn |\n\n{header}| Hoe | Shed |\n"
+    reader.update({"Item": 0.9})
+    quotes = select_quotes("Where is the hoe?", [_citation(1, table)], embed=_embed)
+    assert {s.text for s in quotes.sentences} <= {"Item: Rake; Location: Barn", "Item: Hoe; Location: Shed"}
+
+
+def test_a_failing_reader_falls_back_to_the_heuristic(monkeypatch):
+    def broken(question, texts):
+        raise RuntimeError("model file damaged")
+
+    monkeypatch.setattr(reading.runtime, "score", broken)
+    with reading.using(reading.READER):
+        quotes = select_quotes("What is the default weight?", [_citation(1, SOURCE)], embed=_embed)
+    assert quotes.sentences and quotes.confidence is None and quotes.answers
