@@ -253,13 +253,13 @@ def choose(sentences: Sequence[Sentence], scored: Scored, *, max_chars: int = MA
 
 
 def _in_source_order(picked: list[Sentence]) -> list[Sentence]:
-    """Read as the sources tell it: the best sentence's (picked[0]) source first, then the others
-    as retrieval ranked them, each source's sentences in its own order (a quote's "She" follows
-    the sentence naming her)."""
+    """The best sentence (picked[0]) first: the one that answers; then the others as the sources
+    tell it, the best one's source first, then the others as retrieval ranked them, each source's
+    sentences in its own order."""
     if not picked:
         return []
     best = picked[0]
-    return sorted(picked, key=lambda s: (s.n != best.n, s.rank, s.position))
+    return [best] + sorted(picked[1:], key=lambda s: (s.n != best.n, s.rank, s.position))
 
 
 def chosen(sentences: Sequence[Sentence], scored: Scored, *, max_chars: int = MAX_CHARS) -> list[Sentence]:
@@ -373,13 +373,15 @@ def select_quotes(query: str, citations: Sequence[dict], *, hits: Sequence[Hit] 
 
     With the reader (chat.answering.reading.current()), it picks among the heuristic's best
     sentences and table rows, the most likely answer first, and says whether any answers."""
-    by_reader = reading.current() == reading.READER
-    found = candidates(citations, hits, rows=by_reader)
+    scorer = reading.current()
+    found = candidates(citations, hits, rows=True)
     coverage = question_coverage(searched or query, citations, found)
     if not found:
-        return Quotes((), coverage, confidence=0.0 if by_reader else None, answers=not by_reader)
+        return Quotes((), coverage, confidence=0.0 if scorer == reading.READER else None,
+                      answers=scorer != reading.READER)
     scored = score_sentences(query, found, embed, query_vector=query_vector)
-    if by_reader:
+    best = max(range(len(found)), key=lambda i: scored.scores[i])
+    if scorer == reading.READER or (scorer == reading.AUTO and found[best].row):
         try:
             verdict = reading.read(query, found, scored.scores, max_chars=max_chars)
         except Exception:  # a broken reader must not take answers down: the heuristic still chooses
@@ -390,13 +392,11 @@ def select_quotes(query: str, citations: Sequence[dict], *, hits: Sequence[Hit] 
                 leads.setdefault(found[i].n, found[i].text)
             return Quotes(tuple(reading.quoted_sentences(found, verdict)), coverage, tuple(leads.items()),
                           confidence=verdict.confidence, answers=verdict.answers)
-        found = [s for s in found if not s.row]
-        scored = score_sentences(query, found, embed, query_vector=query_vector)
     picked = chosen(found, scored, max_chars=max_chars)
     leads = {}
     for sentence in picked:
         leads.setdefault(sentence.n, sentence.text)
-    return Quotes(tuple(_in_source_order(picked)), coverage, tuple(leads.items()))
+    return Quotes(tuple(reading.with_antecedents(found, _in_source_order(picked))), coverage, tuple(leads.items()))
 
 
 # Under an answer whose best quote the reader found only fairly likely to answer the question.

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from django.conf import settings
 
+from chat.answering import reading
 from chat.answering.citations import CONTEXT_CHARS, build_citations, cited_numbers, numbered_by_answer, relevance_map
 from chat.answering.extractive import Hit, Quotes, candidates, question_coverage, render_quotes, select_quotes
 from chat.answering.grounding import ground
@@ -126,7 +127,12 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
     if not citations:
         raise NotFound(f"No passage in {scope} matches this question. "
                        "Try other words, or check that the documents have finished processing.")
-    if not _relevant(result):
+    # Retrieval calibrates a table's chunks low (a row holds few of a question's words): below the
+    # usual bar, a question is still read when the best candidate is a table row and the reader
+    # finds it answers (chat.answering.reading.ROW_MIN_RELEVANCE).
+    on_probation = not _relevant(result)
+    if on_probation and (mode != "extractive" or reading.current() == reading.HEURISTIC
+                         or (top_relevance(result) or 0.0) < reading.ROW_MIN_RELEVANCE):
         raise NotFound(not_found_message(scope))
     hits = retrieved_hits(result)
     if mode == "extractive":
@@ -134,6 +140,8 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
         # found the right sources, and would only pull the quotes back towards the earlier turn's subject.
         quotes = select_quotes(question, citations, hits=hits, searched=query,
                                query_vector=question_vector(result, question))
+        if on_probation and (quotes.confidence is None or not quotes.answers):
+            raise NotFound(not_found_message(scope))
         coverage = quotes.coverage
         # Numbered as the answer cites them, so its sources are listed from 1 whichever it quotes.
         citations, numbers = numbered_by_answer(citations, [s.n for s in quotes.sentences])

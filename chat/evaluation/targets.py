@@ -81,10 +81,12 @@ def check_targets(summaries: dict, rows: Sequence[dict], *, evidence_target: flo
         targets.append(Target("mean answer length, factoids (characters)", factoid["chars"], "<=", MAX_CHARS))
     add("factoid", "evidence_first", "answering sentence first, factoids quoting the evidence", ">=", EVIDENCE_FIRST)
     add("row", "evidence", "table-row questions answered with the row", ">=", ROW_EVIDENCE)
+    # Answers the reader stated without a caveat, whose rightness is known: of questions with evidence
+    # (right: half of it or more in the answer) or that should have been "not found" (always wrong).
     sure = [r for r in rows if r.get("sure") and r.get("confidence") is not None and not r["abstained"]
-            and not r.get("failed")]
+            and not r.get("failed") and (r.get("evidence") is not None or r["kind"] in ("unanswerable", "offtopic"))]
     if sure:
-        right = sum(1 for r in sure if r["kind"] in ("factoid", "section", "row") and (r.get("evidence") or 0) >= 0.5)
+        right = sum(1 for r in sure if r.get("evidence") is not None and r["evidence"] >= 0.5)
         targets.append(Target('answers stated as sure that are right', right / len(sure), ">=", SURE_RIGHT,
                               f"{len(sure)} sure answers of every kind; an unanswerable or off-topic one is wrong"))
     add("factoid", "page_right_quoted", "cited page right, PDF factoids quoting the evidence", ">=", PAGE_RIGHT,

@@ -196,17 +196,27 @@ def test_a_bracketed_number_inside_a_quoted_sentence_is_not_a_citation():
     assert cited_numbers(format_sources(citations).split("\n", 1)[1].split("\n\n")[0]) == []
 
 
-def test_quotes_keep_the_order_of_their_source():
-    # The best sentence ("She ... lantern") comes after the one naming her: quoted in the page's order.
+def test_the_best_quote_comes_first_and_the_rest_keep_the_order_of_their_source():
+    # The best sentence ("She ... lantern") is what answers: it leads; the others follow in the page's order.
     citation = {"n": 1, "document": {"id": 1}, "text": (
         "Ms. Halvorsen guides the zebras across the river each spring. The herd waits on the bank for the lantern. "
         "She carries the lantern across the river at dawn.")}
     answer = extractive_answer("Who carries the lantern across the river?", [citation],
                                embed=_word_similarity("lantern"))
     quoted = [line.removesuffix(" [1]").removeprefix("- ") for line in _bullets(answer)]
-    assert "She carries the lantern across the river at dawn." in quoted and len(quoted) >= 2
-    positions = [citation["text"].index(sentence) for sentence in quoted]
+    assert quoted[0] == "She carries the lantern across the river at dawn." and len(quoted) >= 2
+    positions = [citation["text"].index(sentence) for sentence in quoted[1:]]
     assert positions == sorted(positions)
+
+
+def test_a_quote_that_points_back_brings_the_sentence_it_points_to():
+    citation = {"n": 1, "document": {"id": 1}, "text": (
+        'Rules-Requires-Root takes "no" or "binary-targets". If "no", the package builds without root. '
+        "This is the default and the status quo. Builders read the field.")}
+    answer = extractive_answer("What is the default of Rules-Requires-Root?", [citation],
+                               embed=_word_similarity("default"))
+    assert _bullets(answer)[0] == ('- If "no", the package builds without root. '
+                                   "This is the default and the status quo. [1]")
 
 
 def test_a_document_that_is_one_long_hash_line_is_still_quoted():
