@@ -22,7 +22,8 @@ ADMIN_KEY = "sk-admin-key-3f9a"
 
 
 @pytest.fixture
-def server(llm_unset):
+def server(llm_unset, settings):
+    settings.LLM_PRIVATE_HOSTS = ["127.0.0.1"]  # the operator allows the local endpoint
     with FakeOpenAI(reply="Thirty seconds [1].") as fake:
         yield fake
 
