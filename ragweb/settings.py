@@ -79,6 +79,8 @@ MIDDLEWARE = [
     "api.error_reports.PlainNotFoundMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Who is acting, for audit events recorded from model signals (group, role and password changes).
+    "audit.context.RequestContextMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
