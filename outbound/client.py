@@ -33,8 +33,9 @@ POOL = httpx2.Limits(max_connections=100, max_keepalive_connections=20, keepaliv
 class GuardedBackend(httpcore2.SyncBackend):
     """httpcore2's socket back end, connecting only to checked addresses.
 
-    Raises outbound.addresses.AddressRefused (or NotResolved) before any connection is made; the
-    openai client reports it as an APIConnectionError caused by it."""
+    Raises outbound.addresses.AddressRefused (or NotResolved) before any connection is made. It is
+    not an httpx2 error, so it passes through httpx2 and the openai client as it is, never retried
+    (it would be refused again); corpus.llm.llm_errors() names it for the LLM's callers."""
 
     def __init__(self, allowed: addresses.AllowList) -> None:
         self.allowed = allowed
