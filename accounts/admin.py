@@ -1,12 +1,13 @@
 from django.contrib import admin
 
 from accounts.models import ApiToken
-from accounts.services import token_revoke
+from accounts.services import token_revoke, token_update
 
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
-    """Tokens can be seen and revoked here, never read back: only the hash is stored."""
+    """Tokens can be seen, changed and revoked here, never read back: only the hash is stored. Every
+    change and revocation is audited, as on the Tokens page."""
 
     list_display = ("name", "user", "prefix", "read_only", "created", "last_used", "expires")
     search_fields = ("name", "user__username", "prefix")
@@ -15,6 +16,10 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request) -> bool:
         return False  # a key must be shown to its owner once: the Tokens page or drf_create_token
+
+    def save_model(self, request, obj: ApiToken, form, change: bool) -> None:
+        # `obj` already holds the form's values: the service reads the row as it was, then saves.
+        token_update(token_id=obj.pk, name=obj.name, read_only=obj.read_only, expires=obj.expires, request=request)
 
     def delete_model(self, request, obj: ApiToken) -> None:
         token_revoke(user=obj.user, token_id=obj.pk, request=request)  # audited, as on the Tokens page

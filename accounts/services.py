@@ -1,4 +1,4 @@
-"""Making and revoking personal API tokens (the only writes of ApiToken)."""
+"""Making, changing and revoking personal API tokens (the only writes of ApiToken)."""
 
 from __future__ import annotations
 
@@ -51,6 +51,25 @@ def token_revoke(*, user, token_id: int, request=None) -> bool:
                      detail={"owner": user.get_username()})
         token.delete()
     return True
+
+
+def token_update(*, token_id: int, name: str, read_only: bool, expires: datetime | None,
+                 request=None) -> ApiToken:
+    """Change a token's name, read-only flag or expiry (staff, in the admin). Audited ("token
+    changed", with each changed field's [before, after]: a read-only token made writable, an expiry
+    removed) when something changed; the key stays as it was."""
+    with transaction.atomic():
+        token = ApiToken.objects.select_for_update().select_related("user").get(pk=token_id)
+        changed = {field: [getattr(token, field), value] for field, value in
+                   (("name", name.strip()), ("read_only", read_only), ("expires", expires))
+                   if getattr(token, field) != value}
+        if changed:
+            for field, (_, value) in changed.items():
+                setattr(token, field, value)
+            token.save(update_fields=list(changed))
+            audit.record(Action.TOKEN_CHANGED, target=token, request=request,
+                         detail={"owner": token.user.get_username(), **changed})
+    return token
 
 
 def token_for_key(key: str) -> ApiToken | None:

@@ -23,6 +23,11 @@ class Action(models.TextChoices):
     SOURCE_DELETED = "source-deleted", "Source deleted"
     SOURCE_SYNCED = "source-synced", "Source synced"
     LLM_CONFIG_CHANGED = "llm-config-changed", "LLM configuration changed"
+    LLM_TESTED = "llm-tested", "LLM tested"
+    TOKEN_CHANGED = "token-changed", "Token changed"
+    GROUPS_CHANGED = "groups-changed", "Group membership changed"
+    ROLE_CHANGED = "role-changed", "Staff or superuser status changed"
+    PASSWORD_CHANGED = "password-changed", "Password changed"
 
 
 class AuditEventQuerySet(models.QuerySet):

@@ -1,6 +1,11 @@
 """The chat admin: conversations, messages and ratings. Like the corpus admin, every list and page
 goes through corpus.permissions: staff see their own (own_records), a superuser everyone's; the
-collection filter offers only collections the user may read."""
+collection filter offers only collections the user may read.
+
+Conversations and messages are read-only here, whatever the model permissions say: they are what
+was asked and answered, written by the chat alone (an edit could re-point a message or a
+conversation at someone else's). A whole conversation may still be deleted; a single message not
+(the conversation would no longer be what was said)."""
 
 from django.contrib import admin
 from django.db.models import QuerySet
@@ -19,7 +24,18 @@ class _OwnRecords:
         return permissions.own_records(request.user, super().get_queryset(request), user_field=self.user_field)
 
 
-class MessageInline(admin.TabularInline):
+class _ReadOnly:
+    """Viewed, never added or changed in the admin (has_view_permission still follows the model
+    permissions: Django grants viewing to whoever has view or change permission)."""
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+class MessageInline(_ReadOnly, admin.TabularInline):
     model = Message
     extra = 0
     fields = ["role", "status", "mode", "content", "error", "query", "created_at"]
@@ -29,22 +45,23 @@ class MessageInline(admin.TabularInline):
 
 
 @admin.register(Conversation)
-class ConversationAdmin(_OwnRecords, admin.ModelAdmin):
+class ConversationAdmin(_ReadOnly, _OwnRecords, admin.ModelAdmin):
     list_display = ["__str__", "user", "source", "collection", "updated_at"]
     list_filter = ["source", ("collection", PermittedCollectionFilter)]
     search_fields = ["title", "user__username"]
-    raw_id_fields = ["user"]
     inlines = [MessageInline]
 
 
 @admin.register(Message)
-class MessageAdmin(_OwnRecords, admin.ModelAdmin):
+class MessageAdmin(_ReadOnly, _OwnRecords, admin.ModelAdmin):
     user_field = "conversation__user"
 
     list_display = ["__str__", "conversation", "role", "status", "mode", "created_at"]
     list_filter = ["role", "status", "mode"]
     search_fields = ["content", "query"]
-    raw_id_fields = ["conversation"]
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
 
 
 @admin.register(Feedback)

@@ -1,5 +1,6 @@
-"""The admin page where staff choose the answering LLM: base URL, model (from the endpoint's
-/models when it lists them), API key (write only), and a Test button that sends one real request.
+"""The admin page where superusers choose the answering LLM: base URL, model (from the endpoint's
+/models when it lists them), API key (write only), and a Test button that sends one real request
+(audited). The stored key goes only to the URL it was saved with (corpus.llm_settings).
 
 The environment's LLM_BASE_URL wins when set: the page says so and shows what is in effect.
 """
@@ -12,9 +13,19 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 
-from corpus import llm, llm_probe, llm_secret, permissions
-from corpus.llm_settings import llm_settings_get, llm_settings_save
+from corpus import llm, llm_secret, permissions
+from corpus.llm_settings import (
+    CREDENTIALS_REFUSED,
+    has_credentials,
+    llm_models,
+    llm_settings_get,
+    llm_settings_save,
+    llm_settings_test,
+)
 from corpus.models import LLMSettings
+
+NEW_URL_NEEDS_KEY = ("The base URL changed: type the API key again (the stored key is sent only to the URL it "
+                     "was saved with), or tick “Remove the stored key”.")
 
 
 class LLMSettingsForm(forms.Form):
@@ -27,6 +38,12 @@ class LLMSettingsForm(forms.Form):
     new_api_key = forms.CharField(label="API key", max_length=1000, required=False,
                                   widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}))
     clear_api_key = forms.BooleanField(label="Remove the stored key", required=False)
+
+    def clean_base_url(self) -> str:
+        url = self.cleaned_data["base_url"]
+        if has_credentials(url):
+            raise forms.ValidationError(CREDENTIALS_REFUSED)
+        return url
 
     def clean(self):
         data = super().clean()
@@ -77,20 +94,26 @@ class LLMSettingsAdmin(admin.ModelAdmin):
                     form.add_error("base_url", "Give a base URL and a model to test.")
                     status = 400
                 else:
-                    key = data["new_api_key"] or ("" if data["clear_api_key"] else stored_key or "")
-                    result = llm_probe.probe_llm(base_url=data["base_url"], model=data["model"].strip(), api_key=key)
+                    result = llm_settings_test(base_url=data["base_url"], model=data["model"],
+                                               typed_key=data["new_api_key"], request=request)
                     self.message_user(request, result.message, level=messages.SUCCESS if result.ok else messages.ERROR)
+            elif (form.cleaned_data["base_url"] and row.base_url and form.cleaned_data["base_url"] != row.base_url
+                  and stored_key and not form.cleaned_data["new_api_key"] and not form.cleaned_data["clear_api_key"]):
+                form.add_error("new_api_key", NEW_URL_NEEDS_KEY)
+                status = 400
             else:
                 data = form.cleaned_data
                 llm_settings_save(base_url=data["base_url"], model=data["model"], new_api_key=data["new_api_key"],
                                   clear_api_key=data["clear_api_key"], request=request)
                 self.message_user(request, "Saved the LLM settings.", level=messages.SUCCESS)
                 return redirect("admin:corpus_llmsettings_changelist")
-        shown_url = (form.cleaned_data.get("base_url") if form.is_bound and form.is_valid() else row.base_url) or ""
+        valid = form.is_bound and form.is_valid()
+        shown_url = (form.cleaned_data.get("base_url") if valid else row.base_url) or ""
+        typed_key = form.cleaned_data.get("new_api_key", "") if valid and testing else ""
         context = {
             **self.admin_site.each_context(request), "title": "LLM settings", "opts": self.opts, "form": form,
             "key_state": "set" if stored_key else ("set, but unreadable" if stored_key is None else "not set"),
             "environment": llm.environment_config(), "effective": llm.current(), "row": row,
-            "models": llm_probe.list_models(base_url=shown_url, api_key=stored_key or "") if shown_url else [],
+            "models": llm_models(base_url=shown_url, typed_key=typed_key),
         }
         return TemplateResponse(request, "admin/corpus/llmsettings/settings.html", context, status=status)

@@ -7,6 +7,10 @@ read from the database at most every LLM_SETTINGS_CACHE_SECONDS per process (so 
 worker process follows a change within that time; the saving process at once); otherwise none,
 and answers are extractive. Answering, query rewriting and contextualisation all go through it.
 
+Every request goes through the guarded outbound client (outbound.client): public addresses, and
+the private hosts the operator allows (allowed_hosts()), so whoever saves a URL in the admin cannot
+point the server, or the stored key, at the inside of the network.
+
 The client itself retries transient failures (connection errors, timeouts, 429, 5xx) up to
 settings.LLM_MAX_RETRIES times with backoff; callers catch llm_errors() for what is left.
 
@@ -22,11 +26,13 @@ import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from django.conf import settings
 
 from corpus import llm_secret
 from corpus.models import LLMSettings
+from outbound.addresses import AddressRefused, AllowList
 
 if TYPE_CHECKING:
     import openai
@@ -42,11 +48,12 @@ class LLMNotConfigured(RuntimeError):
 
 def llm_errors() -> tuple[type[Exception], ...]:
     """Every error the client raises (transient ones after its retries, and e.g. a prompt too long
-    for the model), for an `except` clause: evaluated only when an exception is being matched, so
-    `openai` is imported then (it already is, if the client raised it)."""
+    for the model; the guard's refusal of the endpoint's address, which is never retried), for an
+    `except` clause: evaluated only when an exception is being matched, so `openai` is imported
+    then (it already is, if the client raised it)."""
     import openai
 
-    return (openai.OpenAIError,)
+    return (openai.OpenAIError, AddressRefused)
 
 
 @dataclass(frozen=True)
@@ -106,13 +113,34 @@ def llm_configured() -> bool:
     return current().configured
 
 
-@lru_cache(maxsize=4)
-def _client(base_url: str, api_key: str, timeout: float, max_retries: int) -> openai.OpenAI:
+def allowed_hosts() -> AllowList:
+    """The private hosts the LLM client may reach besides public addresses: LLM_PRIVATE_HOSTS, and
+    the host of the environment's LLM_BASE_URL (the operator named it). A URL saved in the admin
+    reaches a private host only when the operator listed it."""
+    entries = list(settings.LLM_PRIVATE_HOSTS)
+    if settings.LLM_BASE_URL and urlsplit(settings.LLM_BASE_URL).hostname:
+        entries.append(urlsplit(settings.LLM_BASE_URL).hostname)
+    return AllowList.parse(entries)
+
+
+def openai_client(*, base_url: str, api_key: str, timeout: float, max_retries: int,
+                  allowed: AllowList | None = None) -> openai.OpenAI:
+    """A new OpenAI-compatible client whose requests go through the guarded outbound client
+    (outbound.client: public addresses and `allowed` (default allowed_hosts()) only, no redirects,
+    no proxy). The one way ragweb builds an LLM client: answers, the model list and the Test."""
     import openai  # on the first client only (see the module's docstring)
 
+    from outbound.client import http_client
+
+    guarded = http_client(allowed=allowed if allowed is not None else allowed_hosts(), timeout=timeout)
     # Local servers (llama.cpp, Ollama) ignore the key, but the client insists on one.
     return openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout,
-                         max_retries=max_retries)
+                         max_retries=max_retries, http_client=guarded)
+
+
+@lru_cache(maxsize=4)
+def _client(base_url: str, api_key: str, timeout: float, max_retries: int, allowed: AllowList) -> openai.OpenAI:
+    return openai_client(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries, allowed=allowed)
 
 
 def get_client(config: LLMConfig | None = None) -> openai.OpenAI:
@@ -120,7 +148,7 @@ def get_client(config: LLMConfig | None = None) -> openai.OpenAI:
     config = config or current()
     if not config.configured:
         raise LLMNotConfigured("No LLM is configured (set LLM_BASE_URL and LLM_MODEL, or choose one in the admin).")
-    return _client(config.base_url, config.api_key, settings.LLM_TIMEOUT, settings.LLM_MAX_RETRIES)
+    return _client(config.base_url, config.api_key, settings.LLM_TIMEOUT, settings.LLM_MAX_RETRIES, allowed_hosts())
 
 
 def complete(messages: list[dict[str, str]], max_tokens: int = 256, *, temperature: float = 0.0,

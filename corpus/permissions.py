@@ -206,8 +206,10 @@ def document_for(user, pk: int, *, write: bool = False) -> Document:
 
 
 def can_configure_llm(user) -> bool:
-    """Whether `user` may choose the answering LLM in the admin (active staff)."""
-    return _signed_in(user) and user.is_staff
+    """Whether `user` may choose the answering LLM in the admin, test it and list its models: active
+    superusers only. The LLM receives every user's questions and the passages of every collection,
+    and the stored key is sent to it: choosing it is choosing who reads everything."""
+    return _signed_in(user) and user.is_superuser
 
 
 def collection_row_for(user, queryset: QuerySet, pk: int, *, write: bool = False, noun: str = "item"):

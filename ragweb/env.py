@@ -75,10 +75,15 @@ def env_list(name: str, default: list[str], *, environ: Mapping[str, str] = os.e
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
-def env_url(name: str, default: str, *, schemes: tuple[str, ...],
+def env_url(name: str, default: str, *, schemes: tuple[str, ...], credentials: bool = True,
             environ: Mapping[str, str] = os.environ) -> str:
+    """The URL in `name`. With credentials=False a user name or password in it is refused, and the
+    message does not repeat the URL (it would put the password in a log)."""
     value = environ.get(name, default).strip()
     parsed = urlparse(value)
+    if not credentials and "@" in parsed.netloc:
+        raise ImproperlyConfigured(f"{name} must not hold a user name or password (user:pass@host): "
+                                   "give the secret in its own setting")
     if parsed.scheme not in schemes:
         raise ImproperlyConfigured(
             f"{name} must be a URL starting with one of {', '.join(s + '://' for s in schemes)}, got {value!r}")

@@ -12,6 +12,7 @@ from urllib.parse import quote, urlparse
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from outbound.addresses import AllowList
 from ragweb.env import (
     checked_secret_key,
     env_bool,
@@ -78,6 +79,8 @@ MIDDLEWARE = [
     "api.error_reports.PlainNotFoundMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Who is acting, for audit events recorded from model signals (group, role and password changes).
+    "audit.context.RequestContextMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -327,16 +330,23 @@ RERANKER_MODEL = env_str("RERANKER_MODEL", "")  # a CrossEncoder path; empty = n
 
 # LLM (optional). Without LLM_BASE_URL/LLM_MODEL answers are extractive.
 LLM_BASE_URL = env_str("LLM_BASE_URL", "")
-if LLM_BASE_URL:
-    env_url("LLM_BASE_URL", LLM_BASE_URL, schemes=("http", "https"))
+if LLM_BASE_URL:  # the key goes in LLM_API_KEY: a user:pass@ in the URL would be logged and shown
+    env_url("LLM_BASE_URL", LLM_BASE_URL, schemes=("http", "https"), credentials=False)
 LLM_API_KEY = env_str("LLM_API_KEY", "")
 LLM_MODEL = env_str("LLM_MODEL", "")
 LLM_TIMEOUT = env_float("LLM_TIMEOUT", 60.0, minimum=1.0)
 LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 2, minimum=0, maximum=10)
 if LLM_BASE_URL and not LLM_MODEL:
     raise ImproperlyConfigured("LLM_MODEL must be set when LLM_BASE_URL is set")
-# Without LLM_BASE_URL, staff may set the LLM in the admin (corpus.llm reads it, cached this long per process).
+# Without LLM_BASE_URL, superusers may set the LLM in the admin (corpus.llm reads it, cached this long per process).
 LLM_SETTINGS_CACHE_SECONDS = env_float("LLM_SETTINGS_CACHE_SECONDS", 5.0, minimum=0.0)
+# The LLM client reaches public addresses only (outbound.addresses), plus LLM_BASE_URL's own host and
+# these private hosts: names, addresses or networks (127.0.0.1, llm.internal, 10.0.0.0/8).
+LLM_PRIVATE_HOSTS = env_list("LLM_PRIVATE_HOSTS", [])
+try:
+    AllowList.parse(LLM_PRIVATE_HOSTS)
+except ValueError as exc:
+    raise ImproperlyConfigured(f"LLM_PRIVATE_HOSTS: {exc}") from None
 
 # Audit trail (audit app): events older than AUDIT_RETENTION_DAYS are pruned daily (celery beat,
 # or `manage.py prune_audit`); an event's detail is cut to AUDIT_DETAIL_MAX_CHARS of JSON.

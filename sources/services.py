@@ -20,9 +20,9 @@ from audit.models import Action
 from corpus import services as corpus_services
 from corpus.metadata import clean_tags
 from corpus.models import Collection, Document
+from outbound.addresses import AddressRefused, literal_address, refusal
 from sources.folders import FolderRefused, resolve_folder
 from sources.models import MAX_DEPTH_LIMIT, MAX_PAGES_LIMIT, Source
-from sources.web.addresses import AddressRefused, literal_address, refusal
 
 logger = logging.getLogger(__name__)
 

@@ -12,7 +12,8 @@ import grimp
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("ragweb", "audit", "accounts", "sso", "corpus", "chat", "api", "replicas", "mcp_server", "sources")
+PACKAGES = ("ragweb", "audit", "accounts", "sso", "corpus", "chat", "api", "replicas", "mcp_server", "sources",
+            "outbound")
 EVALUATION = "chat.evaluation"
 
 

@@ -2,24 +2,29 @@
 
 `get(url, headers=..., check=...)` is the one way web fetching talks to a server: for every hop it
 checks the scheme (http/https only), calls `check(url)` (robots.txt and its Crawl-delay, for pages), resolves and checks
-the host's addresses (SSRF guard, addresses.py) and connects to the checked address, waits its turn
+the host's addresses (SSRF guard, outbound.addresses) and connects to the checked address, waits its turn
 for the host (pacing.py), and sends the request with the caps of transport.py. At most
 SOURCES_MAX_REDIRECTS redirects; a redirect back to a URL already visited is a loop.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import quote, urljoin, urlsplit
 
 from django.conf import settings
 
-from sources.web import addresses, pacing
+from outbound import addresses
+from sources.web import pacing
 from sources.web.errors import FetchError
 from sources.web.transport import Response, exchange
 
+logger = logging.getLogger(__name__)
+
 REDIRECTS = (301, 302, 303, 307, 308)
+ALLOW_HINT = "set SOURCES_ALLOW_PRIVATE=1 to allow"
 # Characters left as they are in a request target (RFC 3986's reserved and unreserved ones, and "%").
 _URL_SAFE = "/?#[]@!$&'()*+,;=:%-._~"
 # Addresses of one name tried in turn when the first cannot be reached (each with its connect timeout).
@@ -65,8 +70,11 @@ def _checked(url: str) -> _Hop:
     try:
         checked = addresses.checked_addresses(host, port, allow_private=settings.SOURCES_ALLOW_PRIVATE,
                                               resolver=resolver)
-    except addresses.AddressRefused as exc:
+    except addresses.NotResolved as exc:
         raise FetchError(str(exc), url=url) from None
+    except addresses.AddressRefused as exc:
+        logger.info("web fetch of %s %s", url[:200], exc.detail)  # what it resolved to: for the operator only
+        raise FetchError(f"{exc} ({ALLOW_HINT})", url=url) from None
     return _Hop(url, scheme, host, port, target, checked)
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from email.message import Message
 
 from corpus.ingest.parse.limits import size_text
-from sources.web.addresses import Address
+from outbound.addresses import Address
 from sources.web.errors import FetchError
 from sources.web.inflate import Corrupt, TooLarge, inflate
 

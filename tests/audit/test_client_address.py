@@ -28,8 +28,9 @@ def test_the_client_address_reads_x_forwarded_for_only_behind_trusted_proxies(se
 
 
 @pytest.mark.django_db
-def test_a_failed_sign_in_behind_the_proxy_records_the_clients_address(settings):
+def test_a_failed_sign_in_behind_the_proxy_records_the_clients_address(settings, django_user_model):
     settings.TRUSTED_PROXY_COUNT = 1
+    django_user_model.objects.create_user("mallory", password="mallory-password-1")
     Client(**BEHIND_NGINX).post("/login/", {"username": "mallory", "password": "wrong-password-1"})
     event = AuditEvent.objects.get(action=Action.SIGN_IN_FAILED)
     assert (event.target_label, event.ip) == ("mallory", "203.0.113.7")

@@ -171,3 +171,113 @@ def test_a_source_change_records_each_changed_field_from_and_to(user, owned):
     event = only_event(Action.SOURCE_CHANGED)
     assert event.actor == user
     assert event.detail == {"schedule": {"from": "none", "to": "weekly"}, "tags": {"from": [], "to": ["menus"]}}
+
+
+# --- Review round 4: the audit gaps (tokens changed in the admin, groups, roles, passwords) ---
+
+
+@pytest.fixture
+def admin_client(django_user_model):
+    root = django_user_model.objects.create_superuser("root", password="root-password-1")
+    client = Client(REMOTE_ADDR="203.0.113.9")
+    client.force_login(root)
+    client.user = root
+    return client
+
+
+def test_a_token_made_writable_and_unlimited_in_the_admin_is_recorded(admin_client, user):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    token, key = token_create(user=user, name="ci", read_only=True, expires=timezone.now() + timedelta(days=3))
+    response = admin_client.post(f"/admin/accounts/apitoken/{token.pk}/change/",
+                                 {"name": "ci", "expires_0": "", "expires_1": ""})  # read_only unticked
+    assert response.status_code == 302, response.content.decode()[:2000]
+    token.refresh_from_db()
+    assert (token.read_only, token.expires) == (False, None)
+    event = only_event(Action.TOKEN_CHANGED)
+    assert (event.actor, event.target_id, event.ip) == (admin_client.user, str(token.pk), "203.0.113.9")
+    assert event.detail["read_only"] == [True, False] and event.detail["expires"][1] is None
+    assert event.detail["owner"] == "alice" and "name" not in event.detail and key not in json.dumps(event.detail)
+    admin_client.post(f"/admin/accounts/apitoken/{token.pk}/change/", {"name": "ci", "expires_0": "", "expires_1": ""})
+    assert AuditEvent.objects.filter(action=Action.TOKEN_CHANGED).count() == 1  # nothing changed: no event
+
+
+def user_form(user, **changes) -> dict:
+    """The admin's user change form as submitted, with `changes`."""
+    data = {"username": user.username, "first_name": "", "last_name": "", "email": "", "is_active": "on",
+            "date_joined_0": user.date_joined.strftime("%Y-%m-%d"), "date_joined_1": "00:00:00",
+            "initial-date_joined_0": user.date_joined.strftime("%Y-%m-%d"), "initial-date_joined_1": "00:00:00"}
+    data.update(changes)
+    return {key: value for key, value in data.items() if value is not None}
+
+
+def test_groups_and_the_staff_and_superuser_flags_changed_in_the_admin_are_recorded(admin_client, user):
+    from django.contrib.auth.models import Group
+
+    editors = Group.objects.create(name="editors")
+    response = admin_client.post(f"/admin/auth/user/{user.pk}/change/",
+                                 user_form(user, is_staff="on", is_superuser="on", groups=[editors.pk]))
+    assert response.status_code == 302, response.content.decode()[:3000]
+    [role] = AuditEvent.objects.filter(action=Action.ROLE_CHANGED, target_id=str(user.pk))
+    assert role.actor == admin_client.user
+    assert role.detail == {"is_staff": [False, True], "is_superuser": [False, True]}
+    groups = only_event(Action.GROUPS_CHANGED)
+    assert (groups.actor, groups.detail, groups.ip) == (admin_client.user, {"added": ["editors"]}, "203.0.113.9")
+
+    admin_client.post(f"/admin/auth/user/{user.pk}/change/", user_form(user))  # both flags off, no group
+    [removed, _] = AuditEvent.objects.filter(action=Action.GROUPS_CHANGED)
+    assert removed.detail == {"removed": ["editors"]}
+    [off, _] = AuditEvent.objects.filter(action=Action.ROLE_CHANGED, target_id=str(user.pk))
+    assert off.detail == {"is_staff": [True, False], "is_superuser": [True, False]}
+
+
+def test_a_superuser_made_on_the_command_line_is_recorded(django_user_model):
+    root = django_user_model.objects.create_superuser("root", password="root-password-1")
+    event = only_event(Action.ROLE_CHANGED)
+    assert (event.actor, event.target_id) == (None, str(root.pk))
+    assert event.detail == {"is_staff": [False, True], "is_superuser": [False, True]}
+
+
+def test_membership_changed_outside_a_request_is_recorded_without_an_actor(user):
+    from django.contrib.auth.models import Group
+
+    readers = Group.objects.create(name="readers")
+    readers.user_set.add(user)
+    user.groups.clear()
+    [cleared, added] = AuditEvent.objects.filter(action=Action.GROUPS_CHANGED)
+    assert (added.actor, added.target_id, added.detail) == (None, str(user.pk), {"added": ["readers"]})
+    assert cleared.detail == {"removed": ["readers"]}
+
+
+def test_a_password_changed_in_the_admin_is_recorded_without_the_password(admin_client, user):
+    response = admin_client.post(f"/admin/auth/user/{user.pk}/password/",
+                                 {"password1": "n3w-Passw0rd-long", "password2": "n3w-Passw0rd-long",
+                                  "usable_password": "true"})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    event = only_event(Action.PASSWORD_CHANGED)
+    assert (event.actor, event.target_id) == (admin_client.user, str(user.pk))
+    assert "n3w-Passw0rd" not in json.dumps(event.detail) + event.target_label
+
+
+def test_a_hash_upgraded_at_sign_in_is_not_a_password_change(django_user_model):
+    from django.contrib.auth.hashers import make_password
+
+    # Stored with a hasher the settings no longer prefer: signing in rewrites the hash.
+    old = django_user_model.objects.create(username="old", password=make_password("old-password-1",
+                                                                                  hasher="pbkdf2_sha256"))
+    assert Client().post("/login/", {"username": "old", "password": "old-password-1"}).status_code == 302
+    old.refresh_from_db()
+    assert not old.password.startswith("pbkdf2_sha256$")  # it was upgraded
+    assert not AuditEvent.objects.filter(action=Action.PASSWORD_CHANGED).exists()
+
+
+def test_a_password_typed_as_the_user_name_is_not_kept(user):
+    client = Client(REMOTE_ADDR="203.0.113.7")
+    client.post("/login/", {"username": "alice-password-1", "password": "alice-password-1"})
+    client.post("/login/", {"username": "alice-password-1", "password": "x"})
+    first, second = AuditEvent.objects.filter(action=Action.SIGN_IN_FAILED)
+    everything = json.dumps([[e.target_label, e.detail] for e in AuditEvent.objects.all()])
+    assert "alice-password-1" not in everything
+    assert first.target_label.startswith("unknown name #") and first.target_label == second.target_label

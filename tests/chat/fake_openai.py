@@ -39,7 +39,9 @@ class FakeOpenAI:
     status: an HTTP error status to answer with instead;  hang: seconds to wait before answering;
     drop_after: close the connection after this many streamed pieces (a crash mid-answer);
     models: the ids GET /models lists (None: it answers 404), and the only models chat accepts;
-    api_key: the one bearer key accepted (None: any), else 401 as OpenAI answers.
+    api_key: the one bearer key accepted (None: any), else 401 as OpenAI answers;
+    error_message: the message of the error body sent with `status`.
+    `requests` holds every chat request (with its "_headers"), `gets` the headers of every GET.
     """
 
     def __init__(self, reply: Reply | str = "An answer [1].", *, token_delay: float = 0.0) -> None:
@@ -50,7 +52,9 @@ class FakeOpenAI:
         self.drop_after: int | None = None
         self.models: list[str] | None = None
         self.api_key: str | None = None
+        self.error_message = "fake failure"
         self.requests: list[dict] = []
+        self.gets: list[dict] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -83,6 +87,7 @@ class FakeOpenAI:
                 return False
 
             def do_GET(self) -> None:
+                fake.gets.append({k.lower(): v for k, v in self.headers.items()})
                 if not self.path.rstrip("/").endswith("/models") or fake.models is None:
                     self._json(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
                     return
@@ -107,7 +112,7 @@ class FakeOpenAI:
                 if fake.hang:
                     time.sleep(fake.hang)
                 if fake.status:
-                    self._json(fake.status, {"error": {"message": "fake failure", "type": "server_error"}})
+                    self._json(fake.status, {"error": {"message": fake.error_message, "type": "server_error"}})
                     return
                 text = fake.reply(request)
                 if request.get("stream"):
@@ -200,9 +205,11 @@ def llm_unset(settings):
 
 
 @pytest.fixture
-def llm_endpoint(llm_unset):
-    """A FakeOpenAI endpoint as staff would enter it in the admin's LLM settings: it lists
-    ENDPOINT_MODELS, accepts ENDPOINT_KEY only and replies "OK"; nothing is configured yet."""
+def llm_endpoint(llm_unset, settings):
+    """A FakeOpenAI endpoint as a superuser would enter it in the admin's LLM settings: it lists
+    ENDPOINT_MODELS, accepts ENDPOINT_KEY only and replies "OK"; nothing is configured yet. It
+    listens on 127.0.0.1, which the operator allows (LLM_PRIVATE_HOSTS), as for a local llama.cpp."""
+    settings.LLM_PRIVATE_HOSTS = ["127.0.0.1"]
     with FakeOpenAI(reply="OK") as fake:
         fake.models, fake.api_key = list(ENDPOINT_MODELS), ENDPOINT_KEY
         yield fake

@@ -55,3 +55,34 @@ def test_a_superuser_sees_every_users_records(client, django_user_model, private
     assert "Alice asks" in client.get("/admin/chat/conversation/").content.decode()
     page = client.get(f"/admin/chat/feedback/{private_answer.feedback.pk}/change/").content.decode()
     assert "thirty seconds" in page
+
+
+@pytest.fixture
+def editor_staff(django_user_model):
+    """Staff given every chat model permission (change included)."""
+    staffer = django_user_model.objects.create_user(username="editor", password="editor-password-1", is_staff=True)
+    staffer.user_permissions.set(Permission.objects.filter(content_type__app_label="chat"))
+    return staffer
+
+
+def test_conversations_and_messages_are_read_only_even_with_change_permissions(client, editor_staff,
+                                                                               private_answer):
+    """Review round 4: staff with the change permissions could re-point their own message or
+    conversation at another user's conversation (and read it through their own)."""
+    conversation = conversation_start(user=editor_staff, collection=None)
+    mine = conversation.messages.create(role="user", content="my question")
+    client.force_login(editor_staff)
+    page = client.get(f"/admin/chat/message/{mine.pk}/change/")
+    assert page.status_code == 200 and 'name="conversation"' not in page.content.decode()  # shown, not a field
+    response = client.post(f"/admin/chat/message/{mine.pk}/change/",
+                           {"conversation": private_answer.conversation_id, "role": "user", "content": "x"})
+    assert response.status_code == 403
+    response = client.post(f"/admin/chat/conversation/{conversation.pk}/change/",
+                           {"user": private_answer.conversation.user_id, "title": "taken"})
+    assert response.status_code == 403
+    assert client.post(f"/admin/chat/message/{mine.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert client.get("/admin/chat/message/add/").status_code == 403
+    mine.refresh_from_db()
+    conversation.refresh_from_db()
+    assert (mine.conversation_id, mine.content) == (conversation.pk, "my question")
+    assert conversation.user_id == editor_staff.pk and conversation.title != "taken"

@@ -1,6 +1,7 @@
-"""The admin's LLM settings page: staff only, the key write-only, the model list from /models,
-the environment's precedence shown, a Test button whose every failure reads in plain words, the
-change audited, and the key in no log line."""
+"""The admin's LLM settings page: superusers only, the key write-only and sent only to the URL it
+was saved with, the model list from /models, the environment's precedence shown, a Test button
+whose every failure reads in plain words of our own (never the endpoint's), tests and changes
+audited, and the key in no log line."""
 
 from __future__ import annotations
 
@@ -25,8 +26,10 @@ KEY = ENDPOINT_KEY
 
 @pytest.fixture
 def staff(django_user_model, llm_unset, settings):
+    """A superuser: who may configure the LLM."""
     settings.LLM_TIMEOUT = 2.0
-    user = django_user_model.objects.create_user("sam", password="sam-password-1", is_staff=True)
+    user = django_user_model.objects.create_user("sam", password="sam-password-1", is_staff=True,
+                                                 is_superuser=True)
     client = Client()
     client.force_login(user)
     client.user = user
@@ -98,7 +101,7 @@ def press_test(staff, base_url: str, model: str = "small-model", key: str = KEY)
 
 def test_the_test_button_sends_one_real_request(staff, server):
     [message] = press_test(staff, server.base_url)
-    assert message.startswith("It works: small-model answered “OK” in ")
+    assert message.startswith("It works: small-model answered in ") and "OK" not in message
     assert server.requests[-1]["model"] == "small-model" and server.requests[-1]["max_tokens"] == 5
 
 
@@ -114,7 +117,8 @@ def closed_port() -> int:
         return s.getsockname()[1]
 
 
-def test_unreachable(staff):
+def test_unreachable(staff, settings):
+    settings.LLM_PRIVATE_HOSTS = ["127.0.0.1"]
     base = f"http://127.0.0.1:{closed_port()}/v1"
     assert press_test(staff, base) == [
         f"Unreachable: nothing answered at {base}. Check the address, and that the server is running and "
@@ -138,8 +142,10 @@ def test_timeout(staff, server, settings):
 
 
 @pytest.fixture
-def web_page_server():
-    """A web server that answers every path with an HTML page: not an OpenAI API."""
+def web_page_server(settings):
+    """A web server that answers every path with an HTML page: not an OpenAI API (on 127.0.0.1,
+    which the operator allows)."""
+    settings.LLM_PRIVATE_HOSTS = ["127.0.0.1"]
 
     class Page(BaseHTTPRequestHandler):
         def log_message(self, *args):
@@ -203,3 +209,104 @@ def test_the_key_is_never_logged(staff, server, caplog, client, user):
     logged = "\n".join(record.getMessage() + str(record.args) + str(record.exc_text) for record in caplog.records)
     assert "LLM test of small-model" in logged
     assert KEY not in logged
+
+
+# --- Review round 4: a staff member must not be able to take the stored key, or read other servers ---
+
+
+@pytest.fixture
+def plain_staff(django_user_model):
+    user = django_user_model.objects.create_user("stan", password="stan-password-1", is_staff=True)
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_staff_who_are_not_superusers_may_not_see_test_or_save_the_llm(plain_staff, server):
+    assert plain_staff.get(URL).status_code == 403
+    assert "llmsettings" not in plain_staff.get("/admin/").content.decode()  # not offered in the admin either
+    for button in ("_test", "_save"):
+        response = plain_staff.post(URL, {"base_url": server.base_url, "model": "small-model", button: "1"})
+        assert response.status_code == 403
+    assert not LLMSettings.objects.exists()
+    assert server.requests == [] and server.gets == []  # nothing was sent
+    assert not AuditEvent.objects.filter(action=Action.LLM_TESTED).exists()
+
+
+@pytest.fixture
+def elsewhere(settings):
+    """A second endpoint (another URL) that accepts any key: where someone would like the key sent."""
+    from tests.chat.fake_openai import FakeOpenAI
+
+    with FakeOpenAI(reply="OK") as fake:
+        fake.models = ["small-model"]
+        yield fake
+
+
+def test_the_stored_key_is_sent_only_to_the_url_it_was_saved_with(staff, server, elsewhere):
+    staff.post(URL, {"base_url": server.base_url, "model": "small-model", "new_api_key": KEY, "_save": "Save"})
+    # Test another URL with the key field left blank: that URL gets no key (the openai client's placeholder).
+    response = staff.post(URL, {"base_url": elsewhere.base_url, "model": "small-model", "_test": "Test"})
+    assert messages_of(response)[-1].startswith("It works")
+    sent = [r["_headers"].get("authorization") for r in elsewhere.requests] + \
+        [g.get("authorization") for g in elsewhere.gets]
+    assert sent and all(KEY not in (header or "") for header in sent), sent
+    # The saved URL still gets the stored key.
+    staff.post(URL, {"base_url": server.base_url, "model": "small-model", "_test": "Test"})
+    assert server.requests[-1]["_headers"]["authorization"] == f"Bearer {KEY}"
+    [event, *_] = AuditEvent.objects.filter(action=Action.LLM_TESTED)  # newest first
+    assert (event.detail["sent"], event.detail["base_url"]) == ("stored key", server.base_url)
+
+
+def test_saving_a_new_url_needs_the_key_typed_again(staff, server, elsewhere):
+    staff.post(URL, {"base_url": server.base_url, "model": "small-model", "new_api_key": KEY, "_save": "Save"})
+    response = staff.post(URL, {"base_url": elsewhere.base_url, "model": "small-model", "_save": "Save"})
+    assert response.status_code == 400 and "type the API key again" in response.content.decode()
+    assert LLMSettings.objects.get().base_url == server.base_url and llm.current().api_key == KEY
+    assert all(KEY not in (g.get("authorization") or "") for g in elsewhere.gets)  # nor listed its models with it
+    # Ticking "Remove the stored key" saves the new URL without any key.
+    staff.post(URL, {"base_url": elsewhere.base_url, "model": "small-model", "clear_api_key": "on", "_save": "Save"})
+    assert (LLMSettings.objects.get().base_url, LLMSettings.objects.get().api_key_encrypted) == (elsewhere.base_url, "")
+
+
+def test_a_test_run_is_audited_without_the_key(staff, server):
+    press_test(staff, server.base_url, key="sk-wrong")
+    event = AuditEvent.objects.get(action=Action.LLM_TESTED)
+    assert event.actor == staff.user
+    assert event.detail == {"base_url": server.base_url, "model": "small-model", "outcome": "bad-key",
+                            "status": 401, "sent": "typed key"}
+    assert "sk-wrong" not in str(event.detail) and event.target_label == f"small-model at {server.base_url}"
+
+
+def test_the_endpoint_s_own_words_are_never_shown(staff, server):
+    server.status, server.error_message = 500, "root:x:0:0:root:/root:/bin/bash internal page"
+    response = staff.post(URL, {"base_url": server.base_url, "model": "small-model", "new_api_key": KEY,
+                                "_test": "Test"})
+    assert messages_of(response) == ["The endpoint answered with an error (HTTP 500)."]
+    assert "root:x:0:0" not in response.content.decode()
+    server.status, server.error_message = 400, "echo: the request body"
+    assert press_test(staff, server.base_url) == ["The endpoint refused the request (HTTP 400)."]
+
+
+def test_a_private_address_is_refused_unless_the_operator_lists_it(staff, server, settings):
+    settings.LLM_PRIVATE_HOSTS = []
+    assert press_test(staff, server.base_url) == [
+        "Refused: 127.0.0.1 is not a public address. The operator can allow a private LLM host with "
+        "LLM_PRIVATE_HOSTS."]
+    assert press_test(staff, "http://localhost:9/v1")[0].startswith("Refused: localhost is not a public address.")
+    assert press_test(staff, "http://169.254.169.254/latest/v1")[0].startswith(
+        "Refused: 169.254.169.254 is not a public address.")
+    assert server.requests == [] and server.gets == []
+    settings.LLM_PRIVATE_HOSTS = ["10.0.0.0/8", "127.0.0.1"]
+    assert press_test(staff, server.base_url)[0].startswith("It works")
+
+
+def test_a_url_with_credentials_is_refused(staff, server, caplog):
+    with_credentials = server.base_url.replace("http://", "http://admin:hunter2@")
+    for button in ("_save", "_test"):
+        response = staff.post(URL, {"base_url": with_credentials, "model": "small-model", button: "1"})
+        assert response.status_code == 400
+        assert "must not hold a user name or password" in response.content.decode()
+    assert not LLMSettings.objects.exists() and server.requests == []
+    assert "hunter2" not in caplog.text
+    assert not AuditEvent.objects.filter(action__in=[Action.LLM_TESTED, Action.LLM_CONFIG_CHANGED]).exists()

@@ -22,7 +22,8 @@ ADMIN_KEY = "sk-admin-key-3f9a"
 
 
 @pytest.fixture
-def server(llm_unset):
+def server(llm_unset, settings):
+    settings.LLM_PRIVATE_HOSTS = ["127.0.0.1"]  # the operator allows the local endpoint
     with FakeOpenAI(reply="Thirty seconds [1].") as fake:
         yield fake
 
@@ -95,3 +96,58 @@ def test_the_chat_names_the_model_that_answered(client, user, server):
     assert server.requests[-1]["model"] == "admin-model"
     html = client.get(f"/c/{reply.conversation_id}/").content.decode()
     assert "Answered by admin-model" in html and "Quoted from the sources (no LLM)" not in html
+
+
+# --- Review round 4: the LLM goes through the guarded outbound client ---
+
+
+def test_an_admin_llm_on_a_private_address_is_refused_unless_the_operator_lists_it(server, settings, monkeypatch):
+    from outbound import addresses
+
+    checks = []
+    original = addresses.checked_addresses
+    monkeypatch.setattr(addresses, "checked_addresses", lambda *a, **kw: checks.append(a) or original(*a, **kw))
+    settings.LLM_MAX_RETRIES = 2  # a refusal is not retried: it would be refused again
+    llm_settings_save(base_url=server.base_url, model="admin-model", new_api_key=ADMIN_KEY)
+    settings.LLM_PRIVATE_HOSTS = []
+    with pytest.raises(llm.llm_errors()) as caught:
+        llm.complete([{"role": "user", "content": "Summarise"}])
+    assert str(caught.value) == "refused: 127.0.0.1 is not a public address"
+    assert server.requests == [] and len(checks) == 1
+    settings.LLM_PRIVATE_HOSTS = ["127.0.0.1"]
+    assert llm.complete([{"role": "user", "content": "Summarise"}]) == "Thirty seconds [1]."
+
+
+def test_the_environment_s_own_llm_host_is_allowed(server, settings):
+    settings.LLM_PRIVATE_HOSTS = []
+    settings.LLM_BASE_URL, settings.LLM_MODEL, settings.LLM_API_KEY = server.base_url, "env-model", "env-key"
+    assert llm.complete([{"role": "user", "content": "Summarise"}]) == "Thirty seconds [1]."
+
+
+def test_a_chat_answer_reports_a_refused_llm_address_as_a_failed_llm(client, user, server, settings):
+    collection = make_collection("guides", owner=user)
+    make_document(collection, source="deploy.md", title="Deployment guide", parts=GUIDE)
+    llm_settings_save(base_url=server.base_url, model="admin-model", new_api_key=ADMIN_KEY)
+    settings.LLM_PRIVATE_HOSTS = []
+    client.force_login(user)
+    response = client.post(reverse("chat:ask"), {"question": "What is the default request timeout?",
+                                                 "collection": "guides"})
+    assert response.status_code == 302 and server.requests == []
+    reply = Conversation.objects.get().messages.get(role="assistant")
+    # As when the LLM is down: one sentence for the user, nothing about the address.
+    assert (reply.status, reply.error) == ("failed", "The language model failed while answering.")
+
+
+def test_a_new_base_url_saved_without_a_key_drops_the_stored_key(server):
+    llm_settings_save(base_url=server.base_url, model="admin-model", new_api_key=ADMIN_KEY)
+    llm_settings_save(base_url="https://llm.example/v1", model="admin-model")
+    assert LLMSettings.objects.get().api_key_encrypted == "" and llm.current().api_key == ""
+    llm_settings_save(base_url=server.base_url, model="admin-model", new_api_key=ADMIN_KEY)
+    llm_settings_save(base_url="https://llm.example/v1", model="admin-model", new_api_key="sk-other")
+    assert llm.current().api_key == "sk-other"
+
+
+def test_a_base_url_with_credentials_is_never_saved(server):
+    with pytest.raises(ValueError, match="must not hold a user name or password"):
+        llm_settings_save(base_url="https://user:pass@llm.example/v1", model="m")
+    assert not LLMSettings.objects.exists()

@@ -79,6 +79,19 @@ def test_llm_base_url_without_model_is_refused(tmp_path):
     assert "LLM_MODEL must be set" in out.stderr
 
 
+def test_llm_base_url_with_credentials_is_refused_without_repeating_them(tmp_path):
+    out = load(tmp_path, LLM_BASE_URL="http://admin:hunter2@llm.internal:8080/v1", LLM_MODEL="m")
+    assert out.returncode != 0
+    assert "LLM_BASE_URL must not hold a user name or password" in out.stderr and "hunter2" not in out.stderr
+
+
+def test_llm_private_hosts_must_be_hosts(tmp_path):
+    out = load(tmp_path, LLM_PRIVATE_HOSTS="127.0.0.1,http://llm.internal:8080/")
+    assert out.returncode != 0
+    assert "LLM_PRIVATE_HOSTS: 'http://llm.internal:8080/' is neither a host name nor" in out.stderr
+    assert load(tmp_path, LLM_PRIVATE_HOSTS="127.0.0.1, llm.internal, 10.0.0.0/8").returncode == 0
+
+
 def test_secret_key_is_generated_once_and_kept(tmp_path):
     script = "import django; from django.conf import settings; django.setup(); print(settings.SECRET_KEY)"
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME")}

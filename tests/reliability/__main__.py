@@ -155,11 +155,11 @@ def run_hostile(app: App, token: str, work: Path, args) -> list[Row]:
 
 
 def run_security(app: App, token: str, work: Path, args) -> list[Row]:
-    from tests.reliability import security, takeover
+    from tests.reliability import llm_key, security, takeover
 
     rows = []
     for result in (security.xss(app), security.permissions(app), takeover.slug_takeover(app),
-                   takeover.stale_permission(app),
+                   takeover.stale_permission(app), llm_key.llm_key_kept(app),
                    security.schemathesis_run(app, work, max_examples=10 if args.quick else 30,
                                              max_time=120 if args.quick else 600)):
         detail = f"{result.checked} checked"

@@ -101,6 +101,8 @@ class App:
         env.update(API_THROTTLE_SEARCH="off", API_THROTTLE_ASK="off")
         # The app loads its model at start as `make run` does (the harness's own process does not).
         env["RAGWEB_WARM_UP"] = "1"
+        # The fake LLM endpoints listen on 127.0.0.1, as a local llama.cpp would: the operator allows it.
+        env["LLM_PRIVATE_HOSTS"] = "127.0.0.1"
         env.update(self.extra_env)
         return env
 

@@ -75,7 +75,8 @@ def _reason(call) -> tuple[str | None, float]:
 
 def ssrf_attempts() -> Check:
     """Loopback, metadata, private ranges, odd spellings, a rebinding name, and a redirect into them."""
-    from sources.web import addresses, hops
+    from outbound import addresses
+    from sources.web import hops
     from sources.web.fetch import fetch
     from tests.sources.http_site import HttpSite, Page
 

@@ -1,12 +1,14 @@
-"""The SSRF guard, with SOURCES_ALLOW_PRIVATE off: what a user must not make the server fetch."""
+"""The SSRF guard, with SOURCES_ALLOW_PRIVATE off: what a user must not make the server fetch, and
+what the refusal says (never what a name resolves to: that is for the server's log)."""
 
 from __future__ import annotations
 
 import ipaddress
+import logging
 
 import pytest
 
-from sources.web import addresses
+from outbound import addresses
 from sources.web.fetch import FetchError, fetch
 from tests.sources.http_site import Page
 
@@ -46,33 +48,43 @@ def local_is_public(monkeypatch):
     ("http://[fc00::1]/", "fc00::1", "a private address"),
     ("http://[ff02::1]/", "ff02::1", "a multicast address"),
 ])
-def test_non_public_addresses_are_refused(guarded, url, shown, kind):
+def test_non_public_addresses_are_refused(guarded, url, shown, kind, caplog):
+    caplog.set_level(logging.INFO, logger="sources.web.hops")
     with pytest.raises(FetchError) as caught:
         fetch(url)
-    assert caught.value.reason.startswith(f"refused: {shown} is {kind}")
-    assert caught.value.reason.endswith("(set SOURCES_ALLOW_PRIVATE=1 to allow)")
+    host = shown.split(" (")[0]
+    assert caught.value.reason == f"refused: {host} is not a public address (set SOURCES_ALLOW_PRIVATE=1 to allow)"
+    assert f"refused: {shown} is {kind}" in caplog.text  # the operator's log says which address and why
+
+
+def refused(host: str) -> str:
+    return rf"^refused: {host} is not a public address \(set SOURCES_ALLOW_PRIVATE=1 to allow\)$"
 
 
 def test_localhost_is_refused(guarded):
-    with pytest.raises(FetchError, match=r"^refused: localhost \((127\.0\.0\.1|::1)\) is a loopback address"):
+    with pytest.raises(FetchError, match=refused("localhost")):
         fetch("http://localhost:8000/admin/")
 
 
-def test_a_public_looking_name_that_resolves_to_loopback_is_refused(guarded, resolve_to):
+def test_a_public_looking_name_that_resolves_to_loopback_is_refused_without_saying_where_it_leads(
+        guarded, resolve_to, caplog):
+    caplog.set_level(logging.INFO, logger="sources.web.hops")
     resolve_to({"docs.localtest.me": ["127.0.0.1"]})
-    with pytest.raises(FetchError, match=r"refused: docs.localtest.me \(127.0.0.1\) is a loopback address"):
+    with pytest.raises(FetchError, match=refused("docs.localtest.me")) as caught:
         fetch("http://docs.localtest.me/")
+    assert "127.0.0.1" not in caught.value.reason and "loopback" not in caught.value.reason
+    assert "docs.localtest.me (127.0.0.1) is a loopback address" in caplog.text
 
 
 def test_a_name_with_one_private_answer_among_public_ones_is_refused(guarded, resolve_to):
     resolve_to({"mixed.example": ["93.184.216.34", "10.0.0.7"]})
-    with pytest.raises(FetchError, match=r"refused: mixed.example \(10.0.0.7\) is a private address"):
+    with pytest.raises(FetchError, match=refused("mixed.example")):
         fetch("http://mixed.example/")
 
 
 def test_a_redirect_to_a_refused_address_is_refused(guarded, local_is_public, site):
     site.pages["/go"] = Page(status=302, location="http://169.254.169.254/latest/meta-data/iam/")
-    with pytest.raises(FetchError, match=r"refused: 169.254.169.254 is a link-local address"):
+    with pytest.raises(FetchError, match=refused("169.254.169.254")):
         fetch(site.url("/go"))
     assert "/go" in site.paths_requested()  # the first hop was allowed and sent
 
@@ -81,8 +93,9 @@ def test_a_redirect_to_a_name_resolving_to_a_refused_address_is_refused(guarded,
                                                                          site):
     resolve_to({"allowed.example": ["127.0.0.1"], "internal.example": ["192.168.10.10"]})
     site.pages["/go"] = Page(status=301, location="http://internal.example/")
-    with pytest.raises(FetchError, match=r"refused: internal.example \(192.168.10.10\) is a private address"):
+    with pytest.raises(FetchError, match=refused("internal.example")) as caught:
         fetch(f"http://allowed.example:{site.port}/go")
+    assert "192.168" not in caught.value.reason
 
 
 def test_the_connection_goes_to_the_checked_address_not_a_new_lookup(guarded, local_is_public, resolve_to, site,
