@@ -39,8 +39,9 @@ from rest_framework.views import APIView
 
 from accounts.authentication import ApiTokenAuthentication, BearerApiTokenAuthentication
 from api.errors import OpenAIError
-from api.serializers import FiltersField, SourceOutput
-from chat.client_markdown import client_markdown, client_markdown_stream
+from api.serializers import MARKDOWN, FiltersField, SourceOutput, plain_text
+from chat.answering.payload import source_payload
+from chat.client_markdown import client_markdown, client_markdown_stream, client_text
 from chat.questions import InvalidQuestion, clean_question
 from chat.retrieval.filters import NO_FILTERS
 from chat.services import HISTORY_MESSAGES, AnswerRun, answer_run
@@ -81,7 +82,7 @@ class ModelOutput(serializers.Serializer):
     object = serializers.ChoiceField(choices=["model"])
     created = serializers.IntegerField(help_text="Unix time the collection was created.")
     owned_by = serializers.CharField(help_text="The collection's owner (username), or ragweb.")
-    name = serializers.CharField(help_text="The collection's name.")
+    name = plain_text("The collection's name.")
 
 
 class ModelListOutput(serializers.Serializer):
@@ -91,7 +92,7 @@ class ModelListOutput(serializers.Serializer):
 
 class MessageOutput(serializers.Serializer):
     role = serializers.ChoiceField(choices=["assistant"])
-    content = serializers.CharField()
+    content = serializers.CharField(help_text=MARKDOWN)
 
 
 class ChoiceOutput(serializers.Serializer):
@@ -263,7 +264,7 @@ def _models(collections) -> list[dict]:
     models = [{"id": MODEL_ALL, "object": "model", "created": int(newest.timestamp()) if newest else 0,
                "owned_by": "ragweb", "name": "All your collections"}]
     models += [{"id": model_id(c), "object": "model", "created": int(c.created_at.timestamp()),
-                "owned_by": c.owner.get_username() if c.owner else "ragweb", "name": c.name}
+                "owned_by": c.owner.get_username() if c.owner else "ragweb", "name": client_text(c.name)}
                for c in collections]
     return models
 
@@ -346,7 +347,7 @@ def _content(run: AnswerRun) -> str:
 
 
 def _sources(run: AnswerRun) -> list[dict]:
-    return run.citations
+    return [source_payload(c) for c in run.citations]
 
 
 def _chunk(meta: dict, delta: dict, finish_reason: str | None = None, citations: list | None = None) -> str:

@@ -34,7 +34,6 @@ logger = logging.getLogger(__name__)
 
 ANSWER_MAX_TOKENS = 800
 SEARCH_K = 10
-RSE_PRESETS = ("balanced", "precision", "find_all")
 
 
 UNSUPPORTED_ANSWER = ("The language model's answer is not supported by the sources, so it is not shown. "
