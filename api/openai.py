@@ -41,7 +41,8 @@ from accounts.authentication import ApiTokenAuthentication, BearerApiTokenAuthen
 from api.errors import OpenAIError
 from api.serializers import MARKDOWN, FiltersField, SourceOutput, plain_text
 from chat.answering.payload import source_payload
-from chat.client_markdown import client_markdown, client_markdown_stream, client_text
+from chat.client_markdown import client_markdown, client_markdown_stream
+from chat.client_text import client_text
 from chat.questions import InvalidQuestion, clean_question
 from chat.retrieval.filters import NO_FILTERS
 from chat.services import HISTORY_MESSAGES, AnswerRun, answer_run

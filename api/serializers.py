@@ -81,7 +81,7 @@ MARKDOWN = ("Markdown citing [n], made inert: no raw HTML (tags removed, their t
 
 
 def plain_text(help_text: str = "", **kwargs) -> serializers.CharField:
-    """A text field of an output: plain text, HTML-escaped (chat.client_markdown.client_text)."""
+    """A text field of an output: plain text, HTML-escaped (chat.client_text.client_text)."""
     return serializers.CharField(help_text=f"{help_text} {PLAIN_TEXT}".strip(), **kwargs)
 
 

@@ -48,16 +48,6 @@ _MARKUP_START = re.compile(r"[<\[\]`~]")
 _MAX_PASSES = 10
 
 
-def client_text(text: str) -> str:
-    """`text` as a plain-text field of the API: "&", "<" and ">" written as HTML entities, so a
-    client that puts it into a page shows a document's `<img onerror=...>` as text instead of running
-    it (html.unescape gives the text back). The one rule for every surface (REST, /v1, MCP, the
-    command line's JSON): a field meant as Markdown (an answer) is client_markdown's, every other
-    text field (titles, sources, passages, names) is client_text's. Quotes are left as they are:
-    fields are element content, never attribute values."""
-    return html.escape(text, quote=False)
-
-
 def client_markdown(text: str) -> str:
     """`text` (Markdown, as stored for the chat) made inert for a client's renderer (see above)."""
     for _ in range(_MAX_PASSES):

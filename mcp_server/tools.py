@@ -18,7 +18,7 @@ from django.urls import reverse
 from mcp.server.mcpserver.exceptions import ToolError
 
 from chat.answering.payload import answer_payload
-from chat.client_markdown import client_text
+from chat.client_text import client_text
 from chat.models import Conversation
 from chat.questions import InvalidQuestion, clean_question, unstorable_character
 from chat.retrieval.filters import FilterError, parse_filters

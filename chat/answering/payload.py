@@ -9,7 +9,8 @@ text with "&", "<" and ">" escaped (client_text), so a document's markup never r
 from __future__ import annotations
 
 from chat.answering.citations import citation_url
-from chat.client_markdown import client_markdown, client_text
+from chat.client_markdown import client_markdown
+from chat.client_text import client_text
 
 
 def answer_payload(message) -> dict:

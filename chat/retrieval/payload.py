@@ -2,7 +2,7 @@
 api.search.SearchOutput) and of MCP's search tool (which adds a link to each chunk and segment):
 one shape for both. A chunk's `start`/`end` are character offsets into its document's text; a
 segment's `start`/`end` are chunk indexes (end exclusive) and `char_start`/`char_end` its
-character offsets. Text fields are plain text with "&", "<" and ">" escaped (chat.client_markdown.client_text,
+character offsets. Text fields are plain text with "&", "<" and ">" escaped (chat.client_text.client_text,
 the rule of every API surface).
 
 Built directly rather than through DRF's serializer: it spent ~0.5 ms per search copying and
@@ -10,7 +10,7 @@ walking ~30 fields per chunk (docs/scaling.md, "Searches per second"). A test ho
 
 from __future__ import annotations
 
-from chat.client_markdown import client_text
+from chat.client_text import client_text
 from chat.retrieval.types import DocumentRef, ScoredChunk, SearchResult, Segment
 
 

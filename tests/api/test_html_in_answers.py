@@ -96,7 +96,8 @@ def test_v1_answers_in_inert_markdown_with_plain_citations(hostile, key, no_llm,
     if stream:
         chunks = [json.loads(e.removeprefix("data: ")) for e in b"".join(response.streaming_content).decode()
                   .split("\n\n") if e.startswith("data: {")]
-        content, citations = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks), chunks[-1]["citations"]
+        content = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks)
+        citations = chunks[-1]["citations"]
     else:
         body = response.json()
         content, citations = body["choices"][0]["message"]["content"], body["citations"]
