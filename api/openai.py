@@ -11,12 +11,13 @@
 The message content is the answer's Markdown made inert (chat.client_markdown: no raw HTML, no
 javascript: links, no images), as the chat page shows it. Streamed, it is the same text: an LLM's
 answer goes out a line at a time as the grounding pass leaves it (a client cannot take text
-back). Only the question and the turns of history are read
-(used_messages), after the message count is checked (check_message_count) and, in the parser, the
-body's size. The key is the DRF API token, sent as `Authorization: Bearer KEY`. Citations are `[n]`
-in the text and the extra field `citations` (on the completion, and on the last streamed chunk):
-the numbered sources the answer cites, each a chunk range of a document. Errors come in OpenAI's
-shape (api.errors), e.g. 404 `model_not_found` for a collection the caller may not read.
+back). Only the question and the turns of history are read (used_messages), after the message
+count is checked (check_message_count) and, in the parser, the body's size. The key is the DRF
+API token, sent as `Authorization: Bearer KEY`. Citations are `[n]` in the text and the extra
+field `citations` (on the completion, and on the last streamed chunk): the numbered sources the
+answer cites, each a chunk range of a document, its text and title plain text (chat.client_text).
+Errors come in OpenAI's shape (api.errors), e.g. 404 `model_not_found` for a collection the
+caller may not read.
 """
 
 from __future__ import annotations
