@@ -4,7 +4,9 @@ connection, the same services as POST /api/search/ and /api/ask/.
 Every read goes through corpus.permissions: a collection or document the caller may not read is
 a ToolError worded exactly like one that does not exist. Bad arguments are ToolErrors with a
 message for the model (the SDK returns them as `isError` results, never an HTTP error). Links are
-absolute URLs of the web UI's passage views (opening them needs the user signed in there).
+absolute URLs of the web UI's passage views (opening them needs the user signed in there). Text
+follows the rule of every API surface (chat.client_text): an answer is inert Markdown, every other
+text field plain text with its markup escaped.
 """
 
 from __future__ import annotations
