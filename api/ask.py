@@ -16,11 +16,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.errors import errors
-from api.serializers import CitationOutput, FiltersField, QuestionField
+from api.serializers import MARKDOWN, CitationOutput, FiltersField, QuestionField, plain_text
 from chat.answering.payload import answer_payload
-from chat.answering.pipeline import RSE_PRESETS
+from chat.client_markdown import client_markdown_stream
 from chat.models import Conversation, Message
 from chat.retrieval.filters import NO_FILTERS
+from chat.retrieval.rse import PRESETS
 from chat.services import conversation_start, message_ask, run_to_end
 from chat.sse import sse_event, sse_response
 from chat.throttles import AskThrottle
@@ -36,13 +37,13 @@ class AskInput(serializers.Serializer):
                                             help_text="Continue this conversation (follow-ups are rewritten).")
     stream = serializers.BooleanField(default=False, help_text="Answer as text/event-stream: token events, "
                                                                "then a done event with the full response.")
-    rse = serializers.ChoiceField(choices=[*RSE_PRESETS, "none"], default="balanced",
+    rse = serializers.ChoiceField(choices=[*PRESETS, "none"], default="balanced",
                                   help_text='RSE preset, or "none" for top-k chunks.')
     filters = FiltersField()
 
 
 class AskOutput(serializers.Serializer):
-    answer = serializers.CharField()
+    answer = serializers.CharField(help_text=MARKDOWN)
     mode = serializers.ChoiceField(choices=["llm", "extractive", ""])
     status = serializers.ChoiceField(choices=Message.Status.choices)
     error = serializers.CharField(help_text="Why there is no (complete) answer; empty when all went well.")
@@ -51,7 +52,7 @@ class AskOutput(serializers.Serializer):
         help_text="Extractive answers: how likely (0-1) the reader found it that the first quote answers the "
                   "question; below 0.8 the answer says the passages may not answer it. null for LLM answers.")
     citations = CitationOutput(many=True)
-    query = serializers.CharField(help_text="The standalone query used for retrieval.")
+    query = plain_text("The standalone query used for retrieval.")
     conversation = serializers.IntegerField()
     message = serializers.IntegerField()
 
@@ -122,14 +123,21 @@ class AskView(APIView):
 
 
 def _stream(events) -> Iterator[str]:
-    try:
+    """start, token... (the answer's Markdown made inert as it comes, chat.client_markdown), done."""
+    after: list[str] = []  # the done event, sent once the last token is out
+
+    def texts() -> Iterator[str]:
         for event in events:
-            if event.kind == "start":
-                yield sse_event("start", {"conversation": event.message.conversation_id,
-                                          "message": event.message.pk})
-            elif event.kind == "token":
-                yield sse_event("token", {"text": event.text})
+            if event.kind == "token":
+                yield event.text
             elif event.kind == "done":
-                yield sse_event("done", AskOutput(answer_payload(event.message)).data)
+                after.append(sse_event("done", AskOutput(answer_payload(event.message)).data))
+
+    try:
+        start = next(events)
+        yield sse_event("start", {"conversation": start.message.conversation_id, "message": start.message.pk})
+        for text in client_markdown_stream(texts()):
+            yield sse_event("token", {"text": text})
+        yield from after
     finally:
         events.close()  # the client went away: save the partial answer now

@@ -4,17 +4,20 @@
   (all of them).
 - POST /v1/chat/completions: the last user message is the question, the earlier user and
   assistant turns its history (system messages are ignored: the answer pipeline has its own
-  prompt); answered by chat.answering.pipeline like the chat page (extractive without an LLM),
-  streamed (`chat.completion.chunk` events, then `data: [DONE]`) or not. Nothing is stored.
+  prompt); answered by the chat's answer service (chat.services.answer_run: the same search,
+  grounding, errors and limits; extractive without an LLM), streamed (`chat.completion.chunk`
+  events, then `data: [DONE]`) or not. Nothing is stored: this module only translates.
 
 The message content is the answer's Markdown made inert (chat.client_markdown: no raw HTML, no
-javascript: links, no images), as the chat page shows it; streamed, plain text goes out token by
-token and markup a paragraph at a time. Only the question and the turns of history are read
-(used_messages), after the message count is checked (check_message_count) and, in the parser, the
-body's size. The key is the DRF API token, sent as `Authorization: Bearer KEY`. Citations are `[n]`
-in the text and the extra field `citations` (on the completion, and on the last streamed chunk):
-the numbered sources the answer cites, each a chunk range of a document. Errors come in OpenAI's
-shape (api.errors), e.g. 404 `model_not_found` for a collection the caller may not read.
+javascript: links, no images), as the chat page shows it. Streamed, it is the same text: an LLM's
+answer goes out a line at a time as the grounding pass leaves it (a client cannot take text
+back). Only the question and the turns of history are read (used_messages), after the message
+count is checked (check_message_count) and, in the parser, the body's size. The key is the DRF
+API token, sent as `Authorization: Bearer KEY`. Citations are `[n]` in the text and the extra
+field `citations` (on the completion, and on the last streamed chunk): the numbered sources the
+answer cites, each a chunk range of a document, its text and title plain text (chat.client_text).
+Errors come in OpenAI's shape (api.errors), e.g. 404 `model_not_found` for a collection the
+caller may not read.
 """
 
 from __future__ import annotations
@@ -37,14 +40,13 @@ from rest_framework.views import APIView
 
 from accounts.authentication import ApiTokenAuthentication, BearerApiTokenAuthentication
 from api.errors import OpenAIError
-from api.serializers import FiltersField, SourceOutput
-from chat.answering.citations import cited_numbers
-from chat.answering.pipeline import AnswerError, LLMFailed, complete_answer, finish, prepare, stream_answer
-from chat.answering.support import pin_pages
+from api.serializers import MARKDOWN, FiltersField, SourceOutput, plain_text
+from chat.answering.payload import source_payload
 from chat.client_markdown import client_markdown, client_markdown_stream
+from chat.client_text import client_text
 from chat.questions import InvalidQuestion, clean_question
 from chat.retrieval.filters import NO_FILTERS
-from chat.services import HISTORY_MESSAGES
+from chat.services import HISTORY_MESSAGES, AnswerRun, answer_run
 from chat.throttles import AskThrottle
 from corpus.models import Collection
 from corpus.permissions import Denied, collection_for, readable_collections
@@ -82,7 +84,7 @@ class ModelOutput(serializers.Serializer):
     object = serializers.ChoiceField(choices=["model"])
     created = serializers.IntegerField(help_text="Unix time the collection was created.")
     owned_by = serializers.CharField(help_text="The collection's owner (username), or ragweb.")
-    name = serializers.CharField(help_text="The collection's name.")
+    name = plain_text("The collection's name.")
 
 
 class ModelListOutput(serializers.Serializer):
@@ -92,7 +94,7 @@ class ModelListOutput(serializers.Serializer):
 
 class MessageOutput(serializers.Serializer):
     role = serializers.ChoiceField(choices=["assistant"])
-    content = serializers.CharField()
+    content = serializers.CharField(help_text=MARKDOWN)
 
 
 class ChoiceOutput(serializers.Serializer):
@@ -111,6 +113,9 @@ class ChatCompletionOutput(serializers.Serializer):
     ragweb_mode = serializers.ChoiceField(choices=["llm", "extractive", ""], help_text=(
         "How the answer was written: by the LLM, or quoted from the sources (extractive, no LLM); "
         "empty when nothing was answered."))
+    ragweb_confidence = serializers.FloatField(allow_null=True, required=False, help_text=(
+        "Extractive answers the reader chose: how likely (0-1) the first quote answers the question; below "
+        "0.8 the answer says the passages may not answer it. null otherwise."))
 
 
 class DeltaOutput(serializers.Serializer):
@@ -133,6 +138,9 @@ class ChatCompletionChunkOutput(serializers.Serializer):
     model = serializers.CharField()
     choices = ChunkChoiceOutput(many=True)
     citations = SourceOutput(many=True, required=False, help_text="On the last chunk only.")
+    ragweb_confidence = serializers.FloatField(allow_null=True, required=False, help_text=(
+        "On the last chunk only. Extractive answers the reader chose: how likely (0-1) the first quote answers the question; below "
+        "0.8 the answer says the passages may not answer it. null otherwise."))
 
 
 class OpenAIErrorBody(serializers.Serializer):
@@ -264,7 +272,7 @@ def _models(collections) -> list[dict]:
     models = [{"id": MODEL_ALL, "object": "model", "created": int(newest.timestamp()) if newest else 0,
                "owned_by": "ragweb", "name": "All your collections"}]
     models += [{"id": model_id(c), "object": "model", "created": int(c.created_at.timestamp()),
-                "owned_by": c.owner.get_username() if c.owner else "ragweb", "name": c.name}
+                "owned_by": c.owner.get_username() if c.owner else "ragweb", "name": client_text(c.name)}
                for c in collections]
     return models
 
@@ -310,68 +318,74 @@ class ChatCompletionView(OpenAIView):
         data = params.validated_data
         collections = collections_of_model(request.user, data["model"])
         messages = data["messages"]
-        history = _history(messages)
         completion_id, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
         meta = {"id": completion_id, "created": created, "model": data["model"]}
-        try:
-            prepared = prepare(question=messages[-1]["content"], collections=collections, history=history,
-                               filters=data.get("ragweb_filters", NO_FILTERS))
-        except AnswerError as exc:
-            # Nothing to search or nothing relevant found: the "model" says so, like the chat does.
-            prepared, refusal = None, str(exc)
+        run = AnswerRun()
+        answer = answer_run(run, question=messages[-1]["content"], collections=collections, history=_history(messages),
+                            filters=data.get("ragweb_filters", NO_FILTERS), stream=data["stream"], grounded=True,
+                            label=f"the /v1 completion {completion_id}")
         if data["stream"]:
-            pieces = client_markdown_stream(stream_answer(prepared, history)) if prepared else iter([refusal])
-            sources = prepared.citations if prepared else []
-            return _event_stream(_chunks(meta, pieces, sources))
-        if prepared is None:
-            text, cited = refusal, []
-        else:
-            try:
-                # The grounding pass and the sources the answer cites, as the chat stores them.
-                answer = finish(prepared, complete_answer(prepared, history))
-            except LLMFailed as exc:
-                raise OpenAIError(str(exc), status_code=status.HTTP_502_BAD_GATEWAY, type="api_error",
-                                  code="upstream_error") from exc
-            text, cited = client_markdown(answer.text), answer.citations
-        body = {**meta, "object": "chat.completion", "citations": cited,
-                "ragweb_mode": prepared.mode if prepared else "",
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}
+            return _event_stream(_chunks(meta, run, answer))
+        for _ in answer:  # not streamed: the run ends here
+            pass
+        failure = _failure(run)
+        if failure is not None:
+            raise failure
+        body = {**meta, "object": "chat.completion", "citations": _sources(run),
+                "ragweb_mode": run.prepared.mode if run.prepared else "", "ragweb_confidence": run.confidence,
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": _content(run)},
+                             "finish_reason": "stop"}]}
         return Response(ChatCompletionOutput(body).data)
 
 
-def _chunk(meta: dict, delta: dict, finish_reason: str | None = None, citations: list | None = None) -> str:
+def _failure(run: AnswerRun) -> OpenAIError | None:
+    """The OpenAI error a run that failed ends in: the LLM's failure (502) or the server's (500).
+    Nothing to search or nothing found is no error: the "model" says so, as the chat does."""
+    if run.upstream_failure:
+        return OpenAIError(run.error, status_code=status.HTTP_502_BAD_GATEWAY, type="api_error", code="upstream_error")
+    if run.server_error_id:
+        return OpenAIError(run.error, status_code=status.HTTP_500_INTERNAL_SERVER_ERROR, type="api_error",
+                           code="server_error")
+    return None
+
+
+def _content(run: AnswerRun) -> str:
+    """The message content of a finished run: its answer, made inert, or why there is none."""
+    return client_markdown(run.text) if run.text else run.error
+
+
+def _sources(run: AnswerRun) -> list[dict]:
+    return [source_payload(c) for c in run.citations]
+
+
+def _chunk(meta: dict, delta: dict, finish_reason: str | None = None, citations: list | None = None,
+           confidence: float | None = None) -> str:
     body = {**meta, "object": "chat.completion.chunk",
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
     if citations is not None:
         body["citations"] = citations
+        body["ragweb_confidence"] = confidence
     return f"data: {json.dumps(ChatCompletionChunkOutput(body).data)}\n\n"
 
 
-def _chunks(meta: dict, pieces: Iterator[str], sources: list[dict]) -> Iterator[str]:
-    """The SSE body: the role, the text piece by piece, a last chunk with the sources the streamed
-    text cites, [DONE]. (The text went out as written: unlike the stored chat answer, it gets no
-    grounding pass afterwards.) An LLM failure midway becomes an OpenAI error event (the SDKs
-    raise it) before [DONE]."""
+def _chunks(meta: dict, run: AnswerRun, answer: Iterator[str]) -> Iterator[str]:
+    """The SSE body: the role, the answer's text as the grounding pass leaves it (answer_run with
+    `grounded`: what the completion would say, a line at a time), a last chunk with the sources it
+    cites, [DONE]. A failure midway becomes an OpenAI error event (the SDKs raise it) before [DONE];
+    nothing to search or nothing found is said as the text."""
     yield _chunk(meta, {"role": "assistant", "content": ""})
-    parts: list[str] = []
     try:
-        for piece in pieces:
-            parts.append(piece)
+        for piece in client_markdown_stream(answer):
             yield _chunk(meta, {"content": piece})
-    except LLMFailed as exc:
-        yield _error_event(str(exc), code="upstream_error")
-    except Exception:
-        logger.exception("streamed chat completion failed")
-        yield _error_event("Something went wrong while answering; the server log has the details.",
-                           code="server_error")
-    else:
-        text = "".join(parts)
-        cited = set(cited_numbers(text))
-        yield _chunk(meta, {}, "stop", pin_pages([c for c in sources if c["n"] in cited], text))
     finally:
-        close = getattr(pieces, "close", None)
-        if close:
-            close()  # the client went away: drop the LLM's stream now
+        answer.close()  # the client went away: drop the LLM's stream now
+    failure = _failure(run)
+    if failure is not None:
+        yield _error_event(str(failure.detail), code=failure.error_code)
+    else:
+        if not run.text:
+            yield _chunk(meta, {"content": run.error})
+        yield _chunk(meta, {}, "stop", _sources(run), run.confidence)
     yield "data: [DONE]\n\n"
 
 

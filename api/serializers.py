@@ -73,10 +73,22 @@ class FiltersField(serializers.JSONField):
         return value
 
 
+# The text rule of every API surface (chat.client_markdown): Markdown where Markdown is meant (an
+# answer), made inert; every other text field plain text with its markup escaped.
+PLAIN_TEXT = 'Plain text: "&", "<" and ">" are written as HTML entities (html.unescape gives the text back).'
+MARKDOWN = ("Markdown citing [n], made inert: no raw HTML (tags removed, their text kept), no links other than "
+            "http(s)/mailto, no images.")
+
+
+def plain_text(help_text: str = "", **kwargs) -> serializers.CharField:
+    """A text field of an output: plain text, HTML-escaped (chat.client_text.client_text)."""
+    return serializers.CharField(help_text=f"{help_text} {PLAIN_TEXT}".strip(), **kwargs)
+
+
 class DocumentRefOutput(serializers.Serializer):
     id = serializers.IntegerField()
-    title = serializers.CharField()
-    source = serializers.CharField(help_text="Path relative to the ingested folder, file name or URL.")
+    title = plain_text()
+    source = plain_text("Path relative to the ingested folder, file name or URL.")
 
 
 class RanksOutput(serializers.Serializer):
@@ -88,7 +100,7 @@ class ScoredChunkOutput(serializers.Serializer):
     chunk_id = serializers.IntegerField()
     document = DocumentRefOutput()
     chunk_index = serializers.IntegerField()
-    text = serializers.CharField()
+    text = plain_text()
     start = serializers.IntegerField(help_text="Character offset in the document text.")
     end = serializers.IntegerField(help_text="Character offset, exclusive.")
     score = serializers.FloatField(
@@ -105,7 +117,7 @@ class SegmentOutput(serializers.Serializer):
     end = serializers.IntegerField(help_text="Chunk index after the segment (exclusive).")
     char_start = serializers.IntegerField(help_text="Character offset in the document text.")
     char_end = serializers.IntegerField(help_text="Character offset, exclusive.")
-    text = serializers.CharField()
+    text = plain_text()
     score = serializers.FloatField()
     page = serializers.IntegerField(allow_null=True, help_text="PDF page of the segment's start.")
 
@@ -117,7 +129,7 @@ class SourceOutput(serializers.Serializer):
     document = DocumentRefOutput()
     start = serializers.IntegerField(help_text="First chunk index of the segment.")
     end = serializers.IntegerField(help_text="Chunk index after the segment (exclusive).")
-    text = serializers.CharField()
+    text = plain_text()
     page = serializers.IntegerField(allow_null=True, help_text="PDF page of the segment's start.")
 
 

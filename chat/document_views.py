@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
@@ -21,8 +21,8 @@ def document_passage(request: HttpRequest, pk: int) -> HttpResponse:
     offsets with start < end (an end past the text is cut to it)."""
     try:
         document = document_for(request.user, pk)
-    except Denied as exc:
-        raise Http404("No such document.") from exc
+    except Denied as denied:
+        raise denied.http_error() from None
     length = len(document.text)
     start = parse_int(request.GET.get("start"), maximum=length)
     end = parse_int(request.GET.get("end"))

@@ -23,7 +23,7 @@ from pgvector.django import CosineDistance
 
 from chat.answering.support import support_for
 from chat.markdown import TAG_OR_TEXT, render_markdown
-from corpus.ingest.embed import embed_query
+from chat.retrieval.query_batching import embed_queries
 from corpus.models import Chunk, Document
 
 logger = logging.getLogger(__name__)
@@ -176,7 +176,7 @@ def chunk_similarities(document: Document, query: str) -> list[float | None]:
     if not document.collection.vectors_in_column:
         return []  # re-embedded with another model (corpus.reembed): the chart reads Chunk.embedding only
     try:
-        vector = embed_query(query, model=document.collection.embedding_model)
+        vector = embed_queries([query], model=document.collection.embedding_model)[0]
     except Exception:  # the chart is an explanation, never a reason for the page to fail
         logger.warning("could not embed the query for the relevance chart", exc_info=True)
         return []

@@ -1,8 +1,9 @@
 """Writes of the chat: start conversations, ask a question and record the answer as it streams.
 
-message_ask() is a generator shared by the web page, the API and the command: it stores the
-question and an assistant message at once, then updates that message as the answer comes, so a
-partial answer survives a stop, a dropped connection or an LLM failure.
+answer_run() is the one answer service: the chat page, POST /api/ask/, MCP's ask and the command
+go through message_ask(), which stores the question and an assistant message at once, then updates
+that message as the answer comes (a partial answer survives a stop, a dropped connection or an LLM
+failure); /v1, which stores nothing, calls answer_run() itself.
 """
 
 from __future__ import annotations
@@ -10,16 +11,18 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 
 from django.db import transaction
 from django.db.models import QuerySet
 
 from chat.answering.pipeline import (
     AnswerError,
+    GroundedStream,
     LLMFailed,
     NotFound,
+    Prepared,
     complete_answer,
     finish,
     prepare,
@@ -125,11 +128,96 @@ def message_request_stop(*, message: Message) -> bool:
                 .update(stop_requested=True))
 
 
+@dataclass
+class AnswerRun:
+    """One answer as answer_run() writes it: what it is built from, then, once the run ends, its
+    text and cited sources (grounded), its status (a Message.Status) and why it has no (complete)
+    answer. `upstream_failure`: the LLM failed; `not_found`: nothing retrieved was relevant enough
+    (an answer, not a failure); `server_error_id`: an unexpected failure, logged under that id."""
+
+    prepared: Prepared | None = None
+    text: str = ""
+    citations: list[dict] = field(default_factory=list)
+    status: str = Message.Status.STREAMING
+    error: str = ""
+    upstream_failure: bool = False
+    not_found: bool = False
+    server_error_id: str = ""
+    confidence: float | None = None  # the reader's, of an extractive answer it chose (pipeline.Answer)
+
+
+def answer_run(run: AnswerRun, *, question: str, collections: QuerySet[Collection],
+               history: Sequence[tuple[str, str]] = (), rse: str | None = "balanced",
+               filters: SearchFilters = NO_FILTERS, stream: bool = True, grounded: bool = False,
+               on_prepared: Callable[[Prepared], None] | None = None,
+               stop_requested: Callable[[], bool] | None = None, label: str = "an answer") -> Iterator[str]:
+    """The one answer service: `question` answered from `collections` (already limited to what the
+    asker may read) and the documents passing `filters`, for the chat, /api/ask/, /v1 and MCP alike.
+
+    Yields the answer's text as it is written when `stream` (nothing otherwise): as the LLM writes
+    it, or, `grounded`, as the grounding pass leaves it (GroundedStream: for clients that cannot
+    take text back). `on_prepared` is called once the sources are found; `stop_requested` is polled
+    every STOP_POLL_SECONDS. However the generator ends (finished, failed, stopped, or closed early),
+    `run` holds the outcome: the grounding pass has run over the text written so far (a partial
+    answer is kept as written, never replaced) and the sources are those it cites."""
+    parts: list[str] = []
+    streamed = None
+    try:
+        run.prepared = prepare(question=question, collections=collections, history=history, rse=rse, filters=filters)
+        if on_prepared is not None:
+            on_prepared(run.prepared)
+        if stream:
+            streamed = GroundedStream(run.prepared) if grounded else None
+            last_poll = time.monotonic()
+            pieces = stream_answer(run.prepared, history)
+            try:
+                for piece in pieces:
+                    parts.append(piece)
+                    out = streamed.add(piece) if streamed is not None else piece
+                    if out:
+                        yield out
+                    if stop_requested is not None and time.monotonic() - last_poll >= STOP_POLL_SECONDS:
+                        last_poll = time.monotonic()
+                        if stop_requested():
+                            run.status = Message.Status.STOPPED
+                            break
+            finally:
+                pieces.close()  # closes the LLM's HTTP stream when we stop early
+        else:
+            parts.append(complete_answer(run.prepared, history))
+        if run.status == Message.Status.STREAMING:
+            run.status = Message.Status.COMPLETE
+    except NotFound as exc:
+        run.status, run.error, run.not_found = Message.Status.NOT_FOUND, str(exc), True
+    except AnswerError as exc:
+        run.status, run.error = Message.Status.FAILED, str(exc)
+        run.upstream_failure = isinstance(exc, LLMFailed)
+    except GeneratorExit:
+        # The client went away (stop button, closed tab): keep what was written so far.
+        run.status = Message.Status.STOPPED
+        raise
+    except Exception:
+        run.server_error_id = log_failure(logger, "answering %s failed", label)
+        run.status, run.error = Message.Status.FAILED, server_failure_message(run.server_error_id)
+    finally:
+        run.text = "".join(parts)
+        if run.prepared is not None:
+            # The grounding pass (LLM answers) and the sources the answer cites, kept as the answer.
+            answer = finish(run.prepared, run.text, complete=run.status == Message.Status.COMPLETE)
+            run.text, run.citations, run.confidence = answer.text, answer.citations, answer.confidence
+        if run.status == Message.Status.STREAMING:
+            run.status = Message.Status.STOPPED
+    if streamed is not None:
+        rest = streamed.rest(run.text)
+        if rest:
+            yield rest
+
+
 def message_ask(*, conversation: Conversation, question: str, collection_slug: str | None = None,
                 rse: str | None = "balanced", stream: bool = True,
                 filters: SearchFilters = NO_FILTERS) -> Iterator[AskEvent]:
-    """Answer `question` in `conversation` from the documents passing `filters`, yielding start,
-    token... and done events.
+    """Answer `question` in `conversation` from the documents passing `filters` (answer_run),
+    yielding start, token... and done events.
 
     The assistant message is saved however the generator ends: complete, failed (with a message
     for the user), or stopped (closed early or stop requested) with the partial text kept.
@@ -148,56 +236,27 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
         conversation.collection = picked
     conversation.save()
 
-    parts: list[str] = []
-    upstream_failure = not_found = False
-    prepared = None
-    try:
-        yield AskEvent("start", reply)
-        prepared = prepare(question=question, collections=collections, history=history, rse=rse, filters=filters)
+    def sources_found(prepared: Prepared) -> None:
         reply.query, reply.mode = prepared.query, prepared.mode
         reply.model = prepared.llm.model if prepared.llm else ""
         reply.citations, reply.relevance = prepared.citations, prepared.relevance
         reply.save(update_fields=["query", "mode", "model", "citations", "relevance"])
-        if stream:
-            last_poll = time.monotonic()
-            pieces = stream_answer(prepared, history)
-            try:
-                for piece in pieces:
-                    parts.append(piece)
-                    yield AskEvent("token", reply, piece)
-                    if time.monotonic() - last_poll >= STOP_POLL_SECONDS:
-                        last_poll = time.monotonic()
-                        if Message.objects.filter(pk=reply.pk, stop_requested=True).exists():
-                            reply.status = Message.Status.STOPPED
-                            break
-            finally:
-                pieces.close()  # closes the LLM's HTTP stream when we stop early
-        else:
-            parts.append(complete_answer(prepared, history))
-        if reply.status == Message.Status.STREAMING:
-            reply.status = Message.Status.COMPLETE
-    except NotFound as exc:
-        reply.status, reply.error, not_found = Message.Status.NOT_FOUND, str(exc), True
-    except AnswerError as exc:
-        reply.status, reply.error = Message.Status.FAILED, str(exc)
-        upstream_failure = isinstance(exc, LLMFailed)
-    except GeneratorExit:
-        # The client went away (stop button, closed tab): keep what was written so far.
-        reply.status = Message.Status.STOPPED
-        raise
-    except Exception:
-        error_id = log_failure(logger, "answering message %s failed", reply.pk)
-        reply.status, reply.error = Message.Status.FAILED, server_failure_message(error_id)
+
+    run = AnswerRun()
+    pieces = answer_run(run, question=question, collections=collections, history=history, rse=rse,
+                        filters=filters, stream=stream, on_prepared=sources_found, label=f"message {reply.pk}",
+                        stop_requested=lambda: Message.objects.filter(pk=reply.pk, stop_requested=True).exists())
+    try:
+        yield AskEvent("start", reply)
+        for piece in pieces:
+            yield AskEvent("token", reply, piece)
     finally:
-        reply.content = "".join(parts)
-        if prepared is not None:
-            # The grounding pass (LLM answers) and the sources the answer cites, kept as the answer.
-            answer = finish(prepared, reply.content, complete=reply.status == Message.Status.COMPLETE)
-            reply.content, reply.citations, reply.confidence = answer.text, answer.citations, answer.confidence
-        if reply.status == Message.Status.STREAMING:
-            reply.status = Message.Status.STOPPED
+        pieces.close()  # closed early: the run keeps what was written so far (stopped)
+        reply.content, reply.citations, reply.error = run.text, run.citations, run.error
+        reply.confidence = run.confidence
+        reply.status = Message.Status.STOPPED if run.status == Message.Status.STREAMING else run.status
         reply.save(update_fields=["content", "status", "error", "citations", "confidence"])
-    yield AskEvent("done", reply, upstream_failure=upstream_failure, not_found=not_found)
+    yield AskEvent("done", reply, upstream_failure=run.upstream_failure, not_found=run.not_found)
 
 
 def message_regenerate(*, message: Message, rse: str | None = "balanced", stream: bool = True) -> Iterator[AskEvent]:

@@ -336,8 +336,8 @@ def passage(request: HttpRequest, pk: int, n: int) -> HttpResponse:
                       status=410)
     try:
         document = document_for(request.user, citation["document"]["id"])
-    except Denied as exc:
-        raise Http404("No such document.") from exc
+    except Denied as denied:
+        raise denied.http_error() from None
     highlight = highlight_for(document, citation, message.content)
     similarity = chunk_similarities(document, message.query)
     retrieved = {int(i): v for i, v in (message.relevance.get(str(document.pk)) or {}).items()}

@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import functools
 
+from django.core.exceptions import PermissionDenied
 from django.db import connection, connections
 from django.db.models import Q, QuerySet
 from django.db.models.expressions import RawSQL
+from django.http import Http404
 
 from corpus.models import Chunk, Collection, Document
 
@@ -36,6 +38,11 @@ class Denied(Exception):
     def __init__(self, message: str, *, status: int):
         super().__init__(message)
         self.status = status
+
+    def http_error(self) -> Http404 | PermissionDenied:
+        """What a web view raises for this refusal, so Django answers with `status` (the REST API
+        answers with `status` itself, api.errors): the one mapping of a refusal to a status code."""
+        return Http404(str(self)) if self.status == 404 else PermissionDenied(str(self))
 
 
 def _signed_in(user) -> bool:

@@ -13,9 +13,9 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -28,22 +28,18 @@ PAGE_SIZE = 100
 _FINISHED = (Document.Status.READY, Document.Status.FAILED)
 
 
-def _http(denied: permissions.Denied) -> Exception:
-    return Http404(str(denied)) if denied.status == 404 else PermissionDenied(str(denied))
-
-
 def _collection(request: HttpRequest, slug: str, **access) -> Collection:
     try:
         return permissions.collection_for(request.user, slug, **access)
     except permissions.Denied as denied:
-        raise _http(denied) from None
+        raise denied.http_error() from None
 
 
 def _document(request: HttpRequest, pk: int) -> Document:
     try:
         return permissions.document_for(request.user, pk, write=True)
     except permissions.Denied as denied:
-        raise _http(denied) from None
+        raise denied.http_error() from None
 
 
 def _filters(request: HttpRequest) -> dict:

@@ -25,7 +25,7 @@ CALLER: ContextVar[tools.Caller] = ContextVar("mcp_caller")
 
 INSTRUCTIONS = (
     "ragweb answers questions from a team's documents. list_collections shows what you may read; "
-    "search returns the best chunks and passages (segments) with their character offsets; ask answers with "
+    "search returns the best chunks and passages (segments of chunks) with their character offsets; ask answers with "
     "[n] citations; read_passage reads a document between character offsets (from search or a citation). "
     "Every result carries a link to the passage in ragweb's web UI.")
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
@@ -56,7 +56,9 @@ async def search(
     filters: Filters = None,
 ) -> dict[str, Any]:
     """Hybrid (vector + keyword) search: the k best chunks, best first, and the relevant passages
-    (segments of consecutive chunks). start/end are character offsets into the document's text."""
+    (segments of consecutive chunks), as ragweb's REST search returns them. A chunk's start/end and a
+    segment's char_start/char_end are character offsets into the document's text (for read_passage);
+    a segment's start/end are its chunk indexes (end exclusive)."""
     return await _run(tools.search, query=query, collection=collection, k=k, filters=filters)
 
 

@@ -4,7 +4,9 @@ connection, the same services as POST /api/search/ and /api/ask/.
 Every read goes through corpus.permissions: a collection or document the caller may not read is
 a ToolError worded exactly like one that does not exist. Bad arguments are ToolErrors with a
 message for the model (the SDK returns them as `isError` results, never an HTTP error). Links are
-absolute URLs of the web UI's passage views (opening them needs the user signed in there).
+absolute URLs of the web UI's passage views (opening them needs the user signed in there). Text
+follows the rule of every API surface (chat.client_text): an answer is inert Markdown, every other
+text field plain text with its markup escaped.
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ from django.urls import reverse
 from mcp.server.mcpserver.exceptions import ToolError
 
 from chat.answering.payload import answer_payload
+from chat.client_text import client_text
 from chat.models import Conversation
 from chat.questions import InvalidQuestion, clean_question, unstorable_character
 from chat.retrieval.filters import FilterError, parse_filters
+from chat.retrieval.payload import search_payload
 from chat.retrieval.search import SearchError
 from chat.retrieval.search import search as run_search
-from chat.retrieval.types import DocumentRef, ScoredChunk, Segment
 from chat.services import conversation_start, message_ask, run_to_end
 from chat.throttles import AskThrottle, SearchThrottle
 from corpus.models import Collection
@@ -78,26 +81,17 @@ def list_collections(caller: Caller) -> dict[str, Any]:
     """The collections the caller may read, by slug."""
     rows = (readable_collections(caller.user).order_by("slug")
             .values("slug", "name", "description", "is_public"))
-    return {"collections": [{"slug": r["slug"], "name": r["name"], "description": r["description"],
-                             "public": r["is_public"]} for r in rows]}
+    return {"collections": [{"slug": r["slug"], "name": client_text(r["name"]),
+                             "description": client_text(r["description"]), "public": r["is_public"]} for r in rows]}
 
 
-def _document(ref: DocumentRef) -> dict[str, Any]:
-    return {"id": ref.id, "title": ref.title, "source": ref.source}
-
-
-def _chunk(caller: Caller, chunk: ScoredChunk) -> dict[str, Any]:
-    return {"document": _document(chunk.document), "chunk_index": chunk.chunk_index, "text": chunk.text,
-            "start": chunk.start, "end": chunk.end, "score": round(chunk.score, 4),
-            "relevance": round(chunk.relevance, 4),
-            "url": caller.passage_link(chunk.document.id, chunk.start, chunk.end)}
-
-
-def _segment(caller: Caller, segment: Segment) -> dict[str, Any]:
-    return {"document": _document(segment.document), "chunks": [segment.start, segment.end],
-            "start": segment.char_start, "end": segment.char_end, "text": segment.text,
-            "score": round(segment.score, 4), "page": segment.page,
-            "url": caller.passage_link(segment.document.id, segment.char_start, segment.char_end)}
+def _linked(caller: Caller, found: dict[str, Any]) -> dict[str, Any]:
+    """search_payload's body (POST /api/search/'s) with a link to each chunk's and segment's passage."""
+    for chunk in found["chunks"]:
+        chunk["url"] = caller.passage_link(chunk["document"]["id"], chunk["start"], chunk["end"])
+    for segment in found["segments"]:
+        segment["url"] = caller.passage_link(segment["document"]["id"], segment["char_start"], segment["char_end"])
+    return found
 
 
 def _filters(filters: dict | None):
@@ -109,8 +103,10 @@ def _filters(filters: dict | None):
 
 def search(caller: Caller, *, query: str, collection: str | None = None, k: int = 10,
            filters: dict | None = None) -> dict[str, Any]:
-    """Hybrid search with RSE (the balanced preset), as POST /api/search/: the k best chunks and
-    the segments. `start`/`end` are character offsets into the document text (read_passage's)."""
+    """Hybrid search with RSE (the balanced preset), as POST /api/search/ and in its shape
+    (chat.retrieval.payload), each chunk and segment with its passage's link: a chunk's
+    `start`/`end` and a segment's `char_start`/`char_end` are character offsets (read_passage's),
+    a segment's `start`/`end` its chunk range."""
     parsed = _filters(filters)
     _storable(query, "query")
     picked = _collection(caller, collection)
@@ -121,8 +117,7 @@ def search(caller: Caller, *, query: str, collection: str | None = None, k: int 
         result = run_search(query=query, collections=collections, k=k, filters=parsed)
     except SearchError as exc:
         raise ToolError(str(exc)) from exc
-    return {"query": query, "chunks": [_chunk(caller, c) for c in result.chunks],
-            "segments": [_segment(caller, s) for s in result.segments]}
+    return _linked(caller, search_payload(result))
 
 
 def ask(caller: Caller, *, question: str, collection: str | None = None,
@@ -148,7 +143,7 @@ def ask(caller: Caller, *, question: str, collection: str | None = None,
         citation["url"] = caller.link(citation["url"])
         citation["char_start"] = stored[citation["n"]].get("char_start")
         citation["char_end"] = stored[citation["n"]].get("char_end")
-    return {key: payload[key] for key in ("answer", "mode", "status", "error", "citations", "query")}
+    return {key: payload[key] for key in ("answer", "mode", "status", "error", "confidence", "citations", "query")}
 
 
 def read_passage(caller: Caller, *, document: int, start: int, end: int) -> dict[str, Any]:
@@ -168,6 +163,6 @@ def read_passage(caller: Caller, *, document: int, start: int, end: int) -> dict
     end = min(end, length)
     if end - start > MAX_PASSAGE_CHARS:
         raise ToolError(f"A passage is at most {MAX_PASSAGE_CHARS} characters: read it in several calls.")
-    return {"document": {"id": found.pk, "title": found.title, "source": found.source},
-            "start": start, "end": end, "length": length, "text": found.text[start:end],
+    return {"document": {"id": found.pk, "title": client_text(found.title), "source": client_text(found.source)},
+            "start": start, "end": end, "length": length, "text": client_text(found.text[start:end]),
             "page": found.page_at(start), "url": caller.passage_link(found.pk, start, end)}

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
@@ -25,7 +24,7 @@ def _allowed(call):
     try:
         return call()
     except permissions.Denied as denied:
-        raise (Http404(str(denied)) if denied.status == 404 else PermissionDenied(str(denied))) from None
+        raise denied.http_error() from None
 
 
 def _page(request: HttpRequest, collection: Collection, *, form: SourceForm | None = None, status: int = 200):

@@ -86,12 +86,6 @@ def citation_url(message_id: int, n: int) -> str:
     return reverse("chat:passage", args=[message_id, n]) + "#passage"
 
 
-def public_citations(message) -> list[dict]:
-    """Citations as the API returns them: n, document, chunk range [start, end), text, page, url."""
-    return [{"n": c["n"], "document": c["document"], "start": c["start"], "end": c["end"], "text": c["text"],
-             "page": c.get("page"), "url": citation_url(message.pk, c["n"])} for c in message.citations]
-
-
 def chunk_range_label(start: int, end: int) -> str:
     return f"chunk {start}" if end - start <= 1 else f"chunks {start}–{end - 1}"
 

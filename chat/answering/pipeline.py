@@ -23,7 +23,7 @@ from django.conf import settings
 from chat.answering import reading
 from chat.answering.citations import CONTEXT_CHARS, build_citations, cited_numbers, numbered_by_answer, relevance_map
 from chat.answering.extractive import Hit, Quotes, candidates, question_coverage, render_quotes, select_quotes
-from chat.answering.grounding import ground
+from chat.answering.grounding import UNSUPPORTED_NOTE, ground
 from chat.answering.prompts import answer_messages
 from chat.answering.rewrite import refers_back, rewrite_query
 from chat.answering.support import pin_pages
@@ -35,7 +35,6 @@ logger = logging.getLogger(__name__)
 
 ANSWER_MAX_TOKENS = 800
 SEARCH_K = 10
-RSE_PRESETS = ("balanced", "precision", "find_all")
 
 
 UNSUPPORTED_ANSWER = ("The language model's answer is not supported by the sources, so it is not shown. "
@@ -322,6 +321,52 @@ def _grounded(prepared: Prepared, text: str, *, complete: bool) -> Answer:
     cited = set(grounded.cited)
     return Answer(text=grounded.text, raw_text=text, partly_unsupported=grounded.partly_unsupported,
                   declined=grounded.declined, citations=[c for c in prepared.citations if c["n"] in cited])
+
+
+class GroundedStream:
+    """An LLM answer's text as the grounding pass leaves it, while it streams: for a client that
+    cannot take text back once sent (/v1), unlike the chat page, which replaces the streamed text
+    with the finished answer.
+
+    The pass reads an answer a line at a time, and a line's result never depends on the lines after
+    it (chat.answering.grounding.ground), so each complete line goes out grounded as it arrives.
+    Nothing goes out until some line cites a source: an answer no source supports is replaced by
+    the sources' own sentences when it ends (finish). Together, add()'s pieces and then rest() of
+    the finished answer give exactly the finished answer's text. An extractive answer is quoted
+    from the sources, already grounded: its pieces go out as they come."""
+
+    def __init__(self, prepared: Prepared) -> None:
+        self._sources = {c["n"]: c["text"] for c in prepared.citations}
+        self._extractive = prepared.mode == "extractive"
+        self._raw = ""
+        self.sent = ""
+
+    def add(self, piece: str) -> str:
+        """The grounded text that `piece` completes ("" while its line is still being written)."""
+        self._raw += piece
+        if self._extractive:
+            return self._send(self._raw)
+        if "\n" not in piece:
+            return ""
+        grounded = ground(self._raw[:self._raw.rfind("\n")], self._sources)
+        if not grounded.cited:
+            return ""
+        text = grounded.text.removesuffix("\n\n" + UNSUPPORTED_NOTE) if grounded.partly_unsupported \
+            else grounded.text
+        return self._send(text)
+
+    def rest(self, finished: str) -> str:
+        """What is left to send of the `finished` answer's text (finish(...).text)."""
+        if not finished.startswith(self.sent):  # never expected: the lines sent are grounded as in finish()
+            logger.warning("streamed answer is not a prefix of the finished one; the rest is not sent")
+            return ""
+        return self._send(finished)
+
+    def _send(self, text: str) -> str:
+        if not text.startswith(self.sent) or len(text) <= len(self.sent):
+            return ""
+        new, self.sent = text[len(self.sent):], text
+        return new
 
 
 def answer_question(*, question: str, collections, history: Sequence[tuple[str, str]] = (),

@@ -82,20 +82,16 @@ def text_vectors(query: str, texts: Sequence[str], documents: Sequence[int | Non
     the stored rows, and the others embedded with the query in one call and stored under the
     document holding each (`documents`, one per text; None: not stored). `query_vector`, when the
     caller has it already (the search embedded the question with this model), is used as is."""
-    from corpus.ingest.embed import embed_queries, embed_texts  # loads the model: only when answering
+    from chat.retrieval.query_batching import embed_queries
+    from corpus.ingest.embed import embed_texts  # loads the model: only when answering
 
     model = settings.EMBEDDING_MODEL
     keys = [digest(text) for text in texts]
     found = stored(model, keys)
     missing: dict[bytes, str] = {key: text for key, text in zip(keys, texts, strict=True) if key not in found}
     if query_vector is None:
-        # With the missing texts in one call; alone, on the query threads as searches embed theirs
-        # (QUERY_EMBEDDING_THREADS), so that a web process answering others leaves them a core.
-        rows = np.asarray(embed_texts([query, *missing.values()]) if missing else embed_queries([query]),
-                          dtype=np.float32)
-        query_vector, fresh = rows[0], rows[1:]
-    else:
-        fresh = np.asarray(embed_texts(list(missing.values())), dtype=np.float32) if missing else []
+        query_vector = np.asarray(embed_queries([query], model=model)[0], dtype=np.float32)
+    fresh = np.asarray(embed_texts(list(missing.values()), model=model), dtype=np.float32) if missing else []
     new_rows: dict[bytes, int | None] = {}
     for key, row in zip(missing, fresh, strict=True):
         # Rounded as stored: an answer never depends on whether its vectors were stored already.

@@ -95,21 +95,32 @@ _batchers: dict[str | None, QueryBatcher] = {}
 _batchers_lock = threading.Lock()
 
 
-def embed_search_queries(queries: list[str], *, model: str | None = None) -> np.ndarray:
-    """corpus.ingest.embed.embed_queries with `model` (None: EMBEDDING_MODEL), shared with the
+def embed_queries(queries: list[str], *, model: str | None = None) -> np.ndarray:
+    """The one way to embed questions and search queries: (len(queries), dims) L2-normalised
+    float32 vectors with `model` (None: EMBEDDING_MODEL), in one pass with the queries of the other
     searches waiting at the same moment in this process for the same model
     (settings.QUERY_EMBEDDING_BATCH queries a pass at most; 1 embeds each search alone)."""
     from django.conf import settings
 
-    from corpus.ingest.embed import embed_queries
-
     if settings.QUERY_EMBEDDING_BATCH <= 1:
-        return embed_queries(queries, model=model)
+        return _embed_now(queries, model)
     batcher = _batchers.get(model)
     if batcher is None:
         with _batchers_lock:
             batcher = _batchers.get(model)
             if batcher is None:
                 batcher = _batchers[model] = QueryBatcher(
-                    lambda texts: embed_queries(texts, model=model), max_queries=settings.QUERY_EMBEDDING_BATCH)
+                    lambda texts: _embed_now(texts, model), max_queries=settings.QUERY_EMBEDDING_BATCH)
     return batcher.embed(queries)
+
+
+def _embed_now(queries: list[str], model: str | None) -> np.ndarray:
+    """On QUERY_EMBEDDING_THREADS torch threads (default one). A query is a few dozen tokens: a
+    second thread saves little of its embedding (~1.5 ms here), while the web process serves other
+    requests and Postgres runs their statements on the same cores; under concurrent searches each
+    embedding on one thread leaves the others a core."""
+    from django.conf import settings
+
+    from corpus.ingest.embed import embed_texts
+
+    return embed_texts(queries, threads=settings.QUERY_EMBEDDING_THREADS, model=model)

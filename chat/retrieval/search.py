@@ -24,7 +24,7 @@ from chat.retrieval import tuning
 from chat.retrieval.candidates import MODES, fetch_candidates, merge_candidate_sets
 from chat.retrieval.filters import NO_FILTERS, SearchFilters
 from chat.retrieval.fusion import fuse_convex, fuse_rrf, round_robin
-from chat.retrieval.query_batching import embed_search_queries
+from chat.retrieval.query_batching import embed_queries
 from chat.retrieval.relevance import Calibration, blended_relevance, similarity_relevance
 from chat.retrieval.rse import PRESETS, choose_segments
 from chat.retrieval.segment_text import fetch_texts, read_segments
@@ -145,7 +145,7 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
         return SearchResult(query=asked, mode=mode, timings_ms=timings)
 
     t = time.perf_counter()
-    vectors = {model: embed_search_queries(queries, model=model) for model in by_model}
+    vectors = {model: embed_queries(queries, model=model) for model in by_model}
     timings["embed"] = _ms(t)
 
     t = time.perf_counter()

@@ -163,19 +163,6 @@ def _one_batch(encoder, texts: list[str]) -> np.ndarray:
     return vectors.numpy().astype(np.float32, copy=False)
 
 
-def embed_queries(queries: list[str], *, model: str | None = None) -> np.ndarray:
-    """Search queries, on QUERY_EMBEDDING_THREADS torch threads (default one).
-
-    A query is a few dozen tokens: a second thread saves little of its embedding (~1.5 ms here),
-    while the web process serves other requests and Postgres runs their statements on the same
-    cores; under concurrent searches each embedding on one thread leaves the others a core."""
-    return embed_texts(queries, threads=settings.QUERY_EMBEDDING_THREADS, model=model)
-
-
-def embed_query(text: str, *, model: str | None = None) -> np.ndarray:
-    return embed_queries([text], model=model)[0]
-
-
 def _normalise(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)

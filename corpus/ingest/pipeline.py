@@ -37,6 +37,7 @@ from django.utils import timezone
 
 from corpus.ingest import embed as embedding
 from corpus.ingest.chunk import ChunkingConfig, TooManyChunks, chunk_text, heading_paths
+from corpus.ingest.chunk_vectors import chunk_vectors
 from corpus.ingest.contextualize import contextualize
 from corpus.ingest.parse import ParseError, parse_document
 from corpus.ingest.parse.base import page_number
@@ -258,18 +259,18 @@ def _build(document: Document) -> Built:
     n = len(spans)
     _progress(document_id, document.content_hash, status=Status.EMBEDDING, progress_done=0, progress_total=n)
     model = collection.embedding_model
-    # Late chunking runs EMBEDDING_MODEL over its tokens: while a collection is still on another
-    # model (a re-embed pending), its new documents get per-chunk vectors of that model.
-    if collection.embedding_mode == Collection.EmbeddingMode.LATE and model == settings.EMBEDDING_MODEL:
-        vectors = embedding.late_chunk_embeddings(
+    inputs = [embedding_input(c, t) for c, t in zip(result.contexts, chunk_texts, strict=True)]
+
+    def late() -> np.ndarray:
+        late_vectors = embedding.late_chunk_embeddings(
             text, [(span.start, span.end) for span in spans], tokens=tokenize(text),
             prefix=result.llm_title or title,
             on_progress=lambda done: _progress(document_id, document.content_hash, progress_done=done))
         _progress(document_id, document.content_hash, progress_done=n)
-    else:
-        vectors = _embed_plain(document_id, document.content_hash, result.contexts, chunk_texts, model=model)
-        if collection.embedding_mode != Collection.EmbeddingMode.PLAIN and not collection.overlapping:
-            vectors = embedding.blend_neighbours(vectors, settings.EMBEDDING_NEIGHBOUR_WEIGHT)
+        return late_vectors
+
+    vectors = chunk_vectors(collection, model, inputs, late=late,
+                            embed=lambda texts: _embed_plain(document_id, document.content_hash, texts, model=model))
 
     pages = list(parsed.pages)
     chunks = [
@@ -279,7 +280,6 @@ def _build(document: Document) -> Built:
               embedding=vectors[i])
         for i, span in enumerate(spans)
     ]
-    inputs = [embedding_input(c, t) for c, t in zip(result.contexts, chunk_texts, strict=True)]
     return Built(content_hash=content_hash, signature=signature, title=title, text=text,
                  media_type=parsed.media_type, author=parsed.author, created=parsed.created,
                  modified=parsed.modified, pages=pages, summary=result.summary, chunks=chunks, model=model,
@@ -291,12 +291,10 @@ def embedding_input(context: str, text: str) -> str:
     return f"{context}\n\n{text}" if context else text
 
 
-def _embed_plain(document_id: int, content_hash: str, contexts: list[str], chunk_texts: list[str], *,
-                 model: str | None = None) -> np.ndarray:
+def _embed_plain(document_id: int, content_hash: str, inputs: list[str], *, model: str | None = None) -> np.ndarray:
     """Embed batch by batch, reporting progress after each batch actually embedded. Inputs are
     sorted longest first, as encode() sorts them itself, so the batches (and the padding) are the
     ones one encode() call over all of them would make."""
-    inputs = [embedding_input(c, t) for c, t in zip(contexts, chunk_texts, strict=True)]
     order = sorted(range(len(inputs)), key=lambda i: -len(inputs[i]))
     group = settings.EMBEDDING_BATCH_SIZE
     vectors = None
@@ -326,9 +324,7 @@ def _vectors_for_model(built: Built, model: str, collection: Collection) -> np.n
     collection that switched model since the build gets its chunks embedded again, per chunk."""
     vectors = np.asarray([c.embedding for c in built.chunks], dtype=np.float32)
     if model != built.model:
-        vectors = embedding.embed_texts(built.inputs, model=model)
-        if collection.embedding_mode != Collection.EmbeddingMode.PLAIN and not collection.overlapping:
-            vectors = embedding.blend_neighbours(vectors, settings.EMBEDDING_NEIGHBOUR_WEIGHT)
+        vectors = chunk_vectors(collection, model, built.inputs)
     in_column = reembed_store.in_column(model)
     for chunk, vector in zip(built.chunks, vectors, strict=True):
         chunk.embedding = vector if in_column else None

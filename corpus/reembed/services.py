@@ -20,6 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from corpus.ingest import embed as embedding
+from corpus.ingest.chunk_vectors import chunk_vectors
 from corpus.ingest.pipeline import embedding_input
 from corpus.models import Chunk, Collection, ReembedStatus
 from corpus.reembed import store
@@ -52,20 +53,10 @@ def reembed_start(*, collection: Collection, model: str | None = None) -> bool:
 
 
 def _vectors(collection: Collection, model: str, rows: list[tuple]) -> np.ndarray:
-    """The model's vectors of the chunks `rows` (id, document_id, context, text), blended with
-    their neighbours within each document when the collection says so. Late-chunking collections
-    get per-chunk vectors blended likewise: late chunking needs the model's own tokenizer."""
+    """The model's vectors of the chunks `rows` (id, document_id, context, text), as
+    corpus.ingest.chunk_vectors decides (per chunk, blended within each document)."""
     inputs = [embedding_input(context, text) for _, _, context, text in rows]
-    vectors = embedding.embed_texts(inputs, model=model)
-    if collection.embedding_mode == Collection.EmbeddingMode.PLAIN or collection.overlapping:
-        return vectors
-    out = np.empty_like(vectors)
-    start = 0
-    for i in range(1, len(rows) + 1):
-        if i == len(rows) or rows[i][1] != rows[start][1]:
-            out[start:i] = embedding.blend_neighbours(vectors[start:i], settings.EMBEDDING_NEIGHBOUR_WEIGHT)
-            start = i
-    return out
+    return chunk_vectors(collection, model, inputs, documents=[document_id for _, document_id, _, _ in rows])
 
 
 def _chunks_of(document_ids: list[int]) -> list[tuple]:

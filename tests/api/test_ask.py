@@ -66,9 +66,11 @@ def test_ask_streams_tokens_then_a_final_event(api, corpus, fake_llm):
     assert response["Content-Type"].startswith("text/event-stream")
     body = b"".join(response.streaming_content).decode()
     events = [(m.group(1), json.loads(m.group(2))) for m in re.finditer(r"event: (\w+)\ndata: (.*)\n\n", body)]
-    assert [k for k, _ in events] == ["start", "token", "token", "token", "done"]
+    kinds = [k for k, _ in events]
+    assert kinds[0] == "start" and kinds[-1] == "done" and set(kinds[1:-1]) == {"token"} and len(kinds) > 3
     done = events[-1][1]
     assert done["answer"] == "Thirty seconds [1]." and done["citations"][0]["n"] == 1
+    assert "".join(data["text"] for kind, data in events if kind == "token") == done["answer"]
 
 
 def test_ask_bad_input_is_a_json_400(api, corpus):

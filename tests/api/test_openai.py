@@ -57,14 +57,18 @@ def test_completion_answers_with_citations_without_an_llm(live_server, corpus, u
     assert all(c["document"]["source"] == "deploy.md" for c in citations)
 
 
-def test_streamed_completion_ends_with_citations(live_server, corpus, user, fake_llm):
-    fake_llm.reply = lambda request: "The timeout is thirty seconds [1]."
+def test_streamed_completion_is_grounded_line_by_line_and_ends_with_citations(live_server, corpus, user, fake_llm):
+    fake_llm.reply = lambda request: ("The timeout is thirty seconds [1].\n"
+                                      "Failed requests are retried twice with exponential backoff [7].")
     chunks = list(ask(client_for(live_server, user), stream=True))
 
     assert chunks[0].choices[0].delta.role == "assistant"
-    text = "".join(c.choices[0].delta.content or "" for c in chunks)
-    assert text == "The timeout is thirty seconds [1]."
-    assert len(chunks) > 3  # token by token, not in one piece
+    pieces = [c.choices[0].delta.content for c in chunks if c.choices[0].delta.content]
+    text = "".join(pieces)
+    # [7] names no source: the grounding pass removed it (or put the source that says so) before it went out.
+    assert "[7]" not in text and text.startswith("The timeout is thirty seconds [1].\nFailed requests are retried")
+    assert pieces[0] == "The timeout is thirty seconds "  # the first line, checked, goes out before the second
+    assert text == ask(client_for(live_server, user)).choices[0].message.content  # as the completion says it
     assert chunks[-1].choices[0].finish_reason == "stop"
     assert [c["n"] for c in chunks[-1].citations][:1] == [1]
     assert all(getattr(c, "citations", None) is None for c in chunks[:-1])

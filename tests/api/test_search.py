@@ -10,7 +10,8 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.test import APIClient
 
 from accounts.services import token_create
-from api.search import SearchOutput, search_output
+from api.search import SearchOutput
+from chat.retrieval.payload import search_payload
 from chat.retrieval.search import search
 from chat.retrieval.types import DocumentRef, ScoredChunk, SearchResult, Segment
 from corpus.ingest.embed import embed_texts
@@ -143,10 +144,10 @@ def test_a_token_search_is_four_statements_and_the_token_lookup_joins_its_user(s
 
 
 def test_search_output_is_what_the_output_serializer_gives(setup):
-    # search_output replaces SearchOutput(result).data on the hot path; the schema is SearchOutput's.
+    # search_payload replaces SearchOutput(result).data on the hot path; the schema is SearchOutput's.
     result = search(query="how long to knead dough", collections=Collection.objects.all(), k=3)
     assert result.chunks and result.segments
-    assert search_output(result) == SearchOutput(result).data
+    assert search_payload(result) == SearchOutput(result).data
     doc = DocumentRef(7, "Guide", "guide.md")
     nulls = SearchResult(query="q", mode="vector", timings_ms={"total": 1},
                          chunks=[ScoredChunk(chunk_id=1, document=doc, chunk_index=0, text="t", start=0, end=1,
@@ -154,7 +155,7 @@ def test_search_output_is_what_the_output_serializer_gives(setup):
                                              ranks={"vector": 1, "keyword": None})],
                          segments=[Segment(document=doc, start=0, end=1, char_start=0, char_end=1, text="t",
                                            score=0.5, page=None)])
-    plain = search_output(nulls)
+    plain = search_payload(nulls)
     assert plain == SearchOutput(nulls).data
     assert plain["chunks"][0]["ranks"] == {"vector": 1, "keyword": None} and plain["segments"][0]["page"] is None
     assert json.loads(JSONRenderer().render(plain)) == plain  # plain JSON types only (no numpy scalars)

@@ -132,10 +132,29 @@ def test_search_finds_the_chunk_and_links_to_its_passage(live_server, corpus, us
     assert corpus.text[best["start"]:best["end"]] == GUIDE[2]
     assert len(found["chunks"]) == 3
     segment = found["segments"][0]
-    assert GUIDE[2] in segment["text"] and corpus.text[segment["start"]:segment["end"]] == segment["text"]
+    assert GUIDE[2] in segment["text"] and corpus.text[segment["char_start"]:segment["char_end"]] == segment["text"]
+    assert segment["text"] == "".join(GUIDE[segment["start"]:segment["end"]])  # a chunk range, as REST's
     page = opened_by(user, best["url"], live_server)
     assert page.status_code == 200
     assert '<div class="passage segment" id="passage"><h2>Request timeout</h2>' in page.content.decode()
+
+
+def test_search_is_the_rest_apis_search_with_links(live_server, corpus, user):
+    """The same shape as POST /api/search/ (the same output serializer), chunk_id and ranks kept;
+    MCP only adds each chunk's and segment's link."""
+    key = token_create(user=user)[1]
+    found = structured(call(live_server, key, "search", query="What is the default request timeout?", k=3))
+    rest = Client().post("/api/search/", {"query": "What is the default request timeout?", "k": 3},
+                         content_type="application/json", HTTP_AUTHORIZATION=f"Token {key}").json()
+
+    def unlinked(body: dict) -> dict:
+        return {"query": body["query"], "mode": body["mode"],
+                "chunks": [{k: v for k, v in c.items() if k != "url"} for c in body["chunks"]],
+                "segments": [{k: v for k, v in s.items() if k != "url"} for s in body["segments"]]}
+
+    assert unlinked(found) == unlinked(rest)
+    assert found["chunks"][0]["chunk_id"] and found["chunks"][0]["ranks"]["vector"] == 1
+    assert all(item["url"].startswith(live_server.url + "/") for item in found["chunks"] + found["segments"])
 
 
 def test_search_applies_the_metadata_filters(live_server, corpus, user):

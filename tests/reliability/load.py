@@ -168,13 +168,13 @@ def run(app: App, *, endpoint: str, clients: int, seconds: float, collection: st
 
 def query_embedding_cpu(n: int = 200) -> float:
     """CPU seconds to embed one search query on its own (one torch thread, as the web process does)."""
-    from corpus.ingest.embed import embed_query
+    from chat.retrieval.query_batching import embed_queries
 
     pool = questions(n, seed=11)
-    embed_query("warm up")
+    embed_queries(["warm up"])
     started = time.process_time()
     for question in pool:
-        embed_query(question)
+        embed_queries([question])
     return (time.process_time() - started) / len(pool)
 
 

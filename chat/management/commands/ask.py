@@ -9,9 +9,9 @@ from django.core.management.base import BaseCommand, CommandError
 
 from chat.answering.citations import chunk_range_label
 from chat.answering.payload import answer_payload
-from chat.answering.pipeline import RSE_PRESETS
 from chat.models import Conversation
 from chat.questions import InvalidQuestion, clean_question
+from chat.retrieval.rse import PRESETS
 from chat.services import conversation_start, message_ask
 from corpus.permissions import Denied, collection_for
 
@@ -24,7 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--collection", help="Search only this collection (slug).")
         parser.add_argument("--user", help="Answer as this user (their readable collections; "
                                            "default: the first superuser).")
-        parser.add_argument("--rse", choices=[*RSE_PRESETS, "none"], default="balanced")
+        parser.add_argument("--rse", choices=[*PRESETS, "none"], default="balanced")
         parser.add_argument("--json", action="store_true", help="Print the /api/ask/ response as JSON.")
 
     def handle(self, *args, question: str, collection: str | None, user: str | None, rse: str,

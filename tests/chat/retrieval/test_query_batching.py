@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from chat.retrieval import query_batching
-from chat.retrieval.query_batching import QueryBatcher, embed_search_queries
-from corpus.ingest.embed import embed_queries
+from chat.retrieval.query_batching import QueryBatcher, embed_queries
+from corpus.ingest.embed import embed_texts
 
 
 class SlowEmbed:
@@ -85,9 +85,9 @@ def fresh_batcher(monkeypatch, settings):
 def test_batched_query_vectors_are_those_of_each_query_alone(fresh_batcher):
     queries = [["How do I set the request timeout?"], ["Which converters can path() use?"],
                ["What does RSE do?", "hybrid search"]]
-    alone = [embed_queries(q) for q in queries]
-    together = _concurrently(QueryBatcher(embed_queries, max_queries=8), queries)
+    alone = [embed_texts(q) for q in queries]
+    together = _concurrently(QueryBatcher(embed_texts, max_queries=8), queries)
     for a, b in zip(alone, together, strict=True):
         assert np.allclose(a, b, atol=1e-5)
-    assert np.allclose(embed_search_queries(queries[0]), alone[0], atol=1e-5)
+    assert np.allclose(embed_queries(queries[0]), alone[0], atol=1e-5)
     assert list(query_batching._batchers) == [None] and query_batching._batchers[None].passes == 1

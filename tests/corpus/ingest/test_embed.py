@@ -7,6 +7,7 @@ import os
 import numpy as np
 import pytest
 
+from chat.retrieval.query_batching import embed_queries
 from corpus.ingest import embed as embedding
 from corpus.ingest.tokens import tokenize
 
@@ -22,19 +23,25 @@ def test_embed_texts_matches_plain_encode_and_is_normalised():
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert np.allclose(vectors, reference, atol=1e-5)
     assert embedding.embed_texts([]).shape == (0, 384)
-    assert np.allclose(embedding.embed_query(texts[0]), vectors[0], atol=1e-5)
+    assert np.allclose(embedding.embed_texts(texts[:1])[0], vectors[0], atol=1e-5)
 
 
 @pytest.mark.slow
-def test_one_batch_bypasses_encode_and_gets_exactly_its_vectors(monkeypatch):
+def test_one_batch_bypasses_encode_and_gets_exactly_its_vectors(monkeypatch, settings):
+    import torch
+
     queries = ["How often should tomatoes be watered?", "aphids", "Which roses need full sun (plot 12)?",
                "What did the notes say about compost and worms? " * 40]  # the last one beyond 256 tokens
     model = embedding.get_model()
-    expected = [model.encode(queries[:n], normalize_embeddings=True, convert_to_numpy=True) for n in (1, 4)]
+    settings.QUERY_EMBEDDING_THREADS = 1
+    expected = []
+    for n, threads in ((1, 1), (4, 2)):  # the bits depend on the thread count: encode() on the same as each call
+        torch.set_num_threads(threads)
+        expected.append(model.encode(queries[:n], normalize_embeddings=True, convert_to_numpy=True))
     calls = []
     monkeypatch.setattr(model, "encode", lambda *a, **k: calls.append(a) or pytest.fail("encode() was called"))
 
-    got = [embedding.embed_queries(queries[:1]), embedding.embed_texts(queries, threads=2)]
+    got = [embed_queries(queries[:1]), embedding.embed_texts(queries, threads=2)]
 
     assert calls == []
     for vectors, reference in zip(got, expected, strict=True):
@@ -49,7 +56,7 @@ def test_queries_of_a_model_with_encode_only_go_through_encode(settings):
 
     embedding.register_model("encode-only", EncodeOnly, path=embedding.model_path())
     try:
-        vectors = embedding.embed_queries(["one", "two"], model="encode-only")
+        vectors = embedding.embed_texts(["one", "two"], model="encode-only")
     finally:
         embedding._factories.pop("encode-only")
         embedding._models.pop("encode-only", None)
@@ -135,13 +142,13 @@ def test_queries_and_batches_embed_on_their_own_thread_counts(settings):
     texts = ["How do I add a field to a model?", "Migrations record changes to models."]
     batch = embedding.embed_texts(texts)
     assert torch.get_num_threads() == 2
-    queries = embedding.embed_queries(texts)
+    queries = embed_queries(texts)
     assert torch.get_num_threads() == 1
     assert np.allclose(queries, batch, atol=1e-5)
-    assert np.allclose(embedding.embed_query(texts[0]), batch[0], atol=1e-5)
+    assert np.allclose(embed_queries(texts[:1])[0], batch[0], atol=1e-5)
     text = "A field is a column. A model is a table."
     embedding.late_chunk_embeddings(text, [(0, 19), (20, 40)], tokens=tokenize(text))
     assert torch.get_num_threads() == 2  # late chunking is batch work
     settings.QUERY_EMBEDDING_THREADS = 0  # one per available CPU
-    embedding.embed_queries(texts[:1])
+    embed_queries(texts[:1])
     assert torch.get_num_threads() == len(os.sched_getaffinity(0))

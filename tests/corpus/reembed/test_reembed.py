@@ -72,7 +72,7 @@ def _top(collection):
 
 def _similarity_under(model: str, chunk_id: int) -> float:
     """The cosine similarity of QUESTION and the chunk, both embedded with `model`."""
-    query = embed.embed_query(QUESTION, model=model)
+    query = embed.embed_texts([QUESTION], model=model)[0]
     if model == OLD_MODEL:
         vector = Chunk.objects.get(pk=chunk_id).embedding
     else:
@@ -101,7 +101,7 @@ def test_reembed_switches_the_collection_and_search_uses_the_new_vectors_and_que
     # similarity is the one computed here under the new model, not the old one's.
     from chat.retrieval.candidates import fetch_candidates
 
-    query_new = embed.embed_query(QUESTION, model=NEW_MODEL)
+    query_new = embed.embed_texts([QUESTION], model=NEW_MODEL)[0]
     cset = fetch_candidates(query=QUESTION, vector=query_new, collection_ids=[garden.pk], mode="vector",
                             candidates=5, model=NEW_MODEL)
     best = min(cset.candidates, key=lambda c: c.vector_rank)
@@ -219,7 +219,7 @@ def test_the_side_table_search_uses_the_models_hnsw_index(new_model, garden):
     reembed.reembed_run(garden.pk)
     from corpus.vectors import vector_text
 
-    query = vector_text(embed.embed_query(QUESTION, model=NEW_MODEL))
+    query = vector_text(embed.embed_texts([QUESTION], model=NEW_MODEL)[0])
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute("EXPLAIN SELECT cv.chunk_id FROM corpus_chunkvector cv WHERE cv.model = %s "
@@ -304,7 +304,7 @@ def test_after_the_switch_the_index_branch_finds_the_same_chunks_as_the_exact_sc
     reembed.reembed_run(garden.pk)
     from chat.retrieval.candidates import fetch_candidates
 
-    vector = embed.embed_query(QUESTION, model=NEW_MODEL)
+    vector = embed.embed_texts([QUESTION], model=NEW_MODEL)[0]
     exact = fetch_candidates(query=QUESTION, vector=vector, collection_ids=[garden.pk], mode="hybrid",
                              candidates=4, model=NEW_MODEL)
     settings.SEARCH_EXACT_MAX_CHUNKS = 0  # always the HNSW branch
@@ -414,7 +414,7 @@ def test_a_search_over_collections_on_different_models_fuses_both(
 
     from chat.retrieval.candidates import fetch_candidates, merge_candidate_sets
 
-    sets = [fetch_candidates(query=QUESTION, vector=embed.embed_query(QUESTION, model=m), collection_ids=[c.pk],
+    sets = [fetch_candidates(query=QUESTION, vector=embed.embed_texts([QUESTION], model=m)[0], collection_ids=[c.pk],
                              mode="hybrid", candidates=10, model=None if m == OLD_MODEL else m)
             for c, m in ((garden, OLD_MODEL), (shed, NEW_MODEL))]
     assert all(any(c.vector_rank == 1 for c in s.candidates) for s in sets)  # each set ranks from 1

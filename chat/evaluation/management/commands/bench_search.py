@@ -24,7 +24,8 @@ from django.db import connection, transaction
 from chat.evaluation.hnsw_recall import bare_hnsw, recall_at_k
 from chat.evaluation.metrics import EvalFormatError, first_source_rank, load_items, mean, percentile, reciprocal_ranks
 from chat.retrieval import search
-from corpus.ingest.embed import embed_queries, embed_texts
+from chat.retrieval.query_batching import embed_queries
+from corpus.ingest.embed import embed_texts
 from corpus.models import Chunk, Collection, Document
 
 SCRATCH_SLUG = "bench-scratch"
