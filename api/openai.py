@@ -139,8 +139,8 @@ class ChatCompletionChunkOutput(serializers.Serializer):
     choices = ChunkChoiceOutput(many=True)
     citations = SourceOutput(many=True, required=False, help_text="On the last chunk only.")
     ragweb_confidence = serializers.FloatField(allow_null=True, required=False, help_text=(
-        "On the last chunk only. Extractive answers the reader chose: how likely (0-1) the first quote answers the question; below "
-        "0.8 the answer says the passages may not answer it. null otherwise."))
+        "On the last chunk only. Extractive answers the reader chose: how likely (0-1) the first quote "
+        "answers the question; below 0.8 the answer says the passages may not answer it. null otherwise."))
 
 
 class OpenAIErrorBody(serializers.Serializer):
