@@ -110,3 +110,22 @@ def test_ask_off_topic_is_a_200_with_an_empty_answer_and_the_reason(api, corpus,
     assert response.status_code == 200
     assert (body["answer"], body["citations"]) == ("", [])
     assert body["error"] == "Nothing in the collection “Guides” answers this question."
+
+
+def test_a_table_row_answers_with_the_readers_confidence(api, user, no_llm):
+    collection = make_collection("tools", owner=user)
+    header = "| Tool | Store | Count |\n| --- | --- | --- |\n"
+    make_document(collection, source="tools.csv", media_type="text/csv", parts=[
+        f"{header}| Lawn roller | Shed 3 | 1 |\n| Hedge shears | Shed 1 | 2 |\n\n",
+        f"{header}| Leaf rake | Barn | 4 |\n| Soil sieve | Greenhouse | 1 |\n"])
+    body = api.post("/api/ask/", {"question": "Where is the lawn roller kept?", "collection": "tools"},
+                    format="json").json()
+    assert body["status"] == "complete", body
+    assert body["answer"].startswith("- Tool: Lawn roller; Store: Shed 3; Count: 1 [1]")
+    assert body["confidence"] > 0.8
+
+
+def test_a_prose_answer_has_no_confidence(api, corpus, no_llm):
+    body = api.post("/api/ask/", {"question": "What is the default request timeout?", "collection": "guides"},
+                    format="json").json()
+    assert body["mode"] == "extractive" and body["confidence"] is None
