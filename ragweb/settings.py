@@ -12,7 +12,7 @@ from urllib.parse import quote, urlparse
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from ragweb.env import (
+from lib.env import (
     checked_secret_key,
     env_bool,
     env_choice,
@@ -23,7 +23,7 @@ from ragweb.env import (
     env_url,
     secret_file,
 )
-from ragweb.numbers import parse_int
+from lib.numbers import parse_int
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("RAGWEB_VAR_DIR", str(BASE_DIR / "var")))

@@ -13,7 +13,7 @@ import yaml
 from django.core.exceptions import ImproperlyConfigured
 from packaging.utils import canonicalize_name
 
-from ragweb.env import env_url
+from lib.env import env_url
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -135,7 +135,7 @@ def test_only_the_buffering_proxy_is_published(compose):
     assert proxy["image"].startswith("nginx:")  # the official image
     assert "./deploy/nginx.conf:/etc/nginx/conf.d/default.conf:ro" in proxy["volumes"]
     assert proxy["depends_on"]["web"]["condition"] == "service_healthy"
-    assert "ragweb.gunicorn_worker.BufferingThreadWorker" in services["web"]["command"]
+    assert "lib.gunicorn_worker.BufferingThreadWorker" in services["web"]["command"]
 
 
 def nginx_directives(text: str) -> dict[str, list[str]]:

@@ -201,7 +201,7 @@ class App:
 
     def worker(self) -> psutil.Process | None:
         """The Celery worker's main process (its pool process is its child)."""
-        from ragweb.process_name import WORKER
+        from lib.process_name import WORKER
 
         for child in self.run_process().children():
             with contextlib.suppress(psutil.Error):
@@ -222,7 +222,7 @@ class App:
         return pool
 
     def web_processes(self) -> list[psutil.Process]:
-        from ragweb.process_name import WEB_SERVER
+        from lib.process_name import WEB_SERVER
 
         for child in self.run_process().children():
             with contextlib.suppress(psutil.Error):

@@ -21,8 +21,8 @@ import numpy as np
 import psutil
 import pytest
 
+from lib.process_name import RUN, WEB_SERVER, WORKER
 from ragweb.celery import SCHEDULER_NAME
-from ragweb.process_name import RUN, WEB_SERVER, WORKER
 
 ROOT = Path(__file__).resolve().parents[2]
 

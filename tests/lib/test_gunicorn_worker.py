@@ -1,4 +1,4 @@
-"""ragweb.gunicorn_worker: slow clients hold no request thread; whole requests are served as before.
+"""lib.gunicorn_worker: slow clients hold no request thread; whole requests are served as before.
 
 Each test runs a real gunicorn (1 worker x 2 threads) over a tiny WSGI app, so it starts in a second.
 """
@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from ragweb.gunicorn_worker import request_complete
+from lib.gunicorn_worker import request_complete
 
 ROOT = Path(__file__).resolve().parents[2]
-WORKER = "ragweb.gunicorn_worker.BufferingThreadWorker"
+WORKER = "lib.gunicorn_worker.BufferingThreadWorker"
 
 
 def echo_app(environ, start_response):
@@ -48,7 +48,7 @@ def serve():
     def start(worker_class: str, *, workers: int = 1, threads: int = 2, **env: str) -> int:
         port = free_port()
         process = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "tests.ragweb.test_gunicorn_worker:echo_app", "--bind",
+            [sys.executable, "-m", "gunicorn", "tests.lib.test_gunicorn_worker:echo_app", "--bind",
              f"127.0.0.1:{port}", "--worker-class", worker_class, "--workers", str(workers), "--threads", str(threads),
              "--no-control-socket"],
             cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
