@@ -47,7 +47,7 @@ def _give_back_what_the_task_freed(**_kwargs) -> None:
 @signals.beat_embedded_init.connect
 def _name_the_embedded_scheduler(**_kwargs) -> None:
     """The scheduler forked inside the worker (scripts/run.py's beat_options) would show the worker's
-    command line: named, it can be told from the pool process (ps, tests.reliability.memory)."""
+    command line: named, it can be told from the pool process (ps, reliability.memory)."""
     from lib.process_name import set_process_name
 
     set_process_name(SCHEDULER_NAME)

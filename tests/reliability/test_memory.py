@@ -13,7 +13,7 @@ import psutil
 
 from lib.process_name import WEB_SERVER, WORKER
 from ragweb.celery import SCHEDULER_NAME
-from tests.reliability import memory
+from reliability import memory
 
 # A stand-in for scripts/run.py: a parent holding memory, a web server (named as make run names it) with
 # one worker, a Celery worker with one pool process and the scheduler it forks (named as ragweb.celery

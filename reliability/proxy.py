@@ -14,8 +14,8 @@ import threading
 import time
 from pathlib import Path
 
-from tests.reliability.app import ROOT, App, free_port
-from tests.reliability.security import SecurityResult
+from reliability.app import ROOT, App, free_port
+from reliability.security import SecurityResult
 
 CONF = ROOT / "deploy" / "nginx.conf"
 
@@ -35,7 +35,7 @@ class Nginx:
                          ("listen 443 ssl default_server;", f"listen 127.0.0.1:{self.https_port} ssl default_server;"),
                          ("/etc/nginx/certs/", f"{self.folder}/certs/")):
             if old not in text:
-                raise RuntimeError(f"deploy/nginx.conf no longer has {old!r}: update tests/reliability/proxy.py")
+                raise RuntimeError(f"deploy/nginx.conf no longer has {old!r}: update reliability/proxy.py")
             text = text.replace(old, new)
         return text
 

@@ -8,8 +8,8 @@ import socket
 import threading
 import time
 
-from tests.reliability.app import App, Dropped
-from tests.reliability.security import SecurityResult
+from reliability.app import App, Dropped
+from reliability.security import SecurityResult
 
 # Seconds: a request slower than this counts as "not answered". Held threads show as no answer at all
 # until the slow sockets give up; 10 s leaves room for a 2-core machine shared with the worker's ingestion.
