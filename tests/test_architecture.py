@@ -82,6 +82,16 @@ def test_the_layers_contract_names_every_package():
     assert sorted(named) == sorted(PACKAGES) == sorted(top_level_packages())
 
 
+def test_the_readmes_layout_lists_every_package_and_only_folders_that_exist():
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("## Layout", 1)[1].split("```")[1]
+    # An unindented line names top-level folders ("templates/, static/"), then two spaces and what they hold.
+    listed = {name.strip().strip("/") for line in block.splitlines() if line and not line.startswith(" ")
+              for name in re.split(r"\s{2,}", line)[0].split(",")}
+    assert top_level_packages() <= listed
+    assert [name for name in sorted(listed) if not (ROOT / name).is_dir()] == []
+
+
 def test_strongly_connected_finds_a_cycle_and_only_it():
     edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert strongly_connected(["a", "b", "c", "d"], edges) == [["a", "b", "c"]]
