@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from lib.gunicorn_worker import request_complete
+from reliability.slow import trickle
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKER = "lib.gunicorn_worker.BufferingThreadWorker"
@@ -83,19 +84,8 @@ def request(port: int, raw: bytes, *, timeout: float) -> bytes:
 def slow_clients(port: int, count: int, stop: threading.Event) -> list[socket.socket]:
     """`count` connections that send a request one byte every 0.3 s, never finishing it."""
     sockets = [socket.create_connection(("127.0.0.1", port)) for _ in range(count)]
-
-    def trickle():
-        payload = b"POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" + b"x" * 100000
-        for byte in payload:
-            if stop.wait(0.3):
-                return
-            for sock in sockets:
-                try:
-                    sock.send(bytes([byte]))
-                except OSError:
-                    pass
-
-    threading.Thread(target=trickle, daemon=True).start()
+    payload = b"POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" + b"x" * 100000
+    trickle(sockets, payload, stop, every=0.3)
     return sockets
 
 
