@@ -24,7 +24,7 @@ gunicorn (lib.gunicorn_worker, gthread that reads each request whole before a th
 clients that send slowly hold no thread: WEB_WORKERS processes x WEB_THREADS threads, default 2 x 16, as
 docker-compose) serves many clients at once and keeps database connections (DB_CONN_MAX_AGE, default 600 here).
 docker-compose keeps separate containers (web, worker, beat): there each holds its own copy.
-With DATABASE_URL / CELERY_BROKER_URL set, the embedded services are not started.
+With DATABASE_URL / REDIS_URL set, the embedded services are not started.
 
 One run per data folder (var/, or RAGWEB_VAR_DIR): a second `make run` there finds the lock
 (var/run/make-run.lock, released by the kernel when the first one exits however it exits) and
@@ -279,7 +279,7 @@ def _stop_on_sigterm(signum, frame) -> None:
 
 def main() -> int:
     port = os.environ.get("PORT", "8000")
-    embedded = not (os.environ.get("DATABASE_URL") or os.environ.get("CELERY_BROKER_URL"))
+    embedded = not (os.environ.get("DATABASE_URL") or os.environ.get("REDIS_URL"))
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     # Ctrl-C: also when started from a shell that ignores SIGINT for background jobs.
     signal.signal(signal.SIGINT, signal.default_int_handler)

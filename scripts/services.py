@@ -1,6 +1,6 @@
 """Start, stop and inspect the embedded Postgres (+pgvector) and Redis under var/.
 
-Used by `make run` and `make test` when DATABASE_URL / CELERY_BROKER_URL are not set.
+Used by `make run` and `make test` when DATABASE_URL / REDIS_URL are not set.
 Plain Python with no Django import, so it can run before the app is migrated.
 
     python scripts/services.py start|stop|status [--var DIR]

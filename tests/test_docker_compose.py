@@ -66,8 +66,8 @@ def test_app_environment_matches_settings_and_services(compose):
         database = resolve(env["DATABASE_URL"])
         env_url("DATABASE_URL", "", schemes=("postgres", "postgresql"), environ={"DATABASE_URL": database})
         assert database == f"postgres://{db['POSTGRES_USER']}:ragweb@db:5432/{db['POSTGRES_DB']}"
-        broker = resolve(env["CELERY_BROKER_URL"])
-        env_url("CELERY_BROKER_URL", "", schemes=("redis",), environ={"CELERY_BROKER_URL": broker})
+        broker = resolve(env["REDIS_URL"])
+        env_url("REDIS_URL", "", schemes=("redis",), environ={"REDIS_URL": broker})
         assert broker.startswith("redis://redis:6379/")
         assert resolve(env["SECRET_KEY"]) == "<SECRET_KEY>", "compose must refuse to start without a SECRET_KEY"
         assert env["DEBUG"] == "0"
