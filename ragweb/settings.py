@@ -308,7 +308,6 @@ SOURCES_ALLOW_PRIVATE = env_bool("SOURCES_ALLOW_PRIVATE", False)
 SOURCES_USER_AGENT = env_str("SOURCES_USER_AGENT", "ragweb/1.0" + (
     f" (+{CSRF_TRUSTED_ORIGINS[0]})" if CSRF_TRUSTED_ORIGINS else ""))
 SOURCES_MAX_BYTES = env_int("SOURCES_MAX_BYTES", 10 * 1024 * 1024, minimum=1024)
-SOURCES_MAX_REDIRECTS = env_int("SOURCES_MAX_REDIRECTS", 5, minimum=0, maximum=5)
 SOURCES_CONNECT_TIMEOUT = env_float("SOURCES_CONNECT_TIMEOUT", 10.0, minimum=0.1)
 # Seconds for one whole response (headers and body): a server that drips bytes cannot hold a worker.
 SOURCES_TIMEOUT = env_float("SOURCES_TIMEOUT", 30.0, minimum=0.1)
