@@ -31,4 +31,4 @@ RUN useradd --system --create-home --uid 1000 ragweb \
 USER ragweb
 
 EXPOSE 8000
-CMD ["gunicorn", "ragweb.wsgi:application", "--bind", "0.0.0.0:8000", "--worker-class", "ragweb.gunicorn_worker.BufferingThreadWorker", "--workers", "2", "--threads", "16", "--timeout", "120", "--preload"]
+CMD ["gunicorn", "ragweb.wsgi:application", "--bind", "0.0.0.0:8000", "--worker-class", "lib.gunicorn_worker.BufferingThreadWorker", "--workers", "2", "--threads", "16", "--timeout", "120", "--preload"]

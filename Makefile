@@ -45,12 +45,12 @@ test: install chromium services-start
 # Faults, hostile input, security and load against the app started as `make run` starts it (its own
 # ports and data under var/reliability); prints a summary table. RELIABILITY_ARGS="--quick" for a short run.
 reliability: install
-	$(PY) -m tests.reliability $(RELIABILITY_ARGS)
+	$(PY) -m reliability $(RELIABILITY_ARGS)
 
 # RSS and PSS of the app's own processes (make run's, on free ports under var/reliability) with the demo
 # corpus: idle, after 50 search clients, after 10 ask clients (docs/scaling.md, "Memory").
 measure-memory: install
-	$(PY) -m tests.reliability --only memory --load-seconds 30 $(RELIABILITY_ARGS)
+	$(PY) -m reliability --only memory --load-seconds 30 $(RELIABILITY_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check .

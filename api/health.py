@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import logging
 
+# The project's Celery app (ragweb.celery, made current when Django loads): apps sit below the project shell.
+from celery import current_app as celery_app
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
@@ -20,7 +22,6 @@ from django.views.decorators.http import require_GET
 
 from corpus.ingest.pipeline import stalled_document_ids
 from corpus.models import IN_PROGRESS, Document
-from ragweb.celery import app as celery_app
 from replicas.health import report as replicas_report
 
 logger = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 from chat.feedback import FeedbackError, feedback_clear, feedback_describe, feedback_rate
 from chat.models import Message
 from chat.views import message_context
-from ragweb.numbers import parse_int
+from lib.numbers import parse_int
 
 
 @require_POST

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET
 
 from chat.passages import Highlight, highlighted_document
 from corpus.permissions import Denied, document_for
-from ragweb.numbers import parse_int
+from lib.numbers import parse_int
 
 
 @require_GET

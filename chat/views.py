@@ -43,7 +43,7 @@ from chat.sse import sse_event, sse_response
 from chat.throttles import ask_wait
 from corpus.models import Document
 from corpus.permissions import Denied, collection_for, document_for, readable_collections
-from ragweb.numbers import parse_int
+from lib.numbers import parse_int
 
 logger = logging.getLogger(__name__)
 

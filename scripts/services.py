@@ -1,6 +1,6 @@
 """Start, stop and inspect the embedded Postgres (+pgvector) and Redis under var/.
 
-Used by `make run` and `make test` when DATABASE_URL / CELERY_BROKER_URL are not set.
+Used by `make run` and `make test` when DATABASE_URL / REDIS_URL are not set.
 Plain Python with no Django import, so it can run before the app is migrated.
 
     python scripts/services.py start|stop|status [--var DIR]
@@ -53,9 +53,9 @@ def shared_buffers() -> str:
 
 
 def pg_password(var: Path) -> str:
-    """The superuser's password, made on first use (ragweb.env.secret_file: 0600 from the start)."""
-    # By path: importing the ragweb package would set up Celery and Django.
-    spec = importlib.util.spec_from_file_location("ragweb_env", ROOT / "ragweb" / "env.py")
+    """The superuser's password, made on first use (lib.env.secret_file: 0600 from the start)."""
+    # By path: this script runs before the project is on sys.path (and must not set up Django).
+    spec = importlib.util.spec_from_file_location("lib_env", ROOT / "lib" / "env.py")
     env = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(env)
     return env.secret_file(var / PASSWORD_FILE, make=lambda: secrets.token_urlsafe(32))

@@ -1,20 +1,24 @@
-"""The layering is a contract a tool checks: the import-linter contracts in pyproject.toml, plus
-two rules import-linter cannot state for packages that grow: no import cycle anywhere (imports
-inside functions included), and no production module reaching the evaluation package."""
+"""The layering is a contract a tool checks: the import-linter layers contract in pyproject.toml, which
+must name every top-level package, plus two rules import-linter cannot state for packages that grow: no
+import cycle anywhere (imports inside functions included), and no production module reaching the
+evaluation package."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import grimp
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("ragweb", "audit", "accounts", "sso", "corpus", "chat", "api", "replicas", "mcp_server", "sources",
-            "outbound")
+IMPORTLINTER = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+PACKAGES = tuple(IMPORTLINTER["root_packages"])
 EVALUATION = "chat.evaluation"
+HARNESS = "reliability"  # make reliability's harness: a tool, like the evaluation
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +71,27 @@ def strongly_connected(nodes, edges) -> list[list[str]]:
     return groups
 
 
+def top_level_packages() -> set[str]:
+    """The checkout's Python packages: folders at the root with an __init__.py (tests/ aside)."""
+    return {p.parent.name for p in ROOT.glob("*/__init__.py")} - {"tests"}
+
+
+def test_the_layers_contract_names_every_package():
+    (layers,) = [c for c in IMPORTLINTER["contracts"] if c["id"] == "layers"]
+    named = [name.strip() for layer in layers["layers"] for name in re.split(r"[|:]", layer)]
+    assert sorted(named) == sorted(PACKAGES) == sorted(top_level_packages())
+
+
+def test_the_readmes_layout_lists_every_package_and_only_folders_that_exist():
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("## Layout", 1)[1].split("```")[1]
+    # An unindented line names top-level folders ("templates/, static/"), then two spaces and what they hold.
+    listed = {name.strip().strip("/") for line in block.splitlines() if line and not line.startswith(" ")
+              for name in re.split(r"\s{2,}", line)[0].split(",")}
+    assert top_level_packages() <= listed
+    assert [name for name in sorted(listed) if not (ROOT / name).is_dir()] == []
+
+
 def test_strongly_connected_finds_a_cycle_and_only_it():
     edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert strongly_connected(["a", "b", "c", "d"], edges) == [["a", "b", "c"]]
@@ -79,7 +104,8 @@ def test_it_has_no_import_cycle(graph):
 
 
 def test_production_never_imports_evaluation(graph):
-    production = sorted(m for m in graph.modules if m != EVALUATION and not m.startswith(EVALUATION + "."))
+    production = sorted(m for m in graph.modules if not any(m == tool or m.startswith(tool + ".")
+                                                            for tool in (EVALUATION, HARNESS)))
     offenders = [m for m in production
                  if any(i == EVALUATION or i.startswith(EVALUATION + ".")
                         for i in graph.find_upstream_modules(m))]

@@ -13,7 +13,7 @@ import yaml
 from django.core.exceptions import ImproperlyConfigured
 from packaging.utils import canonicalize_name
 
-from ragweb.env import env_url
+from lib.env import env_url
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -66,8 +66,8 @@ def test_app_environment_matches_settings_and_services(compose):
         database = resolve(env["DATABASE_URL"])
         env_url("DATABASE_URL", "", schemes=("postgres", "postgresql"), environ={"DATABASE_URL": database})
         assert database == f"postgres://{db['POSTGRES_USER']}:ragweb@db:5432/{db['POSTGRES_DB']}"
-        broker = resolve(env["CELERY_BROKER_URL"])
-        env_url("CELERY_BROKER_URL", "", schemes=("redis",), environ={"CELERY_BROKER_URL": broker})
+        broker = resolve(env["REDIS_URL"])
+        env_url("REDIS_URL", "", schemes=("redis",), environ={"REDIS_URL": broker})
         assert broker.startswith("redis://redis:6379/")
         assert resolve(env["SECRET_KEY"]) == "<SECRET_KEY>", "compose must refuse to start without a SECRET_KEY"
         assert env["DEBUG"] == "0"
@@ -135,7 +135,7 @@ def test_only_the_buffering_proxy_is_published(compose):
     assert proxy["image"].startswith("nginx:")  # the official image
     assert "./deploy/nginx.conf:/etc/nginx/conf.d/default.conf:ro" in proxy["volumes"]
     assert proxy["depends_on"]["web"]["condition"] == "service_healthy"
-    assert "ragweb.gunicorn_worker.BufferingThreadWorker" in services["web"]["command"]
+    assert "lib.gunicorn_worker.BufferingThreadWorker" in services["web"]["command"]
 
 
 def nginx_directives(text: str) -> dict[str, list[str]]:

@@ -26,8 +26,7 @@ def worker_env(settings) -> dict:
     env = dict(os.environ)
     env["DATABASE_URL"] = (f"postgres://{db['USER']}:{db.get('PASSWORD') or ''}@{db['HOST']}:{db['PORT']}/"
                            f"{db['NAME']}")
-    env["CELERY_BROKER_URL"] = settings.CELERY_BROKER_URL
-    env["CELERY_RESULT_BACKEND"] = settings.CELERY_RESULT_BACKEND
+    env["REDIS_URL"] = settings.REDIS_URL
     env["CELERY_VISIBILITY_TIMEOUT"] = str(settings.CELERY_VISIBILITY_TIMEOUT)
     env["DJANGO_SETTINGS_MODULE"] = "ragweb.settings"
     return env

@@ -28,6 +28,10 @@ from corpus.signals import collection_model_switched, send_on_commit
 
 logger = logging.getLogger(__name__)
 
+# Chunks embedded and written per batch (whole documents, so at least one document's): progress is recorded
+# and a stopped run resumes per batch. A constant: it was a setting (REEMBED_BATCH_SIZE) with this default.
+BATCH_CHUNKS = 256
+
 
 def reembed_start(*, collection: Collection, model: str | None = None) -> bool:
     """Mark the collection to be re-embedded with `model` (default EMBEDDING_MODEL), progress
@@ -66,7 +70,7 @@ def _chunks_of(document_ids: list[int]) -> list[tuple]:
 
 def _embed_missing(collection: Collection, model: str, on_batch) -> None:
     """One pass over the collection's documents lacking the model's vectors, in batches of about
-    REEMBED_BATCH_SIZE chunks (whole documents, for the neighbour blending)."""
+    BATCH_CHUNKS chunks (whole documents, for the neighbour blending)."""
     after = 0
     while True:
         documents = store.documents_missing(model, collection.pk, after=after, limit=1000)
@@ -77,7 +81,7 @@ def _embed_missing(collection: Collection, model: str, on_batch) -> None:
         for document_id, chunks in documents:
             batch.append(document_id)
             size += chunks
-            if size >= settings.REEMBED_BATCH_SIZE or document_id == documents[-1][0]:
+            if size >= BATCH_CHUNKS or document_id == documents[-1][0]:
                 rows = _chunks_of(batch)
                 written = store.write(model, [r[0] for r in rows], _vectors(collection, model, rows))
                 on_batch(written)

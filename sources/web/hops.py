@@ -4,7 +4,7 @@
 checks the scheme (http/https only), calls `check(url)` (robots.txt and its Crawl-delay, for pages), resolves and checks
 the host's addresses (SSRF guard, outbound.addresses) and connects to the checked address, waits its turn
 for the host (pacing.py), and sends the request with the caps of transport.py. At most
-SOURCES_MAX_REDIRECTS redirects; a redirect back to a URL already visited is a loop.
+MAX_REDIRECTS redirects; a redirect back to a URL already visited is a loop.
 """
 
 from __future__ import annotations
@@ -25,6 +25,9 @@ logger = logging.getLogger(__name__)
 
 REDIRECTS = (301, 302, 303, 307, 308)
 ALLOW_HINT = "set SOURCES_ALLOW_PRIVATE=1 to allow"
+# Redirects followed for one GET. A constant: it was a setting whose maximum was its default. Five covers
+# the usual chains (http -> https -> www -> a trailing slash -> a moved page); each hop is a checked connection.
+MAX_REDIRECTS = 5
 # Characters left as they are in a request target (RFC 3986's reserved and unreserved ones, and "%").
 _URL_SAFE = "/?#[]@!$&'()*+,;=:%-._~"
 # Addresses of one name tried in turn when the first cannot be reached (each with its connect timeout).
@@ -104,7 +107,7 @@ def get(url: str, *, headers: dict[str, str] | None = None,
     requests (robots.txt's Crawl-delay; 0 for none).
     """
     visited = set()
-    for _ in range(settings.SOURCES_MAX_REDIRECTS + 1):
+    for _ in range(MAX_REDIRECTS + 1):
         url = url.split("#", 1)[0]
         if url in visited:
             raise FetchError(f"redirect loop: {url[:200]} redirects back to itself", url=url)
@@ -118,4 +121,4 @@ def get(url: str, *, headers: dict[str, str] | None = None,
         if not location:
             raise FetchError(f"HTTP {response.status} redirect without a Location", url=url, status=response.status)
         url = urljoin(url, location.strip())
-    raise FetchError(f"too many redirects (more than {settings.SOURCES_MAX_REDIRECTS})", url=url)
+    raise FetchError(f"too many redirects (more than {MAX_REDIRECTS})", url=url)

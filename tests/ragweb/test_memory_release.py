@@ -1,4 +1,4 @@
-"""ragweb.memory.release_freed_memory gives a process's freed heap back to the system, and every
+"""lib.memory.release_freed_memory gives a process's freed heap back to the system, and every
 Celery task ends with it (the worker does not keep a large document's peak while idle)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from ragweb import celery as ragweb_celery
 # prints the resident size before and after release_freed_memory().
 PROBE = """
 import gc
-from ragweb.memory import release_freed_memory
+from lib.memory import release_freed_memory
 
 def rss():
     return int(open('/proc/self/status').read().split('VmRSS:')[1].split()[0]) // 1024
@@ -46,7 +46,7 @@ def test_every_celery_task_ends_by_releasing_freed_memory():
 # of its own unless limited; malloc_stats() prints one "Arena N:" block per arena to stderr.
 ARENAS = """
 import ctypes, sys, threading
-from ragweb.memory import limit_malloc_arenas
+from lib.memory import limit_malloc_arenas
 if sys.argv[1] != "unlimited":
     assert limit_malloc_arenas(int(sys.argv[1]))
 libc = ctypes.CDLL(None)

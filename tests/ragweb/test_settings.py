@@ -48,7 +48,7 @@ def test_environment_overrides_are_used(tmp_path):
     import json
 
     out = load(tmp_path, DATABASE_URL="postgres://app:pw@db.internal:5433/docs",
-               CELERY_BROKER_URL="redis://cache:6379/2", DEBUG="1", ALLOWED_HOSTS="docs.example.com",
+               REDIS_URL="redis://cache:6379/2", DEBUG="1", ALLOWED_HOSTS="docs.example.com",
                LLM_BASE_URL="http://llm:8080/v1", LLM_MODEL="qwen")
     assert out.returncode == 0, out.stderr
     values = json.loads(out.stdout)
@@ -63,7 +63,8 @@ def test_bad_values_fail_loudly_with_the_variable_name(tmp_path):
     cases = {
         "DEBUG": ("perhaps", "DEBUG must be a boolean"),
         "DATABASE_URL": ("sqlite:///db.sqlite3", "DATABASE_URL must be a URL starting with one of postgres://"),
-        "CELERY_BROKER_URL": ("amqp://guest@rabbit//", "CELERY_BROKER_URL must be a URL starting with one of redis://"),
+        "REDIS_URL": ("amqp://guest@rabbit//", "REDIS_URL must be a URL starting with one of redis://"),
+        "CELERY_BROKER_URL": ("redis://cache:6379/0", "CELERY_BROKER_URL is no longer read: set REDIS_URL"),
         "RAGWEB_PG_PORT": ("99999", "RAGWEB_PG_PORT must be at most 65535"),
         "CELERY_VISIBILITY_TIMEOUT": ("soon", "CELERY_VISIBILITY_TIMEOUT must be an integer"),
     }
@@ -143,6 +144,25 @@ def test_redis_databases_follow_ragweb_redis_db(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == [f"redis://127.0.0.1:63799/{n}" for n in (6, 7, 8, 8)]
+
+
+def test_every_redis_use_derives_from_the_one_redis_url(tmp_path):
+    import json
+
+    code = ("import django, json; from django.conf import settings; django.setup(); print(json.dumps("
+            "[settings.CELERY_BROKER_URL, settings.CELERY_RESULT_BACKEND, settings.SIGNIN_CACHE_URL, "
+            "settings.SOURCES_PACING_URL]))")
+    clean = {k: v for k, v in os.environ.items() if k in _PASSTHROUGH}
+    # The URLs of before are not read any more: setting them changes nothing.
+    clean.update(RAGWEB_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="ragweb.settings",
+                 REDIS_URL="rediss://:secret@cache.internal:6380/4", SIGNIN_CACHE_URL="redis://elsewhere:6379/9",
+                 CELERY_RESULT_BACKEND="redis://elsewhere:6379/9", SOURCES_PACING_URL="redis://elsewhere:6379/9")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == [f"rediss://:secret@cache.internal:6380/{n}" for n in (4, 5, 6, 6)]
+    clean["REDIS_URL"] = "redis://cache.internal:6379/14"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True)
+    assert out.returncode != 0 and "REDIS_URL must end with a database number from 0 to 13" in out.stderr
 
 
 def test_the_test_run_uses_redis_databases_of_its_own(settings):

@@ -1,5 +1,1 @@
-"""`make reliability`: the reliability, security and load harness (python -m tests.reliability).
-
-Not production code. It starts the app the way `make run` does, with its own ports and data folder,
-and prints a summary table; test_*.py files beside it run a quick subset of each kind in `make test`.
-"""
+"""The quick subset of the reliability harness (reliability/) that `make test` runs."""

@@ -11,9 +11,9 @@ import time
 
 import psutil
 
+from lib.process_name import WEB_SERVER, WORKER
 from ragweb.celery import SCHEDULER_NAME
-from ragweb.process_name import WEB_SERVER, WORKER
-from tests.reliability import memory
+from reliability import memory
 
 # A stand-in for scripts/run.py: a parent holding memory, a web server (named as make run names it) with
 # one worker, a Celery worker with one pool process and the scheduler it forks (named as ragweb.celery
@@ -21,9 +21,9 @@ from tests.reliability import memory
 SUPERVISOR = r"""
 import subprocess, sys, time
 held = bytearray(20 * 1024 * 1024)
-holder = "import subprocess, sys, time; from ragweb.process_name import set_process_name; x = bytearray(20 << 20); "
+holder = "import subprocess, sys, time; from lib.process_name import set_process_name; x = bytearray(20 << 20); "
 grandchild = "import time; y = bytearray(10 << 20); time.sleep(120)"
-scheduler = "from ragweb.process_name import set_process_name; set_process_name(SCHEDULER); " + grandchild
+scheduler = "from lib.process_name import set_process_name; set_process_name(SCHEDULER); " + grandchild
 def spawn(code):
     return f"subprocess.Popen([sys.executable, '-c', {code!r}]); "
 subprocess.Popen([sys.executable, "-c", holder + "set_process_name(WEB); " + spawn(grandchild) + "time.sleep(120)"])

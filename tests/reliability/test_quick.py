@@ -1,6 +1,6 @@
 """The quick subset of `make reliability` that `make test` runs: a few hostile files through the real
 pipeline, XSS payloads on the pages, a short load against a live server, and the harness's own
-invariant check. (The full harness: python -m tests.reliability.)"""
+invariant check. (The full harness: python -m reliability.)"""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from accounts.services import token_create
 from corpus import services
 from corpus.models import Collection, Document
+from reliability import hostile
+from reliability.checks import check_collection
+from reliability.security import PAYLOAD, UNSAFE
 from tests.corpus.ingest_helpers import GUIDE_V1, eager_media  # noqa: F401
-from tests.reliability import hostile
-from tests.reliability.checks import check_collection
-from tests.reliability.security import PAYLOAD, UNSAFE
 
 QUICK_KINDS = ["empty file", "binary as .pdf", "invalid UTF-8", "UTF-16 with BOM", "DOCX cut in half",
                "script, iframe and javascript: HTML", "HTML nested 100,000 deep", "Markdown with XSS in headings",

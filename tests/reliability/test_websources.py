@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.reliability import websources
+from reliability import websources
 
 
 @pytest.mark.parametrize("check", [websources.ssrf_attempts, websources.redirect_loop, websources.huge_response,

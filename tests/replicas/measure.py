@@ -43,7 +43,7 @@ def main() -> None:
         per = timeit.timeit(lambda: routing._choose(frozenset({"corpus"})), number=n) / n
         print(f"routing decision, state cached: {per * 1e6:.1f} µs per search")
         per = timeit.timeit(lambda: health.state("replica0", fresh=True), number=200) / 200
-        print(f"lag check: {per * 1e3:.2f} ms, once per REPLICA_CHECK_SECONDS per process")
+        print(f"lag check: {per * 1e3:.2f} ms, once per replicas.health.CHECK_SECONDS per process")
         with connections["default"].cursor() as cursor:
             cursor.execute("DROP TABLE IF EXISTS bench_replica_probe")
             cursor.execute("CREATE TABLE bench_replica_probe (id bigint, body text, embedding vector(384))")

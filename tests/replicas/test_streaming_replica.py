@@ -44,7 +44,7 @@ def standby(django_db_setup, django_db_blocker):
 
 
 @pytest.fixture
-def replica(transactional_db, standby, settings):
+def replica(transactional_db, standby, settings, monkeypatch):
     """DATABASE_REPLICA_URLS pointing at the standby, as settings.py would configure it: the alias in
     REPLICA_DATABASES, its connection made here (a connection Django's test case allows: an alias
     missing from DATABASES, since the standby's port is known only now)."""
@@ -53,7 +53,7 @@ def replica(transactional_db, standby, settings):
     connections[ALIAS] = load_backend(config["ENGINE"]).DatabaseWrapper(config, ALIAS)
     settings.REPLICA_DATABASES = [ALIAS]
     settings.REPLICA_MAX_LAG_SECONDS = 60
-    settings.REPLICA_CHECK_SECONDS = 60
+    monkeypatch.setattr(health, "CHECK_SECONDS", 60)
     health.forget()
     yield standby
     connections[ALIAS].close()
@@ -116,7 +116,8 @@ def _search(client, query: str) -> tuple[int, set[str], int, int]:
     return response.status_code, sources, _searches(sent["default"]), _searches(sent[ALIAS])
 
 
-def test_searches_read_from_the_replica_and_fall_back_when_it_lags(replica, client, user, settings, caplog):
+def test_searches_read_from_the_replica_and_fall_back_when_it_lags(replica, client, user, settings, caplog,
+                                                                   monkeypatch):
     kitchen = make_collection("kitchen", owner=user)
     _wait_replayed(make_document(kitchen, "bread.txt", BREAD, embeddings=embed_texts(BREAD)))
 
@@ -129,7 +130,7 @@ def test_searches_read_from_the_replica_and_fall_back_when_it_lags(replica, clie
 
         # Lagging more than REPLICA_MAX_LAG_SECONDS: searches go to the primary, which has the soup.
         settings.REPLICA_MAX_LAG_SECONDS = 0.5
-        settings.REPLICA_CHECK_SECONDS = 0
+        monkeypatch.setattr(health, "CHECK_SECONDS", 0)
         _wait_for(lambda: _on_replica("SELECT pg_last_wal_receive_lsn() > pg_last_wal_replay_lsn()")[0],
                   "the standby did not receive the WAL it does not replay")
         time.sleep(1.0)  # older than the limit: the last transaction replayed is the bread's
@@ -144,11 +145,11 @@ def test_searches_read_from_the_replica_and_fall_back_when_it_lags(replica, clie
     assert _search(client, "lentil soup simmer")[2:] == (0, 1)
 
 
-def test_a_replica_cut_off_from_the_primary_is_not_used(replica, client, user, settings):
+def test_a_replica_cut_off_from_the_primary_is_not_used(replica, client, user, settings, monkeypatch):
     """Replay is not behind (nothing arrives), yet the replica no longer follows the primary: not used."""
     kitchen = make_collection("kitchen", owner=user)
     _wait_replayed(make_document(kitchen, "bread.txt", BREAD, embeddings=embed_texts(BREAD)))
-    settings.REPLICA_CHECK_SECONDS = 0
+    monkeypatch.setattr(health, "CHECK_SECONDS", 0)
     assert _search(client, "knead the dough")[2:] == (0, 1)
     conninfo = _on_replica("SHOW primary_conninfo")[0]
     _on_replica("ALTER SYSTEM SET primary_conninfo = ''")  # its WAL receiver stops, as if the primary were gone

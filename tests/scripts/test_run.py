@@ -21,8 +21,8 @@ import numpy as np
 import psutil
 import pytest
 
+from lib.process_name import RUN, WEB_SERVER, WORKER
 from ragweb.celery import SCHEDULER_NAME
-from ragweb.process_name import RUN, WEB_SERVER, WORKER
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -84,53 +84,6 @@ def make_run(tmp_path, *, warm_up: str):
         subprocess.run([sys.executable, "scripts/services.py", "stop", "--var", str(var)], cwd=ROOT, env=env,
                        capture_output=True)
         subprocess.run(["rm", "-rf", str(var)], check=False)
-
-
-@pytest.fixture
-def app(tmp_path):
-    with make_run(tmp_path, warm_up="0") as (process, ports, log, _env):
-        yield process, ports, log
-
-
-@pytest.mark.slow
-def test_make_run_survives_its_worker_dying_and_ctrl_c_stops_everything(app):
-    process, ports, log = app
-    port = ports["PORT"]
-    wait_for(lambda: (health(port) or {}).get("code") == 200, 300, f"a healthy app (log: {log})")
-    run = psutil.Process(process.pid)
-    assert run.name() == RUN
-    # Forked, not started: its two children run this script's code, named after their roles; no
-    # scheduler process of its own (the worker's runs it).
-    assert sorted(c.name() for c in run.children()) == [WEB_SERVER, WORKER]
-    assert all(c.cmdline() == run.cmdline() for c in run.children())
-    assert f"Listening at: http://127.0.0.1:{port}" in log.read_text(), "served by gunicorn"
-    worker = celery_main(run)
-    wait_for(lambda: sorted(c.name() == SCHEDULER_NAME for c in worker.children()) == [False, False, True], 60,
-             "the worker's three children: its two pool processes (WORKER_CONCURRENCY) and the scheduler")
-    schedule = ROOT / "var" / f"test-run-{os.getpid()}" / "run"  # the app fixture's data folder
-    assert wait_for(lambda: list(schedule.glob("celerybeat-schedule*")), 60, "the scheduler's schedule file")
-    pool = worker.children(recursive=True)
-
-    worker.send_signal(signal.SIGKILL)
-
-    # The web server keeps answering, and the worker comes back: a new one, the old pool gone too.
-    assert health(port) is not None
-    replaced = wait_for(lambda: (w := celery_main(run)) and w.pid != worker.pid and w, 60, "a new worker")
-    assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in pool)  # the scheduler too
-    assert wait_for(lambda: SCHEDULER_NAME in [c.name() for c in replaced.children()], 120,
-                    "the new worker's scheduler")
-    assert wait_for(lambda: (h := health(port)) and h["code"] == 200 and h, 120,
-                    "the new worker to answer")
-    assert "the worker exited (killed by SIGKILL); starting it again" in log.read_text()
-
-    descendants = run.children(recursive=True)
-    os.kill(process.pid, signal.SIGINT)  # Ctrl-C
-    assert process.wait(timeout=90) == 0
-    assert replaced.pid in [d.pid for d in descendants]
-    assert not [d for d in descendants if d.is_running() and d.status() != psutil.STATUS_ZOMBIE]
-    for name in ("PORT", "RAGWEB_PG_PORT", "RAGWEB_REDIS_PORT"):
-        with socket.socket() as probe:
-            assert probe.connect_ex(("127.0.0.1", ports[name])) != 0, f"{name} still answers"
 
 
 def load_run_module():
@@ -262,41 +215,49 @@ def anonymous_frames(pid: int) -> set[int]:
     return frames
 
 
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    """One `make run` (model loaded before the fork) for the two tests that need a whole app: starting one
+    costs a Postgres initdb, the migrations and the demo corpus."""
+    with make_run(tmp_path_factory.mktemp("run"), warm_up="1") as started:
+        yield started
+
+
 @pytest.mark.slow
-def test_the_web_workers_and_the_pool_processes_share_the_parents_model(tmp_path):
-    with make_run(tmp_path, warm_up="1") as (process, ports, log, env):
-        port = ports["PORT"]
-        wait_for(lambda: (health(port) or {}).get("code") == 200, 300, f"a healthy app (log: {log})")
-        run = psutil.Process(process.pid)
-        assert "libtorch_cpu" in Path(f"/proc/{run.pid}/maps").read_text(), "the parent loaded torch"
-        web = next(c for c in run.children() if c.name() == WEB_SERVER)
-        worker = celery_main(run)
-        web_workers = wait_for(lambda: len(web.children()) == 2 and web.children(), 60, "two web workers")
-        pool = wait_for(lambda: [c for c in worker.children() if c.name() != SCHEDULER_NAME] or None, 60,
-                        "the pool processes")
-        # One copy: what the parent loaded sits in the same physical pages in a web worker and a pool
-        # process (two trees that each loaded the model share none of these: ~0 MiB in common).
-        parent, served, built = (anonymous_frames(p.pid) for p in (run, web_workers[0], pool[0]))
-        shared_mib = len(parent & served & built) * PAGE / 2 ** 20
-        assert shared_mib >= 150, f"{shared_mib:.0f} MiB shared"
-        assert "forking with threads running" not in log.read_text()
+def test_the_web_workers_and_the_pool_processes_share_the_parents_model(app):
+    process, ports, log, env = app
+    port = ports["PORT"]
+    wait_for(lambda: (health(port) or {}).get("code") == 200, 300, f"a healthy app (log: {log})")
+    run = psutil.Process(process.pid)
+    assert "libtorch_cpu" in Path(f"/proc/{run.pid}/maps").read_text(), "the parent loaded torch"
+    web = next(c for c in run.children() if c.name() == WEB_SERVER)
+    worker = celery_main(run)
+    web_workers = wait_for(lambda: len(web.children()) == 2 and web.children(), 60, "two web workers")
+    pool = wait_for(lambda: [c for c in worker.children() if c.name() != SCHEDULER_NAME] or None, 60,
+                    "the pool processes")
+    # One copy: what the parent loaded sits in the same physical pages in a web worker and a pool
+    # process (two trees that each loaded the model share none of these: ~0 MiB in common).
+    parent, served, built = (anonymous_frames(p.pid) for p in (run, web_workers[0], pool[0]))
+    shared_mib = len(parent & served & built) * PAGE / 2 ** 20
+    assert shared_mib >= 150, f"{shared_mib:.0f} MiB shared"
+    assert "forking with threads running" not in log.read_text()
 
-        # Both embed after the fork (no torch hang): the pool builds the demo corpus, a web worker
-        # embeds the question and finds it.
-        token = subprocess.run([sys.executable, "manage.py", "drf_create_token", "admin"], cwd=ROOT, env=env,
-                               capture_output=True, text=True, check=True).stdout.split()[2]
+    # Both embed after the fork (no torch hang): the pool builds the demo corpus, a web worker
+    # embeds the question and finds it.
+    token = subprocess.run([sys.executable, "manage.py", "drf_create_token", "admin"], cwd=ROOT, env=env,
+                           capture_output=True, text=True, check=True).stdout.split()[2]
 
-        def search() -> list | None:
-            request = urllib.request.Request(
-                f"http://127.0.0.1:{port}/api/search/", method="POST",
-                data=json.dumps({"query": "How do I change the embedding model?", "collection": "demo"}).encode(),
-                headers={"Authorization": f"Token {token}", "Content-Type": "application/json"})
-            with urllib.request.urlopen(request, timeout=60) as response:
-                return json.loads(response.read())["chunks"] or None
+    def search() -> list | None:
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/api/search/", method="POST",
+            data=json.dumps({"query": "How do I change the embedding model?", "collection": "demo"}).encode(),
+            headers={"Authorization": f"Token {token}", "Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return json.loads(response.read())["chunks"] or None
 
-        chunks = wait_for(search, 240, "the demo corpus to be searchable")
-        assert "EMBEDDING_MODEL" in " ".join(chunk["text"] for chunk in chunks)
-        assert len(web.children()) == 2 and worker.is_running()
+    chunks = wait_for(search, 240, "the demo corpus to be searchable")
+    assert "EMBEDDING_MODEL" in " ".join(chunk["text"] for chunk in chunks)
+    assert len(web.children()) == 2 and worker.is_running()
 
 
 def test_the_web_server_defaults_to_two_processes_of_sixteen_threads_and_follows_the_settings(monkeypatch):
@@ -311,3 +272,45 @@ def test_the_web_server_defaults_to_two_processes_of_sixteen_threads_and_follows
     monkeypatch.setenv("WEB_THREADS", "6")
     command = run.web_command("8123")
     assert command[command.index("--workers") + 1] == "3" and command[command.index("--threads") + 1] == "6"
+
+
+@pytest.mark.slow
+def test_make_run_survives_its_worker_dying_and_ctrl_c_stops_everything(app):
+    # Last in this file: it kills the worker and stops the app the test above shares.
+    process, ports, log, _env = app
+    port = ports["PORT"]
+    wait_for(lambda: (health(port) or {}).get("code") == 200, 300, f"a healthy app (log: {log})")
+    run = psutil.Process(process.pid)
+    assert run.name() == RUN
+    # Forked, not started: its two children run this script's code, named after their roles; no
+    # scheduler process of its own (the worker's runs it).
+    assert sorted(c.name() for c in run.children()) == [WEB_SERVER, WORKER]
+    assert all(c.cmdline() == run.cmdline() for c in run.children())
+    assert f"Listening at: http://127.0.0.1:{port}" in log.read_text(), "served by gunicorn"
+    worker = celery_main(run)
+    wait_for(lambda: sorted(c.name() == SCHEDULER_NAME for c in worker.children()) == [False, False, True], 60,
+             "the worker's three children: its two pool processes (WORKER_CONCURRENCY) and the scheduler")
+    schedule = ROOT / "var" / f"test-run-{os.getpid()}" / "run"  # the app fixture's data folder
+    assert wait_for(lambda: list(schedule.glob("celerybeat-schedule*")), 60, "the scheduler's schedule file")
+    pool = worker.children(recursive=True)
+
+    worker.send_signal(signal.SIGKILL)
+
+    # The web server keeps answering, and the worker comes back: a new one, the old pool gone too.
+    assert health(port) is not None
+    replaced = wait_for(lambda: (w := celery_main(run)) and w.pid != worker.pid and w, 60, "a new worker")
+    assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in pool)  # the scheduler too
+    assert wait_for(lambda: SCHEDULER_NAME in [c.name() for c in replaced.children()], 120,
+                    "the new worker's scheduler")
+    assert wait_for(lambda: (h := health(port)) and h["code"] == 200 and h, 120,
+                    "the new worker to answer")
+    assert "the worker exited (killed by SIGKILL); starting it again" in log.read_text()
+
+    descendants = run.children(recursive=True)
+    os.kill(process.pid, signal.SIGINT)  # Ctrl-C
+    assert process.wait(timeout=90) == 0
+    assert replaced.pid in [d.pid for d in descendants]
+    assert not [d for d in descendants if d.is_running() and d.status() != psutil.STATUS_ZOMBIE]
+    for name in ("PORT", "RAGWEB_PG_PORT", "RAGWEB_REDIS_PORT"):
+        with socket.socket() as probe:
+            assert probe.connect_ex(("127.0.0.1", ports[name])) != 0, f"{name} still answers"

@@ -14,8 +14,8 @@ from chat.evaluation.scans import degrade, image_pdf, png, render_pages
 from corpus.ingest.parse import ParseError, parse_document
 from corpus.ingest.parse.formats import PDF, PNG, TIFF
 from corpus.ingest.parse.ocr import TextBox, lines_text, scaled_to_bound
+from reliability import bombs
 from tests.corpus.ingest_helpers import eager_media  # noqa: F401
-from tests.reliability import bombs
 
 SMALL = {"size": (900, 200), "font_size": 34, "wrap": 40, "margin": 40}
 HERONS = "Herons stand still in shallow water."

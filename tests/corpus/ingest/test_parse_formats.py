@@ -12,9 +12,9 @@ import pytest
 from corpus.ingest.parse import ParseError, detect_media_type, parse_document
 from corpus.ingest.parse.detect import CSV, EML, EPUB, ODT, PPTX, XLSX, ZIP
 from corpus.ingest.parse.tables import BLOCK_CHARS
+from reliability import bombs
 from tests import formats
 from tests.corpus.ingest.test_parse_limits import parse_in_subprocess
-from tests.reliability import bombs
 
 
 def parse_error(data: bytes, filename: str) -> str:

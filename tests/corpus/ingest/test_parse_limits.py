@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from corpus.ingest.parse import ParseError, parse_document
-from tests.reliability import bombs
+from reliability import bombs
 
 ROOT = Path(__file__).resolve().parents[3]
 FILES = ROOT / "tests" / "fixtures" / "files"

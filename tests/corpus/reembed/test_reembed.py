@@ -40,11 +40,12 @@ class _Truncated:
 
 
 @pytest.fixture
-def new_model(settings):
+def new_model(settings, monkeypatch):
     embed.register_model(NEW_MODEL, _Truncated, path=embed.model_path(OLD_MODEL))
     settings.EMBEDDING_MODEL = NEW_MODEL
     settings.EMBEDDING_COLUMN_MODEL = OLD_MODEL
-    settings.REEMBED_BATCH_SIZE = 1  # one document per batch: interruptions land between documents
+    # One document per batch: interruptions land between documents.
+    monkeypatch.setattr("corpus.reembed.services.BATCH_CHUNKS", 1)
     return NEW_MODEL
 
 

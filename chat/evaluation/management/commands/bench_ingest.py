@@ -80,7 +80,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, path: Path | None, collection: str, limit: int | None, chunker: str | None,
                chunk_size: int | None, embedding_mode: str | None, keep: bool, **options):
-        from ragweb.celery import app
+        from celery import current_app as app  # the project's (ragweb.celery): apps sit below the shell
 
         path = path or (DEFAULT_CORPUS if DEFAULT_CORPUS.is_dir() else DEMO_CORPUS)
         if not path.exists():

@@ -105,7 +105,7 @@ class Command(BaseCommand):
             raise CommandError(f"Unknown setup(s) {unknown}; use some of {', '.join(SETUPS)}.")
         if settings.CELERY_TASK_ALWAYS_EAGER:
             raise CommandError("CELERY_TASK_ALWAYS_EAGER is set: the workers would never see a task.")
-        if settings.REDIS_DB == 0 and "CELERY_BROKER_URL" not in os.environ:
+        if settings.REDIS_DB == 0 and "REDIS_URL" not in os.environ:
             self.stderr.write("Warning: on make run's broker (Redis database 0): a running `make run` worker would "
                               "take these tasks. `make bench-workers` uses RAGWEB_REDIS_DB=6.")
         files, _ = iter_files(path)

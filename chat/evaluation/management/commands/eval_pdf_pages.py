@@ -98,7 +98,7 @@ class Command(BaseCommand):
         self._row("all", totals)
 
     def _ingest(self, target: Collection, path: Path) -> Document:
-        from ragweb.celery import app
+        from celery import current_app as app  # the project's (ragweb.celery): apps sit below the shell
 
         app.conf.task_always_eager = True  # ingest in this process: no worker needed
         if not path.is_file():

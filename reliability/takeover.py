@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import time
 
-from tests.reliability.app import App
-from tests.reliability.hostile import upload
-from tests.reliability.security import Browser, SecurityResult, _api, _wait_document, create_user
+from reliability.app import App
+from reliability.hostile import upload
+from reliability.security import Browser, SecurityResult, _api, _wait_document, create_user
 
 GENUINE = (b"# Release handbook\n\nReleases are signed with the project key and published on Tuesdays. "
            b"The checksum file lists every artifact of the release.\n")
@@ -33,7 +33,7 @@ def _topics() -> bytes:
 
 
 def _latest_answer(conversation_id: int):
-    from tests.reliability.checks import reconnect
+    from reliability.checks import reconnect
 
     reconnect()
     from chat.models import Message
@@ -148,7 +148,7 @@ def stale_permission(app: App) -> SecurityResult:
         if status >= 500 or "Thanks, saved." in text:
             result.failures.append(f"evidence guessed through {name}: HTTP {status}, accepted")
     from chat.models import Feedback
-    from tests.reliability.checks import reconnect
+    from reliability.checks import reconnect
 
     reconnect()
     stored = Feedback.objects.filter(message_id=message_id).values_list("evidence", flat=True).first()

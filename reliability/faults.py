@@ -1,6 +1,6 @@
 """Faults an operator meets: the worker killed at random moments, Redis and Postgres restarted under
 load, the LLM failing, hanging or cutting its stream. Each run ends with the collection's invariants
-checked (tests.reliability.checks) and the web's answers meanwhile sorted into good, clear errors
+checked (reliability.checks) and the web's answers meanwhile sorted into good, clear errors
 (JSON with a message: 503 while the database is down, 502 when the LLM fails) and bad ones (a 500,
 an HTML error page, a dropped connection)."""
 
@@ -14,9 +14,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reliability.app import App, Dropped
+from reliability.checks import Outcome, check_collection, reconnect, wait_finished
 from tests.corpus.ingest_helpers import long_markdown
-from tests.reliability.app import App, Dropped
-from tests.reliability.checks import Outcome, check_collection, reconnect, wait_finished
 
 WORDS = ["tomato", "compost", "aphid", "watering", "pruning", "mulch", "seedling", "harvest", "soil", "frost",
          "pepper", "beetle", "ladybird", "trellis", "greenhouse", "rain", "sunlight", "nitrogen", "worm", "basil"]
@@ -170,7 +170,7 @@ def worker_kills(app: App, token: str, workdir: Path, *, files: int = 60, kills:
 def redis_restart(app: App, token: str, workdir: Path, *, files: int = 20, down: float = 5.0,
                   timeout: float = 900) -> FaultResult:
     """Redis (the broker) stopped for a few seconds mid-ingestion, an upload tried meanwhile."""
-    from tests.reliability.hostile import multipart
+    from reliability.hostile import multipart
 
     collection = "fault-redis"
     sources = write_documents(workdir / collection, files, seed=2)
@@ -270,7 +270,7 @@ def _wait_until(predicate, timeout: float) -> float | None:
 def llm_faults(app: App, token: str, fake, *, llm_timeout: float) -> list[FaultResult]:
     """The LLM endpoint answering 500, hanging past LLM_TIMEOUT, and cutting its stream midway: the
     API answers with a clear error (JSON or an SSE error event) in bounded time, never a 500."""
-    from tests.reliability.hostile import upload
+    from reliability.hostile import upload
 
     results = []
     app.request("POST", "/api/collections/", json_body={"name": "LLM", "slug": "llm"}, token=token)

@@ -15,8 +15,8 @@ from http.cookies import SimpleCookie
 from pathlib import Path
 from urllib.parse import urlencode
 
-from tests.reliability.app import ROOT, App
-from tests.reliability.hostile import upload
+from reliability.app import ROOT, App
+from reliability.hostile import upload
 
 PAYLOAD = ('<script>alert("xss")</script><img src=x onerror=alert("xss")>"><svg onload=alert("xss")>'
            '[x](javascript:alert("xss"))')

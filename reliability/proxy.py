@@ -14,8 +14,9 @@ import threading
 import time
 from pathlib import Path
 
-from tests.reliability.app import ROOT, App, free_port
-from tests.reliability.security import SecurityResult
+from reliability.app import ROOT, App, free_port
+from reliability.security import SecurityResult
+from reliability.slow import trickle
 
 CONF = ROOT / "deploy" / "nginx.conf"
 
@@ -35,7 +36,7 @@ class Nginx:
                          ("listen 443 ssl default_server;", f"listen 127.0.0.1:{self.https_port} ssl default_server;"),
                          ("/etc/nginx/certs/", f"{self.folder}/certs/")):
             if old not in text:
-                raise RuntimeError(f"deploy/nginx.conf no longer has {old!r}: update tests/reliability/proxy.py")
+                raise RuntimeError(f"deploy/nginx.conf no longer has {old!r}: update reliability/proxy.py")
             text = text.replace(old, new)
         return text
 
@@ -122,18 +123,7 @@ def _slow_tls_clients(nginx: Nginx, count: int, seconds: float) -> SecurityResul
         except OSError as exc:
             result.failures.append(f"could not open a TLS connection: {exc}")
     payload = b"POST /api/search/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n" + b"x" * 100
-
-    def trickle():
-        for byte in payload:
-            if stop.wait(1.0):
-                return
-            for sock in sockets:
-                try:
-                    sock.send(bytes([byte]))
-                except OSError:
-                    pass
-
-    threading.Thread(target=trickle, daemon=True).start()
+    trickle(sockets, payload, stop)
     slowest = 0.0
     deadline = time.monotonic() + seconds
     try:

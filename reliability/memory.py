@@ -17,8 +17,8 @@ from pathlib import Path
 
 import psutil
 
+from lib.process_name import WEB_SERVER, WORKER
 from ragweb.celery import SCHEDULER_NAME
-from ragweb.process_name import WEB_SERVER, WORKER
 
 MB = 1024 ** 2
 

@@ -13,8 +13,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from tests.reliability.app import App, Dropped
-from tests.reliability.security import create_user
+from reliability.app import App, Dropped
+from reliability.security import create_user
 
 MB = 1024 ** 2
 # What passing means (the numbers before the fix in the docstring).

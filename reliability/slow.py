@@ -8,15 +8,35 @@ import socket
 import threading
 import time
 
-from tests.reliability.app import App, Dropped
-from tests.reliability.security import SecurityResult
+from reliability.app import App, Dropped
+from reliability.security import SecurityResult
 
 # Seconds: a request slower than this counts as "not answered". Held threads show as no answer at all
 # until the slow sockets give up; 10 s leaves room for a 2-core machine shared with the worker's ingestion.
 ANSWER_WITHIN = 10.0
 
 
-def _trickle(port: int, count: int, stop: threading.Event, opened: list[socket.socket]) -> None:
+def trickle(sockets: list[socket.socket], payload: bytes, stop: threading.Event, *,
+            every: float = 1.0) -> threading.Thread:
+    """Send `payload` to each socket one byte every `every` seconds, in a daemon thread, until all of it is
+    sent or `stop` is set: slow clients, the one helper for them (make reliability's sections and the tests)."""
+
+    def send() -> None:
+        for byte in payload:
+            if stop.wait(every):
+                return
+            for sock in sockets:
+                try:
+                    sock.send(bytes([byte]))
+                except OSError:
+                    pass
+
+    thread = threading.Thread(target=send, daemon=True)
+    thread.start()
+    return thread
+
+
+def _slow_searches(port: int, count: int, stop: threading.Event, opened: list[socket.socket]) -> threading.Thread:
     """`count` connections, each sending a search request one byte a second (never finishing in time)."""
     body = b'{"query": "tomatoes", "k": 3}'
     payload = (b"POST /api/search/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
@@ -26,14 +46,7 @@ def _trickle(port: int, count: int, stop: threading.Event, opened: list[socket.s
             opened.append(socket.create_connection(("127.0.0.1", port), timeout=5))
         except OSError:
             pass
-    for byte in payload:
-        if stop.wait(1.0):
-            return
-        for sock in opened:
-            try:
-                sock.send(bytes([byte]))
-            except OSError:
-                pass
+    return trickle(opened, payload, stop)
 
 
 def slow_clients(app: App, token: str, *, sockets: int, seconds: float) -> SecurityResult:
@@ -45,8 +58,7 @@ def slow_clients(app: App, token: str, *, sockets: int, seconds: float) -> Secur
         app.request("POST", "/api/search/", json_body={"query": "water"}, token=token, timeout=180)
     stop = threading.Event()
     opened: list[socket.socket] = []
-    thread = threading.Thread(target=_trickle, args=(app.port, sockets, stop, opened), daemon=True)
-    thread.start()
+    thread = _slow_searches(app.port, sockets, stop, opened)
     time.sleep(3)  # every slow client is connected and has sent its first bytes
     slowest = 0.0
     deadline = time.monotonic() + seconds

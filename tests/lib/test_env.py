@@ -1,7 +1,7 @@
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from ragweb.env import env_bool, env_choice, env_float, env_int, env_list, env_url
+from lib.env import env_bool, env_choice, env_float, env_int, env_list, env_url
 
 
 @pytest.mark.parametrize(("raw", "expected"), [("1", True), ("true", True), ("Yes", True), ("on", True),

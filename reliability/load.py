@@ -13,9 +13,9 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from tests.reliability.app import App, Dropped
-from tests.reliability.faults import WORDS
-from tests.reliability.security import create_user
+from reliability.app import App, Dropped
+from reliability.faults import WORDS
+from reliability.security import create_user
 
 QUESTIONS = [
     "How often should {a} be watered?", "What helps {a} against {b}?", "When is the best time to plant {a}?",
@@ -192,7 +192,7 @@ class Runserver:
     def __enter__(self) -> App:
         import subprocess
 
-        from tests.reliability.app import PY, ROOT, free_port
+        from reliability.app import PY, ROOT, free_port
 
         self.server.port = free_port()
         env = self.app.env()

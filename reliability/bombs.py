@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests import formats
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "files"
+FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "files"
 _BLOCK = 1 << 20
 
 

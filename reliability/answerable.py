@@ -2,7 +2,7 @@
 command) on the current database, where the evaluation corpus is ingested (`make eval` or
 `make eval-answers` ingest it), and N ask clients sending the evaluation set's questions.
 
-    python -m tests.reliability.answerable [--collection django-docs] [--questions ../shared/eval/django_dev.jsonl]
+    python -m reliability.answerable [--collection django-docs] [--questions ../shared/eval/django_dev.jsonl]
                                            [--clients 10] [--seconds 30] [--port 8208]
 
 Uses the database and broker of the environment (RAGWEB_PG_PORT, ...), like manage.py. Prints one
@@ -18,7 +18,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from tests.reliability.app import ROOT, App, Dropped
+from reliability.app import ROOT, App, Dropped
 
 
 class Running(App):
@@ -51,8 +51,8 @@ def main() -> int:
 
     django.setup()
     from corpus.models import Collection
+    from reliability import load
     from scripts.run import web_command
-    from tests.reliability import load
 
     Collection.objects.filter(slug=args.collection).update(is_public=True)  # readable by the load's users
     pool = [json.loads(line)["question"] for line in args.questions.read_text().splitlines() if line.strip()]

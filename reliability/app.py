@@ -20,7 +20,7 @@ from pathlib import Path
 
 import psutil
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 
 
@@ -203,7 +203,7 @@ class App:
 
     def worker(self) -> psutil.Process | None:
         """The Celery worker's main process (its pool process is its child)."""
-        from ragweb.process_name import WORKER
+        from lib.process_name import WORKER
 
         for child in self.run_process().children():
             with contextlib.suppress(psutil.Error):
@@ -224,7 +224,7 @@ class App:
         return pool
 
     def web_processes(self) -> list[psutil.Process]:
-        from ragweb.process_name import WEB_SERVER
+        from lib.process_name import WEB_SERVER
 
         for child in self.run_process().children():
             with contextlib.suppress(psutil.Error):

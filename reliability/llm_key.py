@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 import time
 
-from tests.reliability.app import App
-from tests.reliability.security import Browser, SecurityResult, create_user
+from reliability.app import App
+from reliability.security import Browser, SecurityResult, create_user
 
 URL = "/admin/corpus/llmsettings/"
 KEY = "sk-reliability-stored-key-7f3c"
@@ -50,7 +50,7 @@ def _keys_seen(fake) -> list[str]:
 def llm_key_kept(app: App) -> SecurityResult:
     from audit.models import Action, AuditEvent
     from tests.chat.fake_openai import FakeOpenAI
-    from tests.reliability.checks import reconnect
+    from reliability.checks import reconnect
 
     result = SecurityResult("the stored LLM key kept from a staff member (Test, Save, model list, audit)")
     stamp = int(time.time())

@@ -1,4 +1,4 @@
-"""ragweb.forking: a function run in a forked child (make run's web server and worker)."""
+"""lib.forking: a function run in a forked child (make run's web server and worker)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import signal
 import sys
 import time
 
-from ragweb.forking import fork
+from lib.forking import fork
 
 
 def test_a_forked_child_exits_with_its_targets_status_and_never_returns_into_the_parent():

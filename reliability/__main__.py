@@ -1,8 +1,8 @@
-"""`make reliability` = `python -m tests.reliability`: start the app as `make run` does (its own data
+"""`make reliability` = `python -m reliability`: start the app as `make run` does (its own data
 folder var/reliability/ and free ports), then faults, hostile input, security and load, and print
 one summary table (also written to var/reliability/summary.md and report.json).
 
-    python -m tests.reliability [--only faults,hostile,security,slow,limits,load,llm,web] [--kills 10] [--files 60]
+    python -m reliability [--only faults,hostile,security,slow,limits,load,llm,web] [--kills 10] [--files 60]
                                 [--load-seconds 60] [--no-baseline] [--quick]
 """
 
@@ -16,7 +16,7 @@ import traceback
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from tests.reliability.app import ROOT, App, configure_django
+from reliability.app import ROOT, App, configure_django
 
 SECTIONS = ("faults", "hostile", "security", "slow", "limits", "load", "llm", "web")
 # Also "memory", not in the default run (a measurement for a quiet machine): `make measure-memory`.
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"starting the app (make run) on port {app.port}; log: {app.log_path}", flush=True)
     try:
         app.start()
-        from tests.reliability.security import create_user
+        from reliability.security import create_user
 
         _, token = create_user("harness", staff=True)
         for section in sections:
@@ -95,7 +95,7 @@ def render(rows: list[Row], seconds: float) -> str:
 # --- sections ---
 
 def run_faults(app: App, token: str, work: Path, args) -> list[Row]:
-    from tests.reliability import faults
+    from reliability import faults
 
     rows = []
     for result in (faults.worker_kills(app, token, work / "files", files=args.files, kills=args.kills),
@@ -122,7 +122,7 @@ def _web(counts) -> str:
 
 
 def run_hostile(app: App, token: str, work: Path, args) -> list[Row]:
-    from tests.reliability import hostile
+    from reliability import hostile
 
     app.request("POST", "/api/collections/", json_body={"name": "Hostile", "slug": "hostile"}, token=token)
     kinds = [k for k in hostile.KINDS if k.light] if args.quick else hostile.KINDS
@@ -155,7 +155,7 @@ def run_hostile(app: App, token: str, work: Path, args) -> list[Row]:
 
 
 def run_security(app: App, token: str, work: Path, args) -> list[Row]:
-    from tests.reliability import llm_key, security, takeover
+    from reliability import llm_key, security, takeover
 
     rows = []
     for result in (security.xss(app), security.permissions(app), takeover.slug_takeover(app),
@@ -172,13 +172,13 @@ def run_security(app: App, token: str, work: Path, args) -> list[Row]:
 
 
 def run_slow(app: App, token: str, work: Path, args) -> list[Row]:
-    from tests.reliability import slow
+    from reliability import slow
 
     rows = []
     seconds = 10 if args.quick else 40
     results = [slow.slow_clients(app, token, sockets=sockets, seconds=seconds) for sockets in (8, 32)]
     try:
-        from tests.reliability.proxy import proxy_checks
+        from reliability.proxy import proxy_checks
 
         results += proxy_checks(app, work, slow_sockets=32, seconds=seconds)
     except RuntimeError as exc:  # no nginx here: a failed row, not a silent skip
@@ -192,14 +192,14 @@ def run_slow(app: App, token: str, work: Path, args) -> list[Row]:
 
 
 def run_limits(app: App, token: str, work: Path, args) -> list[Row]:
-    from tests.reliability import limits
+    from reliability import limits
 
     result = limits.oversized_history(app, token, parallel=4 if args.quick else 12, rounds=1 if args.quick else 2)
     return [Row("limits", result.name, result.ok, result.detail())]
 
 
 def run_load(app: App, token: str, work: Path, args) -> list[Row]:
-    from tests.reliability import load
+    from reliability import load
 
     load.run(app, endpoint="search", clients=min(10, args.search_clients), seconds=5)  # warm-up, not counted
     rows = []
@@ -260,8 +260,8 @@ def _load_detail(result) -> str:
 
 
 def run_llm(app: App, token: str, work: Path, args) -> list[Row]:
+    from reliability import faults
     from tests.chat.fake_openai import FakeOpenAI
-    from tests.reliability import faults
 
     timeout = 5.0
     rows = []
@@ -280,7 +280,7 @@ def run_llm(app: App, token: str, work: Path, args) -> list[Row]:
 
 
 def run_web(app: App, token: str, work: Path, args) -> list[Row]:
-    from tests.reliability import websources
+    from reliability import websources
 
     return [Row("web sources", scenario, ok, detail) for scenario, ok, detail in websources.run()]
 
@@ -288,7 +288,7 @@ def run_web(app: App, token: str, work: Path, args) -> list[Row]:
 def run_memory(app: App, token: str, work: Path, args) -> list[Row]:
     """RSS and PSS of the app's own processes with the demo corpus: idle, after search clients, then
     after ask clients (the issue's targets: <= 1.0 GB idle, <= 1.5 GB after, PSS sums)."""
-    from tests.reliability import load, memory
+    from reliability import load, memory
 
     _wait_for_demo_corpus()
     processes = memory.app_processes(app.run_process())

@@ -10,7 +10,7 @@ WEB_REQUEST_TIMEOUT seconds (default 30) is answered 408 and closed.
 Bodies are buffered up to WEB_BUFFER_BYTES (default 1 MiB); a larger body (an upload) goes to a
 thread once that much has arrived: a client that sent a megabyte is not a byte-a-second client, and
 buffering every upload whole would put its size in memory. Used by `make run` and docker-compose
-(`--worker-class ragweb.gunicorn_worker.BufferingThreadWorker`); production also has nginx in front.
+(`--worker-class lib.gunicorn_worker.BufferingThreadWorker`); production also has nginx in front.
 
 Several worker processes share the listening socket, and a kept-alive connection stays with the
 process that accepted it: 50 clients split 31/19 between two processes wait for the busier one's

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from reliability import bombs
 from tests import formats
-from tests.reliability import bombs
 
 FIXTURES = bombs.FIXTURES
 XSS = '<script>alert("xss")</script><img src=x onerror=alert("xss")>'
@@ -274,7 +274,7 @@ def run_api(app, token: str, collection: str, kinds: list[Hostile], *, timeout: 
     the worker's pool process records its peak RSS."""
     import time
 
-    from tests.reliability.app import peak_rss, reset_peak_rss
+    from reliability.app import peak_rss, reset_peak_rss
 
     results = []
     for kind in kinds:
@@ -326,7 +326,7 @@ def _check_document(kind: Hostile, document_id: int) -> str:
 def run_cli(app, collection: str, kinds: list[Hostile], folder: Path, *, timeout: float = 1200) -> list[HostileResult]:
     """The same kinds (and symbolic links) through `manage.py ingest FOLDER --wait`."""
     from corpus.models import Document
-    from tests.reliability.app import peak_rss, reset_peak_rss
+    from reliability.app import peak_rss, reset_peak_rss
 
     sources = write_cli_folder(folder, app.var / "secret_key", kinds)
     pool = app.worker_pool()

@@ -1,4 +1,4 @@
-"""Secrets under var/ (ragweb.env.secret_file): made once, 0600 from the start, shared by settings and
+"""Secrets under var/ (lib.env.secret_file): made once, 0600 from the start, shared by settings and
 scripts/services.py, so whichever starts first (plain `pytest` reads settings before it starts the
 services) makes the embedded Postgres's password the other one uses."""
 
@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ragweb.env import secret_file
+from lib.env import secret_file
 
 ROOT = Path(__file__).resolve().parents[2]
 PRINT = ("import django, json; from django.conf import settings; django.setup(); "

@@ -3,7 +3,7 @@
 functions every page and site sync goes through) and local servers this harness starts.
 
 Each check returns (scenario, ok, detail) for the summary table. Runs on its own too, without the
-app: `python -m tests.reliability.websources` (it needs Redis for the per-host pacing only, and
+app: `python -m reliability.websources` (it needs Redis for the per-host pacing only, and
 falls back to per-process pacing without it).
 """
 

@@ -1,4 +1,4 @@
-"""ragweb.gunicorn_worker: slow clients hold no request thread; whole requests are served as before.
+"""lib.gunicorn_worker: slow clients hold no request thread; whole requests are served as before.
 
 Each test runs a real gunicorn (1 worker x 2 threads) over a tiny WSGI app, so it starts in a second.
 """
@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from ragweb.gunicorn_worker import request_complete
+from lib.gunicorn_worker import request_complete
+from reliability.slow import trickle
 
 ROOT = Path(__file__).resolve().parents[2]
-WORKER = "ragweb.gunicorn_worker.BufferingThreadWorker"
+WORKER = "lib.gunicorn_worker.BufferingThreadWorker"
 
 
 def echo_app(environ, start_response):
@@ -48,7 +49,7 @@ def serve():
     def start(worker_class: str, *, workers: int = 1, threads: int = 2, **env: str) -> int:
         port = free_port()
         process = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "tests.ragweb.test_gunicorn_worker:echo_app", "--bind",
+            [sys.executable, "-m", "gunicorn", "tests.lib.test_gunicorn_worker:echo_app", "--bind",
              f"127.0.0.1:{port}", "--worker-class", worker_class, "--workers", str(workers), "--threads", str(threads),
              "--no-control-socket"],
             cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -83,19 +84,8 @@ def request(port: int, raw: bytes, *, timeout: float) -> bytes:
 def slow_clients(port: int, count: int, stop: threading.Event) -> list[socket.socket]:
     """`count` connections that send a request one byte every 0.3 s, never finishing it."""
     sockets = [socket.create_connection(("127.0.0.1", port)) for _ in range(count)]
-
-    def trickle():
-        payload = b"POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" + b"x" * 100000
-        for byte in payload:
-            if stop.wait(0.3):
-                return
-            for sock in sockets:
-                try:
-                    sock.send(bytes([byte]))
-                except OSError:
-                    pass
-
-    threading.Thread(target=trickle, daemon=True).start()
+    payload = b"POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" + b"x" * 100000
+    trickle(sockets, payload, stop, every=0.3)
     return sockets
 
 

@@ -1,8 +1,8 @@
-"""ragweb.numbers.parse_int: the one way to read an integer someone sent."""
+"""lib.numbers.parse_int: the one way to read an integer someone sent."""
 
 import pytest
 
-from ragweb.numbers import BIGINT_MAX, parse_int
+from lib.numbers import BIGINT_MAX, parse_int
 from tests.ragweb.test_settings import load
 
 
