@@ -49,8 +49,8 @@ def _keys_seen(fake) -> list[str]:
 
 def llm_key_kept(app: App) -> SecurityResult:
     from audit.models import Action, AuditEvent
-    from tests.chat.fake_openai import FakeOpenAI
     from reliability.checks import reconnect
+    from tests.chat.fake_openai import FakeOpenAI
 
     result = SecurityResult("the stored LLM key kept from a staff member (Test, Save, model list, audit)")
     stamp = int(time.time())
