@@ -45,7 +45,7 @@ class SourceAdminForm(forms.ModelForm):
                 data.update(services.clean_new_source(
                     kind=data.get("kind", ""), url=data.get("url", ""), path=data.get("path", ""),
                     schedule=data.get("schedule", ""), max_pages=data.get("max_pages"),
-                    max_depth=data.get("max_depth"), tags=data["tags"]))
+                    max_depth=data.get("max_depth"), tags=data["tags"], collection=data.get("collection")))
             else:
                 services.clean_changes(current=self.instance, schedule=data.get("schedule", ""),
                                        max_pages=data.get("max_pages"), max_depth=data.get("max_depth"),

@@ -55,8 +55,10 @@ class SourceForm(forms.Form):
                                    help_text="Links followed from the start page (sites).")
     tags = forms.CharField(required=False, help_text="Given to every document; separated by commas.")
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, collection=None, **kwargs):
+        """`collection`: the one the source is for (a location it already has is refused, named)."""
         super().__init__(*args, **kwargs)
+        self.collection = collection
         folders = folder_choices()
         if folders:
             self.fields["path"].choices = [("", "—")] + [(folder, folder) for folder in folders]
@@ -78,8 +80,13 @@ class SourceForm(forms.Form):
         try:
             return services.clean_new_source(
                 kind=data["kind"], url=data.get("url", ""), path=data.get("path", ""), schedule=data["schedule"],
-                max_pages=data["max_pages"], max_depth=data["max_depth"], tags=tags_from_text(data.get("tags")))
+                max_pages=data["max_pages"], max_depth=data["max_depth"], tags=tags_from_text(data.get("tags")),
+                collection=self.collection)
         except ValidationError as exc:
-            for field, messages in exc.message_dict.items():
-                self.add_error(field if field in self.fields else None, messages)
+            self.add_service_error(exc)
             return data
+
+    def add_service_error(self, exc: ValidationError) -> None:
+        """sources.services' per-field ValidationError, shown on the form."""
+        for field, messages in exc.message_dict.items():
+            self.add_error(field if field in self.fields else None, messages)

@@ -12,7 +12,8 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
+from django.db.models.functions import MD5
 
 from corpus.models import Collection, Document
 
@@ -84,6 +85,10 @@ class Source(models.Model):
             models.CheckConstraint(condition=Q(max_pages__gte=1) & Q(max_pages__lte=MAX_PAGES_LIMIT),
                                    name="source_max_pages_range"),
             models.CheckConstraint(condition=Q(max_depth__lte=MAX_DEPTH_LIMIT), name="source_max_depth_range"),
+            # A collection holds a location once. Hashes, not the columns: a 2,000-character URL of
+            # multi-byte characters would not fit a b-tree entry (2,704 bytes).
+            models.UniqueConstraint(F("collection"), F("kind"), MD5("url"), MD5("path"),
+                                    name="source_unique_location"),
         ]
         indexes = [models.Index(fields=["next_sync_at"])]
 
