@@ -23,6 +23,11 @@ class Action(models.TextChoices):
     SOURCE_DELETED = "source-deleted", "Source deleted"
     SOURCE_SYNCED = "source-synced", "Source synced"
     LLM_CONFIG_CHANGED = "llm-config-changed", "LLM configuration changed"
+    DOCUMENT_MOVED = "document-moved", "Document moved"
+    SHARE_ACCEPTED = "share-accepted", "Share invitation accepted"
+    SHARE_DECLINED = "share-declined", "Share invitation declined"
+    SOURCE_PAUSED = "source-paused", "Source paused"
+    SOURCE_TAKEN_OVER = "source-taken-over", "Source taken over"
 
 
 class AuditEventQuerySet(models.QuerySet):

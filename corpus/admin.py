@@ -397,11 +397,12 @@ class DocumentAdmin(_StaffOnly, admin.ModelAdmin):
 
         def move(document: Document) -> None:
             try:
-                services.document_move(document=document, collection=target)
+                services.document_move(document=document, collection=target, request=request)
             except ValidationError as exc:
                 clashes.extend(exc.messages)
 
-        done = self._for_each_writable(request, queryset, move)
+        # The target is one the user may write to (MoveForm); moving out takes the right to delete.
+        done = self._for_each_writable(request, queryset, move, allowed=permissions.can_delete_document)
         moved = done - len(clashes)
         self.message_user(request, ngettext("Moved %(n)d document to %(to)s", "Moved %(n)d documents to %(to)s", moved)
                           % {"n": moved, "to": target.name} + "; documents built under other settings are re-ingested.")
@@ -409,11 +410,13 @@ class DocumentAdmin(_StaffOnly, admin.ModelAdmin):
             self.message_user(request, clash, level=messages.ERROR)
         return None
 
-    def _for_each_writable(self, request: HttpRequest, queryset: QuerySet[Document], apply) -> int:
-        """Apply `apply` to the documents the user may change; warn about the others. Returns the count done."""
+    def _for_each_writable(self, request: HttpRequest, queryset: QuerySet[Document], apply,
+                           allowed=permissions.can_write_document) -> int:
+        """Apply `apply` to the documents the user may change (`allowed`); warn about the others.
+        Returns the count done."""
         done = refused = 0
         for document in queryset.select_related("collection"):
-            if permissions.can_write_document(request.user, document):
+            if allowed(request.user, document):
                 try:
                     apply(document)
                 except services.DocumentGone:

@@ -360,16 +360,18 @@ def document_reingest(*, document: Document, force: bool = False) -> Document:
     return locked
 
 
-def document_move(*, document: Document, collection: Collection) -> Document:
+def document_move(*, document: Document, collection: Collection, request=None, actor=None) -> Document:
     """Move `document` into `collection`. Chunks built under the same settings stay; otherwise the
     document is re-ingested under the target's settings (a failed one stays failed until
-    re-ingested). Raises ValidationError if the target already holds a document with the same
-    source; DocumentGone if it was deleted meanwhile. The caller has checked write access to both
-    collections."""
+    re-ingested). Audited ("document moved", from and to, by the request's user or `actor`).
+    Raises ValidationError if the target already holds a document with the same source;
+    DocumentGone if it was deleted meanwhile. The caller has checked the move
+    (corpus.permissions.check_move)."""
     with transaction.atomic():
         locked = _locked_document(document.pk, of=("self",))
         if locked.collection_id == collection.pk:
             return locked
+        origin = locked.collection
         clash = ValidationError(
             f"{locked.source}: the collection {collection.name!r} already has a document with this source.",
             code="source_exists")
@@ -381,6 +383,8 @@ def document_move(*, document: Document, collection: Collection) -> Document:
                 locked.save(update_fields=["collection", "updated_at"])
         except IntegrityError:
             raise clash from None
+        audit_record(Action.DOCUMENT_MOVED, target=locked, request=request, actor=actor,
+                     detail={"source": locked.source, "from": origin.slug, "to": collection.slug})
         if locked.status != Status.FAILED and not locked.is_current():
             if locked.status not in IN_PROGRESS:
                 _requeue(locked)

@@ -256,9 +256,19 @@ def admin_reingest(w: World) -> bool:
     return Document.objects.get(pk=w.doc.pk).status == Document.Status.QUEUED
 
 
+def _move_audited(w: World) -> bool:
+    """Whether the document's move out of `team` is in the audit trail, by the actor, from and to."""
+    from audit.models import Action, AuditEvent
+
+    return AuditEvent.objects.filter(action=Action.DOCUMENT_MOVED, target_id=str(w.doc.pk), actor=w.user,
+                                     detail__from="team").exists()
+
+
 def admin_move(w: World) -> bool:
     _admin_action(w, "move_documents", apply="1", target=w.own.pk if w.own else "")
-    return w.own is not None and w.doc_in(w.own)
+    moved = w.own is not None and w.doc_in(w.own)
+    assert moved == _move_audited(w)
+    return moved
 
 
 def admin_delete(w: World) -> bool:
@@ -346,6 +356,25 @@ def api_move(w: World) -> bool:
     target = w.own.slug if w.own else "team"
     response = w.api.post(f"/api/documents/{w.doc.pk}/move/", {"collection": target}, format="json")
     moved = w.own is not None and w.doc_in(w.own)
+    assert refused_or_ok(w, response, 200) == moved == _move_audited(w)
+    return moved
+
+
+def api_move_by_patch(w: World) -> bool:
+    target = w.own.slug if w.own else "team"
+    response = w.api.patch(f"/api/documents/{w.doc.pk}/", {"collection": target}, format="json")
+    moved = w.own is not None and w.doc_in(w.own)
+    assert refused_or_ok(w, response, 200) == moved == _move_audited(w)
+    return moved
+
+
+def api_move_in(w: World) -> bool:
+    """Moving one of the actor's own documents into `team` takes write access to `team`."""
+    if w.own is None:
+        return refused_or_ok(w, w.api.post("/api/documents/1/move/", {"collection": "team"}, format="json"), 200)
+    note = Document.objects.create(collection=w.own, source="note.md", title="Note")
+    response = w.api.post(f"/api/documents/{note.pk}/move/", {"collection": "team"}, format="json")
+    moved = Document.objects.filter(pk=note.pk, collection=w.team).exists()
     assert refused_or_ok(w, response, 200) == moved
     return moved
 
@@ -661,6 +690,8 @@ ACTIONS = [
     Action("REST", "rating names the document as the source", READ, api_rating_names_document),
     Action("REST", "upload", WRITE, api_upload),
     Action("REST", "move", WRITE, api_move),
+    Action("REST", "move (PATCH)", WRITE, api_move_by_patch),
+    Action("REST", "move a document in", WRITE, api_move_in),
     Action("REST", "delete", WRITE, api_delete),
     Action("REST", "re-ingest", WRITE, api_reingest),
     Action("REST", "change collection", MANAGE, api_change_collection),
