@@ -247,7 +247,8 @@ CELERY_RESULT_BACKEND = env_url("CELERY_RESULT_BACKEND", CELERY_BROKER_URL.rspli
 CELERY_RESULT_EXPIRES = 3600
 
 # Sign-in throttling (accounts/signin.py): failed sign-ins are counted in Redis, shared by every web
-# process; past a limit (per username, per client address) sign-in is refused for LOGIN_LOCKOUT_SECONDS.
+# process; past a limit (per username and client address, per client address, and a slower one per
+# username from everywhere) sign-in is refused for LOGIN_LOCKOUT_SECONDS.
 SIGNIN_CACHE_URL = env_url("SIGNIN_CACHE_URL", CELERY_BROKER_URL.rsplit("/", 1)[0] + f"/{REDIS_DB + 2}",
                            schemes=("redis", "rediss"))
 CACHES = {
