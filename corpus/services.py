@@ -23,7 +23,7 @@ from django.utils.text import get_valid_filename, slugify
 
 from audit import record as audit_record
 from audit.models import Action
-from corpus import uploads
+from corpus import locks, uploads
 from corpus.metadata import clean_tags, merged_tags
 from corpus.models import IN_PROGRESS, SLUG_UNAVAILABLE, Collection, CollectionSlug, Document
 from corpus.reembed.services import reembed_start
@@ -41,10 +41,11 @@ class DocumentGone(Exception):
         self.pk = pk
 
 
-def _locked_document(pk: int, **lock) -> Document:
-    """Document `pk` with its row locked (select_for_update(**lock)) until the transaction ends;
-    DocumentGone if a concurrent delete removed it after the caller found it."""
-    document = Document.objects.select_for_update(**lock).select_related("collection").filter(pk=pk).first()
+def _locked_document(pk: int) -> Document:
+    """Document `pk` with its row locked until the transaction ends, its collection's first
+    (corpus.locks: LOCK ORDER); DocumentGone if a concurrent delete removed it after the caller
+    found it."""
+    document = locks.document_for_update(pk)
     if document is None:
         raise DocumentGone(pk)
     return document
@@ -177,6 +178,8 @@ def collection_delete(*, collection: Collection, request=None) -> None:
     """Delete the collection, its documents and their chunks; the stored files go after commit.
     Audited ("collection deleted", by the request's user)."""
     with transaction.atomic():
+        # The collection first (corpus.locks): the cascade then deletes its documents' rows.
+        Collection.objects.select_for_update().filter(pk=collection.pk).first()
         names = [name for name in Document.objects.filter(collection=collection).values_list("file", flat=True)
                  if name]
         audit_record(Action.COLLECTION_DELETED, target=collection, request=request,
@@ -298,6 +301,7 @@ def document_ingest(*, collection: Collection, source: str, data: bytes, filenam
 
 def _ingest_locked(collection: Collection, source: str, data: bytes, filename: str, uploaded_by,
                    content_hash: str, tags: list[str] | None) -> Document:
+    locks.collection_key_share(collection.pk)  # before the document's row (corpus.locks)
     document = Document.objects.select_for_update().filter(collection=collection, source=source).first()
     current = (document.metadata or {}).get("tags") if document is not None else None
     if document is not None and tags and merged_tags(current, add=tags) != current:
@@ -368,7 +372,8 @@ def document_move(*, document: Document, collection: Collection, request=None, a
     DocumentGone if it was deleted meanwhile. The caller has checked the move
     (corpus.permissions.check_move)."""
     with transaction.atomic():
-        locked = _locked_document(document.pk, of=("self",))
+        locks.collection_key_share(collection.pk)  # collections before the document (corpus.locks)
+        locked = _locked_document(document.pk)
         if locked.collection_id == collection.pk:
             return locked
         origin = locked.collection
@@ -400,7 +405,7 @@ def document_set_tags(*, document: Document, tags: object) -> Document:
     DocumentGone if it was deleted meanwhile. The caller has checked write access."""
     cleaned = clean_tags(tags)
     with transaction.atomic():
-        locked = _locked_document(document.pk, of=("self",))
+        locked = _locked_document(document.pk)
         locked.metadata = {**(locked.metadata or {}), "tags": cleaned}
         locked.save(update_fields=["metadata", "updated_at"])
     return locked
@@ -411,7 +416,7 @@ def document_swap_tags(*, document: Document, remove: list[str], add: list[str])
     source's tags changed from `remove` to `add`, and the tags set by hand stay. DocumentGone if
     it was deleted meanwhile."""
     with transaction.atomic():
-        locked = _locked_document(document.pk, of=("self",))
+        locked = _locked_document(document.pk)
         locked.metadata = {**(locked.metadata or {}),
                            "tags": merged_tags((locked.metadata or {}).get("tags"), add=add, remove=remove)}
         locked.save(update_fields=["metadata", "updated_at"])
