@@ -26,7 +26,7 @@ from django.db import connection, connections
 from django.db.models import Q, QuerySet
 from django.db.models.expressions import RawSQL
 
-from corpus.models import Chunk, Collection, Document
+from corpus.models import Chunk, Collection, Document, ShareInvitation
 
 
 class Denied(Exception):
@@ -175,6 +175,21 @@ def check_move(user, document: Document, target: Collection) -> None:
                      "takes the right to delete them there.", status=403)
     if not can_write_collection(user, target):
         raise Denied(f"You may not add documents to the collection {target.slug!r}.", status=403)
+
+
+def can_share_with_group(user, group) -> bool:
+    """Whether `user` may add `group` to a collection's readers or editors: its members (or a
+    superuser). Sharing with a group one is not in would push the collection into strangers' answers."""
+    return _signed_in(user) and (user.is_superuser or user.groups.filter(pk=group.pk).exists())
+
+
+def invitation_for(user, pk: int):
+    """`user`'s own pending share invitation `pk`; Denied (404) for anyone else's or a gone one."""
+    invitation = (ShareInvitation.objects.select_related("collection", "invited_by").filter(pk=pk, user=user).first()
+                  if _signed_in(user) else None)
+    if invitation is None:
+        raise Denied(f"No invitation {pk} for you.", status=404)
+    return invitation
 
 
 def can_publish(user) -> bool:

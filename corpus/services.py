@@ -1,5 +1,5 @@
-"""Writes to the corpus: collections (create, update, share, delete), document uploads, moves,
-re-ingestion and deletion.
+"""Writes to the corpus: collections (create, update, delete; sharing is corpus.sharing), document
+uploads, moves, re-ingestion and deletion.
 
 Processing itself happens in a Celery task (corpus.tasks), enqueued only after the transaction
 that made it necessary has committed. Callers check permissions (corpus.permissions) first; these
@@ -68,7 +68,7 @@ def collection_get_or_create(*, slug: str, name: str | None = None, owner=None) 
 
 
 # Collection fields a caller may set besides name and slug; readers and editors go through
-# collection_share, the owner is set at creation.
+# corpus.sharing.collection_share, the owner is set at creation.
 COLLECTION_SETTINGS = ("description", "chunker", "chunk_size", "chunk_overlap", "semantic_threshold",
                        "contextualization", "embedding_mode", "is_public")
 
@@ -150,27 +150,6 @@ def collection_update(*, collection: Collection, request=None, **fields) -> Coll
                          detail={"is_public": {"from": was_public, "to": locked.is_public}})
     for field in Collection._meta.concrete_fields:
         setattr(collection, field.attname, getattr(locked, field.attname))
-    return collection
-
-
-def collection_share(*, collection: Collection, readers: Iterable | None = None,
-                     editors: Iterable | None = None, reader_groups: Iterable | None = None,
-                     editor_groups: Iterable | None = None, request=None) -> Collection:
-    """Replace who may read (`readers`, users; `reader_groups`, auth groups) and who may also write
-    (`editors`, `editor_groups`) the collection's documents. None leaves that set as it is.
-    A change is audited ("sharing changed", by the request's user, with the sets as they now are)."""
-    shares = {"readers": readers, "editors": editors, "reader_groups": reader_groups, "editor_groups": editor_groups}
-    with transaction.atomic():
-        changed = {}
-        for field, members in shares.items():
-            if members is None:
-                continue
-            members, before = list(members), set(getattr(collection, field).values_list("pk", flat=True))
-            if {member.pk for member in members} != before:
-                getattr(collection, field).set(members)
-                changed[field] = sorted(str(member) for member in members)
-        if changed:
-            audit_record(Action.SHARING_CHANGED, target=collection, detail=changed, request=request)
     return collection
 
 

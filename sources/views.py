@@ -88,3 +88,13 @@ def source_delete(request: HttpRequest, pk: int) -> HttpResponse:
     removed = services.source_delete(source=source, request=request)
     messages.success(request, f"Deleted {source} and its {removed} document(s).")
     return redirect("sources:list", slug=source.collection.slug)
+
+
+@require_POST
+@login_required
+def source_take_over(request: HttpRequest, pk: int) -> HttpResponse:
+    """Become the source's owner (it syncs in your name from now on), resuming it if it was paused."""
+    source = _source(request, pk)
+    services.source_take_over(source=source, user=request.user, request=request)
+    messages.success(request, f"{source} is yours now; it syncs in your name.")
+    return redirect("sources:list", slug=source.collection.slug)

@@ -29,18 +29,21 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from chat.models import Conversation, Feedback, Message
-from corpus import services
+from corpus import services, sharing
 from corpus.ingest.embed import embed_texts
 from corpus.models import Collection, Document
 from tests.chat.chat_corpus import GUIDE, make_collection
 
 pytestmark = pytest.mark.django_db
 
-ROLES = ["anonymous", "stranger", "reader", "editor", "group reader", "group editor", "owner", "superuser"]
-READ, WRITE, MANAGE, OWN = "read", "write", "manage", "own records"
+ROLES = ["anonymous", "stranger", "invitee", "reader", "editor", "group reader", "group editor", "owner",
+         "superuser"]
+READ, WRITE, MANAGE, OWN, INVITED = "read", "write", "manage", "own records", "invited"
+# The invitee has been invited by the owner to edit `team` and has not answered: until they
+# accept, they reach nothing of it (sharing needs consent, corpus.sharing); only they may answer.
 ALLOWED = {READ: {"reader", "editor", "group reader", "group editor", "owner", "superuser"},
            WRITE: {"editor", "group editor", "owner", "superuser"},
-           MANAGE: {"owner", "superuser"}, OWN: {"owner", "superuser"}}
+           MANAGE: {"owner", "superuser"}, OWN: {"owner", "superuser"}, INVITED: {"invitee"}}
 QUESTION = "What is the default request timeout?"
 
 
@@ -63,6 +66,13 @@ class World:
 
     def doc_exists(self) -> bool:
         return Document.objects.filter(pk=self.doc.pk).exists()
+
+    def stranger_invited(self) -> bool:
+        """Whether sharing `team` with the stranger took effect: an invitation waiting for them
+        (sharing with someone new needs their consent), and nothing shared before they accept."""
+        invited = self.team.invitations.filter(user=self.stranger, role="read").exists()
+        assert not self.team.readers.filter(pk=self.stranger.pk).exists()
+        return invited
 
     def doc_in(self, collection: Collection) -> bool:
         return Document.objects.filter(pk=self.doc.pk, collection=collection).exists()
@@ -205,7 +215,7 @@ def page_edit_collection(w: World) -> bool:
 
 def page_share(w: World) -> bool:
     response = w.web.post("/documents/collections/team/share/", {"readers": "rita sam", "editors": "eddie"})
-    shared = w.team.readers.filter(pk=w.stranger.pk).exists()
+    shared = w.stranger_invited()
     assert shared == refused_or_ok(w, response, 302, web=True) or w.user is None
     return shared
 
@@ -281,7 +291,7 @@ def admin_share(w: World) -> bool:
             "readers": w.stranger.username, "editors": " ".join(w.team.editors.values_list("username", flat=True)),
             "reader_groups": "readers", "editor_groups": "editors"}
     w.web.post(f"/admin/corpus/collection/{w.team.pk}/change/", data)
-    shared = w.team.readers.filter(pk=w.stranger.pk).exists()
+    shared = w.stranger_invited()
     assert shared == (Collection.objects.get(pk=w.team.pk).name == "Renamed")
     return shared
 
@@ -401,7 +411,7 @@ def api_change_collection(w: World) -> bool:
 
 def api_share(w: World) -> bool:
     response = w.api.patch("/api/collections/team/", {"readers": ["rita", "sam"]}, format="json")
-    shared = w.team.readers.filter(pk=w.stranger.pk).exists()
+    shared = w.stranger_invited()
     assert refused_or_ok(w, response, 200) == shared
     return shared
 
@@ -594,6 +604,61 @@ def mcp_search(w: World) -> bool:
     return w.doc.pk in {c["document"]["id"] for c in result["structuredContent"]["chunks"]}
 
 
+# --- share invitations (only the invited person sees and answers theirs) ---------------------------------
+
+def _invitation(w: World):
+    from corpus.models import ShareInvitation
+
+    return ShareInvitation.objects.get(collection=w.team)
+
+
+def _answered_only_by_the_invitee(w: World, response, ok: int) -> bool:
+    if w.user is None:
+        assert response.status_code in {302, 401}, response.status_code
+        return False
+    if response.status_code == ok:
+        return True
+    assert response.status_code == 404, response.status_code  # someone else's: not even revealed
+    return False
+
+
+def api_list_invitations(w: World) -> bool:
+    response = w.api.get("/api/invitations/")
+    if w.user is None:
+        assert response.status_code == 401
+        return False
+    assert response.status_code == 200
+    listed = [(i["collection"]["slug"], i["invited_by"], i["role"]) for i in response.json()["results"]]
+    assert listed in ([], [("team", "olivia", "write")]), listed
+    return bool(listed)
+
+
+def api_accept_invitation(w: World) -> bool:
+    invitation = _invitation(w)
+    accepted = _answered_only_by_the_invitee(w, w.api.post(f"/api/invitations/{invitation.pk}/accept/"), 200)
+    assert accepted == w.team.editors.filter(username="ivy").exists()
+    return accepted
+
+
+def api_decline_invitation(w: World) -> bool:
+    invitation = _invitation(w)
+    declined = _answered_only_by_the_invitee(w, w.api.post(f"/api/invitations/{invitation.pk}/decline/"), 200)
+    assert declined != w.team.invitations.exists() and not w.team.editors.filter(username="ivy").exists()
+    return declined
+
+
+def page_invitations(w: World) -> bool:
+    response = w.web.get("/documents/")
+    return response.status_code == 200 and "<strong>olivia</strong> invites you to" in response.content.decode()
+
+
+def page_accept_invitation(w: World) -> bool:
+    invitation = _invitation(w)
+    accepted = _answered_only_by_the_invitee(w, w.web.post(f"/documents/invitations/{invitation.pk}/accept/"), 302)
+    assert accepted == w.team.editors.filter(username="ivy").exists()
+    return accepted
+
+
 # --- re-embedding (admin action: staff who manage the collection) ---------------------------------------
 
 def admin_reembed(w: World) -> bool:
@@ -714,6 +779,11 @@ ACTIONS = [
     Action("MCP", "read_passage", READ, mcp_read_passage),
     Action("MCP", "search a collection", READ, mcp_search),
     Action("admin", "re-embed action", MANAGE, admin_reembed),
+    Action("REST", "list one's share invitations", INVITED, api_list_invitations),
+    Action("REST", "accept a share invitation", INVITED, api_accept_invitation),
+    Action("REST", "decline a share invitation", INVITED, api_decline_invitation),
+    Action("documents page", "one's share invitations", INVITED, page_invitations),
+    Action("documents page", "accept a share invitation", INVITED, page_accept_invitation),
     Action("/v1", "models", READ, v1_models),
     Action("/v1", "chat completion", READ, v1_completion),
     Action("/v1", "chat completion of every collection", READ, v1_completion_of_everything),
@@ -747,7 +817,8 @@ def make_world(django_user_model, settings, tmp_path, no_llm):
         # No passwords (force_login signs in): hashing five of them per case would dominate the run.
         users = {name: django_user_model.objects.create_user(username=username, password=None, is_staff=True)
                  for name, username in [("owner", "olivia"), ("reader", "rita"), ("editor", "eddie"),
-                                        ("stranger", "sam"), ("group reader", "gina"), ("group editor", "gus")]}
+                                        ("stranger", "sam"), ("group reader", "gina"), ("group editor", "gus"),
+                                        ("invitee", "ivy")]}
         # The chat admin's view permissions too: what each sees there is then corpus.permissions' call.
         chat_views = list(Permission.objects.filter(content_type__app_label="chat", codename__startswith="view_"))
         for staff in users.values():
@@ -761,6 +832,7 @@ def make_world(django_user_model, settings, tmp_path, no_llm):
         users["group editor"].groups.add(editors)
         team.reader_groups.add(readers)
         team.editor_groups.add(editors)
+        sharing.collection_share(collection=team, editors=[users["editor"], users["invitee"]], sharer=users["owner"])
         doc = _handbook(team)
         user = users.get(role)
         web, api = Client(), APIClient()

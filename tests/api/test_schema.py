@@ -70,7 +70,8 @@ def world(user, other_user):
     return api
 
 
-def test_every_response_matches_the_schema(world, no_llm, django_capture_on_commit_callbacks, settings, tmp_path):
+def test_every_response_matches_the_schema(world, no_llm, django_capture_on_commit_callbacks, settings, tmp_path,
+                                           other_user):
     settings.MEDIA_ROOT = tmp_path
     api = world
     schema = api.get("/api/schema/", {"format": "json"}).json()
@@ -116,6 +117,18 @@ def test_every_response_matches_the_schema(world, no_llm, django_capture_on_comm
     check(api.patch("/api/collections/notes/", {"editors": ["bob"], "chunk_size": 256}, format="json"), path)
     check(api.patch("/api/collections/notes/", {"chunk_size": 1}, format="json"), path)
     check(api.patch("/api/collections/shared/", {"name": "Mine"}, format="json"), path)
+
+    # share invitations (bob's: alice shared "Notes" and "Drafts" with him)
+    check(api.post("/api/collections/", {"name": "Drafts", "readers": ["bob"]}, format="json"), "/api/collections/")
+    bob = APIClient()
+    bob.force_authenticate(other_user)
+    body = check(bob.get("/api/invitations/"), "/api/invitations/")
+    notes, drafts = (next(i["id"] for i in body["results"] if i["collection"]["slug"] == slug)
+                     for slug in ("notes", "drafts"))
+    check(bob.post(f"/api/invitations/{notes}/accept/"), "/api/invitations/{id}/accept/")
+    check(bob.post(f"/api/invitations/{drafts}/decline/"), "/api/invitations/{id}/decline/")
+    check(bob.post(f"/api/invitations/{drafts}/accept/"), "/api/invitations/{id}/accept/")
+    check(anonymous.get("/api/invitations/"), "/api/invitations/")
 
     # documents
     path = "/api/documents/"
