@@ -285,6 +285,8 @@ CELERY_WORKER_CONCURRENCY = env_int("WORKER_CONCURRENCY", 2, minimum=1)
 # folder sources off); how long POST /api/sources/{id}/sync/ waits for the sync before answering 202;
 # Celery beat (`make run`, compose's `beat`) queues the sources whose scheduled sync is due every minute.
 SOURCES_FOLDERS = env_list("SOURCES_FOLDERS", [])
+# Who may add a folder source: staff (the default), or every user who may write to a collection.
+SOURCES_FOLDERS_ANYONE = env_bool("SOURCES_FOLDERS_ANYONE", False)
 SOURCES_SYNC_WAIT_SECONDS = env_float("SOURCES_SYNC_WAIT_SECONDS", 20.0, minimum=0.0)
 CELERY_BEAT_SCHEDULE = {"sources-sync-due": {"task": "sources.sync_due", "schedule": 60.0}}
 

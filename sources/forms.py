@@ -55,18 +55,20 @@ class SourceForm(forms.Form):
                                    help_text="Links followed from the start page (sites).")
     tags = forms.CharField(required=False, help_text="Given to every document; separated by commas.")
 
-    def __init__(self, *args, collection=None, **kwargs):
-        """`collection`: the one the source is for (a location it already has is refused, named)."""
+    def __init__(self, *args, collection=None, user=None, **kwargs):
+        """`collection`: the one the source is for (a location it already has is refused, named);
+        `user`: who adds it (folders only for those services.may_add_folder allows)."""
         super().__init__(*args, **kwargs)
         self.collection = collection
-        folders = folder_choices()
+        folders = folder_choices() if services.may_add_folder(user) else []
         if folders:
             self.fields["path"].choices = [("", "—")] + [(folder, folder) for folder in folders]
         else:
             del self.fields["path"]
             self.fields["kind"].choices = [c for c in Source.Kind.choices if c[0] != Source.Kind.FOLDER]
             # Said, so that a missing "Server folder" kind is not a mystery to the person adding a source.
-            self.fields["kind"].help_text = "Server folders are off: the operator lists them in SOURCES_FOLDERS."
+            self.fields["kind"].help_text = ("Server folders are off: the operator lists them in SOURCES_FOLDERS."
+                                             if services.may_add_folder(user) else services.FOLDERS_FOR_STAFF)
 
     def clean(self):
         data = super().clean()

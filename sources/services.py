@@ -128,10 +128,23 @@ def clean_new_source(*, kind: str, url: str = "", path: str = "", schedule: str 
             "max_depth": max_depth, "tags": tags}
 
 
+def may_add_folder(user) -> bool:
+    """Whether `user` may add a server folder source: staff, or anyone with SOURCES_FOLDERS_ANYONE
+    (None: the operator, on the command line). A folder's files are the server's, not the user's."""
+    return user is None or settings.SOURCES_FOLDERS_ANYONE or (user.is_active and user.is_staff)
+
+
+FOLDERS_FOR_STAFF = ("Only staff may add server folder sources (the operator may allow everyone: "
+                     "SOURCES_FOLDERS_ANYONE).")
+
+
 def source_create(*, collection: Collection, created_by=None, sync: bool = True, request=None, **fields) -> Source:
     """Add a source to `collection` (`fields`: clean_new_source's arguments); with `sync`, its first
     sync is queued (after commit). A collection holds a location once (source_unique_location): adding
-    it again is a ValidationError naming the existing source. Audited (`request`: the client's address)."""
+    it again is a ValidationError naming the existing source; a folder needs may_add_folder(created_by).
+    Audited (`request`: the client's address)."""
+    if fields.get("kind") == Source.Kind.FOLDER and not may_add_folder(created_by):
+        raise ValidationError({"kind": FOLDERS_FOR_STAFF})
     fields = clean_new_source(collection=collection, **fields)
     with transaction.atomic():
         try:

@@ -38,7 +38,7 @@ def _page(request: HttpRequest, collection: Collection, *, form: SourceForm | No
         busy = busy or documents.filter(status__in=[*IN_PROGRESS, Document.Status.QUEUED]).exists()
     can_write = permissions.can_write_collection(request.user, collection)
     context = {"collection": collection, "sources": sources, "can_write": can_write, "busy": busy,
-               "form": form or (SourceForm(collection=collection) if can_write else None)}
+               "form": form or (SourceForm(collection=collection, user=request.user) if can_write else None)}
     if request.htmx and request.method == "GET":
         return render(request, "sources/sources.html#source-list", context)
     return render(request, "sources/sources.html", context, status=status)
@@ -54,7 +54,7 @@ def source_list(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def source_add(request: HttpRequest, slug: str) -> HttpResponse:
     collection = _allowed(lambda: permissions.collection_for(request.user, slug, write=True))
-    form = SourceForm(request.POST, collection=collection)
+    form = SourceForm(request.POST, collection=collection, user=request.user)
     if not form.is_valid():
         return _page(request, collection, form=form, status=400)
     try:

@@ -200,7 +200,7 @@ def test_every_response_matches_the_schema(world, no_llm, django_capture_on_comm
 
     (tmp_path / "shared" / "handbook").mkdir(parents=True)
     (tmp_path / "shared" / "handbook" / "a.md").write_text("# A\n\nalpha\n")
-    settings.SOURCES_FOLDERS = [str(tmp_path / "shared")]
+    settings.SOURCES_FOLDERS, settings.SOURCES_FOLDERS_ANYONE = [str(tmp_path / "shared")], True
     path = "/api/sources/"
     with django_capture_on_commit_callbacks(execute=False):
         body = check(api.post(path, {"collection": "guides", "kind": "folder", "path": "handbook", "tags": ["hb"]},
