@@ -24,7 +24,7 @@ from rest_framework.views import APIView
 
 from api.errors import errors
 from corpus import permissions
-from sources import services
+from sources import ownership, services
 from sources.models import Source
 from sources.tasks import sync_source_task
 
@@ -181,5 +181,5 @@ class SourceTakeOverView(APIView):
                            "because its owner lost write access)")
     def post(self, request: Request, pk: int) -> Response:
         source = permissions.collection_row_for(request.user, Source.objects, pk, write=True, noun="source")
-        services.source_take_over(source=source, user=request.user, request=request)
+        ownership.source_take_over(source=source, user=request.user, request=request)
         return Response(_shown(source))

@@ -13,7 +13,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from corpus import permissions
-from sources import services
+from sources import ownership, services
 from sources.folders import folder_choices
 from sources.forms import tags_from_text
 from sources.models import Source
@@ -154,7 +154,7 @@ class SourceAdmin(admin.ModelAdmin):
     def take_over(self, request: HttpRequest, queryset: QuerySet[Source]):
         sources = self._writable(request, queryset)
         for source in sources:
-            services.source_take_over(source=source, user=request.user, request=request)
+            ownership.source_take_over(source=source, user=request.user, request=request)
         self.message_user(request, f"Took over {len(sources)} source(s).")
 
     @admin.action(description="Delete the selected sources and their documents")

@@ -10,7 +10,7 @@ from django.db.models.signals import m2m_changed, post_save
 from django.dispatch import receiver
 
 from corpus.models import Collection
-from sources.services import sources_pause_unwritable
+from sources.ownership import sources_pause_unwritable
 
 LOSSES = ("post_remove", "post_clear")
 

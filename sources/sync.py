@@ -31,7 +31,7 @@ from corpus import services, uploads
 from corpus.models import Document
 from sources.kinds import Content, Item, ItemFailed, ItemGone, SourceUnavailable, Unchanged, kind_module
 from sources.models import FAILURES_KEPT, Source, SourceDocument
-from sources.services import sources_pause_unwritable
+from sources.ownership import sources_pause_unwritable
 
 logger = logging.getLogger(__name__)
 

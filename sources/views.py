@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 
 from corpus import permissions
 from corpus.models import IN_PROGRESS, Collection, Document
-from sources import services
+from sources import ownership, services
 from sources.forms import SourceForm
 from sources.models import Source
 
@@ -95,6 +95,6 @@ def source_delete(request: HttpRequest, pk: int) -> HttpResponse:
 def source_take_over(request: HttpRequest, pk: int) -> HttpResponse:
     """Become the source's owner (it syncs in your name from now on), resuming it if it was paused."""
     source = _source(request, pk)
-    services.source_take_over(source=source, user=request.user, request=request)
+    ownership.source_take_over(source=source, user=request.user, request=request)
     messages.success(request, f"{source} is yours now; it syncs in your name.")
     return redirect("sources:list", slug=source.collection.slug)
