@@ -60,7 +60,7 @@ def source_take_over(*, source: Source, user, request=None) -> Source:
     owner, and resume it if it was paused (a scheduled one is due at once). Audited ("source taken
     over", from whom)."""
     with transaction.atomic():
-        locked = Source.objects.select_for_update().select_related("created_by").get(pk=source.pk)
+        locked = Source.objects.select_for_update(of=("self",)).select_related("created_by").get(pk=source.pk)
         previous = locked.created_by.get_username() if locked.created_by else None
         was_paused = bool(locked.paused_reason)
         locked.created_by, locked.paused_reason = user, ""

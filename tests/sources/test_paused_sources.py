@@ -42,7 +42,8 @@ def paused(source: Source) -> str:
 
 def test_taking_an_editor_off_pauses_their_sources_until_someone_takes_them_over(client_of, user, carol, team,
                                                                                carols_source, other_user):
-    operator = Source.objects.create(collection=team, kind="site", url="https://docs.example.org/", schedule="daily")
+    operator = Source.objects.create(collection=team, kind="site", url="https://docs.example.org/", schedule="daily",
+                                     next_sync_at=timezone.now())
     owner = client_of(user)
     assert owner.patch("/api/collections/team/", {"editors": []}, format="json").status_code == 200
     reason = paused(carols_source)
