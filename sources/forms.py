@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.forms.boundfield import BoundField
 
 from sources import services
-from sources.folders import folder_choices
+from sources.folders import allowed_roots, folder_choices
 from sources.models import MAX_DEPTH_LIMIT, MAX_PAGES_LIMIT, Source
 
 
@@ -67,8 +67,8 @@ class SourceForm(forms.Form):
             del self.fields["path"]
             self.fields["kind"].choices = [c for c in Source.Kind.choices if c[0] != Source.Kind.FOLDER]
             # Said, so that a missing "Server folder" kind is not a mystery to the person adding a source.
-            self.fields["kind"].help_text = ("Server folders are off: the operator lists them in SOURCES_FOLDERS."
-                                             if services.may_add_folder(user) else services.FOLDERS_FOR_STAFF)
+            self.fields["kind"].help_text = (services.FOLDERS_FOR_STAFF if allowed_roots() else
+                                             "Server folders are off: the operator lists them in SOURCES_FOLDERS.")
 
     def clean(self):
         data = super().clean()

@@ -20,7 +20,7 @@ from audit.models import Action
 from corpus import services as corpus_services
 from corpus.metadata import clean_tags
 from corpus.models import Collection, Document
-from sources.folders import FolderRefused, resolve_folder
+from sources.folders import FolderRefused, allowed_roots, resolve_folder
 from sources.models import MAX_DEPTH_LIMIT, MAX_PAGES_LIMIT, Source
 from sources.web.addresses import AddressRefused, literal_address, refusal
 
@@ -142,7 +142,8 @@ def source_create(*, collection: Collection, created_by=None, sync: bool = True,
     sync is queued (after commit). A collection holds a location once (source_unique_location): adding
     it again is a ValidationError naming the existing source; a folder needs may_add_folder(created_by).
     Audited (`request`: the client's address)."""
-    if fields.get("kind") == Source.Kind.FOLDER and not may_add_folder(created_by):
+    # With folders off altogether (no SOURCES_FOLDERS), clean_new_source says so instead.
+    if fields.get("kind") == Source.Kind.FOLDER and allowed_roots() and not may_add_folder(created_by):
         raise ValidationError({"kind": FOLDERS_FOR_STAFF})
     fields = clean_new_source(collection=collection, **fields)
     with transaction.atomic():

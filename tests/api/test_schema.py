@@ -118,13 +118,13 @@ def test_every_response_matches_the_schema(world, no_llm, django_capture_on_comm
     check(api.patch("/api/collections/notes/", {"chunk_size": 1}, format="json"), path)
     check(api.patch("/api/collections/shared/", {"name": "Mine"}, format="json"), path)
 
-    # share invitations (bob's: alice shared "Notes" and "Drafts" with him)
-    check(api.post("/api/collections/", {"name": "Drafts", "readers": ["bob"]}, format="json"), "/api/collections/")
+    # share invitations (bob's: alice shared "Notes" and "Guides" with him)
+    check(api.patch("/api/collections/guides/", {"readers": ["bob"]}, format="json"), path)
     bob = APIClient()
     bob.force_authenticate(other_user)
     body = check(bob.get("/api/invitations/"), "/api/invitations/")
     notes, drafts = (next(i["id"] for i in body["results"] if i["collection"]["slug"] == slug)
-                     for slug in ("notes", "drafts"))
+                     for slug in ("notes", "guides"))
     check(bob.post(f"/api/invitations/{notes}/accept/"), "/api/invitations/{id}/accept/")
     check(bob.post(f"/api/invitations/{drafts}/decline/"), "/api/invitations/{id}/decline/")
     check(bob.post(f"/api/invitations/{drafts}/accept/"), "/api/invitations/{id}/accept/")
@@ -222,6 +222,8 @@ def test_every_response_matches_the_schema(world, no_llm, django_capture_on_comm
         app.conf.task_always_eager = False
     assert body == {"new": 1, "changed": 0, "unchanged": 0, "removed": 0, "failed": 0}
     check(api.post("/api/sources/999999/sync/"), "/api/sources/{id}/sync/")
+    check(api.post(f"/api/sources/{source}/take-over/"), "/api/sources/{id}/take-over/")
+    check(api.post("/api/sources/999999/take-over/"), "/api/sources/{id}/take-over/")
     check(api.delete(f"/api/sources/{source}/"), path)
 
     # /v1
