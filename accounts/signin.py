@@ -1,8 +1,18 @@
-"""Sign-in throttling for the login page and the admin's: after LOGIN_FAILURE_LIMIT failed
-sign-ins for one username, or LOGIN_FAILURE_LIMIT_PER_ADDRESS from one client address, within
-LOGIN_LOCKOUT_SECONDS, every further attempt is refused (the right password included) until that
-window has passed since the last failure. A successful sign-in clears the username's count.
+"""Sign-in throttling for the login page and the admin's. Failed sign-ins are counted three ways,
+and past any limit every further attempt is refused (the right password included) until the window
+has passed since the last failure:
 
+- per (username, client address): LOGIN_FAILURE_LIMIT within LOGIN_LOCKOUT_SECONDS. Someone guessing
+  from one place locks only themselves out: the account's owner, elsewhere, still signs in.
+- per client address: LOGIN_FAILURE_LIMIT_PER_ADDRESS within LOGIN_LOCKOUT_SECONDS (one place
+  trying many usernames).
+- per username, from everywhere: ACCOUNT_LIMIT_FACTOR x LOGIN_FAILURE_LIMIT within
+  ACCOUNT_WINDOW_FACTOR x LOGIN_LOCKOUT_SECONDS, a slower limit on guessing from many addresses.
+  It does not apply to an address the account signed in from before (within KNOWN_ADDRESS_SECONDS),
+  so an attacker elsewhere cannot lock the admin out of their usual place.
+
+A successful sign-in clears its (username, address) count and makes the address known for the
+account; the others run out with their windows (a success must not reopen the door for guessers).
 Counts live in the "signin" cache (Redis, shared by every web process). When that cache cannot be
 reached, sign-in is not throttled rather than refused for everyone (logged as a warning).
 """
@@ -11,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
@@ -25,41 +36,71 @@ from audit.services import client_address
 
 logger = logging.getLogger(__name__)
 
+# The account-wide limit, relative to the per-place one: with the defaults 100 failures an hour.
+ACCOUNT_LIMIT_FACTOR = 10
+ACCOUNT_WINDOW_FACTOR = 4
+KNOWN_ADDRESS_SECONDS = 30 * 24 * 3600
 
-def _keys(request: HttpRequest | None, username: str) -> list[tuple[str, int]]:
-    """(cache key, limit) for the username and the client address."""
-    name = hashlib.sha256(username.strip().lower().encode()).hexdigest()[:32]
-    keys = [(f"signin:user:{name}", settings.LOGIN_FAILURE_LIMIT)]
-    address = client_address(request)  # behind a proxy: the client's, not the proxy's (TRUSTED_PROXY_COUNT)
-    if address:
-        keys.append((f"signin:addr:{address}", settings.LOGIN_FAILURE_LIMIT_PER_ADDRESS))
-    return keys
+
+@dataclass(frozen=True)
+class _Counter:
+    key: str
+    limit: int
+    seconds: int
+
+
+def _name(username: str) -> str:
+    return hashlib.sha256(username.strip().lower().encode()).hexdigest()[:32]
+
+
+def _address(request: HttpRequest | None) -> str:
+    # Behind a proxy: the client's, not the proxy's (TRUSTED_PROXY_COUNT).
+    return client_address(request) or "-"
+
+
+def _known_key(request: HttpRequest | None, username: str) -> str:
+    return f"signin:known:{_name(username)}:{_address(request)}"
+
+
+def _counters(request: HttpRequest | None, username: str) -> list[_Counter]:
+    """The pair's counter first (a success clears it), then the address's and the account's."""
+    name, address, window = _name(username), _address(request), settings.LOGIN_LOCKOUT_SECONDS
+    return [_Counter(f"signin:pair:{name}:{address}", settings.LOGIN_FAILURE_LIMIT, window),
+            _Counter(f"signin:addr:{address}", settings.LOGIN_FAILURE_LIMIT_PER_ADDRESS, window),
+            _Counter(f"signin:user:{name}", ACCOUNT_LIMIT_FACTOR * settings.LOGIN_FAILURE_LIMIT,
+                     ACCOUNT_WINDOW_FACTOR * window)]
 
 
 def is_locked(request: HttpRequest | None, username: str) -> bool:
     """Whether sign-in as `username` from this request's address is refused for now."""
+    pair, address, account = _counters(request, username)
+    known = _known_key(request, username)
     try:
-        counts = caches["signin"].get_many([key for key, _ in _keys(request, username)])
+        values = caches["signin"].get_many([pair.key, address.key, account.key, known])
     except Exception:  # the cache (Redis) is down: do not lock everyone out
         logger.warning("sign-in throttle: the signin cache cannot be reached", exc_info=True)
         return False
-    return any(counts.get(key, 0) >= limit for key, limit in _keys(request, username))
+    over = [counter for counter in (pair, address, account) if values.get(counter.key, 0) >= counter.limit]
+    return any(counter is not account or known not in values for counter in over)
 
 
 def record_failure(request: HttpRequest | None, username: str) -> None:
     cache = caches["signin"]
     try:
-        for key, _ in _keys(request, username):
-            cache.add(key, 0, timeout=settings.LOGIN_LOCKOUT_SECONDS)
-            cache.incr(key)
-            cache.touch(key, timeout=settings.LOGIN_LOCKOUT_SECONDS)
+        for counter in _counters(request, username):
+            cache.add(counter.key, 0, timeout=counter.seconds)
+            cache.incr(counter.key)
+            cache.touch(counter.key, timeout=counter.seconds)
     except Exception:
         logger.warning("sign-in throttle: could not count a failed sign-in", exc_info=True)
 
 
 def clear_failures(request: HttpRequest | None, username: str) -> None:
+    """After a successful sign-in: the (username, address) count goes, the address becomes known."""
     try:
-        caches["signin"].delete(_keys(request, username)[0][0])
+        cache = caches["signin"]
+        cache.delete(_counters(request, username)[0].key)
+        cache.set(_known_key(request, username), 1, timeout=KNOWN_ADDRESS_SECONDS)
     except Exception:
         logger.warning("sign-in throttle: could not clear the count", exc_info=True)
 

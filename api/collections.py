@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from django.db.models import Count
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.errors import errors
-from corpus import permissions, services
+from corpus import permissions, services, sharing
 from corpus.models import Collection
 from corpus.selectors import groups_by_name, users_by_username
 
@@ -34,6 +34,13 @@ SHARES = {"readers": ("username", users_by_username), "editors": ("username", us
           "reader_groups": ("name", groups_by_name), "editor_groups": ("name", groups_by_name)}
 
 
+class PendingInvitationOutput(serializers.Serializer):
+    username = serializers.CharField(source="user.username")
+    role = serializers.CharField(help_text="read or write: what they get when they accept.")
+    invited_by = serializers.CharField(source="invited_by.username", allow_null=True, default=None)
+    created_at = serializers.DateTimeField()
+
+
 class CollectionOutput(serializers.ModelSerializer):
     owner = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True,
                                          help_text="The owner's username (null when it has none).")
@@ -48,10 +55,12 @@ class CollectionOutput(serializers.ModelSerializer):
                                                                 "managers only).")
     editor_groups = serializers.SerializerMethodField(help_text="Groups whose members may also change its documents "
                                                                 "(shown to its managers only).")
+    invitations = serializers.SerializerMethodField(help_text="People invited to read or edit it who have not "
+                                                              "answered yet (shown to its managers only).")
 
     class Meta:
         model = Collection
-        fields = ["slug", "name", "owner", *SETTINGS_FIELDS, *SHARES, "document_count", "can_write",
+        fields = ["slug", "name", "owner", *SETTINGS_FIELDS, *SHARES, "invitations", "document_count", "can_write",
                   "can_manage", "created_at"]
         read_only_fields = fields
 
@@ -88,6 +97,12 @@ class CollectionOutput(serializers.ModelSerializer):
     def get_editor_groups(self, collection: Collection) -> list[str] | None:
         return self._names(collection, "editor_groups")
 
+    @extend_schema_field(PendingInvitationOutput(many=True, allow_null=True))
+    def get_invitations(self, collection: Collection) -> list[dict] | None:
+        if not self.get_can_manage(collection):
+            return None
+        return PendingInvitationOutput(collection.invitations.all(), many=True).data
+
 
 class CollectionInput(serializers.ModelSerializer):
     """The fields a caller may set; readers, editors and the groups replace the current lists."""
@@ -95,10 +110,13 @@ class CollectionInput(serializers.ModelSerializer):
     # Declared here, so the model's uniqueness check is left to corpus.services (per-field messages).
     slug = serializers.SlugField(required=False, allow_blank=True, max_length=100,
                                  help_text="Default: made from the name.")
-    readers = NamesField(required=False, help_text="Usernames who may read it.")
+    readers = NamesField(required=False, help_text="Usernames who may read it. Someone who neither reads nor "
+                                                   "edits it yet is invited (see `invitations`): it is shared "
+                                                   "with them once they accept (POST /api/invitations/{id}/accept/).")
     editors = NamesField(required=False, help_text="Usernames who may also add, move, delete and re-ingest "
                                                        "its documents.")
-    reader_groups = NamesField(required=False, help_text="Names of groups whose members may read it.")
+    reader_groups = NamesField(required=False, help_text="Names of groups whose members may read it; a group "
+                                                         "not shared yet must be one you belong to.")
     editor_groups = NamesField(required=False, help_text="Names of groups whose members may also add, move, "
                                                               "delete and re-ingest its documents.")
 
@@ -120,7 +138,8 @@ class CollectionInput(serializers.ModelSerializer):
 
 
 def _collections(user):
-    return (permissions.readable_collections(user).select_related("owner").prefetch_related(*SHARES)
+    return (permissions.readable_collections(user).select_related("owner")
+            .prefetch_related(*SHARES, "invitations__user", "invitations__invited_by")
             .annotate(document_count=Count("documents", distinct=True)).order_by("name", "slug"))
 
 
@@ -140,7 +159,7 @@ def _save(collection: Collection | None, request: Request, data: dict) -> Collec
         elif data:
             collection = services.collection_update(collection=collection, request=request, **data)
         if any(members is not None for members in shares.values()):
-            services.collection_share(collection=collection, request=request, **shares)
+            sharing.collection_share(collection=collection, request=request, **shares)
     return collection
 
 

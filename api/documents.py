@@ -201,12 +201,13 @@ class DocumentDetailView(APIView):
         data = DocumentPatchInput(data=request.data)
         data.is_valid(raise_exception=True)
         params = data.validated_data
-        target = (permissions.collection_for(request.user, params["collection"], write=True)
-                  if "collection" in params else None)
+        target = permissions.collection_for(request.user, params["collection"]) if "collection" in params else None
+        if target is not None:
+            permissions.check_move(request.user, document, target)
         if "tags" in params:
             services.document_set_tags(document=document, tags=params["tags"])
         if target is not None:
-            services.document_move(document=document, collection=target)
+            services.document_move(document=document, collection=target, request=request)
         return Response(DocumentOutput(_shown(request.user, document)).data)
 
     @extend_schema(responses={204: None, **errors(401, 403, 404)},
@@ -225,12 +226,14 @@ class DocumentMoveView(APIView):
 
 
 def _move(request: Request, pk: int) -> Response:
-    """Write access to the document's collection and to the target one; a clash of sources is a 400."""
-    document = permissions.document_for(request.user, pk, write=True)
+    """The right to delete the document where it is and write access to the target
+    (permissions.check_move); a clash of sources is a 400."""
+    document = permissions.document_for(request.user, pk)
     data = DocumentMoveInput(data=request.data)
     data.is_valid(raise_exception=True)
-    target = permissions.collection_for(request.user, data.validated_data["collection"], write=True)
-    services.document_move(document=document, collection=target)
+    target = permissions.collection_for(request.user, data.validated_data["collection"])
+    permissions.check_move(request.user, document, target)
+    services.document_move(document=document, collection=target, request=request)
     return Response(DocumentOutput(_shown(request.user, document)).data)
 
 

@@ -24,7 +24,7 @@ from rest_framework.views import APIView
 
 from api.errors import errors
 from corpus import permissions
-from sources import services
+from sources import ownership, services
 from sources.models import Source
 from sources.tasks import sync_source_task
 
@@ -59,7 +59,7 @@ class CollectionSourceOutput(serializers.ModelSerializer):
     class Meta:
         model = Source
         fields = ["id", "collection", "kind", "url", "path", "schedule", "max_pages", "max_depth", "tags", "state",
-                  "last_sync", "next_sync_at", "document_count", "created_by", "created_at"]
+                  "paused_reason", "last_sync", "next_sync_at", "document_count", "created_by", "created_at"]
         read_only_fields = fields
 
     @extend_schema(responses=SourceLastSyncOutput)
@@ -173,3 +173,13 @@ class SourceSyncView(APIView):
         else:
             detail = "The sync is queued or running; GET the source for its counts (last_sync) when it is done."
         return Response({"state": state, "detail": detail}, status=status.HTTP_202_ACCEPTED)
+
+
+class SourceTakeOverView(APIView):
+    @extend_schema(request=None, responses={200: CollectionSourceOutput, **errors(401, 403, 404)}, tags=["sources"],
+                   summary="Take a source over: it syncs in your name from now on (and resumes if it was paused "
+                           "because its owner lost write access)")
+    def post(self, request: Request, pk: int) -> Response:
+        source = permissions.collection_row_for(request.user, Source.objects, pk, write=True, noun="source")
+        ownership.source_take_over(source=source, user=request.user, request=request)
+        return Response(_shown(source))

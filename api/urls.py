@@ -14,10 +14,11 @@ from api.documents import (
     DocumentReingestView,
 )
 from api.feedback import MessageFeedbackView
+from api.invitations import InvitationAcceptView, InvitationDeclineView, InvitationListView
 from api.openai import ChatCompletionView, ModelDetailView, ModelListView
 from api.schema import SchemaView
 from api.search import SearchView
-from api.sources import SourceDetailView, SourceListView, SourceSyncView
+from api.sources import SourceDetailView, SourceListView, SourceSyncView, SourceTakeOverView
 from api.tokens import TokenDetailView, TokenListView
 
 urlpatterns = [
@@ -33,12 +34,16 @@ urlpatterns = [
     path("documents/<int:pk>/move/", DocumentMoveView.as_view(), name="document-move"),
     path("documents/<int:pk>/reingest/", DocumentReingestView.as_view(), name="document-reingest"),
     path("documents/<int:pk>/chunks/", DocumentChunksView.as_view(), name="document-chunks"),
+    path("invitations/", InvitationListView.as_view(), name="invitations"),
+    path("invitations/<int:pk>/accept/", InvitationAcceptView.as_view(), name="invitation-accept"),
+    path("invitations/<int:pk>/decline/", InvitationDeclineView.as_view(), name="invitation-decline"),
     path("ask/", AskView.as_view(), name="ask"),
     path("messages/<int:pk>/feedback/", MessageFeedbackView.as_view(), name="message-feedback"),
     path("search/", SearchView.as_view(), name="search"),
     path("sources/", SourceListView.as_view(), name="sources"),
     path("sources/<int:pk>/", SourceDetailView.as_view(), name="source"),
     path("sources/<int:pk>/sync/", SourceSyncView.as_view(), name="source-sync"),
+    path("sources/<int:pk>/take-over/", SourceTakeOverView.as_view(), name="source-take-over"),
     path("tokens/", TokenListView.as_view(), name="tokens"),
     path("tokens/<int:pk>/", TokenDetailView.as_view(), name="token"),
 ]

@@ -28,6 +28,11 @@ class Action(models.TextChoices):
     GROUPS_CHANGED = "groups-changed", "Group membership changed"
     ROLE_CHANGED = "role-changed", "Staff or superuser status changed"
     PASSWORD_CHANGED = "password-changed", "Password changed"
+    DOCUMENT_MOVED = "document-moved", "Document moved"
+    SHARE_ACCEPTED = "share-accepted", "Share invitation accepted"
+    SHARE_DECLINED = "share-declined", "Share invitation declined"
+    SOURCE_PAUSED = "source-paused", "Source paused"
+    SOURCE_TAKEN_OVER = "source-taken-over", "Source taken over"
 
 
 class AuditEventQuerySet(models.QuerySet):

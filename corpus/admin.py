@@ -27,6 +27,7 @@ from corpus import (
     preview,
     selectors,
     services,
+    sharing,
 )
 from corpus.forms import GroupNamesField, MultipleFileField, UsernamesField
 from corpus.models import Chunk, Collection, Document
@@ -85,7 +86,10 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
         ("Ingestion", {"fields": ["chunker", "chunk_size", "chunk_overlap", "semantic_threshold",
                                   "contextualization", "embedding_mode"],
                        "description": "Changing these re-ingests the collection's documents."}),
-        ("Access", {"fields": ["is_public", "readers", "editors", "reader_groups", "editor_groups"]}),
+        ("Access", {"fields": ["is_public", "readers", "editors", "reader_groups", "editor_groups",
+                               "pending_invitations"],
+                    "description": "People who do not read or edit the collection yet are invited: it is "
+                                   "shared with them once they accept. Groups: only those you belong to."}),
     ]
     actions = ["reingest_collections", "reembed_collections", "delete_collections"]
 
@@ -94,7 +98,42 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
                 .annotate(n_documents=Count("documents")))
 
     def get_readonly_fields(self, request: HttpRequest, obj=None):
-        return [] if request.user.is_superuser else ["owner"]  # only a superuser hands a collection over
+        # Only a superuser hands a collection over.
+        return ["pending_invitations"] if request.user.is_superuser else ["owner", "pending_invitations"]
+
+    @admin.display(description="invited, waiting for their answer")
+    def pending_invitations(self, obj: Collection) -> str:
+        if obj is None or obj.pk is None:
+            return "—"
+        return ", ".join(f"{i.user} ({i.get_role_display().lower()}, by {i.invited_by or 'someone'})"
+                         for i in obj.invitations.select_related("user", "invited_by")) or "—"
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change=change, **kwargs)
+
+        class SharingForm(form):
+            """The people fields start with the invited people too (saving keeps their invitations);
+            a group the user is not in is refused on the form (corpus.sharing.check_groups)."""
+
+            def __init__(self, *args, **inner):
+                super().__init__(*args, **inner)
+                if self.instance.pk is not None:
+                    people = sharing.shares_with_invitations(self.instance)
+                    for field in ("readers", "editors"):
+                        if field in self.fields:
+                            self.initial[field] = people[field]
+
+            def clean(self):
+                data = super().clean()
+                try:
+                    sharing.check_groups(self.instance, request.user,
+                                         {field: data.get(field) for field in sharing.GROUP_FIELDS})
+                except ValidationError as exc:
+                    for field, errors in exc.message_dict.items():
+                        self.add_error(field, errors)
+                return data
+
+        return SharingForm
 
     def get_actions(self, request):
         actions = super().get_actions(request)
@@ -138,7 +177,7 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
         services.collection_update(collection=stored, request=request, **fields)
 
     def save_related(self, request, form, formsets, change: bool) -> None:
-        services.collection_share(collection=form.instance, request=request, **{
+        sharing.collection_share(collection=form.instance, request=request, **{
             field: form.cleaned_data[field] for field in SHARES})
 
     def delete_model(self, request, obj: Collection) -> None:
@@ -397,11 +436,12 @@ class DocumentAdmin(_StaffOnly, admin.ModelAdmin):
 
         def move(document: Document) -> None:
             try:
-                services.document_move(document=document, collection=target)
+                services.document_move(document=document, collection=target, request=request)
             except ValidationError as exc:
                 clashes.extend(exc.messages)
 
-        done = self._for_each_writable(request, queryset, move)
+        # The target is one the user may write to (MoveForm); moving out takes the right to delete.
+        done = self._for_each_writable(request, queryset, move, allowed=permissions.can_delete_document)
         moved = done - len(clashes)
         self.message_user(request, ngettext("Moved %(n)d document to %(to)s", "Moved %(n)d documents to %(to)s", moved)
                           % {"n": moved, "to": target.name} + "; documents built under other settings are re-ingested.")
@@ -409,11 +449,13 @@ class DocumentAdmin(_StaffOnly, admin.ModelAdmin):
             self.message_user(request, clash, level=messages.ERROR)
         return None
 
-    def _for_each_writable(self, request: HttpRequest, queryset: QuerySet[Document], apply) -> int:
-        """Apply `apply` to the documents the user may change; warn about the others. Returns the count done."""
+    def _for_each_writable(self, request: HttpRequest, queryset: QuerySet[Document], apply,
+                           allowed=permissions.can_write_document) -> int:
+        """Apply `apply` to the documents the user may change (`allowed`); warn about the others.
+        Returns the count done."""
         done = refused = 0
         for document in queryset.select_related("collection"):
-            if permissions.can_write_document(request.user, document):
+            if allowed(request.user, document):
                 try:
                     apply(document)
                 except services.DocumentGone:

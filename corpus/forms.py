@@ -14,7 +14,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 
-from corpus import permissions, selectors, services
+from corpus import permissions, selectors, services, sharing
 from corpus.models import CHUNK_SIZE_MAX, CHUNK_SIZE_MIN, Collection, Document
 from corpus.uploads import SUPPORTED_HELP, accept_attribute
 
@@ -139,15 +139,18 @@ class GroupNamesField(UsernamesField):
 
 class ShareForm(forms.Form):
     """Who may read and who may also change the documents of a collection: users by username,
-    groups by name. Its cleaned_data are collection_share's arguments."""
+    groups by name. Its cleaned_data are corpus.sharing.collection_share's arguments."""
 
-    readers = UsernamesField(help_text="Usernames, separated by commas or spaces. They may search and read.")
+    readers = UsernamesField(help_text="Usernames, separated by commas or spaces. They may search and read. "
+                                       "Someone new is invited: it is shared with them once they accept.")
     editors = UsernamesField(help_text="They may also upload, re-ingest, move and delete documents.")
     reader_groups = GroupNamesField(label="Reader groups",
                                     help_text="Group names, separated by commas. Every member may search and "
                                               "read.")
-    editor_groups = GroupNamesField(label="Editor groups", help_text="Every member may also change documents.")
+    editor_groups = GroupNamesField(label="Editor groups", help_text="Every member may also change documents. "
+                                                                     "Only groups you belong to may be added.")
 
     @classmethod
     def for_collection(cls, collection: Collection) -> ShareForm:
-        return cls(initial={field: list(getattr(collection, field).all()) for field in cls.base_fields})
+        """The form as the collection is shared now, invited people included (saving keeps them)."""
+        return cls(initial=sharing.shares_with_invitations(collection))

@@ -171,6 +171,30 @@ class CollectionSlug(models.Model):
         return f"{self.slug} → {self.collection_id}"
 
 
+class ShareInvitation(models.Model):
+    """An owner's offer to share a collection with a person, waiting for their consent: until they
+    accept it (corpus.sharing), nothing of the collection reaches their searches, answers or lists.
+    Accepting makes them a reader or an editor (`role`); declining or withdrawing deletes it."""
+
+    class Role(models.TextChoices):
+        READ = "read", "Read"
+        WRITE = "write", "Read and change documents"
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="invitations")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="share_invitations")
+    role = models.CharField(max_length=8, choices=Role.choices, default=Role.READ)
+    invited_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [models.UniqueConstraint(fields=["collection", "user"], name="share_invitation_once")]
+
+    def __str__(self) -> str:
+        return f"{self.user} invited to {self.collection} ({self.role})"
+
+
 class Document(models.Model):
     class Status(models.TextChoices):
         QUEUED = "queued"

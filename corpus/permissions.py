@@ -5,7 +5,8 @@ Three levels per collection:
 - read: search it, ask it, open its documents (public, owner, reader, editor, superuser; a member
   of a reader group or an editor group);
 - write: upload, move, delete and re-ingest its documents (owner, editor, member of an editor
-  group, superuser);
+  group, superuser). Moving a document out of a collection takes it from everyone who reads it
+  there, so it needs the right to delete it (can_delete_document) besides write in the target;
 - manage: rename, share (readers, editors and their groups) and delete the collection itself
   (owner, superuser; never a group).
 
@@ -27,7 +28,7 @@ from django.db.models import Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.http import Http404
 
-from corpus.models import Chunk, Collection, Document
+from corpus.models import Chunk, Collection, Document, ShareInvitation
 
 
 class Denied(Exception):
@@ -165,6 +166,37 @@ def can_read_document(user, document: Document) -> bool:
 
 def can_write_document(user, document: Document) -> bool:
     return can_write_collection(user, document.collection)
+
+
+def can_delete_document(user, document: Document) -> bool:
+    """Whether `user` may delete `document`, or move it out of its collection (which removes it
+    there just the same): write access to its collection."""
+    return can_write_collection(user, document.collection)
+
+
+def check_move(user, document: Document, target: Collection) -> None:
+    """Raise Denied unless `user` may move `document` (which they read) into `target` (which they
+    read): the right to delete it where it is, and write access to the target (403 otherwise)."""
+    if not can_delete_document(user, document):
+        raise Denied(f"You may not move documents out of the collection {document.collection.slug!r}: it "
+                     "takes the right to delete them there.", status=403)
+    if not can_write_collection(user, target):
+        raise Denied(f"You may not add documents to the collection {target.slug!r}.", status=403)
+
+
+def can_share_with_group(user, group) -> bool:
+    """Whether `user` may add `group` to a collection's readers or editors: its members (or a
+    superuser). Sharing with a group one is not in would push the collection into strangers' answers."""
+    return _signed_in(user) and (user.is_superuser or user.groups.filter(pk=group.pk).exists())
+
+
+def invitation_for(user, pk: int):
+    """`user`'s own pending share invitation `pk`; Denied (404) for anyone else's or a gone one."""
+    invitation = (ShareInvitation.objects.select_related("collection", "invited_by").filter(pk=pk, user=user).first()
+                  if _signed_in(user) else None)
+    if invitation is None:
+        raise Denied(f"No invitation {pk} for you.", status=404)
+    return invitation
 
 
 def can_publish(user) -> bool:

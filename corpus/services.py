@@ -1,5 +1,5 @@
-"""Writes to the corpus: collections (create, update, share, delete), document uploads, moves,
-re-ingestion and deletion.
+"""Writes to the corpus: collections (create, update, delete; sharing is corpus.sharing), document
+uploads, moves, re-ingestion and deletion.
 
 Processing itself happens in a Celery task (corpus.tasks), enqueued only after the transaction
 that made it necessary has committed. Callers check permissions (corpus.permissions) first; these
@@ -23,7 +23,7 @@ from django.utils.text import get_valid_filename, slugify
 
 from audit import record as audit_record
 from audit.models import Action
-from corpus import uploads
+from corpus import locks, uploads
 from corpus.metadata import clean_tags, merged_tags
 from corpus.models import IN_PROGRESS, SLUG_UNAVAILABLE, Collection, CollectionSlug, Document
 from corpus.reembed.services import reembed_start
@@ -41,10 +41,11 @@ class DocumentGone(Exception):
         self.pk = pk
 
 
-def _locked_document(pk: int, **lock) -> Document:
-    """Document `pk` with its row locked (select_for_update(**lock)) until the transaction ends;
-    DocumentGone if a concurrent delete removed it after the caller found it."""
-    document = Document.objects.select_for_update(**lock).select_related("collection").filter(pk=pk).first()
+def _locked_document(pk: int) -> Document:
+    """Document `pk` with its row locked until the transaction ends, its collection's first
+    (corpus.locks: LOCK ORDER); DocumentGone if a concurrent delete removed it after the caller
+    found it."""
+    document = locks.document_for_update(pk)
     if document is None:
         raise DocumentGone(pk)
     return document
@@ -67,7 +68,7 @@ def collection_get_or_create(*, slug: str, name: str | None = None, owner=None) 
 
 
 # Collection fields a caller may set besides name and slug; readers and editors go through
-# collection_share, the owner is set at creation.
+# corpus.sharing.collection_share, the owner is set at creation.
 COLLECTION_SETTINGS = ("description", "chunker", "chunk_size", "chunk_overlap", "semantic_threshold",
                        "contextualization", "embedding_mode", "is_public")
 
@@ -152,31 +153,12 @@ def collection_update(*, collection: Collection, request=None, **fields) -> Coll
     return collection
 
 
-def collection_share(*, collection: Collection, readers: Iterable | None = None,
-                     editors: Iterable | None = None, reader_groups: Iterable | None = None,
-                     editor_groups: Iterable | None = None, request=None) -> Collection:
-    """Replace who may read (`readers`, users; `reader_groups`, auth groups) and who may also write
-    (`editors`, `editor_groups`) the collection's documents. None leaves that set as it is.
-    A change is audited ("sharing changed", by the request's user, with the sets as they now are)."""
-    shares = {"readers": readers, "editors": editors, "reader_groups": reader_groups, "editor_groups": editor_groups}
-    with transaction.atomic():
-        changed = {}
-        for field, members in shares.items():
-            if members is None:
-                continue
-            members, before = list(members), set(getattr(collection, field).values_list("pk", flat=True))
-            if {member.pk for member in members} != before:
-                getattr(collection, field).set(members)
-                changed[field] = sorted(str(member) for member in members)
-        if changed:
-            audit_record(Action.SHARING_CHANGED, target=collection, detail=changed, request=request)
-    return collection
-
-
 def collection_delete(*, collection: Collection, request=None) -> None:
     """Delete the collection, its documents and their chunks; the stored files go after commit.
     Audited ("collection deleted", by the request's user)."""
     with transaction.atomic():
+        # The collection first (corpus.locks): the cascade then deletes its documents' rows.
+        Collection.objects.select_for_update().filter(pk=collection.pk).first()
         names = [name for name in Document.objects.filter(collection=collection).values_list("file", flat=True)
                  if name]
         audit_record(Action.COLLECTION_DELETED, target=collection, request=request,
@@ -298,6 +280,7 @@ def document_ingest(*, collection: Collection, source: str, data: bytes, filenam
 
 def _ingest_locked(collection: Collection, source: str, data: bytes, filename: str, uploaded_by,
                    content_hash: str, tags: list[str] | None) -> Document:
+    locks.collection_key_share(collection.pk)  # before the document's row (corpus.locks)
     document = Document.objects.select_for_update().filter(collection=collection, source=source).first()
     current = (document.metadata or {}).get("tags") if document is not None else None
     if document is not None and tags and merged_tags(current, add=tags) != current:
@@ -360,16 +343,19 @@ def document_reingest(*, document: Document, force: bool = False) -> Document:
     return locked
 
 
-def document_move(*, document: Document, collection: Collection) -> Document:
+def document_move(*, document: Document, collection: Collection, request=None, actor=None) -> Document:
     """Move `document` into `collection`. Chunks built under the same settings stay; otherwise the
     document is re-ingested under the target's settings (a failed one stays failed until
-    re-ingested). Raises ValidationError if the target already holds a document with the same
-    source; DocumentGone if it was deleted meanwhile. The caller has checked write access to both
-    collections."""
+    re-ingested). Audited ("document moved", from and to, by the request's user or `actor`).
+    Raises ValidationError if the target already holds a document with the same source;
+    DocumentGone if it was deleted meanwhile. The caller has checked the move
+    (corpus.permissions.check_move)."""
     with transaction.atomic():
-        locked = _locked_document(document.pk, of=("self",))
+        locks.collection_key_share(collection.pk)  # collections before the document (corpus.locks)
+        locked = _locked_document(document.pk)
         if locked.collection_id == collection.pk:
             return locked
+        origin = locked.collection
         clash = ValidationError(
             f"{locked.source}: the collection {collection.name!r} already has a document with this source.",
             code="source_exists")
@@ -381,6 +367,8 @@ def document_move(*, document: Document, collection: Collection) -> Document:
                 locked.save(update_fields=["collection", "updated_at"])
         except IntegrityError:
             raise clash from None
+        audit_record(Action.DOCUMENT_MOVED, target=locked, request=request, actor=actor,
+                     detail={"source": locked.source, "from": origin.slug, "to": collection.slug})
         if locked.status != Status.FAILED and not locked.is_current():
             if locked.status not in IN_PROGRESS:
                 _requeue(locked)
@@ -396,7 +384,7 @@ def document_set_tags(*, document: Document, tags: object) -> Document:
     DocumentGone if it was deleted meanwhile. The caller has checked write access."""
     cleaned = clean_tags(tags)
     with transaction.atomic():
-        locked = _locked_document(document.pk, of=("self",))
+        locked = _locked_document(document.pk)
         locked.metadata = {**(locked.metadata or {}), "tags": cleaned}
         locked.save(update_fields=["metadata", "updated_at"])
     return locked
@@ -407,7 +395,7 @@ def document_swap_tags(*, document: Document, remove: list[str], add: list[str])
     source's tags changed from `remove` to `add`, and the tags set by hand stay. DocumentGone if
     it was deleted meanwhile."""
     with transaction.atomic():
-        locked = _locked_document(document.pk, of=("self",))
+        locked = _locked_document(document.pk)
         locked.metadata = {**(locked.metadata or {}),
                            "tags": merged_tags((locked.metadata or {}).get("tags"), add=add, remove=remove)}
         locked.save(update_fields=["metadata", "updated_at"])

@@ -12,4 +12,6 @@ urlpatterns = [
     path("collections/<slug:slug>/edit/", views.collection_settings, name="collection"),
     path("collections/<slug:slug>/share/", views.collection_share, name="collection-share"),
     path("collections/<slug:slug>/delete/", views.collection_delete, name="collection-delete"),
+    path("invitations/<int:pk>/accept/", views.invitation_answer, {"answer": "accept"}, name="invitation-accept"),
+    path("invitations/<int:pk>/decline/", views.invitation_answer, {"answer": "decline"}, name="invitation-decline"),
 ]

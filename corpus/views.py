@@ -20,7 +20,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from corpus import permissions, selectors, services
+from corpus import permissions, selectors, services, sharing
 from corpus.forms import CollectionForm, DocumentFilterForm, ShareForm, UploadForm
 from corpus.models import Collection, Document
 
@@ -73,6 +73,7 @@ def document_list(request: HttpRequest) -> HttpResponse:
     }
     if request.htmx:
         return render(request, "corpus/documents.html#document-table", context)
+    context["invitations"] = sharing.invitations_pending(user=request.user)
     upload_target = selectors.upload_target(user=request.user, viewing=collection)
     context |= {
         "collections": permissions.readable_collections(request.user),
@@ -173,9 +174,15 @@ def collection_share(request: HttpRequest, slug: str) -> HttpResponse:
     collection = _collection(request, slug, manage=True)
     form = ShareForm(request.POST)
     if form.is_valid():
-        services.collection_share(collection=collection, request=request, **form.cleaned_data)
-        messages.success(request, f"Saved who may use {collection.name}.")
-        return redirect("corpus:collection", slug=collection.slug)
+        try:
+            sharing.collection_share(collection=collection, request=request, **form.cleaned_data)
+        except ValidationError as exc:  # a group the user is not in
+            for field, errors in exc.message_dict.items():
+                form.add_error(field if field in form.fields else None, errors)
+        else:
+            messages.success(request, f"Saved who may use {collection.name}. Anyone new is invited: it is shared "
+                                      "with them once they accept.")
+            return redirect("corpus:collection", slug=collection.slug)
     return _settings_page(request, collection, form=CollectionForm(instance=collection, user=request.user),
                           share_form=form)
 
@@ -184,6 +191,7 @@ def _settings_page(request: HttpRequest, collection: Collection, *, form, share_
     status = 400 if (form.is_bound and form.errors) or (share_form.is_bound and share_form.errors) else 200
     return render(request, "corpus/collection_settings.html",
                   {"collection": collection, "form": form, "share_form": share_form,
+                   "invitations": collection.invitations.select_related("user", "invited_by"),
                    "document_count": collection.documents.count()}, status=status)
 
 
@@ -199,3 +207,20 @@ def collection_delete(request: HttpRequest, slug: str) -> HttpResponse:
         return redirect("corpus:documents")
     return render(request, "corpus/collection_delete.html",
                   {"collection": collection, "document_count": collection.documents.count()})
+
+
+@require_POST
+@login_required
+def invitation_answer(request: HttpRequest, pk: int, answer: str) -> HttpResponse:
+    """Accept or decline one of your share invitations (corpus.sharing)."""
+    try:
+        invitation = permissions.invitation_for(request.user, pk)
+        if answer == "accept":
+            collection = sharing.invitation_accept(invitation=invitation, request=request)
+            messages.success(request, f"{collection.name} is shared with you now.")
+            return redirect(_documents_url({"collection": collection.slug}))
+        sharing.invitation_decline(invitation=invitation, request=request)
+    except permissions.Denied as denied:
+        raise _http(denied) from None
+    messages.success(request, f"Declined {invitation.collection.name}.")
+    return redirect("corpus:documents")

@@ -265,7 +265,8 @@ CELERY_RESULT_BACKEND = _redis_database(1)
 CELERY_RESULT_EXPIRES = 3600
 
 # Sign-in throttling (accounts/signin.py): failed sign-ins are counted in Redis, shared by every web
-# process; past a limit (per username, per client address) sign-in is refused for LOGIN_LOCKOUT_SECONDS.
+# process; past a limit (per username and client address, per client address, and a slower one per
+# username from everywhere) sign-in is refused for LOGIN_LOCKOUT_SECONDS.
 SIGNIN_CACHE_URL = _redis_database(2)
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
@@ -301,6 +302,8 @@ CELERY_WORKER_CONCURRENCY = env_int("WORKER_CONCURRENCY", 2, minimum=1)
 # folder sources off); how long POST /api/sources/{id}/sync/ waits for the sync before answering 202;
 # Celery beat (`make run`, compose's `beat`) queues the sources whose scheduled sync is due every minute.
 SOURCES_FOLDERS = env_list("SOURCES_FOLDERS", [])
+# Who may add a folder source: staff (the default), or every user who may write to a collection.
+SOURCES_FOLDERS_ANYONE = env_bool("SOURCES_FOLDERS_ANYONE", False)
 SOURCES_SYNC_WAIT_SECONDS = env_float("SOURCES_SYNC_WAIT_SECONDS", 20.0, minimum=0.0)
 CELERY_BEAT_SCHEDULE = {"sources-sync-due": {"task": "sources.sync_due", "schedule": 60.0}}
 

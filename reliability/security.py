@@ -88,6 +88,14 @@ def _api(app: App, method: str, path: str, token: str, body=None):
     return app.request(method, path, json_body=body, token=token)
 
 
+def accept_invitations(app: App, token: str) -> int:
+    """Accept every share invitation waiting for the token's user (sharing needs their consent);
+    how many were accepted."""
+    listed = _api(app, "GET", "/api/invitations/", token)
+    ids = [invitation["id"] for invitation in listed.json().get("results", [])] if listed.is_json else []
+    return sum(_api(app, "POST", f"/api/invitations/{pk}/accept/", token).status == 200 for pk in ids)
+
+
 def xss(app: App) -> SecurityResult:
     """Payloads in a collection's name and description, a document's source, title, headings and
     text (Markdown and HTML), a question (so a conversation's title and messages): every page that
@@ -163,6 +171,7 @@ def permissions(app: App) -> SecurityResult:
     _, reader = create_user("perm-reader")
     stranger_password, stranger = create_user("perm-stranger")
     _api(app, "POST", "/api/collections/", owner, {"name": "Private", "slug": "private", "readers": ["perm-reader"]})
+    accept_invitations(app, reader)
     _, document, _ = upload(app, owner, "private", "secret-plans.md",
                             b"# Secret plans\n\nThe zucchini conspiracy starts at dawn.\n")
     _wait_document(app, owner, document)

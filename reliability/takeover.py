@@ -14,7 +14,7 @@ import time
 
 from reliability.app import App
 from reliability.hostile import upload
-from reliability.security import Browser, SecurityResult, _api, _wait_document, create_user
+from reliability.security import Browser, SecurityResult, _api, _wait_document, accept_invitations, create_user
 
 GENUINE = (b"# Release handbook\n\nReleases are signed with the project key and published on Tuesdays. "
            b"The checksum file lists every artifact of the release.\n")
@@ -59,6 +59,7 @@ def slug_takeover(app: App) -> SecurityResult:
     if made.status != 201:
         result.failures.append(f"could not create the collection: HTTP {made.status}")
         return result
+    accept_invitations(app, reader)
     _, genuine, _ = upload(app, owner, old, "handbook.md", GENUINE)
     _wait_document(app, owner, genuine)
     question = "When are releases published?"
@@ -120,6 +121,7 @@ def stale_permission(app: App) -> SecurityResult:
     reader_name = f"stale-reader-{stamp}"
     reader_password, reader = create_user(reader_name)
     _api(app, "POST", "/api/collections/", owner, {"name": "Office", "slug": slug, "readers": [reader_name]})
+    accept_invitations(app, reader)
     _, document, _ = upload(app, owner, slug, "office.md", _topics())
     _wait_document(app, owner, document)
     asked = _api(app, "POST", "/api/ask/", reader, {"question": "Where is the ledger of section 2 kept?",

@@ -13,7 +13,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from corpus import permissions
-from sources import services
+from sources import ownership, services
 from sources.folders import folder_choices
 from sources.forms import tags_from_text
 from sources.models import Source
@@ -45,7 +45,7 @@ class SourceAdminForm(forms.ModelForm):
                 data.update(services.clean_new_source(
                     kind=data.get("kind", ""), url=data.get("url", ""), path=data.get("path", ""),
                     schedule=data.get("schedule", ""), max_pages=data.get("max_pages"),
-                    max_depth=data.get("max_depth"), tags=data["tags"]))
+                    max_depth=data.get("max_depth"), tags=data["tags"], collection=data.get("collection")))
             else:
                 services.clean_changes(current=self.instance, schedule=data.get("schedule", ""),
                                        max_pages=data.get("max_pages"), max_depth=data.get("max_depth"),
@@ -60,13 +60,13 @@ class SourceAdminForm(forms.ModelForm):
 @admin.register(Source)
 class SourceAdmin(admin.ModelAdmin):
     form = SourceAdminForm
-    list_display = ["__str__", "collection", "schedule", "state", "sync_finished_at", "last_counts", "last_failed",
-                    "next_sync_at"]
+    list_display = ["__str__", "collection", "created_by", "schedule", "state", "paused", "sync_finished_at",
+                    "last_counts", "last_failed", "next_sync_at"]
     list_filter = ["kind", "schedule", "state"]
     search_fields = ["url", "path"]
-    actions = ["sync_now", "delete_sources"]
-    readonly_fields = ["state", "error", "sync_started_at", "sync_finished_at", "next_sync_at", "last_counts",
-                       "failures_list", "created_by", "created_at"]
+    actions = ["sync_now", "take_over", "delete_sources"]
+    readonly_fields = ["state", "paused_reason", "error", "sync_started_at", "sync_finished_at", "next_sync_at",
+                       "last_counts", "failures_list", "created_by", "created_at"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Source]:
         return Source.objects.filter(collection__in=permissions.readable_collections(request.user)).select_related(
@@ -145,6 +145,17 @@ class SourceAdmin(admin.ModelAdmin):
         for source in sources:
             services.source_sync_enqueue(source=source)
         self.message_user(request, f"Queued a sync of {len(sources)} source(s).")
+
+    @admin.display(description="paused", boolean=True)
+    def paused(self, obj: Source) -> bool:
+        return bool(obj.paused_reason)
+
+    @admin.action(description="Take the selected sources over (they sync in your name; paused ones resume)")
+    def take_over(self, request: HttpRequest, queryset: QuerySet[Source]):
+        sources = self._writable(request, queryset)
+        for source in sources:
+            ownership.source_take_over(source=source, user=request.user, request=request)
+        self.message_user(request, f"Took over {len(sources)} source(s).")
 
     @admin.action(description="Delete the selected sources and their documents")
     def delete_sources(self, request: HttpRequest, queryset: QuerySet[Source]):

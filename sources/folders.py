@@ -3,12 +3,19 @@
 A folder is resolved (symbolic links and ".." followed) before it is checked, so a link inside an
 allowed root that points outside it is refused like the outside path itself. Inside the folder,
 links are never followed (like `manage.py ingest`): a link could make a secret elsewhere on the
-server a document. Only the types the parser registry reads are listed, hidden files skipped.
+server a document. Nor is a file with more than one hard link (its other name may be anywhere on
+the same file system: a hard link to a secret is no symbolic link) or a file on another device
+than the folder's (a mount inside the tree): a file read has one name, and that name is in the
+folder. Only the types the parser registry reads are listed, hidden files skipped.
+
+Messages never show server paths beyond the one given (not the allowed roots, nor where a link
+leads): people who are not staff read them on the Sources page. The log has the details.
 """
 
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import stat
 from dataclasses import dataclass
@@ -17,6 +24,8 @@ from pathlib import Path
 from django.conf import settings
 
 from corpus.ingest.parse.formats import SUPPORTED_EXTENSIONS
+
+logger = logging.getLogger(__name__)
 
 MAX_FOLDER_CHOICES = 200  # folders offered in the web form
 MAX_FOLDER_DEPTH = 64  # sub-folder levels a folder source reads; deeper ones are skipped
@@ -67,8 +76,8 @@ def resolve_folder(path: str) -> Path:
         if not is_dir:
             raise FolderRefused(f"{path[:200]}: no such folder.")
         return resolved
-    allowed = ", ".join(str(root) for root in roots)
-    raise FolderRefused(f"{path[:200]}: not inside a folder the operator allows (SOURCES_FOLDERS: {allowed}).")
+    logger.info("folder %r refused: not under SOURCES_FOLDERS %s", path[:200], [str(root) for root in roots])
+    raise FolderRefused(f"{path[:200]}: not inside a folder the operator allows (SOURCES_FOLDERS).")
 
 
 def folder_choices() -> list[str]:
@@ -123,15 +132,29 @@ def folder_files(folder: Path, *, limit: int) -> tuple[list[FolderFile], bool]:
     return files[:limit], len(files) > limit
 
 
+def outside_reason(info: os.stat_result, *, folder_device: int) -> str | None:
+    """Why a file with this stat may not be read as part of a folder on `folder_device`, or None."""
+    if info.st_nlink > 1:
+        return "the file has more than one hard link (another name of it may lie outside the folder)"
+    if info.st_dev != folder_device:
+        return "the file lies on another device than the source's folder"
+    return None
+
+
 def read_file(file: FolderFile, *, folder: Path) -> bytes:
     """The bytes of `file` of `folder`, refusing (OSError) what changed since it was listed: the
     file become a link (O_NOFOLLOW), a folder on its way become a link leading out of `folder`,
     or the file replaced by something that is not a regular file (a FIFO would block the sync
-    forever, a device would never end: O_NONBLOCK, then fstat)."""
+    forever, a device would never end: O_NONBLOCK, then fstat); and refusing a file whose inode
+    may lie outside the folder (outside_reason), checked on the opened file itself."""
     if not file.path.parent.resolve().is_relative_to(folder):
         raise OSError(errno.ELOOP, "a folder on its way is now a link out of the source's folder")
     descriptor = os.open(file.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     with os.fdopen(descriptor, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "not a regular file")
+        reason = outside_reason(info, folder_device=os.stat(folder).st_dev)
+        if reason:
+            raise OSError(errno.EPERM, reason)
         return handle.read(settings.MAX_UPLOAD_BYTES + 1)

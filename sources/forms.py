@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.forms.boundfield import BoundField
 
 from sources import services
-from sources.folders import folder_choices
+from sources.folders import allowed_roots, folder_choices
 from sources.models import MAX_DEPTH_LIMIT, MAX_PAGES_LIMIT, Source
 
 
@@ -55,16 +55,20 @@ class SourceForm(forms.Form):
                                    help_text="Links followed from the start page (sites).")
     tags = forms.CharField(required=False, help_text="Given to every document; separated by commas.")
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, collection=None, user=None, **kwargs):
+        """`collection`: the one the source is for (a location it already has is refused, named);
+        `user`: who adds it (folders only for those services.may_add_folder allows)."""
         super().__init__(*args, **kwargs)
-        folders = folder_choices()
+        self.collection = collection
+        folders = folder_choices() if services.may_add_folder(user) else []
         if folders:
             self.fields["path"].choices = [("", "—")] + [(folder, folder) for folder in folders]
         else:
             del self.fields["path"]
             self.fields["kind"].choices = [c for c in Source.Kind.choices if c[0] != Source.Kind.FOLDER]
             # Said, so that a missing "Server folder" kind is not a mystery to the person adding a source.
-            self.fields["kind"].help_text = "Server folders are off: the operator lists them in SOURCES_FOLDERS."
+            self.fields["kind"].help_text = (services.FOLDERS_FOR_STAFF if allowed_roots() else
+                                             "Server folders are off: the operator lists them in SOURCES_FOLDERS.")
 
     def clean(self):
         data = super().clean()
@@ -78,8 +82,13 @@ class SourceForm(forms.Form):
         try:
             return services.clean_new_source(
                 kind=data["kind"], url=data.get("url", ""), path=data.get("path", ""), schedule=data["schedule"],
-                max_pages=data["max_pages"], max_depth=data["max_depth"], tags=tags_from_text(data.get("tags")))
+                max_pages=data["max_pages"], max_depth=data["max_depth"], tags=tags_from_text(data.get("tags")),
+                collection=self.collection)
         except ValidationError as exc:
-            for field, messages in exc.message_dict.items():
-                self.add_error(field if field in self.fields else None, messages)
+            self.add_service_error(exc)
             return data
+
+    def add_service_error(self, exc: ValidationError) -> None:
+        """sources.services' per-field ValidationError, shown on the form."""
+        for field, messages in exc.message_dict.items():
+            self.add_error(field if field in self.fields else None, messages)

@@ -12,7 +12,8 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
+from django.db.models.functions import MD5
 
 from corpus.models import Collection, Document
 
@@ -27,7 +28,8 @@ class SourceQuerySet(models.QuerySet):
         """Sources whose scheduled sync is due: not queued or syncing already, unless that has lasted
         STALE_AFTER past the due time (a lost message, a killed worker: the sync's lock is the truth)."""
         waiting = Q(state__in=[Source.State.QUEUED, Source.State.SYNCING], next_sync_at__gt=now - STALE_AFTER)
-        return self.exclude(schedule=Source.Schedule.NONE).filter(next_sync_at__lte=now).exclude(waiting)
+        return (self.exclude(schedule=Source.Schedule.NONE).filter(next_sync_at__lte=now, paused_reason="")
+                .exclude(waiting))
 
 
 class Source(models.Model):
@@ -57,7 +59,11 @@ class Source(models.Model):
     max_pages = models.PositiveIntegerField(default=100, help_text="Most pages (site) or files (folder) kept.")
     max_depth = models.PositiveIntegerField(default=3, help_text="Most links followed from the start URL (site).")
     tags = models.JSONField(default=list, blank=True, help_text="Tags given to every document of the source.")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   help_text="Whose source it is: it syncs in their name while they may write "
+                                             "to the collection (None: the operator's, from the command line).")
+    paused_reason = models.TextField(blank=True, help_text="Why it does not sync (empty: it does): its owner "
+                                                           "lost write access; someone who may write takes it over.")
     created_at = models.DateTimeField(auto_now_add=True)
     state = models.CharField(max_length=10, choices=State.choices, default=State.IDLE)
     error = models.TextField(blank=True, help_text="Why the last sync failed as a whole (nothing was removed).")
@@ -84,6 +90,10 @@ class Source(models.Model):
             models.CheckConstraint(condition=Q(max_pages__gte=1) & Q(max_pages__lte=MAX_PAGES_LIMIT),
                                    name="source_max_pages_range"),
             models.CheckConstraint(condition=Q(max_depth__lte=MAX_DEPTH_LIMIT), name="source_max_depth_range"),
+            # A collection holds a location once. Hashes, not the columns: a 2,000-character URL of
+            # multi-byte characters would not fit a b-tree entry (2,704 bytes).
+            models.UniqueConstraint(F("collection"), F("kind"), MD5("url"), MD5("path"),
+                                    name="source_unique_location"),
         ]
         indexes = [models.Index(fields=["next_sync_at"])]
 

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 import audit
@@ -21,7 +21,7 @@ from corpus import services as corpus_services
 from corpus.metadata import clean_tags
 from corpus.models import Collection, Document
 from outbound.addresses import AddressRefused, literal_address, refusal
-from sources.folders import FolderRefused, resolve_folder
+from sources.folders import FolderRefused, allowed_roots, resolve_folder
 from sources.models import MAX_DEPTH_LIMIT, MAX_PAGES_LIMIT, Source
 
 logger = logging.getLogger(__name__)
@@ -87,10 +87,23 @@ def _clean_tags(tags: object) -> list[str]:
         raise ValidationError({"tags": exc.messages}) from None
 
 
+def existing_source(*, collection: Collection, kind: str, url: str = "", path: str = "") -> Source | None:
+    """The source of `collection` reading from this (cleaned) location, if it has one."""
+    return Source.objects.filter(collection=collection, kind=kind, url=url, path=path).first()
+
+
+def _already_there(source: Source) -> ValidationError:
+    return ValidationError({"url" if source.url else "path":
+                            f"The collection {source.collection.slug!r} already has this source: {source} "
+                            f"(source {source.pk})."}, code="source_exists")
+
+
 def clean_new_source(*, kind: str, url: str = "", path: str = "", schedule: str = Source.Schedule.DAILY,
-                     max_pages: int = 100, max_depth: int = 3, tags: object = ()) -> dict:
+                     max_pages: int = 100, max_depth: int = 3, tags: object = (),
+                     collection: Collection | None = None) -> dict:
     """The fields of a new source, checked and normalised (a folder resolved inside SOURCES_FOLDERS,
-    a URL stripped, tags cleaned): source_create's arguments. ValidationError per field otherwise."""
+    a URL stripped, tags cleaned): source_create's arguments. ValidationError per field otherwise,
+    also (with `collection`) when that collection already has the source, naming it."""
     if kind not in Source.Kind.values:
         raise ValidationError({"kind": f"kind must be one of {', '.join(Source.Kind.values)}."})
     if kind == Source.Kind.FOLDER:
@@ -107,23 +120,44 @@ def clean_new_source(*, kind: str, url: str = "", path: str = "", schedule: str 
     _check_limits(max_pages, max_depth)
     _check_schedule(schedule)
     tags = _clean_tags(list(tags) if isinstance(tags, tuple) else tags)
+    existing = None if collection is None else existing_source(collection=collection, kind=kind, url=url, path=path)
+    if existing is not None:
+        raise _already_there(existing)
     return {"kind": kind, "url": url, "path": path, "schedule": schedule, "max_pages": max_pages,
             "max_depth": max_depth, "tags": tags}
 
 
+def may_add_folder(user) -> bool:
+    """Whether `user` may add a server folder source: staff, or anyone with SOURCES_FOLDERS_ANYONE
+    (None: the operator, on the command line). A folder's files are the server's, not the user's."""
+    return user is None or settings.SOURCES_FOLDERS_ANYONE or (user.is_active and user.is_staff)
+
+
+FOLDERS_FOR_STAFF = ("Only staff may add server folder sources (the operator may allow everyone: "
+                     "SOURCES_FOLDERS_ANYONE).")
+
+
 def source_create(*, collection: Collection, created_by=None, sync: bool = True, request=None, **fields) -> Source:
     """Add a source to `collection` (`fields`: clean_new_source's arguments); with `sync`, its first
-    sync is queued (after commit). A collection holds a location once. Audited (`request`: the
-    client's address)."""
-    fields = clean_new_source(**fields)
-    if Source.objects.filter(collection=collection, kind=fields["kind"], url=fields["url"],
-                             path=fields["path"]).exists():
-        raise ValidationError({"url" if fields["url"] else "path":
-                               f"The collection already has this source ({fields['url'] or fields['path']})."})
+    sync is queued (after commit). A collection holds a location once (source_unique_location): adding
+    it again is a ValidationError naming the existing source; a folder needs may_add_folder(created_by).
+    Audited (`request`: the client's address)."""
+    # With folders off altogether (no SOURCES_FOLDERS), clean_new_source says so instead.
+    if fields.get("kind") == Source.Kind.FOLDER and allowed_roots() and not may_add_folder(created_by):
+        raise ValidationError({"kind": FOLDERS_FOR_STAFF})
+    fields = clean_new_source(collection=collection, **fields)
     with transaction.atomic():
-        source = Source.objects.create(
-            collection=collection, created_by=created_by, **fields,
-            next_sync_at=None if fields["schedule"] == Source.Schedule.NONE else timezone.now())
+        try:
+            with transaction.atomic():
+                source = Source.objects.create(
+                    collection=collection, created_by=created_by, **fields,
+                    next_sync_at=None if fields["schedule"] == Source.Schedule.NONE else timezone.now())
+        except IntegrityError:
+            existing = existing_source(collection=collection, kind=fields["kind"], url=fields["url"],
+                                       path=fields["path"])
+            if existing is None:
+                raise
+            raise _already_there(existing) from None  # added by a concurrent request after the check
         audit.record(Action.SOURCE_ADDED, actor=created_by, target=source, request=request,
                      detail={"collection": collection.slug, "location": source.location})
         if sync:
@@ -193,3 +227,4 @@ def source_sync_enqueue(*, source: Source):
 
     Source.objects.filter(pk=source.pk).exclude(state=Source.State.SYNCING).update(state=Source.State.QUEUED)
     transaction.on_commit(lambda: sync_source_task.delay(source.pk))
+

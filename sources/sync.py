@@ -31,6 +31,7 @@ from corpus import services, uploads
 from corpus.models import Document
 from sources.kinds import Content, Item, ItemFailed, ItemGone, SourceUnavailable, Unchanged, kind_module
 from sources.models import FAILURES_KEPT, Source, SourceDocument
+from sources.ownership import sources_pause_unwritable
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +85,10 @@ def source_sync(*, source_id: int, progress: Progress | None = None) -> SyncResu
         source = Source.objects.select_related("collection", "created_by").filter(pk=source_id).first()
         if source is None:
             return None
+        if source.paused_reason or sources_pause_unwritable(source_ids=[source_id]):
+            # Its owner lost write access: it would write in their name (sources.services).
+            Source.objects.filter(pk=source_id).update(state=Source.State.IDLE)
+            return SyncResult(error=Source.objects.get(pk=source_id).paused_reason)
         started = timezone.now()
         Source.objects.filter(pk=source_id).update(state=Source.State.SYNCING, sync_started_at=started)
         result = _sync(source, progress or (lambda outcome, item: None))

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from corpus import permissions
 from corpus.models import IN_PROGRESS, Collection, Document
-from sources import services
+from sources import ownership, services
 from sources.forms import SourceForm
 from sources.models import Source
 
@@ -37,7 +38,7 @@ def _page(request: HttpRequest, collection: Collection, *, form: SourceForm | No
         busy = busy or documents.filter(status__in=[*IN_PROGRESS, Document.Status.QUEUED]).exists()
     can_write = permissions.can_write_collection(request.user, collection)
     context = {"collection": collection, "sources": sources, "can_write": can_write, "busy": busy,
-               "form": form or (SourceForm() if can_write else None)}
+               "form": form or (SourceForm(collection=collection, user=request.user) if can_write else None)}
     if request.htmx and request.method == "GET":
         return render(request, "sources/sources.html#source-list", context)
     return render(request, "sources/sources.html", context, status=status)
@@ -53,11 +54,15 @@ def source_list(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def source_add(request: HttpRequest, slug: str) -> HttpResponse:
     collection = _allowed(lambda: permissions.collection_for(request.user, slug, write=True))
-    form = SourceForm(request.POST)
+    form = SourceForm(request.POST, collection=collection, user=request.user)
     if not form.is_valid():
         return _page(request, collection, form=form, status=400)
-    source = services.source_create(collection=collection, created_by=request.user, request=request,
-                                    **form.cleaned_data)
+    try:
+        source = services.source_create(collection=collection, created_by=request.user, request=request,
+                                        **form.cleaned_data)
+    except ValidationError as exc:  # e.g. added by someone else since the form was checked
+        form.add_service_error(exc)
+        return _page(request, collection, form=form, status=400)
     messages.success(request, f"Added {source}; its first sync is queued.")
     return redirect("sources:list", slug=collection.slug)
 
@@ -82,4 +87,14 @@ def source_delete(request: HttpRequest, pk: int) -> HttpResponse:
     source = _source(request, pk)
     removed = services.source_delete(source=source, request=request)
     messages.success(request, f"Deleted {source} and its {removed} document(s).")
+    return redirect("sources:list", slug=source.collection.slug)
+
+
+@require_POST
+@login_required
+def source_take_over(request: HttpRequest, pk: int) -> HttpResponse:
+    """Become the source's owner (it syncs in your name from now on), resuming it if it was paused."""
+    source = _source(request, pk)
+    ownership.source_take_over(source=source, user=request.user, request=request)
+    messages.success(request, f"{source} is yours now; it syncs in your name.")
     return redirect("sources:list", slug=source.collection.slug)

@@ -82,6 +82,26 @@ def groups_sync(*, user: AbstractUser, names: list[str]) -> None:
     user.groups.add(*wanted)
 
 
+def _identity_user(issuer: str, subject: str, claims: Mapping[str, Any], email: str) -> AbstractUser:
+    """The user of the identity (issuer, subject), its row locked and its last sign-in recorded;
+    made with a new user on the first sign-in."""
+    identity = Identity.objects.select_for_update().select_related("user").filter(
+        issuer=issuer, subject=subject).first()
+    if identity is None:
+        try:
+            with transaction.atomic():  # a savepoint: the new user goes too if the identity cannot be made
+                user = _user_create(username_base(claims), email)
+                identity = Identity.objects.create(user=user, issuer=issuer, subject=subject)
+            logger.info("sso: new user %s for %s", user.username, identity)
+            return user
+        except IntegrityError:
+            # A parallel first sign-in of the same person (two tabs, a double click) made the
+            # identity first (the unique index waited for it to commit): its user is the one.
+            identity = Identity.objects.select_for_update().select_related("user").get(issuer=issuer, subject=subject)
+    identity.save(update_fields=["last_sign_in"])
+    return identity.user
+
+
 @transaction.atomic
 def user_sign_in(*, issuer: str, claims: Mapping[str, Any]) -> AbstractUser:
     """The user behind (issuer, claims["sub"]): made on first sign-in (no password: they sign in
@@ -92,15 +112,7 @@ def user_sign_in(*, issuer: str, claims: Mapping[str, Any]) -> AbstractUser:
     if not isinstance(subject, str) or not subject or len(subject) > 255:
         raise ClaimsError("the provider sent no usable 'sub' claim")
     email = claims.get("email") if isinstance(claims.get("email"), str) else ""
-    identity = Identity.objects.select_for_update().select_related("user").filter(
-        issuer=issuer, subject=subject).first()
-    if identity is None:
-        user = _user_create(username_base(claims), email)
-        identity = Identity.objects.create(user=user, issuer=issuer, subject=subject)
-        logger.info("sso: new user %s for %s", user.username, identity)
-    else:
-        user = identity.user
-        identity.save(update_fields=["last_sign_in"])
+    user = _identity_user(issuer, subject, claims, email)
     user.email = email[:254]
     for field, claim in (("first_name", "given_name"), ("last_name", "family_name")):
         if isinstance(claims.get(claim), str):

@@ -29,18 +29,21 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from chat.models import Conversation, Feedback, Message
-from corpus import services
+from corpus import services, sharing
 from corpus.ingest.embed import embed_texts
 from corpus.models import Collection, Document
 from tests.chat.chat_corpus import GUIDE, make_collection
 
 pytestmark = pytest.mark.django_db
 
-ROLES = ["anonymous", "stranger", "reader", "editor", "group reader", "group editor", "owner", "superuser"]
-READ, WRITE, MANAGE, OWN = "read", "write", "manage", "own records"
+ROLES = ["anonymous", "stranger", "invitee", "reader", "editor", "group reader", "group editor", "owner",
+         "superuser"]
+READ, WRITE, MANAGE, OWN, INVITED = "read", "write", "manage", "own records", "invited"
+# The invitee has been invited by the owner to edit `team` and has not answered: until they
+# accept, they reach nothing of it (sharing needs consent, corpus.sharing); only they may answer.
 ALLOWED = {READ: {"reader", "editor", "group reader", "group editor", "owner", "superuser"},
            WRITE: {"editor", "group editor", "owner", "superuser"},
-           MANAGE: {"owner", "superuser"}, OWN: {"owner", "superuser"}}
+           MANAGE: {"owner", "superuser"}, OWN: {"owner", "superuser"}, INVITED: {"invitee"}}
 QUESTION = "What is the default request timeout?"
 
 
@@ -63,6 +66,13 @@ class World:
 
     def doc_exists(self) -> bool:
         return Document.objects.filter(pk=self.doc.pk).exists()
+
+    def stranger_invited(self) -> bool:
+        """Whether sharing `team` with the stranger took effect: an invitation waiting for them
+        (sharing with someone new needs their consent), and nothing shared before they accept."""
+        invited = self.team.invitations.filter(user=self.stranger, role="read").exists()
+        assert not self.team.readers.filter(pk=self.stranger.pk).exists()
+        return invited
 
     def doc_in(self, collection: Collection) -> bool:
         return Document.objects.filter(pk=self.doc.pk, collection=collection).exists()
@@ -205,7 +215,7 @@ def page_edit_collection(w: World) -> bool:
 
 def page_share(w: World) -> bool:
     response = w.web.post("/documents/collections/team/share/", {"readers": "rita sam", "editors": "eddie"})
-    shared = w.team.readers.filter(pk=w.stranger.pk).exists()
+    shared = w.stranger_invited()
     assert shared == refused_or_ok(w, response, 302, web=True) or w.user is None
     return shared
 
@@ -256,9 +266,19 @@ def admin_reingest(w: World) -> bool:
     return Document.objects.get(pk=w.doc.pk).status == Document.Status.QUEUED
 
 
+def _move_audited(w: World) -> bool:
+    """Whether the document's move out of `team` is in the audit trail, by the actor, from and to."""
+    from audit.models import Action, AuditEvent
+
+    return AuditEvent.objects.filter(action=Action.DOCUMENT_MOVED, target_id=str(w.doc.pk), actor=w.user,
+                                     detail__from="team").exists()
+
+
 def admin_move(w: World) -> bool:
     _admin_action(w, "move_documents", apply="1", target=w.own.pk if w.own else "")
-    return w.own is not None and w.doc_in(w.own)
+    moved = w.own is not None and w.doc_in(w.own)
+    assert moved == _move_audited(w)
+    return moved
 
 
 def admin_delete(w: World) -> bool:
@@ -271,7 +291,7 @@ def admin_share(w: World) -> bool:
             "readers": w.stranger.username, "editors": " ".join(w.team.editors.values_list("username", flat=True)),
             "reader_groups": "readers", "editor_groups": "editors"}
     w.web.post(f"/admin/corpus/collection/{w.team.pk}/change/", data)
-    shared = w.team.readers.filter(pk=w.stranger.pk).exists()
+    shared = w.stranger_invited()
     assert shared == (Collection.objects.get(pk=w.team.pk).name == "Renamed")
     return shared
 
@@ -346,6 +366,25 @@ def api_move(w: World) -> bool:
     target = w.own.slug if w.own else "team"
     response = w.api.post(f"/api/documents/{w.doc.pk}/move/", {"collection": target}, format="json")
     moved = w.own is not None and w.doc_in(w.own)
+    assert refused_or_ok(w, response, 200) == moved == _move_audited(w)
+    return moved
+
+
+def api_move_by_patch(w: World) -> bool:
+    target = w.own.slug if w.own else "team"
+    response = w.api.patch(f"/api/documents/{w.doc.pk}/", {"collection": target}, format="json")
+    moved = w.own is not None and w.doc_in(w.own)
+    assert refused_or_ok(w, response, 200) == moved == _move_audited(w)
+    return moved
+
+
+def api_move_in(w: World) -> bool:
+    """Moving one of the actor's own documents into `team` takes write access to `team`."""
+    if w.own is None:
+        return refused_or_ok(w, w.api.post("/api/documents/1/move/", {"collection": "team"}, format="json"), 200)
+    note = Document.objects.create(collection=w.own, source="note.md", title="Note")
+    response = w.api.post(f"/api/documents/{note.pk}/move/", {"collection": "team"}, format="json")
+    moved = Document.objects.filter(pk=note.pk, collection=w.team).exists()
     assert refused_or_ok(w, response, 200) == moved
     return moved
 
@@ -372,7 +411,7 @@ def api_change_collection(w: World) -> bool:
 
 def api_share(w: World) -> bool:
     response = w.api.patch("/api/collections/team/", {"readers": ["rita", "sam"]}, format="json")
-    shared = w.team.readers.filter(pk=w.stranger.pk).exists()
+    shared = w.stranger_invited()
     assert refused_or_ok(w, response, 200) == shared
     return shared
 
@@ -565,6 +604,61 @@ def mcp_search(w: World) -> bool:
     return w.doc.pk in {c["document"]["id"] for c in result["structuredContent"]["chunks"]}
 
 
+# --- share invitations (only the invited person sees and answers theirs) ---------------------------------
+
+def _invitation(w: World):
+    from corpus.models import ShareInvitation
+
+    return ShareInvitation.objects.get(collection=w.team)
+
+
+def _answered_only_by_the_invitee(w: World, response, ok: int) -> bool:
+    if w.user is None:
+        assert response.status_code in {302, 401}, response.status_code
+        return False
+    if response.status_code == ok:
+        return True
+    assert response.status_code == 404, response.status_code  # someone else's: not even revealed
+    return False
+
+
+def api_list_invitations(w: World) -> bool:
+    response = w.api.get("/api/invitations/")
+    if w.user is None:
+        assert response.status_code == 401
+        return False
+    assert response.status_code == 200
+    listed = [(i["collection"]["slug"], i["invited_by"], i["role"]) for i in response.json()["results"]]
+    assert listed in ([], [("team", "olivia", "write")]), listed
+    return bool(listed)
+
+
+def api_accept_invitation(w: World) -> bool:
+    invitation = _invitation(w)
+    accepted = _answered_only_by_the_invitee(w, w.api.post(f"/api/invitations/{invitation.pk}/accept/"), 200)
+    assert accepted == w.team.editors.filter(username="ivy").exists()
+    return accepted
+
+
+def api_decline_invitation(w: World) -> bool:
+    invitation = _invitation(w)
+    declined = _answered_only_by_the_invitee(w, w.api.post(f"/api/invitations/{invitation.pk}/decline/"), 200)
+    assert declined != w.team.invitations.exists() and not w.team.editors.filter(username="ivy").exists()
+    return declined
+
+
+def page_invitations(w: World) -> bool:
+    response = w.web.get("/documents/")
+    return response.status_code == 200 and "<strong>olivia</strong> invites you to" in response.content.decode()
+
+
+def page_accept_invitation(w: World) -> bool:
+    invitation = _invitation(w)
+    accepted = _answered_only_by_the_invitee(w, w.web.post(f"/documents/invitations/{invitation.pk}/accept/"), 302)
+    assert accepted == w.team.editors.filter(username="ivy").exists()
+    return accepted
+
+
 # --- re-embedding (admin action: staff who manage the collection) ---------------------------------------
 
 def admin_reembed(w: World) -> bool:
@@ -661,6 +755,8 @@ ACTIONS = [
     Action("REST", "rating names the document as the source", READ, api_rating_names_document),
     Action("REST", "upload", WRITE, api_upload),
     Action("REST", "move", WRITE, api_move),
+    Action("REST", "move (PATCH)", WRITE, api_move_by_patch),
+    Action("REST", "move a document in", WRITE, api_move_in),
     Action("REST", "delete", WRITE, api_delete),
     Action("REST", "re-ingest", WRITE, api_reingest),
     Action("REST", "change collection", MANAGE, api_change_collection),
@@ -683,6 +779,11 @@ ACTIONS = [
     Action("MCP", "read_passage", READ, mcp_read_passage),
     Action("MCP", "search a collection", READ, mcp_search),
     Action("admin", "re-embed action", MANAGE, admin_reembed),
+    Action("REST", "list one's share invitations", INVITED, api_list_invitations),
+    Action("REST", "accept a share invitation", INVITED, api_accept_invitation),
+    Action("REST", "decline a share invitation", INVITED, api_decline_invitation),
+    Action("documents page", "one's share invitations", INVITED, page_invitations),
+    Action("documents page", "accept a share invitation", INVITED, page_accept_invitation),
     Action("/v1", "models", READ, v1_models),
     Action("/v1", "chat completion", READ, v1_completion),
     Action("/v1", "chat completion of every collection", READ, v1_completion_of_everything),
@@ -716,7 +817,8 @@ def make_world(django_user_model, settings, tmp_path, no_llm):
         # No passwords (force_login signs in): hashing five of them per case would dominate the run.
         users = {name: django_user_model.objects.create_user(username=username, password=None, is_staff=True)
                  for name, username in [("owner", "olivia"), ("reader", "rita"), ("editor", "eddie"),
-                                        ("stranger", "sam"), ("group reader", "gina"), ("group editor", "gus")]}
+                                        ("stranger", "sam"), ("group reader", "gina"), ("group editor", "gus"),
+                                        ("invitee", "ivy")]}
         # The chat admin's view permissions too: what each sees there is then corpus.permissions' call.
         chat_views = list(Permission.objects.filter(content_type__app_label="chat", codename__startswith="view_"))
         for staff in users.values():
@@ -730,6 +832,7 @@ def make_world(django_user_model, settings, tmp_path, no_llm):
         users["group editor"].groups.add(editors)
         team.reader_groups.add(readers)
         team.editor_groups.add(editors)
+        sharing.collection_share(collection=team, editors=[users["editor"], users["invitee"]], sharer=users["owner"])
         doc = _handbook(team)
         user = users.get(role)
         web, api = Client(), APIClient()

@@ -42,6 +42,7 @@ from corpus.ingest.contextualize import contextualize
 from corpus.ingest.parse import ParseError, parse_document
 from corpus.ingest.parse.base import page_number
 from corpus.ingest.tokens import count_tokens, tokenize
+from corpus.locks import document_for_update
 from corpus.metadata import build_metadata
 from corpus.models import IN_PROGRESS, Chunk, Collection, Document
 from corpus.reembed import store as reembed_store
@@ -348,7 +349,8 @@ def _check_spans(spans, text: str, *, overlapping: bool) -> None:
 
 def _publish(document_id: int, built: Built) -> str:
     with transaction.atomic():
-        document = Document.objects.select_for_update().filter(pk=document_id).first()
+        # The collection's row (FOR KEY SHARE), then the document's: corpus.locks' LOCK ORDER.
+        document = document_for_update(document_id)
         if document is None:
             return "missing"
         if document.content_hash != built.content_hash:

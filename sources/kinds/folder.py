@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+import os
 from pathlib import Path
 
-from sources.folders import FolderFile, FolderRefused, folder_files, read_file, resolve_folder, root_of
+from sources.folders import FolderFile, FolderRefused, folder_files, outside_reason, read_file, resolve_folder, root_of
 from sources.kinds.base import Content, Item, ItemFailed, ItemGone, Listing, SourceUnavailable, Unchanged
+
+logger = logging.getLogger(__name__)
 
 
 def _folder(source) -> Path:
@@ -16,7 +20,10 @@ def _folder(source) -> Path:
     except FolderRefused as exc:
         raise SourceUnavailable(str(exc)) from None
     if str(folder) != source.path:
-        raise SourceUnavailable(f"{source.path} now leads to {folder}: add that folder as a source instead.")
+        # Where it leads is a server path the readers of the Sources page need not see (the log has it).
+        logger.info("folder source %s: %s now leads to %s", source.pk, source.path, folder)
+        raise SourceUnavailable(f"{source.path}: a link on its way now leads elsewhere; add the folder it leads "
+                                "to as a source instead.")
     return folder
 
 
@@ -43,6 +50,9 @@ def read_item(source, item: Item, link) -> Content | Unchanged:
         raise ItemGone(item.key) from None
     except OSError as exc:
         raise ItemFailed(f"cannot read the file: {exc.strerror or exc}") from None
+    reason = outside_reason(stat, folder_device=os.stat(folder).st_dev)
+    if reason:  # checked before the "unchanged" shortcut too
+        raise ItemFailed(reason)
     validators = {"mtime_ns": stat.st_mtime_ns, "size": stat.st_size}
     if link is not None and (link.mtime_ns, link.size) == (stat.st_mtime_ns, stat.st_size):
         return Unchanged(validators)

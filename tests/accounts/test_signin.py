@@ -73,6 +73,36 @@ def test_an_unreachable_cache_does_not_lock_everyone_out(client, django_user_mod
             forget_signin_cache()
 
 
+def test_guessing_from_one_address_does_not_lock_the_owner_out_elsewhere(django_user_model):
+    from django.test import Client
+
+    django_user_model.objects.create_user(username="admin", password="admin-password-1", is_staff=True)
+    attacker, owner = Client(REMOTE_ADDR="203.0.113.9"), Client(REMOTE_ADDR="198.51.100.7")
+    for _ in range(6):
+        login(attacker, "/admin/login/", "admin", "guess")
+    assert "Too many failed sign-ins" in login(attacker, "/admin/login/", "admin", "admin-password-1").content.decode()
+    assert login(owner, "/admin/login/", "admin", "admin-password-1").status_code == 302
+
+
+def test_guessing_from_many_addresses_meets_the_slower_account_limit_but_not_at_a_known_address(
+        django_user_model, settings):
+    from django.test import Client
+
+    from accounts.signin import ACCOUNT_LIMIT_FACTOR
+
+    settings.LOGIN_FAILURE_LIMIT_PER_ADDRESS = 1000
+    django_user_model.objects.create_user(username="admin", password="admin-password-1")
+    usual = Client(REMOTE_ADDR="198.51.100.7")
+    assert login(usual, "/login/", "admin", "admin-password-1").status_code == 302  # now a known address
+    usual.logout()
+    failures = ACCOUNT_LIMIT_FACTOR * settings.LOGIN_FAILURE_LIMIT
+    for n in range(failures):  # a botnet: each address stays under the per-place limit
+        login(Client(REMOTE_ADDR=f"203.0.{n // 4}.{n % 4 + 1}"), "/login/", "admin", "guess")
+    newcomer = Client(REMOTE_ADDR="192.0.2.44")
+    assert "Too many failed sign-ins" in login(newcomer, "/login/", "admin", "admin-password-1").content.decode()
+    assert login(usual, "/login/", "admin", "admin-password-1").status_code == 302
+
+
 def test_users_change_their_password_from_a_linked_page(client, django_user_model):
     alice = django_user_model.objects.create_user(username="alice", password="alice-password-1")
     client.force_login(alice)

@@ -79,9 +79,14 @@ def test_drf_create_token_prints_a_working_key(user):
     match = re.fullmatch(r"Generated token (\S+) for user alice\n", out.getvalue())
     assert match, out.getvalue()
     assert status_with(f"Token {match.group(1)}") == 200
+    first = ApiToken.objects.get(user=user)
     call_command("drf_create_token", user.username, "--reset", stdout=StringIO())
     assert status_with(f"Token {match.group(1)}") == 401  # --reset revoked it
     assert ApiToken.objects.filter(user=user).count() == 1
+    from audit.models import Action, AuditEvent
+
+    revoked = AuditEvent.objects.filter(action=Action.TOKEN_REVOKED).values_list("target_id", "detail")
+    assert list(revoked) == [(str(first.pk), {"owner": "alice"})]  # --reset is audited
 
 
 def test_a_user_rotates_their_token_on_the_tokens_page(user, other_user):

@@ -28,9 +28,18 @@ def test_create_makes_the_caller_owner_and_derives_the_slug(client_of, user, oth
     body = response.json()
     assert (body["slug"], body["name"], body["owner"], body["chunk_size"]) == ("team-handbook", "Team Handbook",
                                                                                "alice", 300)
-    assert (body["readers"], body["editors"], body["can_write"], body["can_manage"]) == (["bob"], [], True, True)
+    assert (body["readers"], body["editors"], body["can_write"], body["can_manage"]) == ([], [], True, True)
+    assert [(i["username"], i["role"], i["invited_by"]) for i in body["invitations"]] == [("bob", "read", "alice")]
     assert body["document_count"] == 0
-    assert [c["slug"] for c in client_of(other_user).get("/api/collections/").json()["results"]] == ["team-handbook"]
+    bob = client_of(other_user)
+    assert bob.get("/api/collections/").json()["results"] == []  # invited: nothing until bob accepts
+    invitation = bob.get("/api/invitations/").json()["results"][0]
+    assert (invitation["collection"], invitation["invited_by"]) == ({"slug": "team-handbook",
+                                                                      "name": "Team Handbook"}, "alice")
+    accepted = bob.post(f"/api/invitations/{invitation['id']}/accept/")
+    assert accepted.status_code == 200 and accepted.json() == {"collection": "team-handbook", "accepted": True}
+    assert [c["slug"] for c in bob.get("/api/collections/").json()["results"]] == ["team-handbook"]
+    assert client_of(user).get("/api/collections/team-handbook/").json()["readers"] == ["bob"]
 
 
 @pytest.mark.parametrize(("body", "field", "message"), [

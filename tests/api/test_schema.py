@@ -70,7 +70,8 @@ def world(user, other_user):
     return api
 
 
-def test_every_response_matches_the_schema(world, no_llm, django_capture_on_commit_callbacks, settings, tmp_path):
+def test_every_response_matches_the_schema(world, no_llm, django_capture_on_commit_callbacks, settings, tmp_path,
+                                           other_user):
     settings.MEDIA_ROOT = tmp_path
     api = world
     schema = api.get("/api/schema/", {"format": "json"}).json()
@@ -116,6 +117,18 @@ def test_every_response_matches_the_schema(world, no_llm, django_capture_on_comm
     check(api.patch("/api/collections/notes/", {"editors": ["bob"], "chunk_size": 256}, format="json"), path)
     check(api.patch("/api/collections/notes/", {"chunk_size": 1}, format="json"), path)
     check(api.patch("/api/collections/shared/", {"name": "Mine"}, format="json"), path)
+
+    # share invitations (bob's: alice shared "Notes" and "Guides" with him)
+    check(api.patch("/api/collections/guides/", {"readers": ["bob"]}, format="json"), path)
+    bob = APIClient()
+    bob.force_authenticate(other_user)
+    body = check(bob.get("/api/invitations/"), "/api/invitations/")
+    notes, drafts = (next(i["id"] for i in body["results"] if i["collection"]["slug"] == slug)
+                     for slug in ("notes", "guides"))
+    check(bob.post(f"/api/invitations/{notes}/accept/"), "/api/invitations/{id}/accept/")
+    check(bob.post(f"/api/invitations/{drafts}/decline/"), "/api/invitations/{id}/decline/")
+    check(bob.post(f"/api/invitations/{drafts}/accept/"), "/api/invitations/{id}/accept/")
+    check(anonymous.get("/api/invitations/"), "/api/invitations/")
 
     # documents
     path = "/api/documents/"
@@ -187,7 +200,7 @@ def test_every_response_matches_the_schema(world, no_llm, django_capture_on_comm
 
     (tmp_path / "shared" / "handbook").mkdir(parents=True)
     (tmp_path / "shared" / "handbook" / "a.md").write_text("# A\n\nalpha\n")
-    settings.SOURCES_FOLDERS = [str(tmp_path / "shared")]
+    settings.SOURCES_FOLDERS, settings.SOURCES_FOLDERS_ANYONE = [str(tmp_path / "shared")], True
     path = "/api/sources/"
     with django_capture_on_commit_callbacks(execute=False):
         body = check(api.post(path, {"collection": "guides", "kind": "folder", "path": "handbook", "tags": ["hb"]},
@@ -209,6 +222,8 @@ def test_every_response_matches_the_schema(world, no_llm, django_capture_on_comm
         app.conf.task_always_eager = False
     assert body == {"new": 1, "changed": 0, "unchanged": 0, "removed": 0, "failed": 0}
     check(api.post("/api/sources/999999/sync/"), "/api/sources/{id}/sync/")
+    check(api.post(f"/api/sources/{source}/take-over/"), "/api/sources/{id}/take-over/")
+    check(api.post("/api/sources/999999/take-over/"), "/api/sources/{id}/take-over/")
     check(api.delete(f"/api/sources/{source}/"), path)
 
     # /v1

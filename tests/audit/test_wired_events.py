@@ -83,7 +83,7 @@ def test_sharing_changed_once_per_real_change(user, other_user, owned):
     assert client.patch("/api/collections/recipes/", {"readers": ["bob"]}, format="json").status_code == 200
     shared = only_event(Action.SHARING_CHANGED)
     assert (shared.actor, shared.target_type, shared.target_id) == (user, "corpus.collection", str(owned.pk))
-    assert shared.detail == {"readers": ["bob"]}
+    assert shared.detail == {"invited": ["bob (read)"]}  # someone new is invited (corpus.sharing)
     # The same readers again change nothing, so nothing is recorded.
     assert client.patch("/api/collections/recipes/", {"readers": ["bob"]}, format="json").status_code == 200
     assert AuditEvent.objects.filter(action=Action.SHARING_CHANGED).count() == 1
@@ -95,7 +95,7 @@ def test_sharing_changed_on_the_collection_page(user, other_user, owned):
     response = client.post("/documents/collections/recipes/share/", {"readers": "bob", "editors": ""})
     assert response.status_code == 302
     shared = only_event(Action.SHARING_CHANGED)
-    assert (shared.actor, shared.target_label, shared.detail["readers"]) == (user, str(owned), ["bob"])
+    assert (shared.actor, shared.target_label, shared.detail["invited"]) == (user, str(owned), ["bob (read)"])
 
 
 def test_document_and_collection_deletions(user, owned):

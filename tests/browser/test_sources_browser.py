@@ -87,7 +87,7 @@ def test_add_a_site_see_pages_ready_then_a_removed_page_disappear(live_server, u
 
 def test_the_add_form_shows_only_the_chosen_kinds_fields(live_server, user, chromium, settings, tmp_path):
     (tmp_path / "handbook").mkdir()
-    settings.SOURCES_FOLDERS = [str(tmp_path)]
+    settings.SOURCES_FOLDERS, settings.SOURCES_FOLDERS_ANYONE = [str(tmp_path)], True
     in_db_thread(lambda: Collection.objects.create(slug="harbour", name="Harbour", owner=user))
     shown = {"url": ["kind", "url", "schedule", "tags"],
              "site": ["kind", "url", "schedule", "max_pages", "max_depth", "tags"],

@@ -266,7 +266,8 @@ def test_owner_edits_and_shares_in_the_admin_through_the_services(client, staff,
     assert response.status_code == 302, response.content.decode()[:3000]
     garden.refresh_from_db()
     document.refresh_from_db()
-    assert garden.chunk_size == 256 and list(garden.readers.all()) == [user]
+    assert garden.chunk_size == 256 and not garden.readers.exists()  # invited: shared once they accept
+    assert list(garden.invitations.values_list("user__username", "role")) == [(user.username, "read")]
     assert document.built_signature == garden.pipeline_signature()  # re-ingested under the new settings
 
 

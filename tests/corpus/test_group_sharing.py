@@ -21,8 +21,11 @@ def mine(user) -> Collection:
 
 
 @pytest.fixture
-def teams() -> dict[str, Group]:
-    return {name: Group.objects.create(name=name) for name in ("design", "ops", "sales", "Support team")}
+def teams(user) -> dict[str, Group]:
+    """Four groups, each with the owner `user` in it (one shares only with groups one is in)."""
+    groups = {name: Group.objects.create(name=name) for name in ("design", "ops", "sales", "Support team")}
+    user.groups.add(*groups.values())
+    return groups
 
 
 def names(collection: Collection, field: str) -> list[str]:

@@ -9,7 +9,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from corpus import services, uploads
+from corpus import services, sharing, uploads
 from corpus.models import Chunk, Collection, Document
 from tests.corpus.ingest_helpers import GUIDE_V1, GUIDE_V2, assert_chunks_tile, eager_media, enqueued_builds  # noqa: F401
 
@@ -205,9 +205,9 @@ def test_collection_update_of_chunk_settings_reingests_its_documents(collection,
 
 def test_collection_share_replaces_readers_and_editors(collection, user, other_user, django_user_model):
     carol = django_user_model.objects.create_user(username="carol")
-    services.collection_share(collection=collection, readers=[user, carol], editors=[other_user])
-    services.collection_share(collection=collection, readers=[carol], editors=[])
-    services.collection_share(collection=collection, editors=[user])  # readers left as they are
+    sharing.collection_share(collection=collection, readers=[user, carol], editors=[other_user])
+    sharing.collection_share(collection=collection, readers=[carol], editors=[])
+    sharing.collection_share(collection=collection, editors=[user])  # readers left as they are
 
     assert list(collection.readers.all()) == [carol]
     assert list(collection.editors.all()) == [user]

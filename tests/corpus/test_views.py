@@ -291,19 +291,21 @@ def test_owner_edits_the_collection(client, user, own_collection):
 
 
 def test_owner_shares_by_username(client, user, other_user, own_collection, django_user_model):
-    carol = django_user_model.objects.create_user(username="carol")
+    django_user_model.objects.create_user(username="carol")
     client.force_login(user)
 
     response = client.post("/documents/collections/mine/share/", {"readers": "bob, carol", "editors": "carol"})
     assert response.status_code == 302
-    assert set(own_collection.readers.all()) == {other_user, carol}
-    assert list(own_collection.editors.all()) == [carol]
+    # Both are new: invited (carol, listed twice, to edit); nothing is shared before they accept.
+    assert not own_collection.readers.exists() and not own_collection.editors.exists()
+    invited = set(own_collection.invitations.values_list("user__username", "role"))
+    assert invited == {("bob", "read"), ("carol", "write")}
     page = client.get("/documents/collections/mine/edit/").content.decode()
-    assert "bob, carol</textarea>" in page
+    assert "bob</textarea>" in page and "carol</textarea>" in page and "bob (read)" in page
 
     unknown = client.post("/documents/collections/mine/share/", {"readers": "bob nobody", "editors": ""})
     assert unknown.status_code == 400 and "No such user: nobody." in unknown.content.decode()
-    assert list(own_collection.editors.all()) == [carol]  # nothing changed
+    assert set(own_collection.invitations.values_list("user__username", "role")) == invited  # nothing changed
 
 
 def test_delete_asks_for_confirmation_then_deletes(client, user, own_collection, django_capture_on_commit_callbacks):

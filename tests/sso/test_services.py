@@ -60,3 +60,42 @@ def test_claims_without_a_sub_make_no_user():
     with pytest.raises(ClaimsError):
         user_sign_in(issuer=ISSUER, claims={"preferred_username": "ada"})
     assert not User.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_parallel_first_sign_ins_of_one_person_give_one_user():
+    """Both find no identity, both make a user; the second's identity clashes with the first's:
+    it signs in as the first's user (its own is rolled back), never an IntegrityError (a 500)."""
+    import threading
+    from unittest import mock
+
+    from django.db import connection
+
+    from sso import services
+
+    both_looked, real_create = threading.Barrier(2, timeout=30), services._user_create
+    outcome: dict = {}
+
+    def create_after_both_looked(base, email):
+        both_looked.wait()
+        return real_create(base, email)
+
+    def sign_in(n: int) -> None:
+        try:
+            outcome[n] = user_sign_in(issuer=ISSUER, claims={"sub": "twin", "preferred_username": "ada",
+                                                             "groups": ["ops"]}).pk
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            outcome[n] = exc
+        finally:
+            connection.close()
+
+    with mock.patch.object(services, "_user_create", create_after_both_looked):
+        threads = [threading.Thread(target=sign_in, args=(n,)) for n in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+    assert outcome[0] == outcome[1], outcome
+    assert list(User.objects.values_list("username", flat=True)) == ["ada"]
+    assert Identity.objects.get().user_id == outcome[0]
+    assert list(User.objects.get().groups.values_list("name", flat=True)) == ["ops"]

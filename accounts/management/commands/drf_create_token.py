@@ -10,9 +10,10 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 
 from accounts.models import ApiToken
-from accounts.services import token_create
+from accounts.services import token_create, token_revoke
 
 NAME = "command line"
 
@@ -32,10 +33,12 @@ class Command(BaseCommand):
         user = get_user_model().objects.filter(**{get_user_model().USERNAME_FIELD: username}).first()
         if user is None:
             raise CommandError(f"no user named {username!r}")
-        if reset:
-            ApiToken.objects.filter(user=user, name=name).delete()
         try:
-            _, key = token_create(user=user, name=name, read_only=read_only)
+            with transaction.atomic():  # the old tokens go only if the new one is made
+                if reset:  # each revocation audited, like one in the web page or the admin
+                    for token_id in ApiToken.objects.filter(user=user, name=name).values_list("pk", flat=True):
+                        token_revoke(user=user, token_id=token_id)
+                _, key = token_create(user=user, name=name, read_only=read_only)
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
         self.stdout.write(f"Generated token {key} for user {username}")

@@ -1,0 +1,188 @@
+"""Who may use a collection, with the recipients' consent.
+
+An owner (or a superuser) shares a collection with people and groups (collection_share). Sharing
+with a person who is not yet a reader or an editor does not give them anything: it makes a
+ShareInvitation that they accept or decline (listed on their documents page and at
+/api/invitations/, with the sharer's name). Until they accept, nothing of the collection reaches
+their searches, answers or lists, so a collection cannot be pushed into someone's "all
+collections" answers. A person already reading or editing it changes role at once.
+
+A group can be added only by one of its members (or a superuser): sharing with a group one is
+not in would push the collection into strangers' answers the same way. Groups already shared stay
+shared, and anyone who manages the collection may take them off.
+
+Every change is audited: "sharing changed" (with who was invited and whose invitation was
+withdrawn), "share invitation accepted" and "declined" by the recipient.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import QuerySet
+
+from audit import record as audit_record
+from audit.models import Action
+from corpus import permissions
+from corpus.models import Collection, ShareInvitation
+
+Role = ShareInvitation.Role
+GROUP_FIELDS = ("reader_groups", "editor_groups")
+
+
+def _sharer(request, sharer):
+    user = sharer if sharer is not None else getattr(request, "user", None)
+    return user if user is not None and user.is_authenticated else None
+
+
+def collection_share(*, collection: Collection, readers: Iterable | None = None, editors: Iterable | None = None,
+                     reader_groups: Iterable | None = None, editor_groups: Iterable | None = None,
+                     request=None, sharer=None) -> Collection:
+    """Replace who may read (`readers`, users; `reader_groups`, auth groups) and who may also write
+    (`editors`, `editor_groups`) the collection's documents; None leaves that set as it is.
+
+    The sharer is `sharer`, else the request's user. A person who is neither a reader nor an editor
+    yet (nor the sharer) gets an invitation for that role instead (or has theirs changed to it);
+    an invitation of someone no longer listed is withdrawn. Without a sharer (trusted code: a
+    command, a migration) people are added at once. A group that is in neither group set yet must
+    be one of the sharer's (superusers: any): else ValidationError naming the field, and nothing
+    changes. A change is audited ("sharing changed", with the sets as they now are)."""
+    actor = _sharer(request, sharer)
+    with transaction.atomic():
+        Collection.objects.select_for_update().filter(pk=collection.pk).first()  # one change at a time
+        check_groups(collection, actor, {"reader_groups": reader_groups, "editor_groups": editor_groups})
+        changed = {}
+        for field, members in (("reader_groups", reader_groups), ("editor_groups", editor_groups)):
+            if members is None:
+                continue
+            members, before = list(members), set(getattr(collection, field).values_list("pk", flat=True))
+            if {member.pk for member in members} != before:
+                getattr(collection, field).set(members)
+                changed[field] = sorted(str(member) for member in members)
+        if readers is not None or editors is not None:
+            changed |= _share_people(collection, actor, readers, editors)
+        if changed:
+            audit_record(Action.SHARING_CHANGED, target=collection, detail=changed, request=request, actor=sharer)
+    return collection
+
+
+def check_groups(collection: Collection | None, actor, groups: dict[str, Iterable | None]) -> None:
+    """ValidationError naming the field when `groups` (field -> groups, None: unchanged) add a group
+    to `collection` (None: a new one) that `actor` may not share with (permissions.can_share_with_group).
+    Groups already shared stay allowed. Forms call it to show the error; collection_share calls it."""
+    if actor is None:
+        return
+    shared = set() if collection is None or collection.pk is None else (
+        set(collection.reader_groups.values_list("pk", flat=True))
+        | set(collection.editor_groups.values_list("pk", flat=True)))
+    errors = {}
+    for field, members in groups.items():
+        if members is None:
+            continue
+        refused = [group.name for group in members
+                   if group.pk not in shared and not permissions.can_share_with_group(actor, group)]
+        if refused:
+            errors[field] = (f"You may share only with groups you belong to; not with: {', '.join(sorted(refused))}.")
+    if errors:
+        raise ValidationError(errors, code="not_a_member")
+
+
+def _share_people(collection: Collection, actor, readers: Iterable | None, editors: Iterable | None) -> dict:
+    """collection_share for people: members change role or go at once, others are invited. Returns
+    what changed, for the audit."""
+    current = {"read": set(collection.readers.values_list("pk", flat=True)),
+               "write": set(collection.editors.values_list("pk", flat=True))}
+    pending = {invitation.user_id: invitation for invitation in collection.invitations.all()}
+    wanted: dict[int, str] = {}
+    names = {}
+    for role, people in (("read", readers), ("write", editors)):  # someone listed as both: write
+        if people is None:  # as they are, invitations included
+            wanted |= {pk: role for pk in current[role]}
+            wanted |= {pk: role for pk, invitation in pending.items() if invitation.role == role}
+        else:
+            for person in people:
+                wanted[person.pk] = role
+                names[person.pk] = person.get_username()
+    members = current["read"] | current["write"]
+    direct = {"read": set(), "write": set()}
+    invite: dict[int, str] = {}
+    for pk, role in wanted.items():
+        if pk in members or actor is None or pk == actor.pk:
+            direct[role].add(pk)
+        else:
+            invite[pk] = role
+    unnamed = (members | set(pending) | set(wanted)) - set(names)
+    names |= dict(get_user_model().objects.filter(pk__in=unnamed).values_list("pk", "username"))
+
+    changed = {}
+    for role, field in (("read", "readers"), ("write", "editors")):
+        if direct[role] != current[role]:
+            getattr(collection, field).set(direct[role])
+            changed[field] = sorted(names[pk] for pk in direct[role])
+    withdrawn = [pk for pk in pending if pk not in invite]
+    ShareInvitation.objects.filter(collection=collection, user_id__in=withdrawn).delete()
+    invited = []
+    for pk, role in invite.items():
+        invitation = pending.get(pk)
+        if invitation is None:
+            ShareInvitation.objects.create(collection=collection, user_id=pk, role=role, invited_by=actor)
+        elif invitation.role != role:
+            ShareInvitation.objects.filter(pk=invitation.pk).update(role=role)
+        else:
+            continue
+        invited.append(f"{names[pk]} ({role})")
+    if invited:
+        changed["invited"] = sorted(invited)
+    if withdrawn:
+        changed["withdrawn"] = sorted(names[pk] for pk in withdrawn)
+    return changed
+
+
+def invitations_pending(*, user) -> QuerySet[ShareInvitation]:
+    """`user`'s invitations waiting for an answer, newest first, with collection and sharer."""
+    return ShareInvitation.objects.filter(user=user).select_related("collection", "invited_by")
+
+
+def invitation_accept(*, invitation: ShareInvitation, request=None) -> Collection:
+    """Make the invited person a reader or an editor (the invitation's role) and drop the
+    invitation. Audited ("share invitation accepted", by them). Denied (404) if it was withdrawn
+    or answered meanwhile."""
+    return _answer(invitation, accept=True, request=request)
+
+
+def invitation_decline(*, invitation: ShareInvitation, request=None) -> Collection:
+    """Drop the invitation; nothing is shared. Audited ("share invitation declined", by them).
+    Denied (404) if it was withdrawn or answered meanwhile."""
+    return _answer(invitation, accept=False, request=request)
+
+
+def _answer(invitation: ShareInvitation, *, accept: bool, request) -> Collection:
+    with transaction.atomic():
+        collection = Collection.objects.select_for_update().filter(pk=invitation.collection_id).first()
+        locked = (ShareInvitation.objects.select_for_update(of=("self",)).select_related("user", "invited_by")
+                  .filter(pk=invitation.pk).first())
+        if collection is None or locked is None:
+            raise permissions.Denied("This invitation was withdrawn or already answered.", status=404)
+        if accept:
+            (collection.editors if locked.role == Role.WRITE else collection.readers).add(locked.user)
+        audit_record(Action.SHARE_ACCEPTED if accept else Action.SHARE_DECLINED, target=collection,
+                     actor=locked.user, request=request,
+                     detail={"role": locked.role, "invited_by": locked.invited_by.get_username()
+                             if locked.invited_by else None})
+        locked.delete()
+    return collection
+
+
+def shares_with_invitations(collection: Collection) -> dict[str, list]:
+    """The people a sharing form starts from: readers and editors, each with the people invited to
+    that role (so saving the form keeps their invitations), and the groups."""
+    invitations = list(collection.invitations.select_related("user"))
+    return {
+        "readers": [*collection.readers.all(), *(i.user for i in invitations if i.role == Role.READ)],
+        "editors": [*collection.editors.all(), *(i.user for i in invitations if i.role == Role.WRITE)],
+        "reader_groups": list(collection.reader_groups.all()),
+        "editor_groups": list(collection.editor_groups.all()),
+    }
