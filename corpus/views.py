@@ -221,6 +221,6 @@ def invitation_answer(request: HttpRequest, pk: int, answer: str) -> HttpRespons
             return redirect(_documents_url({"collection": collection.slug}))
         sharing.invitation_decline(invitation=invitation, request=request)
     except permissions.Denied as denied:
-        raise _http(denied) from None
+        raise denied.http_error() from None
     messages.success(request, f"Declined {invitation.collection.name}.")
     return redirect("corpus:documents")
