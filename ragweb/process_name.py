@@ -16,6 +16,7 @@ import ctypes.util
 RUN = "ragweb-run"
 WEB_SERVER = "ragweb-web"
 WORKER = "ragweb-worker"
+SOURCES_WORKER = "ragweb-sources"  # the source syncs' worker
 
 PR_SET_NAME = 15  # <linux/prctl.h>
 MAX_BYTES = 15  # the kernel keeps 16 bytes, the last a NUL

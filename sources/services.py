@@ -20,6 +20,7 @@ from audit.models import Action
 from corpus import services as corpus_services
 from corpus.metadata import clean_tags
 from corpus.models import Collection, Document
+from sources import quotas
 from sources.folders import FolderRefused, resolve_folder
 from sources.models import MAX_DEPTH_LIMIT, MAX_PAGES_LIMIT, Source
 from sources.web.addresses import AddressRefused, literal_address, refusal
@@ -113,9 +114,13 @@ def clean_new_source(*, kind: str, url: str = "", path: str = "", schedule: str 
 
 def source_create(*, collection: Collection, created_by=None, sync: bool = True, request=None, **fields) -> Source:
     """Add a source to `collection` (`fields`: clean_new_source's arguments); with `sync`, its first
-    sync is queued (after commit). A collection holds a location once. Audited (`request`: the
-    client's address)."""
+    sync is queued (after commit). A collection holds a location once; a user (not a superuser)
+    adds at most quotas.MAX_SOURCES_PER_USER sources. Audited (`request`: the client's address)."""
     fields = clean_new_source(**fields)
+    if created_by is not None and not created_by.is_superuser and \
+            Source.objects.filter(created_by=created_by).count() >= quotas.MAX_SOURCES_PER_USER:
+        raise ValidationError(f"You have added {quotas.MAX_SOURCES_PER_USER} sources, the most one person may "
+                              "keep; delete one first, or ask an administrator.")
     if Source.objects.filter(collection=collection, kind=fields["kind"], url=fields["url"],
                              path=fields["path"]).exists():
         raise ValidationError({"url" if fields["url"] else "path":

@@ -6,21 +6,25 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
-from django.db import DatabaseError
 from django.utils import timezone
 
+from corpus.ingest.pipeline import TRANSIENT_ERRORS
 from sources.models import Source
 from sources.sync import source_sync, sources_mark_lost
 
 logger = logging.getLogger(__name__)
 
 SYNC_DUE_EVERY = 60.0  # seconds between looks for due sources (settings.CELERY_BEAT_SCHEDULE)
+# Syncs run on a queue of their own (settings.CELERY_TASK_QUEUES), consumed by a worker of their own in
+# `make run` and docker-compose: a slow site (Crawl-delay) never holds a slot that ingestion needs.
+SYNC_QUEUE = "sources"
 
 
-@shared_task(name="sources.sync_source", autoretry_for=(DatabaseError,), max_retries=5, retry_backoff=10)
+@shared_task(name="sources.sync_source", queue=SYNC_QUEUE, autoretry_for=TRANSIENT_ERRORS, max_retries=5,
+             retry_backoff=10, retry_backoff_max=300, retry_jitter=True)
 def sync_source_task(source_id: int) -> dict | None:
     """The sync's counts (with "busy": true when another sync of the source was running), or None
-    if the source is gone."""
+    if the source is gone. A database or broker blip propagates to Celery's retry."""
     result = source_sync(source_id=source_id)
     if result is None:
         logger.info("source %s: gone before its sync", source_id)

@@ -7,16 +7,18 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from accounts.quotas import wait_seconds
 from corpus import permissions
 from corpus.models import IN_PROGRESS, Collection, Document
 from sources import services
 from sources.forms import SourceForm
 from sources.models import Source
+from sources.quotas import SyncNowQuota
 
 DOCUMENTS_SHOWN = 50  # per source on the page
 
@@ -57,8 +59,13 @@ def source_add(request: HttpRequest, slug: str) -> HttpResponse:
     form = SourceForm(request.POST)
     if not form.is_valid():
         return _page(request, collection, form=form, status=400)
-    source = services.source_create(collection=collection, created_by=request.user, request=request,
-                                    **form.cleaned_data)
+    try:
+        source = services.source_create(collection=collection, created_by=request.user, request=request,
+                                        **form.cleaned_data)
+    except ValidationError as exc:  # the checks that need the database: a quota, a source already there
+        for field, errors in getattr(exc, "error_dict", {None: exc.error_list}).items():
+            form.add_error(field if field in form.fields else None, errors)
+        return _page(request, collection, form=form, status=400)
     messages.success(request, f"Added {source}; its first sync is queued.")
     return redirect("sources:list", slug=collection.slug)
 
@@ -72,6 +79,10 @@ def _source(request: HttpRequest, pk: int) -> Source:
 @login_required
 def source_sync(request: HttpRequest, pk: int) -> HttpResponse:
     source = _source(request, pk)
+    wait = wait_seconds(SyncNowQuota, request)
+    if wait is not None:
+        messages.error(request, f"You asked for many syncs lately; try again in {wait} seconds.")
+        return redirect("sources:list", slug=source.collection.slug)
     services.source_sync_enqueue(source=source)
     messages.success(request, f"Sync of {source} queued.")
     return redirect("sources:list", slug=source.collection.slug)

@@ -64,15 +64,20 @@ def test_a_sync_left_syncing_by_a_dead_worker_is_marked_failed_by_the_next_tick(
         other.close()
 
 
-def test_the_sync_api_says_failed_not_queued_when_the_sync_crashed(folder_source, user, monkeypatch):
+def test_the_source_polled_after_sync_now_says_failed_when_the_sync_crashed(folder_source, user, monkeypatch,
+                                                                             settings,
+                                                                             django_capture_on_commit_callbacks):
     from rest_framework.test import APIClient
 
+    settings.CELERY_TASK_ALWAYS_EAGER = True
     monkeypatch.setattr(folder_kind, "list_items", lambda source: 1 / 0)
     client = APIClient()
     client.force_authenticate(user)
-    response = client.post(f"/api/sources/{folder_source.pk}/sync/")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/api/sources/{folder_source.pk}/sync/")
     assert response.status_code == 202
-    assert response.json()["state"] == "failed" and "ZeroDivisionError" in response.json()["detail"]
+    shown = client.get(response.json()["url"]).json()
+    assert shown["state"] == "failed" and "ZeroDivisionError" in shown["last_sync"]["error"]
 
 
 def test_a_file_swapped_for_a_fifo_after_listing_fails_without_blocking(folder_source, allowed_root, monkeypatch,
