@@ -10,8 +10,8 @@ from pathlib import Path
 from urllib.parse import quote, urlparse
 
 import dj_database_url
-from kombu import Queue
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 from ragweb.env import (
     checked_secret_key,
@@ -287,7 +287,8 @@ CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_QUEUES = [Queue("celery"), Queue("sources")]
 
 # Sources (sources/, README "Sources"): server folders a source may read (comma-separated; empty =
-# folder sources off); Celery beat (`make run`, compose's `beat`) queues the sources whose scheduled sync is due every minute.
+# folder sources off); Celery beat (`make run`, compose's `beat`) queues the sources whose scheduled
+# sync is due every minute.
 SOURCES_FOLDERS = env_list("SOURCES_FOLDERS", [])
 CELERY_BEAT_SCHEDULE = {"sources-sync-due": {"task": "sources.sync_due", "schedule": 60.0}}
 

@@ -183,7 +183,6 @@ def test_every_response_matches_the_schema(world, no_llm, django_capture_on_comm
     check(api.delete(f"/api/tokens/{made}/"), path)
 
     # sources
-    from ragweb.celery import app
 
     (tmp_path / "shared" / "handbook").mkdir(parents=True)
     (tmp_path / "shared" / "handbook" / "a.md").write_text("# A\n\nalpha\n")
