@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from corpus.ingest.pipeline import TRANSIENT_ERRORS
 from sources.models import Source
-from sources.sync import source_sync, sources_mark_lost
+from sources.sync import SYNC_ITEMS, source_sync, sources_mark_lost, sync_slice_seconds
 
 logger = logging.getLogger(__name__)
 
@@ -24,12 +24,17 @@ SYNC_QUEUE = "sources"
              retry_backoff=10, retry_backoff_max=300, retry_jitter=True)
 def sync_source_task(source_id: int) -> dict | None:
     """The sync's counts (with "busy": true when another sync of the source was running), or None
-    if the source is gone. A database or broker blip propagates to Celery's retry."""
-    result = source_sync(source_id=source_id)
+    if the source is gone. One run has a budget (sources.sync.SYNC_SECONDS, SYNC_ITEMS): a sync
+    that needs more ("more": true) queues its next run. A database or broker blip propagates to
+    Celery's retry."""
+    result = source_sync(source_id=source_id, seconds=sync_slice_seconds(), items=SYNC_ITEMS)
     if result is None:
         logger.info("source %s: gone before its sync", source_id)
         return None
-    return {**result.counts, "failures": result.failures, "error": result.error, "busy": result.busy}
+    if result.more:  # the run's budget is spent: go on behind the syncs queued meanwhile
+        sync_source_task.delay(source_id)
+    return {**result.counts, "failures": result.failures, "error": result.error, "busy": result.busy,
+            "more": result.more}
 
 
 @shared_task(name="sources.sync_due")
