@@ -114,10 +114,10 @@ def clean_new_source(*, kind: str, url: str = "", path: str = "", schedule: str 
 
 def source_create(*, collection: Collection, created_by=None, sync: bool = True, request=None, **fields) -> Source:
     """Add a source to `collection` (`fields`: clean_new_source's arguments); with `sync`, its first
-    sync is queued (after commit). A collection holds a location once; a user (not a superuser)
-    adds at most quotas.MAX_SOURCES_PER_USER sources. Audited (`request`: the client's address)."""
+    sync is queued (after commit). A collection holds a location once; a user (staff aside: the
+    admin is theirs) adds at most quotas.MAX_SOURCES_PER_USER sources. Audited (`request`: the client's address)."""
     fields = clean_new_source(**fields)
-    if created_by is not None and not created_by.is_superuser and \
+    if created_by is not None and not created_by.is_staff and \
             Source.objects.filter(created_by=created_by).count() >= quotas.MAX_SOURCES_PER_USER:
         raise ValidationError(f"You have added {quotas.MAX_SOURCES_PER_USER} sources, the most one person may "
                               "keep; delete one first, or ask an administrator.")
