@@ -9,17 +9,20 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import BooleanField, ExpressionWrapper, Q
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
+from rest_framework.exceptions import Throttled
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.quotas import wait_seconds
 from api.errors import errors
 from api.parsers import SafeJSONParser
 from corpus import permissions, selectors, services
 from corpus.metadata import TAG_MAX_CHARS, TAGS_MAX, clean_tags
 from corpus.models import Chunk, Document
+from corpus.quotas import ForcedReingestQuota
 from corpus.uploads import SUPPORTED_EXTENSIONS, limit_text
 
 
@@ -238,7 +241,7 @@ def _move(request: Request, pk: int) -> Response:
 
 
 class DocumentReingestView(APIView):
-    @extend_schema(request=ReingestInput, responses={202: DocumentOutput, **errors(400, 401, 403, 404)},
+    @extend_schema(request=ReingestInput, responses={202: DocumentOutput, **errors(400, 401, 403, 404, 429)},
                    parameters=[OpenApiParameter("force", bool, description="Rebuild even if up to date (or "
                                                                            "`force` in the body).")],
                    summary="Process a document again", tags=["documents"])
@@ -247,6 +250,10 @@ class DocumentReingestView(APIView):
         body = ReingestInput(data=request.data if isinstance(request.data, dict) else {})
         body.is_valid(raise_exception=True)
         force = body.validated_data["force"] or request.query_params.get("force", "").lower() in {"1", "true", "yes"}
+        if force:
+            wait = wait_seconds(ForcedReingestQuota, request)
+            if wait is not None:
+                raise Throttled(wait=wait, detail=f"Too many forced re-ingests; try again in {wait} seconds.")
         services.document_reingest(document=document, force=force)
         return Response(DocumentOutput(_shown(request.user, document)).data, status=status.HTTP_202_ACCEPTED)
 

@@ -2,19 +2,19 @@
 ones of collections you may read, add one (editors of the collection), show, change (schedule,
 limits, tags), delete (with the documents it brought), and sync now.
 
-POST /api/sources/{id}/sync/ queues the sync and waits for it up to SOURCES_SYNC_WAIT_SECONDS: 200
-with the sync's counts when it finished in time, else 202 with the source's state (poll GET
-/api/sources/{id}/, whose `last_sync` holds the counts when it is done). The counts are about the
-sources' pages and files; their documents are then processed by the workers as usual.
+POST /api/sources/{id}/sync/ queues the sync and answers 202 at once with the source's URL to poll
+(GET /api/sources/{id}/: `last_sync` holds the counts when `state` is no longer queued or syncing);
+no web thread waits for a sync (`manage.py sync_sources --wait` does, in its own process). "Sync now"
+is rate-limited per user (sources.quotas). The counts are about the sources' pages and files; their
+documents are then processed by the workers as usual.
 Permissions: corpus.permissions (a stranger gets 404, a reader 403 on every change); writes go
 through sources.services, whose ValidationErrors are 400s naming the field.
 """
 
 from __future__ import annotations
 
-from celery.exceptions import TimeoutError as CeleryTimeout
-from django.conf import settings
 from django.db.models import Count
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.pagination import LimitOffsetPagination
@@ -26,7 +26,7 @@ from api.errors import errors
 from corpus import permissions
 from sources import ownership, services
 from sources.models import Source
-from sources.tasks import sync_source_task
+from sources.quotas import SyncNowQuota
 
 
 class SourceCountsOutput(serializers.Serializer):
@@ -94,7 +94,8 @@ class CollectionSourceChangeInput(CollectionSourceInput):
 
 
 class SourceSyncAccepted(serializers.Serializer):
-    state = serializers.CharField()
+    state = serializers.CharField(help_text="The source's state now: queued, or syncing when a sync was running.")
+    url = serializers.CharField(help_text="The source (GET it to follow the sync; also the Location header).")
     detail = serializers.CharField()
 
 
@@ -153,26 +154,19 @@ class SourceDetailView(APIView):
 
 
 class SourceSyncView(APIView):
-    @extend_schema(request=None, responses={200: SourceCountsOutput, 202: SourceSyncAccepted, **errors(401, 403, 404)},
-                   tags=["sources"], summary="Sync a source now: its counts, or 202 if it takes longer")
+    throttle_classes = [SyncNowQuota]
+
+    @extend_schema(request=None, responses={202: SourceSyncAccepted, **errors(401, 403, 404, 429)},
+                   tags=["sources"], summary="Queue a sync of a source now; poll the source for its counts")
     def post(self, request: Request, pk: int) -> Response:
         source = permissions.collection_row_for(request.user, Source.objects, pk, write=True, noun="source")
-        Source.objects.filter(pk=source.pk).exclude(state=Source.State.SYNCING).update(state=Source.State.QUEUED)
-        pending = sync_source_task.delay(source.pk)
-        try:
-            outcome = pending.get(timeout=settings.SOURCES_SYNC_WAIT_SECONDS, propagate=False)
-        except CeleryTimeout:
-            outcome = None
-        if isinstance(outcome, dict) and not outcome.get("busy"):
-            return Response({name: outcome[name] for name in SourceCountsOutput().fields})
-        state, error = Source.objects.filter(pk=source.pk).values_list("state", "error").first() or ("deleted", "")
-        if state == Source.State.FAILED and not isinstance(outcome, dict):
-            detail = error  # the sync stopped on an error (sources.sync): not "queued or running"
-        elif isinstance(outcome, dict):
-            detail = "Another sync of this source is running; its counts will be in last_sync."
-        else:
-            detail = "The sync is queued or running; GET the source for its counts (last_sync) when it is done."
-        return Response({"state": state, "detail": detail}, status=status.HTTP_202_ACCEPTED)
+        services.source_sync_enqueue(source=source)
+        url = reverse("source", kwargs={"pk": source.pk})
+        state = Source.objects.filter(pk=source.pk).values_list("state", flat=True).first() or "deleted"
+        return Response({"state": state, "url": url,
+                         "detail": "The sync is queued (or already running); GET the source's url until its state "
+                                   "is no longer queued or syncing: last_sync then holds the counts."},
+                        status=status.HTTP_202_ACCEPTED, headers={"Location": url})
 
 
 class SourceTakeOverView(APIView):

@@ -21,6 +21,7 @@ from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from pgvector.django import CosineDistance
 
+from accounts.quotas import UserQuota
 from chat.answering.support import support_for
 from chat.markdown import TAG_OR_TEXT, render_markdown
 from chat.retrieval.query_batching import embed_queries
@@ -72,27 +73,104 @@ def highlight_for(document: Document, citation: dict, answer: str) -> Highlight:
                                                           lead=citation.get("lead") or ""))
 
 
-def highlighted_document(document: Document, highlight: Highlight) -> SafeString:
-    """The document as HTML: the segment in <mark class="passage segment">, supporting sentences in
-    <mark class="passage support">, the first focus carrying id="passage"; PDF page breaks shown."""
+# The passage pages render a window of the document, not all of it (a 600,000-character document
+# rendered whole took ~0.3 s of CPU a request): this much text on each side of the passage, and at
+# most PART_CHARS in all; the rest is paged in parts of PART_CHARS (?part=N), cut at line starts.
+CONTEXT_CHARS = 10_000
+PART_CHARS = 40_000
+_LINE_LOOKBACK = 2_000  # how far back a cut looks for a line start
+
+
+class PassageQuota(UserQuota):
+    """Passage pages (an answer's citation, a search result's passage) per user."""
+
+    scope = "passage_page"
+    rate = "120/min"
+
+
+@dataclass(frozen=True)
+class Window:
+    """The characters [start, end) of a document that a passage page renders; `earlier` and
+    `later` are the parts (?part=N) before and after it, None at either end of the document."""
+
+    start: int
+    end: int
+    earlier: int | None
+    later: int | None
+
+
+def _line_start(text: str, offset: int) -> int:
+    """`offset` moved back to the start of its line (if one starts within _LINE_LOOKBACK)."""
+    if offset <= 0 or offset >= len(text):
+        return max(0, min(offset, len(text)))
+    newline = text.rfind("\n", max(0, offset - _LINE_LOOKBACK), offset)
+    return offset if newline < 0 else newline + 1
+
+
+def parts(text: str) -> int:
+    """How many parts of PART_CHARS the document has (at least one)."""
+    return max(1, -(-len(text) // PART_CHARS))
+
+
+def window_for(text: str, highlight: Highlight, part: int | None = None) -> Window:
+    """Part `part` of the document (0-based, clamped), or without one the window around the
+    highlight: CONTEXT_CHARS before the segment and after it, at most PART_CHARS from the focus."""
+    if part is not None:
+        part = max(0, min(part, parts(text) - 1))
+        start, end = _line_start(text, part * PART_CHARS), _line_start(text, (part + 1) * PART_CHARS)
+    else:
+        seg_start, seg_end = highlight.segment
+        start = max(0, min(seg_start, highlight.focus) - CONTEXT_CHARS)
+        end = max(seg_end, highlight.focus) + CONTEXT_CHARS
+        if end - start > PART_CHARS:
+            start = max(0, highlight.focus - CONTEXT_CHARS)
+            end = start + PART_CHARS
+        start, end = _line_start(text, start), _line_start(text, min(end, len(text)))
+    return Window(start=start, end=end, earlier=(start - 1) // PART_CHARS if start > 0 else None,
+                  later=end // PART_CHARS if end < len(text) else None)
+
+
+def _within(highlight: Highlight, window: Window) -> Highlight | None:
+    """The highlight cut to the window, its offsets made relative to it; None if none of it is in."""
+    def cut(a: int, b: int) -> tuple[int, int] | None:
+        a, b = max(a, window.start), min(b, window.end)
+        return (a - window.start, b - window.start) if a < b else None
+
+    segment = cut(*highlight.segment)
+    if segment is None:
+        return None
+    support = tuple(span for span in (cut(a, b) for a, b in highlight.support) if span)
+    return Highlight(segment=segment, support=support)
+
+
+def highlighted_document(document: Document, highlight: Highlight, window: Window | None = None) -> SafeString:
+    """The document, or its `window`, as HTML: the segment in <mark class="passage segment">,
+    supporting sentences in <mark class="passage support">, the first focus carrying
+    id="passage"; PDF page breaks shown (numbered as in the whole document)."""
+    text = document.text
+    window = window or Window(0, len(text), None, None)
+    shown, inside = text[window.start:window.end], _within(highlight, window)
     if is_markdown(document):
-        return _markdown_html(document.text, highlight)
-    return _plain_html(document.text, highlight, document.pages or [])
+        return _markdown_html(shown, inside) if inside else format_html(
+            '<div class="doc markdown">{}</div>', render_markdown(shown))
+    pages = [(number, offset - window.start) for number, offset in enumerate(document.pages or [], start=1)
+             if number > 1 and window.start <= offset <= window.end]
+    return _plain_html(shown, inside, pages)
 
 
-def _plain_html(text: str, highlight: Highlight, pages: list[int]) -> SafeString:
+def _plain_html(text: str, highlight: Highlight | None, pages: list[tuple[int, int]]) -> SafeString:
     # Every tag opens and closes at an offset; at one offset: closings, then a page break, then openings.
-    seg_start, seg_end = highlight.segment
     focus_id = ' id="passage"'
     events: list[tuple[int, int, str]] = []  # (offset, 0 close | 1 page break | 2 open, html)
-    segment_tag = f'<mark class="passage segment"{"" if highlight.support else focus_id}>'
-    events += [(seg_start, 2, segment_tag), (seg_end, 0, "</mark>")]
-    for i, (a, b) in enumerate(highlight.support):
-        events += [(a, 2, f'<mark class="passage support"{focus_id if i == 0 else ""}>'), (b, 0, "</mark>")]
-    for number, offset in enumerate(pages, start=1):
-        if number > 1:
-            events.append((offset, 1, f'<span class="page-break" id="page-{number}" role="separator">'
-                                      f"Page {number}</span>"))
+    if highlight is not None:
+        seg_start, seg_end = highlight.segment
+        segment_tag = f'<mark class="passage segment"{"" if highlight.support else focus_id}>'
+        events += [(seg_start, 2, segment_tag), (seg_end, 0, "</mark>")]
+        for i, (a, b) in enumerate(highlight.support):
+            events += [(a, 2, f'<mark class="passage support"{focus_id if i == 0 else ""}>'), (b, 0, "</mark>")]
+    for number, offset in pages:
+        events.append((offset, 1, f'<span class="page-break" id="page-{number}" role="separator">'
+                                  f"Page {number}</span>"))
     events.sort(key=lambda e: (e[0], e[1]))
     html, position = [], 0
     for offset, _kind, tag in events:

@@ -19,13 +19,14 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
 from chat.answering.citations import citation_url, cited_numbers
+from chat.document_views import passage_body, passage_throttled
 from chat.errors import log_failure, server_failure_message
 from chat.export import answer_markdown
 from chat.feedback import feedback_documents
 from chat.filter_form import MEDIA_TYPE_CHOICES, filters_from_post, filters_summary
 from chat.markdown import link_citations, render_markdown
 from chat.models import Conversation, Message
-from chat.passages import chunk_similarities, highlight_for, highlighted_document
+from chat.passages import chunk_similarities, highlight_for
 from chat.questions import InvalidQuestion, clean_question
 from chat.relevance_chart import relevance_svg
 from chat.retrieval.filters import FilterError
@@ -327,6 +328,9 @@ def passage(request: HttpRequest, pk: int, n: int) -> HttpResponse:
     user's and the document is readable by them now; 410 with a page saying so when the document
     has been deleted since."""
     message = get_object_or_404(Message, pk=pk, conversation__user=request.user, role=Message.Role.ASSISTANT)
+    throttled = passage_throttled(request)
+    if throttled is not None:
+        return throttled
     citation = message.citation(n)
     if citation is None:
         raise Http404("No such citation.")
@@ -348,6 +352,6 @@ def passage(request: HttpRequest, pk: int, n: int) -> HttpResponse:
                               selected=(citation["start"], citation["end"]), retrieved=retrieved)
     return render(request, "chat/passage.html", {
         "message": message, "citation": citation, "document": document, "page": document.page_at(highlight.focus),
-        "supported": bool(highlight.support), "body": highlighted_document(document, highlight),
+        "supported": bool(highlight.support), **passage_body(request, document, highlight),
         "chart": chart, "back_url": back_url,
     })

@@ -14,11 +14,12 @@ import logging
 
 from celery import Task, shared_task
 from celery.signals import worker_ready
+from django.conf import settings
 from django.db import DatabaseError, connection
 
 from corpus.graph.merge import MERGE_PRIORITY, graph_merge
 from corpus.ingest import pipeline
-from corpus.reembed.services import reembed_run
+from corpus.reembed.services import reembed_fail, reembed_run
 
 logger = logging.getLogger(__name__)
 
@@ -46,11 +47,39 @@ def process_document_task(self, document_id: int) -> str:
         raise self.retry(exc=exc, countdown=BUSY_COUNTDOWN, max_retries=None) from exc
 
 
-@shared_task(name="corpus.reembed_collection", max_retries=MAX_RETRIES, autoretry_for=pipeline.TRANSIENT_ERRORS,
-             retry_backoff=5, retry_backoff_max=300, retry_jitter=True)
-def reembed_collection_task(collection_id: int) -> str:
-    """Re-embed one collection with its queued model (corpus.reembed.services.reembed_run)."""
-    return reembed_run(collection_id)
+# A re-embed runs in slices this long (plus the batch under way: reembed.services.BATCH_CHUNKS chunks, ~12 s at
+# 21 chunks/s), each task queueing the next, at most a third of the broker's visibility timeout
+# (CELERY_VISIBILITY_TIMEOUT, default 180 s): the message is acknowledged before Redis would hand it
+# to a second worker.
+REEMBED_SLICE_SECONDS = 60.0
+
+
+def reembed_slice_seconds() -> float:
+    return min(REEMBED_SLICE_SECONDS, settings.CELERY_VISIBILITY_TIMEOUT / 3)
+
+
+class ReembedCollection(Task):
+    def on_failure(self, exc, task_id, args, kwargs, einfo) -> None:
+        if isinstance(exc, pipeline.TRANSIENT_ERRORS) and args:
+            logger.error("re-embed of collection %s: giving up after %s retries: %s", args[0], MAX_RETRIES, exc)
+            try:
+                reembed_fail(args[0], f"Re-embedding kept failing on a temporary error: {exc}")
+            except DatabaseError:
+                logger.exception("could not mark the re-embed of collection %s failed", args[0])
+
+
+@shared_task(bind=True, base=ReembedCollection, name="corpus.reembed_collection", max_retries=MAX_RETRIES,
+             autoretry_for=pipeline.TRANSIENT_ERRORS, retry_backoff=5, retry_backoff_max=300, retry_jitter=True)
+def reembed_collection_task(self, collection_id: int) -> str:
+    """Re-embed one collection with its queued model for a slice of time (corpus.reembed.services.
+    reembed_run), then queue the rest. A second delivery while a run holds the collection looks
+    again later (the first may die); after it, it finds nothing to do."""
+    outcome = reembed_run(collection_id, seconds=reembed_slice_seconds())
+    if outcome == "busy":
+        raise self.retry(countdown=BUSY_COUNTDOWN, max_retries=None)
+    if outcome == "more":
+        reembed_collection_task.delay(collection_id)
+    return outcome
 
 
 # Its priority is the task's own, so every sender (publish, the task itself, beat's sweep) queues it there.

@@ -20,9 +20,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from accounts.quotas import wait_seconds
 from corpus import permissions, selectors, services, sharing
 from corpus.forms import CollectionForm, DocumentFilterForm, ShareForm, UploadForm
 from corpus.models import Collection, Document
+from corpus.quotas import ForcedReingestQuota
 
 PAGE_SIZE = 100
 _FINISHED = (Document.Status.READY, Document.Status.FAILED)
@@ -114,6 +116,10 @@ def document_upload(request: HttpRequest) -> HttpResponse:
 @login_required
 def document_reingest(request: HttpRequest, pk: int) -> HttpResponse:
     document = _document(request, pk)
+    wait = wait_seconds(ForcedReingestQuota, request)
+    if wait is not None:
+        messages.error(request, f"You re-ingested many documents lately; try again in {wait} seconds.")
+        return redirect(_documents_url(_filters(request)))
     try:
         services.document_reingest(document=document, force=True)
     except services.DocumentGone:

@@ -10,12 +10,14 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 
-# make run's processes (scripts/run.py): the parent that loads the model and supervises, and the two
-# children it forks without exec, whose command lines are the parent's. What they fork in turn (the
-# web workers, the pool processes) keeps its parent's name; the scheduler names itself (ragweb.celery).
+# make run's processes (scripts/run.py): the parent that loads the model and supervises, and the three
+# children it forks without exec (the web server, the ingestion worker, the source syncs' worker), whose
+# command lines are the parent's. What they fork in turn (the web workers, the pool processes) keeps its
+# parent's name; the scheduler names itself (ragweb.celery).
 RUN = "ragweb-run"
 WEB_SERVER = "ragweb-web"
 WORKER = "ragweb-worker"
+SOURCES_WORKER = "ragweb-sources"  # the source syncs' worker
 
 PR_SET_NAME = 15  # <linux/prctl.h>
 MAX_BYTES = 15  # the kernel keeps 16 bytes, the last a NUL

@@ -11,6 +11,7 @@ from urllib.parse import quote, urlparse, urlunparse
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 from lib.env import (
     checked_secret_key,
@@ -297,14 +298,18 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # published while another is encoded. `make run` and docker-compose take it
 # from here; a `--concurrency` on the command line wins (docs/scaling.md, "Ingestion with more workers").
 CELERY_WORKER_CONCURRENCY = env_int("WORKER_CONCURRENCY", 2, minimum=1)
+# Two queues: "celery" (ingestion and everything else) and "sources" (source syncs: sources.tasks puts
+# them there), so an upload never waits behind a crawl. A worker started without -Q consumes both;
+# `make run` and docker-compose run one worker per queue (-Q), so a crawl cannot take an ingestion slot.
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_QUEUES = [Queue("celery"), Queue("sources")]
 
 # Sources (sources/, README "Sources"): server folders a source may read (comma-separated; empty =
-# folder sources off); how long POST /api/sources/{id}/sync/ waits for the sync before answering 202;
-# Celery beat (`make run`, compose's `beat`) queues the sources whose scheduled sync is due every minute.
+# folder sources off); Celery beat (`make run`, compose's `beat`) queues the sources whose scheduled
+# sync is due every minute.
 SOURCES_FOLDERS = env_list("SOURCES_FOLDERS", [])
 # Who may add a folder source: staff (the default), or every user who may write to a collection.
 SOURCES_FOLDERS_ANYONE = env_bool("SOURCES_FOLDERS_ANYONE", False)
-SOURCES_SYNC_WAIT_SECONDS = env_float("SOURCES_SYNC_WAIT_SECONDS", 20.0, minimum=0.0)
 CELERY_BEAT_SCHEDULE = {"sources-sync-due": {"task": "sources.sync_due", "schedule": 60.0}}
 
 # Web sources (sources/web/): what fetching a page or a site may do. Private, loopback, link-local and

@@ -2,7 +2,7 @@
 folder var/reliability/ and free ports), then faults, hostile input, security and load, and print
 one summary table (also written to var/reliability/summary.md and report.json).
 
-    python -m reliability [--only faults,hostile,security,slow,limits,load,llm,web] [--kills 10] [--files 60]
+    python -m reliability [--only faults,hostile,security,slow,limits,load,llm,web,stall] [--kills 10] [--files 60]
                                 [--load-seconds 60] [--no-baseline] [--quick]
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from reliability.app import ROOT, App, configure_django
 
-SECTIONS = ("faults", "hostile", "security", "slow", "limits", "load", "llm", "web")
+SECTIONS = ("faults", "hostile", "security", "slow", "limits", "load", "llm", "web", "stall")
 # Also "memory", not in the default run (a measurement for a quiet machine): `make measure-memory`.
 GB = 1024 ** 3
 
@@ -285,6 +285,12 @@ def run_web(app: App, token: str, work: Path, args) -> list[Row]:
     return [Row("web sources", scenario, ok, detail) for scenario, ok, detail in websources.run()]
 
 
+def run_stall(app: App, token: str, work: Path, args) -> list[Row]:
+    from reliability import stall
+
+    return [Row("stall", scenario, ok, detail) for scenario, ok, detail in stall.run(app)]
+
+
 def run_memory(app: App, token: str, work: Path, args) -> list[Row]:
     """RSS and PSS of the app's own processes with the demo corpus: idle, after search clients, then
     after ask clients (the issue's targets: <= 1.0 GB idle, <= 1.5 GB after, PSS sums)."""
@@ -329,7 +335,8 @@ def _wait_for_demo_corpus(timeout: float = 600) -> None:
 
 
 RUNNERS = {"faults": run_faults, "hostile": run_hostile, "security": run_security, "slow": run_slow,
-           "limits": run_limits, "load": run_load, "llm": run_llm, "web": run_web, "memory": run_memory}
+           "limits": run_limits, "load": run_load, "llm": run_llm, "web": run_web, "stall": run_stall,
+           "memory": run_memory}
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import psutil
 
-from lib.process_name import WEB_SERVER, WORKER
+from lib.process_name import SOURCES_WORKER, WEB_SERVER, WORKER
 from ragweb.celery import SCHEDULER_NAME
 
 MB = 1024 ** 2
@@ -50,7 +50,8 @@ def _role(process: psutil.Process, parent_role: str | None) -> str | None:
             return "scheduler"
         return {"web master": "web worker", "celery worker": "celery pool"}.get(parent_role, parent_role)
     # make run's children are forked without exec: their command line is the parent's, their name their own.
-    return {WEB_SERVER: "web master", WORKER: "celery worker"}.get(process.name())  # None: not the app's
+    return {WEB_SERVER: "web master", WORKER: "celery worker", SOURCES_WORKER: "celery worker"}.get(
+        process.name())  # None: not the app's
 
 
 def app_processes(supervisor: psutil.Process) -> list[tuple[str, psutil.Process]]:

@@ -9,7 +9,9 @@ Celery worker (worker_args + beat_options) as its children: their workers, pool 
 scheduler all share its copy of torch and the model. Before each fork it holds no database
 connection and runs no other thread (a lock or a socket held at fork time would be copied half-used).
 Each child names itself (lib.process_name: ragweb-web, ragweb-worker; this process ragweb-run) so
-`ps` tells them apart: their command lines are all this script's.
+`ps` tells them apart: their command lines are all this script's. Two workers: ingestion (and the
+rest) on the "celery" queue, source syncs on "sources" (ragweb-sources), so a slow crawl never holds
+an ingestion slot.
 
 The worker (with its scheduler) and the web server are supervised: one that dies (a crash, the OOM killer, `kill -9`)
 is forked again from this process (the model is already loaded, so it is back in seconds), its leftover
@@ -163,13 +165,27 @@ def describe(code: int | None) -> str:
 WEB_WORKER_CLASS = "lib.gunicorn_worker.BufferingThreadWorker"
 
 
+# The queues (settings.CELERY_TASK_QUEUES): ingestion and the rest on "celery", source syncs on "sources".
+INGESTION_QUEUE = "celery"
+SYNC_QUEUE = "sources"
+# Syncs at once: they mostly wait on remote servers and their Crawl-delay, not on the CPU.
+SYNC_CONCURRENCY = 2
+
+
 def worker_args() -> list[str]:
-    """The `celery` arguments of make run's worker (the app given apart: `-A ragweb`, or the app itself)."""
-    return ["worker", "--loglevel", "WARNING", "--hostname", "ragweb-run@%h"]
+    """The `celery` arguments of make run's worker (the app given apart: `-A ragweb`, or the app itself):
+    the ingestion queue only, so a crawl never takes one of its WORKER_CONCURRENCY slots."""
+    return ["worker", "--loglevel", "WARNING", "--hostname", "ragweb-run@%h", "--queues", INGESTION_QUEUE]
 
 
 def worker_command() -> list[str]:
     return [PY, "-m", "celery", "-A", "ragweb", *worker_args()]
+
+
+def sources_worker_args() -> list[str]:
+    """The `celery` arguments of make run's second worker: source syncs only, SYNC_CONCURRENCY at once."""
+    return ["worker", "--loglevel", "WARNING", "--hostname", "ragweb-sources@%h", "--queues", SYNC_QUEUE,
+            "--concurrency", str(SYNC_CONCURRENCY)]
 
 
 def beat_options() -> list[str]:
@@ -240,6 +256,16 @@ def run_worker() -> int:
     return app.start(argv=[*worker_args(), *beat_options()]) or 0
 
 
+def run_sources_worker() -> int:
+    """The source syncs' Celery worker (sources_worker_args), run by a child forked from make run's
+    process like run_worker."""
+    from lib.process_name import SOURCES_WORKER, set_process_name
+    from ragweb.celery import app
+
+    set_process_name(SOURCES_WORKER)
+    return app.start(argv=sources_worker_args()) or 0
+
+
 def var_dir() -> Path:
     return Path(os.environ.get("RAGWEB_VAR_DIR", ROOT / "var"))
 
@@ -308,9 +334,11 @@ def main() -> int:
             return 1
         keep = (lock.fileno(),)  # the run lock is this process's: a child that outlives it must not hold it
         worker = Child("worker", run_worker, keep)
+        syncs = Child("sources worker", run_sources_worker, keep)
         web = Child("web server", lambda: serve_web(port), keep)
-        children = [worker, web]
+        children = [worker, syncs, web]
         worker.start()
+        syncs.start()
         # Queued after the worker starts; ingestion is watched in the admin and the chat page.
         manage("ingest", "demo/docs", "--collection", "demo", "--public", "--quiet", check=False)
         web.start()

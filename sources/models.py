@@ -78,6 +78,10 @@ class Source(models.Model):
     failures = models.JSONField(
         default=list, blank=True,
         help_text=f'Failures of the last sync, [{{"item", "reason"}}], at most {FAILURES_KEPT}.')
+    sync_round = models.JSONField(
+        default=dict, blank=True,
+        help_text="An unfinished sync round: the crawl so far, or the items listed and how many were synced "
+                  "(empty: the next sync starts a new round).")
 
     objects = SourceQuerySet.as_manager()
 

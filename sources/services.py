@@ -21,6 +21,7 @@ from corpus import services as corpus_services
 from corpus.metadata import clean_tags
 from corpus.models import Collection, Document
 from outbound.addresses import AddressRefused, literal_address, refusal
+from sources import quotas
 from sources.folders import FolderRefused, allowed_roots, resolve_folder
 from sources.models import MAX_DEPTH_LIMIT, MAX_PAGES_LIMIT, Source
 
@@ -140,12 +141,17 @@ FOLDERS_FOR_STAFF = ("Only staff may add server folder sources (the operator may
 def source_create(*, collection: Collection, created_by=None, sync: bool = True, request=None, **fields) -> Source:
     """Add a source to `collection` (`fields`: clean_new_source's arguments); with `sync`, its first
     sync is queued (after commit). A collection holds a location once (source_unique_location): adding
-    it again is a ValidationError naming the existing source; a folder needs may_add_folder(created_by).
-    Audited (`request`: the client's address)."""
+    it again is a ValidationError naming the existing source; a folder needs may_add_folder(created_by); a
+    user (staff aside: the admin is theirs) adds at most quotas.MAX_SOURCES_PER_USER sources. Audited
+    (`request`: the client's address)."""
     # With folders off altogether (no SOURCES_FOLDERS), clean_new_source says so instead.
     if fields.get("kind") == Source.Kind.FOLDER and allowed_roots() and not may_add_folder(created_by):
         raise ValidationError({"kind": FOLDERS_FOR_STAFF})
     fields = clean_new_source(collection=collection, **fields)
+    if created_by is not None and not created_by.is_staff and \
+            Source.objects.filter(created_by=created_by).count() >= quotas.MAX_SOURCES_PER_USER:
+        raise ValidationError(f"You have added {quotas.MAX_SOURCES_PER_USER} sources, the most one person may "
+                              "keep; delete one first, or ask an administrator.")
     with transaction.atomic():
         try:
             with transaction.atomic():

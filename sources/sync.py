@@ -12,15 +12,22 @@
 - One sync of a source at a time: a Postgres advisory lock, held by the database session, so a
   worker that dies releases it with its connection. A second sync meanwhile returns at once (busy).
 - A failing item is counted and listed with its reason; the others go on.
+- A budget per run (the Celery task's; `manage.py sync_sources` has none): SYNC_SECONDS of wall
+  clock and SYNC_ITEMS items. A round that does not fit goes on in the next run, which the task
+  queues at once behind the other sources' syncs: where it stands (a crawl's frontier, or the items
+  listed and how many were synced) is kept in Source.sync_round. Counts and failures add up over
+  the round's runs; items gone from the source are removed only when the round is complete.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
@@ -28,6 +35,7 @@ from django.utils import timezone
 import audit
 from audit.models import Action
 from corpus import services, uploads
+from corpus.ingest.pipeline import TRANSIENT_ERRORS
 from corpus.models import Document
 from sources.kinds import Content, Item, ItemFailed, ItemGone, SourceUnavailable, Unchanged, kind_module
 from sources.models import FAILURES_KEPT, Source, SourceDocument
@@ -37,6 +45,17 @@ logger = logging.getLogger(__name__)
 
 LOCK_CLASS = 29_000  # advisory lock namespace of source syncs (the second key is the source's id)
 Progress = Callable[[str, str], None]  # (outcome: new/changed/unchanged/removed/failed, item)
+# A task's run of a sync: at most this long (then after the item under way: one fetch, at most
+# SOURCES_TIMEOUT plus a Crawl-delay), and at most a third of the broker's visibility timeout, so its
+# message is acknowledged before Redis would hand it to a second worker; and at most SYNC_ITEMS
+# items, so a big folder or sitemap does not put thousands of one person's documents in the
+# ingestion queue at once.
+SYNC_SECONDS = 60.0
+SYNC_ITEMS = 200
+
+
+def sync_slice_seconds() -> float:
+    return min(SYNC_SECONDS, settings.CELERY_VISIBILITY_TIMEOUT / 3)
 
 
 @dataclass
@@ -52,6 +71,8 @@ class SyncResult:
     failures: list[dict] = field(default_factory=list)
     error: str = ""
     busy: bool = False
+    more: bool = False  # the run's budget ran out: the round goes on in the next run
+    round: dict = field(default_factory=dict)  # where the round stands (Source.sync_round); {} when complete
 
     @property
     def counts(self) -> dict[str, int]:
@@ -75,9 +96,12 @@ def _unlock(source_id: int) -> None:
         cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [LOCK_CLASS, source_id])
 
 
-def source_sync(*, source_id: int, progress: Progress | None = None) -> SyncResult | None:
-    """Sync the source `source_id` now, in this process; None if it no longer exists. The result
-    is also recorded on the source (counts, failures, error, next scheduled sync)."""
+def source_sync(*, source_id: int, progress: Progress | None = None, seconds: float | None = None,
+                items: int | None = None) -> SyncResult | None:
+    """Sync the source `source_id` now, in this process; None if it no longer exists. With a
+    budget (`seconds` of wall clock, `items` items), the run may stop before the round is done
+    (`more`: run again to go on). The result is also recorded on the source (counts and failures,
+    summed over the round's runs; error; next scheduled sync once the round is complete)."""
     if not _try_lock(source_id):
         return SyncResult(busy=True)
     source = None
@@ -90,24 +114,46 @@ def source_sync(*, source_id: int, progress: Progress | None = None) -> SyncResu
             Source.objects.filter(pk=source_id).update(state=Source.State.IDLE)
             return SyncResult(error=Source.objects.get(pk=source_id).paused_reason)
         started = timezone.now()
-        Source.objects.filter(pk=source_id).update(state=Source.State.SYNCING, sync_started_at=started)
-        result = _sync(source, progress or (lambda outcome, item: None))
-        finished = timezone.now()
+        resumed = bool(source.sync_round)
         Source.objects.filter(pk=source_id).update(
-            state=Source.State.FAILED if result.error else Source.State.IDLE, error=result.error,
-            sync_finished_at=finished, next_sync_at=source.next_sync_after(finished), failures=result.failures,
+            state=Source.State.SYNCING, **({} if resumed else {"sync_started_at": started}))
+        deadline = None if seconds is None else time.monotonic() + seconds
+        result = _sync(source, progress or (lambda outcome, item: None), deadline=deadline, items=items)
+        if resumed:  # the round's earlier runs count too
+            result.new += source.last_new
+            result.changed += source.last_changed
+            result.unchanged += source.last_unchanged
+            result.removed += source.last_removed
+            result.failed += source.last_failed
+            result.failures = (list(source.failures or []) + result.failures)[:FAILURES_KEPT]
+        finished = timezone.now()
+        if result.more:
+            # Queued again by the task; next_sync_at now keeps beat from queueing it too (Source.objects.due).
+            ending = {"state": Source.State.QUEUED, "next_sync_at": finished}
+        else:
+            ending = {"state": Source.State.FAILED if result.error else Source.State.IDLE,
+                      "next_sync_at": source.next_sync_after(finished), "sync_finished_at": finished}
+        Source.objects.filter(pk=source_id).update(
+            **ending, error=result.error, sync_round=result.round, failures=result.failures,
             last_new=result.new, last_changed=result.changed, last_unchanged=result.unchanged,
             last_removed=result.removed, last_failed=result.failed)
-        logger.info("source %s synced: %s%s", source_id, result.counts, f" ({result.error})" if result.error else "")
-        if result.error or result.new or result.changed or result.removed or result.failed:
+        logger.info("source %s synced%s: %s%s", source_id, " (so far)" if result.more else "", result.counts,
+                    f" ({result.error})" if result.error else "")
+        if not result.more and (result.error or result.new or result.changed or result.removed or result.failed):
             # A sync that found nothing new is not an event: scheduled syncs would flood the trail.
             audit.record(Action.SOURCE_SYNCED, target=source, detail={**result.counts, "error": result.error})
         return result
+    except TRANSIENT_ERRORS:
+        # A database or broker blip: the task retries; the round stays where it was.
+        Source.objects.filter(pk=source_id, state=Source.State.SYNCING).update(state=Source.State.QUEUED)
+        raise
     except BaseException as exc:
         # Shown as failed with the reason, never left "syncing" (nor "idle", which would hide it);
         # due again at its next scheduled time, not at the next beat tick (a crash would repeat each minute).
+        # The round starts over then: an item that crashes the sync must not stop every later round there.
         stopped = timezone.now()
-        changes = {"state": Source.State.FAILED, "error": stopped_reason(exc), "sync_finished_at": stopped}
+        changes = {"state": Source.State.FAILED, "error": stopped_reason(exc), "sync_finished_at": stopped,
+                   "sync_round": {}}
         if source is not None:
             changes["next_sync_at"] = source.next_sync_after(stopped)
         Source.objects.filter(pk=source_id, state=Source.State.SYNCING).update(**changes)
@@ -143,31 +189,45 @@ def sources_mark_lost() -> list[int]:
     return lost
 
 
-def _sync(source: Source, progress: Progress) -> SyncResult:
+def _sync(source: Source, progress: Progress, *, deadline: float | None, items: int | None) -> SyncResult:
     result = SyncResult()
     kind = kind_module(source.kind)
-    try:
-        listing = kind.list_items(source)
-    except SourceUnavailable as exc:
-        result.error = str(exc)
-        return result
+    round_ = dict(source.sync_round or {})
+    if "items" not in round_:
+        try:
+            listing = kind.list_items(source, deadline=deadline, resume=round_.get("listing"))
+        except SourceUnavailable as exc:
+            result.error = str(exc)
+            return result
+        if listing.resume is not None:  # the listing itself ran out of time (a crawl): go on next run
+            result.more, result.round = True, {"listing": listing.resume}
+            return result
+        # Notices beside the failures, not failed items: nothing went wrong with any one of them.
+        notes = list(listing.notes)
+        if listing.truncated:
+            notes.append(f"more than {source.max_pages} pages or files: the first {source.max_pages} are kept "
+                         "(raise max_pages to keep more)")
+        round_ = {"items": [[item.key, item.source] for item in listing.items], "done": 0, "notes": notes}
+    listed = [Item(key, name) for key, name in round_["items"]]
     links = {link.key: link for link in SourceDocument.objects.filter(source=source)}
-    for item in listing.items:
+    handled = 0
+    for position in range(round_["done"], len(listed)):
+        if handled and ((deadline is not None and time.monotonic() >= deadline) or
+                        (items is not None and handled >= items)):
+            result.more, result.round = True, {**round_, "done": position}
+            return result
+        item = listed[position]
         outcome, reason = _sync_item(source, kind, item, links.get(item.key))
         result.add(outcome, item.key, reason)
         progress(outcome, item.key)
-    listed = {item.key for item in listing.items}
+        handled += 1
+    keys = {item.key for item in listed}
     for key, link in links.items():
-        if key not in listed:
+        if key not in keys:
             _remove(link)
             result.add("removed", key)
             progress("removed", key)
-    # Notices beside the failures, not failed items: nothing went wrong with any one of them.
-    notes = list(listing.notes)
-    if listing.truncated:
-        notes.append(f"more than {source.max_pages} pages or files: the first {source.max_pages} are kept "
-                     "(raise max_pages to keep more)")
-    for note in notes[:FAILURES_KEPT - len(result.failures)]:
+    for note in round_["notes"][:FAILURES_KEPT - len(result.failures)]:
         result.failures.append({"item": source.location[:2000], "reason": note[:1000]})
     return result
 

@@ -6,26 +6,35 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
-from django.db import DatabaseError
 from django.utils import timezone
 
+from corpus.ingest.pipeline import TRANSIENT_ERRORS
 from sources.models import Source
-from sources.sync import source_sync, sources_mark_lost
+from sources.sync import SYNC_ITEMS, source_sync, sources_mark_lost, sync_slice_seconds
 
 logger = logging.getLogger(__name__)
 
 SYNC_DUE_EVERY = 60.0  # seconds between looks for due sources (settings.CELERY_BEAT_SCHEDULE)
+# Syncs run on a queue of their own (settings.CELERY_TASK_QUEUES), consumed by a worker of their own in
+# `make run` and docker-compose: a slow site (Crawl-delay) never holds a slot that ingestion needs.
+SYNC_QUEUE = "sources"
 
 
-@shared_task(name="sources.sync_source", autoretry_for=(DatabaseError,), max_retries=5, retry_backoff=10)
+@shared_task(name="sources.sync_source", queue=SYNC_QUEUE, autoretry_for=TRANSIENT_ERRORS, max_retries=5,
+             retry_backoff=10, retry_backoff_max=300, retry_jitter=True)
 def sync_source_task(source_id: int) -> dict | None:
     """The sync's counts (with "busy": true when another sync of the source was running), or None
-    if the source is gone."""
-    result = source_sync(source_id=source_id)
+    if the source is gone. One run has a budget (sources.sync.SYNC_SECONDS, SYNC_ITEMS): a sync
+    that needs more ("more": true) queues its next run. A database or broker blip propagates to
+    Celery's retry."""
+    result = source_sync(source_id=source_id, seconds=sync_slice_seconds(), items=SYNC_ITEMS)
     if result is None:
         logger.info("source %s: gone before its sync", source_id)
         return None
-    return {**result.counts, "failures": result.failures, "error": result.error, "busy": result.busy}
+    if result.more:  # the run's budget is spent: go on behind the syncs queued meanwhile
+        sync_source_task.delay(source_id)
+    return {**result.counts, "failures": result.failures, "error": result.error, "busy": result.busy,
+            "more": result.more}
 
 
 @shared_task(name="sources.sync_due")

@@ -12,11 +12,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from accounts.quotas import wait_seconds
 from corpus import permissions
 from corpus.models import IN_PROGRESS, Collection, Document
 from sources import ownership, services
 from sources.forms import SourceForm
 from sources.models import Source
+from sources.quotas import SyncNowQuota
 
 DOCUMENTS_SHOWN = 50  # per source on the page
 
@@ -76,6 +78,10 @@ def _source(request: HttpRequest, pk: int) -> Source:
 @login_required
 def source_sync(request: HttpRequest, pk: int) -> HttpResponse:
     source = _source(request, pk)
+    wait = wait_seconds(SyncNowQuota, request)
+    if wait is not None:
+        messages.error(request, f"You asked for many syncs lately; try again in {wait} seconds.")
+        return redirect("sources:list", slug=source.collection.slug)
     services.source_sync_enqueue(source=source)
     messages.success(request, f"Sync of {source} queued.")
     return redirect("sources:list", slug=source.collection.slug)

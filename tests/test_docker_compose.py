@@ -217,3 +217,41 @@ def test_the_web_service_and_the_image_run_gunicorn_as_make_run_does(compose):
     assert command[command.index("--workers") + 1] == "2" and command[command.index("--threads") + 1] == "16"
     dockerfile = (ROOT / "Dockerfile").read_text()
     assert '"--workers", "2", "--threads", "16"' in dockerfile
+
+
+def test_source_syncs_have_a_worker_of_their_own_as_in_make_run(compose):
+    """Ingestion never waits behind a crawl: the worker consumes the ingestion queue only and a
+    second service the sources queue, with the same queues and sync concurrency as make run's."""
+    from django.conf import settings
+
+    from sources.tasks import SYNC_QUEUE, sync_source_task
+    from tests.scripts.test_run import load_run_module
+
+    run = load_run_module()
+    queues = {queue.name for queue in settings.CELERY_TASK_QUEUES}
+    assert queues == {run.INGESTION_QUEUE, run.SYNC_QUEUE} and SYNC_QUEUE == run.SYNC_QUEUE
+    assert sync_source_task.queue == SYNC_QUEUE
+    worker, sources = compose["services"]["worker"]["command"], compose["services"]["sources"]["command"]
+
+    def option(command: list[str], name: str) -> str:
+        return command[command.index(name) + 1]
+
+    assert option(worker, "--queues") == option(run.worker_args(), "--queues") == run.INGESTION_QUEUE
+    assert option(sources, "--queues") == option(run.sources_worker_args(), "--queues") == run.SYNC_QUEUE
+    assert option(sources, "--concurrency") == option(run.sources_worker_args(), "--concurrency") == "2"
+    assert compose["services"]["sources"]["environment"] == compose["services"]["worker"]["environment"]
+    assert "media:/data/media" in compose["services"]["sources"]["volumes"]
+
+
+def test_a_sync_is_routed_to_the_sources_queue_and_ingestion_to_the_default_one():
+    from ragweb.celery import app
+
+    app.loader.import_default_modules()  # the apps' tasks modules (a worker imports them when it starts)
+
+    def queue_of(name: str) -> str:
+        task = app.tasks[name]  # apply_async starts from the task's own options (its `queue`)
+        return app.amqp.router.route(dict(task._get_exec_options()), name, task_type=task)["queue"].name
+
+    assert queue_of("sources.sync_source") == "sources"
+    assert {queue_of(name) for name in ("corpus.process_document", "corpus.reembed_collection",
+                                        "sources.sync_due", "chat.fill_sentence_vectors")} == {"celery"}

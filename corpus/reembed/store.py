@@ -16,7 +16,8 @@ import numpy as np
 from django.conf import settings
 from django.db import connection
 
-from corpus.models import HNSW_EF_CONSTRUCTION, HNSW_M, Chunk, ChunkVector
+from corpus.models import HNSW_EF_CONSTRUCTION, HNSW_M
+from corpus.vectors import vector_text
 
 
 def in_column(model: str) -> bool:
@@ -48,23 +49,36 @@ def ensure_index(model: str, dimensions: int) -> None:
             f"WHERE {predicate}")
 
 
+# Rows per statement when writing vectors (a 384-d vector is ~4 KB of SQL text).
+WRITE_BATCH = 500
+
+
 def write(model: str, chunk_ids: Sequence[int], vectors: np.ndarray) -> int:
     """Store `model`'s vectors of these chunks; a chunk that already has one keeps it (a rerun
-    after an interruption redoes nothing). Returns how many were written."""
+    after an interruption redoes nothing). Returns how many rows were written: the database's
+    count, so a chunk written meanwhile by another run is not counted twice."""
     if not len(chunk_ids):
         return 0
-    if in_column(model):
-        rows = [Chunk(pk=pk, embedding=v) for pk, v in zip(chunk_ids, vectors, strict=True)]
-        # Only chunks still without one: the column model's vectors are NULL for chunks published
-        # while the collection was on another model.
-        missing = set(Chunk.objects.filter(pk__in=chunk_ids, embedding__isnull=True).values_list("pk", flat=True))
-        Chunk.objects.bulk_update([r for r in rows if r.pk in missing], ["embedding"], batch_size=500)
-        return len(missing)
-    ensure_index(model, len(vectors[0]))  # a collection created on this model may be its first user
-    created = ChunkVector.objects.bulk_create(
-        [ChunkVector(chunk_id=pk, model=model, embedding=v) for pk, v in zip(chunk_ids, vectors, strict=True)],
-        ignore_conflicts=True, batch_size=500)
-    return len(created)
+    rows = [(pk, vector_text(v)) for pk, v in zip(chunk_ids, vectors, strict=True)]
+    if not in_column(model):
+        ensure_index(model, len(vectors[0]))  # a collection created on this model may be its first user
+    written = 0
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), WRITE_BATCH):
+            part = rows[start:start + WRITE_BATCH]
+            values = ", ".join(["(%s, %s::vector)"] * len(part))
+            params = [value for row in part for value in row]
+            if in_column(model):
+                # Only chunks still without one: the column model's vectors are NULL for chunks
+                # published while the collection was on another model.
+                cursor.execute(f"UPDATE corpus_chunk c SET embedding = v.e FROM (VALUES {values}) AS v(id, e) "
+                               "WHERE c.id = v.id AND c.embedding IS NULL", params)
+            else:
+                cursor.execute("INSERT INTO corpus_chunkvector (chunk_id, model, embedding) "
+                               f"SELECT v.id, %s, v.e FROM (VALUES {values}) AS v(id, e) "
+                               "JOIN corpus_chunk c ON c.id = v.id ON CONFLICT DO NOTHING", [model, *params])
+            written += cursor.rowcount
+    return written
 
 
 # The collection's documents having a chunk without a vector of the model. Parameters:

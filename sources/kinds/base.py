@@ -18,6 +18,9 @@ class Listing:
     items: list[Item]
     truncated: bool = False  # more than max_pages were found: the first ones are kept
     notes: list[str] = field(default_factory=list)  # why listing stopped short (a sitemap's limits...)
+    # Listing ran out of time (a crawl under a slow Crawl-delay): what to pass back as `resume` to go
+    # on, JSON-serialisable; `items` is then empty.
+    resume: dict | None = None
 
 
 @dataclass(frozen=True)

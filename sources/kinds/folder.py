@@ -35,7 +35,8 @@ def document_source(folder: Path, key: str) -> str:
     return key if prefix == "." else f"{prefix}/{key}"
 
 
-def list_items(source) -> Listing:
+def list_items(source, *, deadline: float | None = None, resume: dict | None = None) -> Listing:
+    """The folder's files (a local walk: quick, so neither a deadline nor a resume applies)."""
     folder = _folder(source)
     files, truncated = folder_files(folder, limit=source.max_pages)
     return Listing([Item(file.key, document_source(folder, file.key)) for file in files], truncated)

@@ -24,15 +24,18 @@ for _extension, _media_type in EXTENSIONS.items():
     _EXTENSION_OF.setdefault(_media_type, _extension)
 
 
-def list_items(source) -> Listing:
+def list_items(source, *, deadline: float | None = None, resume: dict | None = None) -> Listing:
     if source.kind == "url":
         return Listing([Item(source.url, source.url)])
 
     try:
         # One more than kept, to tell the person the limit was reached.
-        urls = site_pages(source.url, max_pages=source.max_pages + 1, max_depth=source.max_depth)
+        urls = site_pages(source.url, max_pages=source.max_pages + 1, max_depth=source.max_depth,
+                          deadline=deadline, resume=resume)
     except FetchError as exc:
         raise SourceUnavailable(f"{source.url}: {exc.reason}") from None
+    if urls.resume is not None:
+        return Listing([], resume=urls.resume)
     unique = list(dict.fromkeys(urls))
     return Listing([Item(url, url) for url in unique[:source.max_pages]], truncated=len(unique) > source.max_pages,
                    notes=list(getattr(urls, "notes", [])))

@@ -16,6 +16,7 @@ cannot be fetched, or when a sitemap yields no page at all (its notes in the rea
 from __future__ import annotations
 
 import re
+import time
 from collections import deque
 from urllib.parse import urljoin, urlsplit
 
@@ -37,11 +38,13 @@ _ASSET = re.compile(r"\.(css|js|mjs|map|json|ico|png|jpe?g|gif|svg|webp|avif|wof
 
 
 class SitePages(list):
-    """A list of page URLs, with `.notes`: why listing stopped short, one sentence each."""
+    """A list of page URLs, with `.notes`: why listing stopped short, one sentence each, and
+    `.resume`: a crawl stopped at its deadline, the state to pass back to site_pages (else None)."""
 
     def __init__(self, urls=(), notes=()):
         super().__init__(urls)
         self.notes = list(notes)
+        self.resume: dict | None = None
 
 
 def _robots_allow(url: str) -> bool:
@@ -102,17 +105,33 @@ def links(fetched: Fetched) -> list[str]:
     return list(found)
 
 
-def _crawl(start: str, first: Fetched, scope: Scope, *, max_pages: int, max_depth: int) -> SitePages:
-    pages = SitePages()
-    seen = {start}
-    queue = deque([(start, 0, first)])
+def _crawl(start: str, first: Fetched | None, scope: Scope, *, max_pages: int, max_depth: int,
+           deadline: float | None = None, state: dict | None = None) -> SitePages:
+    """Breadth-first from `start` (already fetched: `first`), or from a crawl's `state` that
+    stopped at its deadline. Past `deadline` (after at least one request of this run), stops and
+    sets `.resume` to the state to go on from."""
+    if state:
+        pages = SitePages(state["pages"], state["notes"])
+        seen = set(state["seen"])
+        queue = deque((url, depth, None) for url, depth in state["queue"])
+    else:
+        pages = SitePages()
+        seen = {start}
+        queue = deque([(start, 0, first)])
     # Links are queued up to a few times max_pages (some fail or are not pages), not the tens of
     # thousands a 10 MB page of links could name: that bounds both memory and the requests sent.
     most_seen = max_pages * 4 + 100
     cut = False
+    requested = 0
     while queue and len(pages) < max_pages:
+        if requested and deadline is not None and time.monotonic() >= deadline:
+            pages.resume = {"crawl": start, "scope": scope.origin + scope.prefix, "pages": list(pages),
+                            "notes": pages.notes, "seen": sorted(seen),
+                            "queue": [[url, depth] for url, depth, _ in queue]}
+            return pages
         url, depth, fetched = queue.popleft()
         if fetched is None:
+            requested += 1
             try:
                 fetched = fetch(url)
             except FetchError as exc:
@@ -135,12 +154,18 @@ def _crawl(start: str, first: Fetched, scope: Scope, *, max_pages: int, max_dept
     return pages
 
 
-def site_pages(start_url: str, *, max_pages: int, max_depth: int) -> SitePages:
-    """The page URLs of the site at start_url (see the module's docstring); FetchError when none."""
+def site_pages(start_url: str, *, max_pages: int, max_depth: int, deadline: float | None = None,
+               resume: dict | None = None) -> SitePages:
+    """The page URLs of the site at start_url (see the module's docstring); FetchError when none.
+    A crawl stops past `deadline` (time.monotonic()) with `.resume` set; given back as `resume`,
+    the crawl goes on where it stopped."""
     start = normalise(start_url)
     if start is None:
         raise FetchError(f"only http and https URLs can be fetched: {start_url[:200]}", url=start_url)
     max_pages = max(1, max_pages)
+    if resume and resume.get("crawl"):
+        return _crawl(resume["crawl"], None, Scope.of(resume["scope"]), max_pages=max_pages,
+                      max_depth=max(0, max_depth), deadline=deadline, state=resume)
     first = fetch(start)
     if first is None:
         raise FetchError("HTTP 304 to a request that was not conditional", url=start, status=304)
@@ -155,5 +180,5 @@ def site_pages(start_url: str, *, max_pages: int, max_depth: int) -> SitePages:
         except FetchError:
             pass  # the site's sitemap lists nothing under this prefix: crawl instead
     final = normalise(first.url) or start
-    return _crawl(final, first, scope, max_pages=max_pages, max_depth=max(0, max_depth))
+    return _crawl(final, first, scope, max_pages=max_pages, max_depth=max(0, max_depth), deadline=deadline)
 

@@ -260,6 +260,25 @@ def test_reingest_rebuilds_when_forced(api, mine, django_capture_on_commit_callb
     assert in_body.status_code == 202 and enqueued_builds(callbacks) == 1
 
 
+def test_forced_reingests_are_limited_per_user_and_plain_ones_are_not_counted(api, mine, monkeypatch,
+                                                                               django_capture_on_commit_callbacks):
+    from django.core.cache import cache
+
+    from corpus.quotas import ForcedReingestQuota
+
+    monkeypatch.setattr(ForcedReingestQuota, "rate", "2/hour")
+    cache.clear()
+    document = add(mine, capture=django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        plain = [api.post(f"/api/documents/{document.pk}/reingest/").status_code for _ in range(3)]
+        forced = [api.post(f"/api/documents/{document.pk}/reingest/?force=1").status_code for _ in range(3)]
+    assert plain == [202, 202, 202] and forced == [202, 202, 429]
+    assert enqueued_builds(callbacks) == 2
+    refused = api.post(f"/api/documents/{document.pk}/reingest/", {"force": True}, format="json")
+    assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
+    cache.clear()
+
+
 def test_token_authentication_and_anonymous_refusal(user, mine):
     token = token_create(user=user)[1]
     client = APIClient()

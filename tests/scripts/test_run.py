@@ -21,7 +21,7 @@ import numpy as np
 import psutil
 import pytest
 
-from lib.process_name import RUN, WEB_SERVER, WORKER
+from lib.process_name import RUN, SOURCES_WORKER, WEB_SERVER, WORKER
 from ragweb.celery import SCHEDULER_NAME
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -282,9 +282,11 @@ def test_make_run_survives_its_worker_dying_and_ctrl_c_stops_everything(app):
     wait_for(lambda: (health(port) or {}).get("code") == 200, 300, f"a healthy app (log: {log})")
     run = psutil.Process(process.pid)
     assert run.name() == RUN
-    # Forked, not started: its two children run this script's code, named after their roles; no
-    # scheduler process of its own (the worker's runs it).
-    assert sorted(c.name() for c in run.children()) == [WEB_SERVER, WORKER]
+    # Forked, not started: its three children run this script's code, named after their roles (the
+    # source syncs' worker apart from ingestion's); no scheduler process of its own (the worker's runs it).
+    assert sorted(c.name() for c in run.children()) == sorted([WEB_SERVER, WORKER, SOURCES_WORKER])
+    syncs = next(c for c in run.children() if c.name() == SOURCES_WORKER)
+    wait_for(lambda: len(syncs.children()) == 2, 60, "the sources worker's two pool processes (SYNC_CONCURRENCY)")
     assert all(c.cmdline() == run.cmdline() for c in run.children())
     assert f"Listening at: http://127.0.0.1:{port}" in log.read_text(), "served by gunicorn"
     worker = celery_main(run)

@@ -31,7 +31,8 @@ def folder(client_of, allowed_root, team, user, django_capture_on_commit_callbac
     return Source.objects.get(pk=response.json()["id"])
 
 
-def test_an_editor_adds_a_folder_and_syncs_it(client_of, allowed_root, team, carol, eager_media):
+def test_an_editor_adds_a_folder_and_syncs_it(client_of, allowed_root, team, carol, eager_media,
+                                              django_capture_on_commit_callbacks):
     write(allowed_root / "handbook" / "a.md", "# A\n\nalpha\n")
     client = client_of(carol)
     created = client.post("/api/sources/", {"collection": "team", "kind": "folder", "path": "handbook",
@@ -41,17 +42,22 @@ def test_an_editor_adds_a_folder_and_syncs_it(client_of, allowed_root, team, car
     assert body["path"] == str((allowed_root / "handbook").resolve())
     assert (body["kind"], body["schedule"], body["tags"], body["created_by"]) == ("folder", "weekly", ["hb"], "carol")
 
-    synced = client.post(f"/api/sources/{body['id']}/sync/")
-    assert synced.status_code == 200, synced.json()
-    assert synced.json() == {"new": 1, "changed": 0, "unchanged": 0, "removed": 0, "failed": 0}
-    shown = client.get(f"/api/sources/{body['id']}/").json()
-    assert shown["last_sync"]["new"] == 1 and shown["document_count"] == 1
+    with django_capture_on_commit_callbacks(execute=True):  # the sync runs (eagerly) after the commit
+        synced = client.post(f"/api/sources/{body['id']}/sync/")
+    assert synced.status_code == 202, synced.json()
+    assert synced.json()["url"] == synced["Location"] == f"/api/sources/{body['id']}/"
+    shown = client.get(synced.json()["url"]).json()
+    counts = {name: shown["last_sync"][name] for name in ("new", "changed", "unchanged", "removed", "failed")}
+    assert counts == {"new": 1, "changed": 0, "unchanged": 0, "removed": 0, "failed": 0}
+    assert shown["document_count"] == 1 and shown["state"] == "idle"
     assert shown["next_sync_at"] is not None
     document = Document.objects.get(collection=team)
     assert document.source == "handbook/a.md" and document.metadata.get("tags") == ["hb"]
 
-    again = client.post(f"/api/sources/{body['id']}/sync/")
-    assert again.json() == {"new": 0, "changed": 0, "unchanged": 1, "removed": 0, "failed": 0}
+    with django_capture_on_commit_callbacks(execute=True):
+        assert client.post(f"/api/sources/{body['id']}/sync/").status_code == 202
+    shown = client.get(f"/api/sources/{body['id']}/").json()
+    assert (shown["last_sync"]["new"], shown["last_sync"]["unchanged"]) == (0, 1)
 
 
 def test_a_reader_sees_sources_but_cannot_add_change_sync_or_delete(client_of, folder, other_user):
@@ -170,9 +176,49 @@ def test_source_changes_are_in_the_audit_trail(client_of, folder, user, carol, e
     changed = AuditEvent.objects.get(action=Action.SOURCE_CHANGED)
     assert (changed.actor_username, changed.detail) == ("carol", {"schedule": {"from": "none", "to": "daily"}})
     with django_capture_on_commit_callbacks(execute=True):
-        assert client_of(user).post(f"/api/sources/{folder.pk}/sync/").status_code in (200, 202)
+        assert client_of(user).post(f"/api/sources/{folder.pk}/sync/").status_code == 202
     synced = AuditEvent.objects.get(action=Action.SOURCE_SYNCED)
     assert synced.detail["new"] == 2 and synced.actor_username == ""
     assert client_of(carol).delete(f"/api/sources/{folder.pk}/").status_code == 204
     deleted = AuditEvent.objects.get(action=Action.SOURCE_DELETED)
     assert deleted.actor_username == "carol" and deleted.detail["location"].endswith("handbook")
+
+
+def test_sync_now_answers_at_once_without_waiting_for_the_sync(client_of, folder, user, settings):
+    """No web thread waits for a sync: the answer is 202 with the URL to poll before any worker ran it."""
+    response = client_of(user).post(f"/api/sources/{folder.pk}/sync/")  # on_commit never runs: no worker here
+    assert response.status_code == 202
+    assert response.json() == {"state": "queued", "url": f"/api/sources/{folder.pk}/",
+                               "detail": response.json()["detail"]}
+    assert Source.objects.get(pk=folder.pk).state == Source.State.QUEUED
+
+
+def test_sync_now_is_rate_limited_per_user(client_of, folder, user, carol):
+    from django.core.cache import cache
+
+    from sources.quotas import SyncNowQuota
+
+    cache.clear()
+    allowed = int(SyncNowQuota.rate.split("/")[0])
+    client = client_of(user)
+    answers = [client.post(f"/api/sources/{folder.pk}/sync/").status_code for _ in range(allowed + 1)]
+    assert answers == [202] * allowed + [429]
+    refused = client.post(f"/api/sources/{folder.pk}/sync/")
+    assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
+    assert client_of(carol).post(f"/api/sources/{folder.pk}/sync/").status_code == 202  # another user's budget
+    cache.clear()
+
+
+def test_a_user_adds_at_most_max_sources_per_user(client_of, team, user, monkeypatch):
+    from sources import quotas
+
+    monkeypatch.setattr(quotas, "MAX_SOURCES_PER_USER", 2)
+    client = client_of(user)
+    for n in range(2):
+        created = client.post("/api/sources/", {"collection": "team", "kind": "url",
+                                                "url": f"https://example.org/{n}", "schedule": "none"}, format="json")
+        assert created.status_code == 201, created.json()
+    refused = client.post("/api/sources/", {"collection": "team", "kind": "url", "url": "https://example.org/2"},
+                          format="json")
+    assert refused.status_code == 400 and "the most one person may keep" in refused.json()["detail"]
+    assert Source.objects.filter(created_by=user).count() == 2

@@ -32,7 +32,7 @@ def folder_source(allowed_root, collection, user, eager_media, django_capture_on
 
 
 def test_a_sync_that_crashes_is_marked_failed_with_the_reason(folder_source, monkeypatch):
-    def broken(source):
+    def broken(source, **_):
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(folder_kind, "list_items", broken)
@@ -64,15 +64,18 @@ def test_a_sync_left_syncing_by_a_dead_worker_is_marked_failed_by_the_next_tick(
         other.close()
 
 
-def test_the_sync_api_says_failed_not_queued_when_the_sync_crashed(folder_source, user, monkeypatch):
+def test_the_source_polled_after_sync_now_says_failed_when_the_sync_crashed(
+        folder_source, user, monkeypatch, eager_media, django_capture_on_commit_callbacks):
     from rest_framework.test import APIClient
 
-    monkeypatch.setattr(folder_kind, "list_items", lambda source: 1 / 0)
+    monkeypatch.setattr(folder_kind, "list_items", lambda source, **_: 1 / 0)
     client = APIClient()
     client.force_authenticate(user)
-    response = client.post(f"/api/sources/{folder_source.pk}/sync/")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/api/sources/{folder_source.pk}/sync/")
     assert response.status_code == 202
-    assert response.json()["state"] == "failed" and "ZeroDivisionError" in response.json()["detail"]
+    shown = client.get(response.json()["url"]).json()
+    assert shown["state"] == "failed" and "ZeroDivisionError" in shown["last_sync"]["error"]
 
 
 def test_a_file_swapped_for_a_fifo_after_listing_fails_without_blocking(folder_source, allowed_root, monkeypatch,
@@ -81,7 +84,7 @@ def test_a_file_swapped_for_a_fifo_after_listing_fails_without_blocking(folder_s
     listing = folder_kind.list_items
     intro_only = [item for item in listing(folder_source).items if item.key == "intro.md"]
 
-    def listed_then_swapped(source):
+    def listed_then_swapped(source, **_):
         fifo.unlink()
         os.mkfifo(fifo)  # a read of it would wait for a writer for ever
         return folder_kind.Listing(intro_only)
@@ -99,7 +102,7 @@ def test_a_folder_swapped_for_a_link_out_after_listing_is_not_read(folder_source
     write(outside / "boats.md", "# Secret\n\nthe database password\n")
     listing = folder_kind.list_items
 
-    def listed_then_swapped(source):
+    def listed_then_swapped(source, **_):
         listed = listing(source)
         guides = allowed_root / "handbook" / "guides"
         (guides / "boats.md").unlink()

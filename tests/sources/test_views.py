@@ -148,3 +148,37 @@ def test_hostile_failure_reasons_and_items_are_shown_as_text(client, team, other
     html = signed_in(client, other_user).get("/sources/team/").content.decode()
     assert_inert(html)
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "onerror=alert(2)&gt;" in html
+
+
+def test_sync_now_on_the_page_shares_the_apis_budget(client, team, user, monkeypatch):
+    from django.core.cache import cache
+
+    from sources.quotas import SyncNowQuota
+
+    monkeypatch.setattr(SyncNowQuota, "rate", "2/hour")
+    cache.clear()
+    source = Source.objects.create(collection=team, kind="url", url="https://e.org/", schedule="none")
+    signed_in(client, user)
+    assert client.post(f"/sources/source/{source.pk}/sync/").status_code == 302
+    Source.objects.filter(pk=source.pk).update(state="idle")
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    api.force_authenticate(user)
+    assert api.post(f"/api/sources/{source.pk}/sync/").status_code == 202
+    Source.objects.filter(pk=source.pk).update(state="idle")
+    refused = client.post(f"/sources/source/{source.pk}/sync/", follow=True)
+    assert "You asked for many syncs lately" in refused.content.decode()
+    assert Source.objects.get(pk=source.pk).state == "idle"  # not queued
+    cache.clear()
+
+
+def test_the_source_quota_is_shown_on_the_form(client, team, user, monkeypatch):
+    from sources import quotas
+
+    monkeypatch.setattr(quotas, "MAX_SOURCES_PER_USER", 1)
+    Source.objects.create(collection=team, kind="url", url="https://e.org/", schedule="none", created_by=user)
+    response = signed_in(client, user).post("/sources/team/add/", {
+        "kind": "url", "url": "https://e.org/other", "schedule": "daily", "max_pages": 10, "max_depth": 1})
+    assert response.status_code == 400 and "the most one person may keep" in response.content.decode()
+    assert Source.objects.count() == 1

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from sources.web import robots
 from sources.web.fetch import FetchError, fetch
 from tests.sources.http_site import Page
 from tests.sources.web.test_pacing import assert_slotted
@@ -149,6 +150,41 @@ def test_robots_txt_for_our_agent_only(site):
     site.pages["/a"] = "<p>a</p>"
     with pytest.raises(FetchError, match="disallowed by robots.txt"):
         fetch(site.url("/a"))
+
+
+def test_a_huge_robots_txt_is_read_up_to_its_caps_and_each_url_is_checked_once(site, monkeypatch):
+    """A 6 MB robots.txt of rules: only its first MAX_BYTES and MAX_RULES rules are parsed, so a URL
+    costs what it costs with a normal one, and a URL asked about again is not checked again."""
+    from urllib.robotparser import RobotFileParser
+
+    rules = "".join(f"Disallow: /nowhere/{n:07d}/\n" for n in range(200_000))
+    site.pages["/robots.txt"] = Page("User-agent: *\nDisallow: /private/\n" + rules + "Disallow: /late/\n",
+                                     content_type="text/plain")
+    site.pages["/a"] = "<p>a</p>"
+    site.pages["/late/x"] = "<p>past the caps: ignored, as RFC 9309 allows</p>"
+    checks = []
+    real = RobotFileParser.can_fetch
+    monkeypatch.setattr(RobotFileParser, "can_fetch", lambda self, agent, url: checks.append(url) or real(
+        self, agent, url))
+
+    with pytest.raises(FetchError, match="disallowed by robots.txt"):
+        robots.check(site.url("/private/x"))
+    for _ in range(3):
+        assert robots.check(site.url("/a")) == 0.0
+    assert robots.check(site.url("/late/x")) == 0.0
+    assert checks == [site.url("/private/x"), site.url("/a"), site.url("/late/x")]
+    parser, _ = robots.robots_for(site.url("/a"))
+    kept = sum(len(entry.rulelines) for entry in [*parser.entries, parser.default_entry] if entry)
+    assert kept == robots.MAX_RULES
+
+
+def test_capped_lines_drop_a_line_cut_at_the_byte_cap_and_the_rules_past_the_cap():
+    body = b"User-agent: *\n" + b"Disallow: /x/\n" * (robots.MAX_RULES + 5) + b"Sitemap: https://e.org/s.xml\n"
+    lines = robots.capped_lines(body)
+    assert lines[0] == "User-agent: *" and lines[-1] == "Sitemap: https://e.org/s.xml"
+    assert sum(line.startswith("Disallow") for line in lines) == robots.MAX_RULES
+    cut = robots.capped_lines(b"User-agent: *\n" + b"Disallow: /aaaa\n" * robots.MAX_BYTES)
+    assert all(line in ("User-agent: *", "Disallow: /aaaa") for line in cut)
 
 
 def test_an_unreadable_robots_txt_disallows_everything(site):
