@@ -127,13 +127,24 @@ def test_a_child_killed_by_a_signal_is_always_started_again():
     assert child.restarts == 7 and not child.given_up
 
 
-@pytest.fixture
-def own_services():
-    """A data folder and ports of this test's own, and a way to run scripts/*.py against them."""
+@pytest.fixture(scope="module")
+def services_folder():
+    """A data folder and ports for the tests below, kept across them: the embedded Postgres's initdb is paid
+    once, while each test still starts from stopped services (own_services)."""
     var = ROOT / "var" / f"test-run-lock-{os.getpid()}"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "CELERY_", "DJANGO_"))}
     env.update(PORT=str(free_port()), RAGWEB_PG_PORT=str(free_port()), RAGWEB_REDIS_PORT=str(free_port()),
                RAGWEB_VAR_DIR=str(var), RAGWEB_WARM_UP="0")
+    try:
+        yield var, env
+    finally:
+        subprocess.run(["rm", "-rf", str(var)], check=False)
+
+
+@pytest.fixture
+def own_services(services_folder):
+    """The data folder and a way to run scripts/*.py against it; its services stopped after each test."""
+    var, env = services_folder
 
     def script(*args: str, **extra: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, *args], cwd=ROOT, env={**env, **extra}, capture_output=True,
@@ -143,7 +154,6 @@ def own_services():
         yield var, script
     finally:
         script("scripts/services.py", "stop")
-        subprocess.run(["rm", "-rf", str(var)], check=False)
 
 
 def test_a_second_run_in_the_same_folder_refuses_and_stops_nothing(own_services):
