@@ -320,3 +320,13 @@ def test_zip_named_docx_without_document_is_damaged():
         archive.writestr("notes.txt", "hi")
     with pytest.raises(ParseError, match="Word file is damaged"):
         parse_document(out.getvalue(), filename="x.docx")
+
+
+def test_each_definition_list_entry_is_a_paragraph_of_its_own():
+    from chat.answering.extractive import split_sentences
+    from tests.fidelity import parse_fidelity
+
+    text = parse_fidelity("guide.html").text
+    assert ("\n\npriority 990\ngiven to requests from members who have waited longer than two weeks.\n\n"
+            "priority 500\ngiven to every other request for a reading room.\n\n") in text
+    assert "priority 990 given to requests from members who have waited longer than two weeks." in split_sentences(text)
