@@ -23,3 +23,6 @@ cp sources/notes.md files/notes.md
 cp sources/loans.csv files/loans.csv
 soffice --headless --convert-to xlsx --outdir "$out" sources/loans.csv >/dev/null
 cp "$out/loans.xlsx" files/loans-libreoffice.xlsx
+# A "scan": the page as pixels, words set close (OCR runs some together).
+chromium --headless --no-sandbox --disable-gpu --no-first-run --hide-scrollbars --window-size=980,180 \
+    --screenshot="$PWD/files/scan-chromium.png" sources/scan.html 2>/dev/null
