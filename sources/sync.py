@@ -164,6 +164,8 @@ def _sync(source: Source, progress: Progress) -> SyncResult:
                      "(raise max_pages to keep more)")
     for note in notes[:FAILURES_KEPT - len(result.failures)]:
         result.failures.append({"item": source.location[:2000], "reason": note[:1000]})
+    for key, reason in listing.skipped[:max(0, FAILURES_KEPT - len(result.failures))]:
+        result.failures.append({"item": key[:2000], "reason": reason[:1000]})
     return result
 
 

@@ -18,6 +18,7 @@ class Listing:
     items: list[Item]
     truncated: bool = False  # more than max_pages were found: the first ones are kept
     notes: list[str] = field(default_factory=list)  # why listing stopped short (a sitemap's limits...)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (item, why it is not read): links...
 
 
 @dataclass(frozen=True)
