@@ -11,7 +11,9 @@ TEXT_VERSION is not bumped: see 0019). Marked:
   those PDFs wait for their next re-ingest;
 - HTML documents whose file holds a definition list (<dt>): each entry is now a paragraph;
 - spreadsheets and CSV files: their chunk cuts stay out of a table's header and rows
-  (corpus.ingest.chunk_tables).
+  (corpus.ingest.chunk_tables);
+- plain text with a word `man` hyphenated across lines (U+2010 at a line's end), now whole again
+  (corpus.ingest.parse.text.rejoin_hyphenated).
 """
 
 import re
@@ -30,6 +32,8 @@ READY = "ready"
 def mark_stale(apps, schema_editor):
     Document = apps.get_model("corpus", "Document")
     stale = set(Document.objects.filter(media_type__in=TABLES).values_list("pk", flat=True))
+    stale |= set(Document.objects.filter(media_type="text/plain", text__contains="\u2010\n")
+                 .values_list("pk", flat=True))
     for pk, media_type, text in (Document.objects.filter(media_type__in=("application/pdf", *IMAGES))
                                  .values_list("pk", "media_type", "text").iterator()):
         if (overdrawn(text) if media_type == "application/pdf" else split_joined_words(text) != text):

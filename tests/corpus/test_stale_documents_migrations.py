@@ -85,12 +85,15 @@ def test_documents_the_new_parsers_read_differently_are_marked_and_queued():
     page = built("page.html", "text/html", "Hello", b"<p>Hello</p>")
     sheet = built("loans.csv", "text/csv", "| a |\n| --- |\n| 1 |", b"a\n1\n")
     notes = built("notes.md", "text/markdown", "# Notes", b"# Notes")
+    manual = built("ferries.txt", "text/plain", "in order, inter\u2010\n       leaving the", b"x")
+    letter = built("letter.txt", "text/plain", "Dear reader,\nhello", b"x")
 
     reparsed.mark_stale(apps, None)
 
-    for document in (bold_pdf, plain_pdf, scan, clean_scan, glossary, page, sheet, notes):
+    every = (bold_pdf, plain_pdf, scan, clean_scan, glossary, page, sheet, notes, manual, letter)
+    for document in every:
         document.refresh_from_db()
-    assert [d.source for d in (bold_pdf, plain_pdf, scan, clean_scan, glossary, page, sheet, notes)
-            if not d.is_current()] == ["memo.pdf", "scan.png", "guide.html", "loans.csv"]
+    assert [d.source for d in every if not d.is_current()] == [
+        "memo.pdf", "scan.png", "guide.html", "loans.csv", "ferries.txt"]
     assert {bold_pdf.status, scan.status, glossary.status, sheet.status} == {Document.Status.QUEUED}
     assert notes.status == page.status == Document.Status.READY

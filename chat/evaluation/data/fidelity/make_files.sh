@@ -17,6 +17,7 @@ for target in pdf docx odt; do
     cp "$out/notice.$target" "files/notice-libreoffice.$target"
 done
 MANWIDTH=80 man -l sources/pinning.7 2>/dev/null | col -b > files/pinning-man.txt
+MANWIDTH=80 man -l sources/ferries.1 2>/dev/null | col -b > files/ferries-man.txt
 groff -man -Tpdf sources/pinning.7 > files/pinning-groff.pdf
 groff -ms -Tpdf sources/memo.ms > files/memo-groff.pdf
 cp sources/notes.md files/notes.md
