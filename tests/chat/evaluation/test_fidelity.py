@@ -1,21 +1,23 @@
 """The parse fidelity suite's quick subset (its born-digital files; `make eval-parse` adds the scan):
-every file has at least the target share of its words right, or as many as poppler's pdftotext finds
-in the same PDF (the rest is not in the PDF as drawn), and none doubled."""
+every file has at least the target share of its words right (a file with known losses loses no
+more than those), and none doubled. Needs no poppler: pdftotext's column is only a report's."""
 
 from chat.evaluation.fidelity import BORN_DIGITAL_TARGET, score_suite, score_text
 
-# Words a parser loses beyond pdftotext, known and not yet fixed: pypdf reads groff's kerned "newer"
-# as "ne wer".
-KNOWN_MISSES = {"pinning-groff.pdf": 1}
+# Words lost that are known, by file: LibreOffice's HTML import leaves the shadowed <h1> out of the PDF
+# (pdftotext misses the same 4 words); groff's PDF of the man page: 2 words pdftotext misses too, and
+# "newer" that pypdf reads as "ne wer" (not fixed yet).
+KNOWN_LOSSES = {"guide-libreoffice.pdf": 4, "pinning-groff.pdf": 3}
 
 
 def test_every_born_digital_file_is_read_right():
     scores = score_suite(scans=False)
-    assert len(scores) >= 12
+    assert len(scores) >= 13
     for score in scores:
-        floor = min(BORN_DIGITAL_TARGET, score.reference_words_right or BORN_DIGITAL_TARGET)
-        floor -= KNOWN_MISSES.get(score.name, 0) / score.words
-        assert score.words_right_share >= floor, score
+        if score.name in KNOWN_LOSSES:
+            assert score.words_lost <= KNOWN_LOSSES[score.name], score
+        else:
+            assert score.words_right_share >= BORN_DIGITAL_TARGET, score
         assert score.words_doubled == 0, score
         assert score.characters_right >= 0.96, score
 
