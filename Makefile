@@ -9,7 +9,7 @@ PORT ?= 8000
 # The development evaluation set (corpus + questions), beside the checkout.
 EVAL_DIR ?= ../shared/eval
 
-.PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-tables eval-answers-heldout train-reader eval-packages eval-manpages bench-ingest bench-latency bench-scale bench-workers reliability clean bench-replica eval-ocr measure-memory
+.PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-tables eval-answers-heldout train-reader eval-packages eval-manpages bench-ingest bench-latency bench-scale bench-workers reliability clean bench-replica eval-ocr measure-memory eval-parse
 
 $(STAMP): $(REQUIREMENTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -115,6 +115,11 @@ eval-manpages: install migrate
 # OCR: character error rate and pages per second on scans of a known text (no database needed).
 eval-ocr: install
 	$(PY) manage.py eval_ocr
+
+# Every parser on the fidelity suite's real documents (Chromium, LibreOffice, groff, man; docs/evaluation.md):
+# characters and words right, words lost and doubled, per format x producer (no database needed).
+eval-parse: install
+	$(PY) manage.py eval_parse
 
 bench-latency: install migrate
 	$(PY) manage.py bench_search --queries $(EVAL_DIR)/django_dev.jsonl $(BENCH_ARGS)

@@ -4,8 +4,10 @@ chat.markdown (nh3 on the HTML); a /v1 client gets Markdown text and renders it 
 has, so here the text itself is made inert:
 
 - raw HTML: script-like elements (chat.markdown.DROPPED_WITH_CONTENT) go with their content,
-  other tags and comments are unwrapped (their text stays), as on the chat page; any "<" left
-  that could still open a tag, an autolink or an HTML block is written as "&lt;";
+  other tags of HTML elements and comments are unwrapped (their text stays), as on the chat page;
+  any "<" left that could still open a tag, an autolink or an HTML block is written as "&lt;",
+  so text in angle brackets that is no HTML element ("<implementations-keywords>") is shown as
+  written, as on the chat page (chat.markdown.HTML_ELEMENTS);
 - links whose scheme is not one of chat.markdown.URL_SCHEMES (javascript:, data:, ...) stop
   being links ("](" becomes "] ("); images become plain text (the chat shows none: a URL loaded
   on sight can leak data); link reference definitions become text ("]:" is written "]\\:").
@@ -22,12 +24,12 @@ import html
 import re
 from collections.abc import Iterable, Iterator
 
-from chat.markdown import DROPPED_WITH_CONTENT, URL_SCHEMES
+from chat.markdown import DROPPED_WITH_CONTENT, HTML_ELEMENTS, URL_SCHEMES
 
 _DROPPED = re.compile(r"<(" + "|".join(sorted(DROPPED_WITH_CONTENT)) + r")\b.*?(?:</\1\s*>|\Z)",
                       re.IGNORECASE | re.DOTALL)
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
-_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>|<![A-Za-z][^<>]*>|<\?.*?(?:\?>|\Z)", re.DOTALL)
+_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9-]*)(?:\s[^<>]*)?/?>|<![A-Za-z][^<>]*>|<\?.*?(?:\?>|\Z)", re.DOTALL)
 _OPENER = re.compile(r"<(?=[A-Za-z/!?])")
 _DEFINITION = re.compile(r"\]:")
 # "![" opens an image unless it is a citation such as ![1] (with no definitions left, "![1]" can
@@ -165,11 +167,18 @@ def _harmless_code(span: str) -> bool:
 def _clean_text(text: str) -> str:
     text = _DROPPED.sub("", text)
     text = _COMMENT.sub("", text)
-    text = _TAG.sub("", text)
+    text = _TAG.sub(_unwrapped, text)
     text = _OPENER.sub("&lt;", text)
     text = _DEFINITION.sub(r"]\\:", text)  # "[x]: url" would define a link target anywhere, even in a quote
     text = _IMAGE.sub(r"!\\[", text)
     return _LINK_TARGET.sub(_link, text)
+
+
+def _unwrapped(match: re.Match) -> str:
+    """A tag of an HTML element, a declaration or a processing instruction goes; a tag of any
+    other name is text in angle brackets and stays (its "<" is escaped next)."""
+    name = match.group(1)
+    return match.group(0) if name is not None and name.lower() not in HTML_ELEMENTS else ""
 
 
 def _link(match: re.Match) -> str:

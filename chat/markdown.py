@@ -1,6 +1,10 @@
 """Markdown → sanitized HTML. Everything shown from a document or an LLM goes through here, so
 nothing in them can run script: raw HTML is allowed by Markdown but then cleaned by nh3 with a
-small allow-list (no on* attributes, no style, no javascript: URLs, no script/style/iframe)."""
+small allow-list (no on* attributes, no style, no javascript: URLs, no script/style/iframe).
+
+Angle-bracketed text that is no HTML element ("<implementations-keywords>", "<book-title>",
+"<file>") is text a document or an answer means to show: it is escaped and shown as written,
+never taken for a tag and removed (as_text_unless_html)."""
 
 from __future__ import annotations
 
@@ -30,6 +34,28 @@ ALLOWED_ATTRIBUTES = {
 DROPPED_WITH_CONTENT = {"script", "style", "iframe", "object", "embed", "template", "noscript", "textarea"}
 URL_SCHEMES = {"http", "https", "mailto"}
 _EXTENSIONS = ["fenced_code", "tables", "sane_lists"]
+# The elements of HTML (WHATWG, obsolete ones included) and the roots of inline SVG and MathML:
+# a "<name>" of any other name is text.
+HTML_ELEMENTS = frozenset(
+    "a abbr acronym address area article aside audio b base basefont bdi bdo bgsound big blink blockquote body "
+    "br button canvas caption center cite code col colgroup data datalist dd del details dfn dialog dir div dl "
+    "dt em embed fieldset figcaption figure font footer form frame frameset h1 h2 h3 h4 h5 h6 head header "
+    "hgroup hr html i iframe image img input ins isindex kbd keygen label legend li link listing main map mark "
+    "marquee math menu menuitem meta meter multicol nav nextid nobr noembed noframes noscript object ol "
+    "optgroup option output p param picture plaintext pre progress q rb rp rt rtc ruby s samp script search "
+    "section select slot small source spacer span strike strong style sub summary sup svg table tbody td "
+    "template textarea tfoot th thead time title tr track tt u ul var video wbr xmp".split())
+# A start or end tag's name as it opens ("<name", "</name"), up to where its name ends.
+_TAG_NAME = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9:_.-]*)(?=[\s/>]|$)")
+
+
+def as_text_unless_html(html: str) -> str:
+    """`html` with the "<" of every tag whose name is no HTML element written "&lt;": such a
+    tag is text in angle brackets ("<implementations-keywords>"), shown as written."""
+    def escape_unknown(match: re.Match) -> str:
+        return match.group(0) if match.group(2).lower() in HTML_ELEMENTS else "&lt;" + match.group(0)[1:]
+
+    return _TAG_NAME.sub(escape_unknown, html)
 
 
 def sanitize_html(html: str) -> str:
@@ -48,7 +74,7 @@ def sanitize_html(html: str) -> str:
 def render_markdown(text: str) -> SafeString:
     """Markdown text → sanitized HTML, safe to insert into a page."""
     html = markdown_lib.markdown(text or "", extensions=_EXTENSIONS, output_format="html")
-    return mark_safe(sanitize_html(html))  # noqa: S308 — cleaned by nh3 just above
+    return mark_safe(sanitize_html(as_text_unless_html(html)))  # noqa: S308 — cleaned by nh3 just above
 
 
 # Splits sanitized HTML into tags and text: nh3 escapes < and > in attribute values and text, so

@@ -106,11 +106,21 @@ class FolderFile:
     size: int
 
 
-def folder_files(folder: Path, *, limit: int) -> tuple[list[FolderFile], bool]:
+# Why an entry of a folder source is not read, for the Sources page.
+LINKED_FILE = "skipped: a symbolic link (links are not followed; add the folder it leads to as a source)"
+LINKED_FOLDER = "skipped: a link to a folder (links are not followed; add that folder as a source)"
+UNREADABLE = "skipped: the file cannot be read by the server (check its permissions)"
+
+
+def folder_files(folder: Path, *, limit: int,
+                 skipped: list[tuple[str, str]] | None = None) -> tuple[list[FolderFile], bool]:
     """The supported files under `folder` (recursive, in sorted walk order, links and hidden entries
     skipped, sub-folders at most MAX_FOLDER_DEPTH deep), at most `limit`; and whether there were
-    more. The walk stops there: a huge tree costs no more than `limit` files."""
+    more. The walk stops there: a huge tree costs no more than `limit` files. `skipped`, when
+    given, gets (path in the folder, reason) of each link (to a file of a supported type, or to a
+    folder) and unreadable file passed over, for the person who set the source up."""
     files: list[FolderFile] = []
+    skipped = [] if skipped is None else skipped
     for directory, folders, names in os.walk(folder):  # followlinks=False
         if len(files) > limit:
             break
@@ -118,6 +128,9 @@ def folder_files(folder: Path, *, limit: int) -> tuple[list[FolderFile], bool]:
         # Python 3.11's os.walk recurses: a tree ~1,000 levels deep would end the sync in RecursionError.
         deep = len(base.relative_to(folder).parts) >= MAX_FOLDER_DEPTH
         folders[:] = [] if deep else sorted(f for f in folders if not f.startswith("."))
+        for name in folders:
+            if (base / name).is_symlink():  # os.walk lists it and does not descend (followlinks=False)
+                skipped.append(((base / name).relative_to(folder).as_posix(), LINKED_FOLDER))
         for name in sorted(names):
             file = base / name
             if name.startswith(".") or Path(name).suffix.lower() not in SUPPORTED_EXTENSIONS:
@@ -126,7 +139,13 @@ def folder_files(folder: Path, *, limit: int) -> tuple[list[FolderFile], bool]:
                 info = file.lstat()
             except OSError:
                 continue  # gone since the listing
-            if not file.is_file() or file.is_symlink():
+            if file.is_symlink():
+                skipped.append((file.relative_to(folder).as_posix(), LINKED_FILE))
+                continue
+            if not file.is_file():
+                continue
+            if not os.access(file, os.R_OK):
+                skipped.append((file.relative_to(folder).as_posix(), UNREADABLE))
                 continue
             files.append(FolderFile(file, file.relative_to(folder).as_posix(), info.st_mtime_ns, info.st_size))
     return files[:limit], len(files) > limit

@@ -229,6 +229,8 @@ def _sync(source: Source, progress: Progress, *, deadline: float | None, items: 
             progress("removed", key)
     for note in round_["notes"][:FAILURES_KEPT - len(result.failures)]:
         result.failures.append({"item": source.location[:2000], "reason": note[:1000]})
+    for key, reason in listing.skipped[:max(0, FAILURES_KEPT - len(result.failures))]:
+        result.failures.append({"item": key[:2000], "reason": reason[:1000]})
     return result
 
 

@@ -57,6 +57,7 @@ def parse_blocks(text: str) -> list[Block]:
     fence = False
     literal_indent: int | None = None  # inside an indented reST literal block: its parent's indent
     simple_table = False
+    ordinal: int | None = None  # the number (or letter) of the current list item
 
     def flush() -> None:
         nonlocal current, heading
@@ -147,11 +148,19 @@ def parse_blocks(text: str) -> list[Block]:
         if _COMMENT_OR_TARGET.match(raw):
             flush()
             continue
+        if _man_section(lines, index):
+            flush()
+            heading = stripped
+            blocks.append(Block(HEADING, heading, heading, offset))
+            continue
         item = _LIST_ITEM.match(raw)
+        if item and current and not _starts_item(raw, ordinal if current_kind == ITEM else None):
+            item = None  # a number wrapped to the start of a line ("exceeds\n1000. Then"): text goes on
         if item:
             flush()
             current_kind, current_start = ITEM, offset
             current = [raw[item.end():]]
+            ordinal = _ordinal(raw)
         else:
             if not current:
                 current_kind, current_start = PARAGRAPH, offset
@@ -163,6 +172,37 @@ def parse_blocks(text: str) -> list[Block]:
     flush()
     flush_code()
     return blocks
+
+
+_ORDINAL = re.compile(r"^\s*(\d+|[a-zA-Z])[.)]\s")
+_MAN_SECTION = re.compile(r"^[A-Z][A-Z0-9 ]*$")
+
+
+def _ordinal(line: str) -> int | None:
+    """The number of a numbered or lettered list item ("3." 3, "b)" 2); None for a bullet."""
+    marker = _ORDINAL.match(line)
+    if marker is None:
+        return None
+    value = marker.group(1)
+    return int(value) if value.isdigit() else ord(value.lower()) - ord("a") + 1
+
+
+def _starts_item(line: str, previous: int | None) -> bool:
+    """Whether a line with a list marker, coming inside a paragraph or list item, starts a new
+    item: a bullet does, a number or letter only when it starts a list (1, a) or follows the
+    item before it (`previous` + 1). Otherwise it is a number wrapped to the start of a line
+    ("... exceeds\\n1000. Then ..."), which CommonMark too keeps in its paragraph."""
+    number = _ordinal(line)
+    return number is None or number == 1 or (previous is not None and number == previous + 1)
+
+
+def _man_section(lines: list[str], index: int) -> bool:
+    """A manual page's section heading as `man` renders it: a line of capitals at the margin
+    ("DESCRIPTION", "SEE ALSO") over an indented line."""
+    line = lines[index]
+    following = lines[index + 1] if index + 1 < len(lines) else ""
+    return (bool(_MAN_SECTION.match(line)) and len(line.split()) <= 3 and any(c.isalpha() for c in line)
+            and following[:1].isspace() and bool(following.strip()))
 
 
 def _title_line(line: str) -> bool:

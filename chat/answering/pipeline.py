@@ -123,6 +123,8 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
     query, result = _search_in_conversation(question, history, collections, rse, filters)
     citations = build_citations(result)
     scope = searched_scope(collections)
+    if filters:  # "not found" says it looked only where the filters let it
+        scope = f"{scope} (only {filters.described()})"
     if not citations:
         raise NotFound(f"No passage in {scope} matches this question. "
                        "Try other words, or check that the documents have finished processing.")

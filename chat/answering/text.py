@@ -69,12 +69,16 @@ def content_terms(text: str) -> set[str]:
 # our own: the libraries that learn abbreviations (NLTK's punkt) need data files fetched at run time.
 _MARKERS = r"\[\d{1,3}(?:\s*,\s*\d{1,3})*\]"
 _BREAK = re.compile(rf"[.!?]+[\"')\]”’*_`]*(?:[ \t]*{_MARKERS})*\s+(?!{_MARKERS})(?=[\"'(\[`*“‘A-Z0-9])")
-# Never end a sentence: titles, Latin and reference abbreviations.
+# Never end a sentence: titles, Latin and reference abbreviations, months.
 _ABBREVIATIONS = frozenset(
     "mr mrs ms mx dr prof sr jr st mt rev gen col capt lt sgt hon e.g i.e etc vs cf al approx ca "
     "inc ltd co corp dept univ jan feb mar apr jun jul aug sep sept oct nov dec".split())
-# End a sentence unless a number follows ("No. 4", "Fig. 3", "pp. 12-14", "Vol. 2").
-_BEFORE_NUMBERS = frozenset("no nos fig figs vol vols p pp ch sec eq art".split())
+# Days of the week, capitalised ("From Mon. 3 March": the date goes on; "in the sun. The" ends).
+_DAYS = frozenset("Mon Tue Tues Wed Thu Thur Thurs Fri Sat Sun".split())
+# End a sentence unless a number follows ("No. 4", "Fig. 3", "pp. 12-14", "Vol. 2", "min. 5 kg").
+# Units are here, not above: "It weighs 5 kg. The box ..." ends where it ends.
+_BEFORE_NUMBERS = frozenset(
+    "no nos fig figs vol vols p pp ch sec eq art min max tel ext kg km cm mm lb lbs oz ft yd mi hr hrs".split())
 _LAST_WORD = re.compile(r"([A-Za-z]+(?:\.[A-Za-z]+)*)\.$")
 
 
@@ -88,7 +92,7 @@ def ends_sentence(text: str, point: int, following: str) -> bool:
         return True
     token = word.group(1)
     lower = token.lower()
-    if lower in _ABBREVIATIONS:
+    if lower in _ABBREVIATIONS or token in _DAYS:
         return False
     if "." in token:  # "U.S.", "a.m." (one letter a part); not an identifier ("django.urls.path.")
         return not all(len(part) == 1 for part in token.split("."))

@@ -70,6 +70,23 @@ class SearchFilters:
             parts.append(f"{day} < %(filter_before)s::text")
         return "".join(f" AND {part}" for part in parts)
 
+    def described(self) -> str:
+        """The filters in words, for a message that says what was searched ("" without filters):
+        "documents of type application/pdf, tagged garden or shed, whose source starts with
+        "handbook/", dated on or after 2024-01-01 and before 2025-01-01"."""
+        parts = []
+        if self.media_types:
+            parts.append(f"of type {' or '.join(self.media_types)}")
+        if self.tags:
+            parts.append(f"tagged {' or '.join(self.tags)}")
+        if self.source_prefix:
+            parts.append(f'whose source starts with "{self.source_prefix}"')
+        dates = ([f"on or after {self.after.isoformat()}"] if self.after else []) + (
+            [f"before {self.before.isoformat()}"] if self.before else [])
+        if dates:
+            parts.append("dated " + " and ".join(dates))
+        return "documents " + ", ".join(parts) if parts else ""
+
     def as_json(self) -> dict:
         """The filter object as a client sends it, with the keys that are set only ({} without
         filters): parse_filters(f.as_json()) == f."""

@@ -17,6 +17,9 @@ else where the bound falls. No chunk is empty or whitespace-only, except the one
 that is itself only whitespace (zero tokens, returned whole up to `max_chars`) and the pieces of a
 whitespace run longer than `max_chars`.
 
+A table's rows stay under their header: no strategy but "sliding" cuts inside a Markdown table
+block where the block fits in a chunk, nor inside a row where it does not (chunk_tables).
+
 A document that would make more than `max_chunks` chunks raises TooManyChunks, as soon as its
 token count shows it (before any chunking work).
 """
@@ -32,6 +35,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from corpus.ingest.chunk_tables import cuts_outside_tables
 from corpus.ingest.embed import embed_texts
 from corpus.ingest.tokens import TokenIndex, tokenize
 
@@ -139,7 +143,7 @@ def chunk_text(text: str, config: ChunkingConfig, *, headings: Sequence[Heading]
             cuts = _markdown_cuts(doc, headings, size)
         else:
             cuts = _semantic_cuts(doc, config, embed)
-        spans = doc.spans(cuts)
+        spans = doc.spans(cuts_outside_tables(text, cuts, doc.count, size))
     spans = _bound_chars(doc, spans, config.char_limit)
     if max_chunks is not None and len(spans) > max_chunks:
         raise _too_many(max_chunks)

@@ -21,6 +21,7 @@ class Listing:
     # Listing ran out of time (a crawl under a slow Crawl-delay): what to pass back as `resume` to go
     # on, JSON-serialisable; `items` is then empty.
     resume: dict | None = None
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (item, why it is not read): links...
 
 
 @dataclass(frozen=True)

@@ -38,8 +38,9 @@ def document_source(folder: Path, key: str) -> str:
 def list_items(source, *, deadline: float | None = None, resume: dict | None = None) -> Listing:
     """The folder's files (a local walk: quick, so neither a deadline nor a resume applies)."""
     folder = _folder(source)
-    files, truncated = folder_files(folder, limit=source.max_pages)
-    return Listing([Item(file.key, document_source(folder, file.key)) for file in files], truncated)
+    skipped: list[tuple[str, str]] = []
+    files, truncated = folder_files(folder, limit=source.max_pages, skipped=skipped)
+    return Listing([Item(file.key, document_source(folder, file.key)) for file in files], truncated, skipped=skipped)
 
 
 def read_item(source, item: Item, link) -> Content | Unchanged:

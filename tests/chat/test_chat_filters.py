@@ -82,3 +82,21 @@ def test_bad_filters_are_refused_with_a_message_before_anything_is_stored(alice,
     assert not Message.objects.exists()
     page = alice.post(reverse("chat:ask"), {"question": QUESTION, "after": "yesterday"})
     assert page.status_code == 400 and "Filters: " in page.content.decode()
+
+
+def test_not_found_under_filters_says_which_filters_applied(alice, twins, no_llm):
+    alice.post(reverse("chat:ask"), {"question": QUESTION, "source_prefix": "archive/", "tags": "ops"})
+
+    answer = Message.objects.get(role="assistant")
+    assert answer.status == "not_found"
+    assert "(only documents tagged ops, whose source starts with \"archive/\")" in answer.error
+
+
+def test_the_filters_in_words():
+    from datetime import date
+
+    from chat.retrieval.filters import NO_FILTERS, SearchFilters
+
+    assert NO_FILTERS.described() == ""
+    assert SearchFilters(media_types=(PDF,), after=date(2024, 1, 1), before=date(2025, 1, 1)).described() == (
+        "documents of type application/pdf, dated on or after 2024-01-01 and before 2025-01-01")

@@ -77,3 +77,14 @@ def test_streaming_gives_the_same_text_token_by_token():
     streamed = list(client_markdown_stream(w + " " for w in words))
     assert streamed[:6] == ["The ", "timeout ", "is ", "thirty ", "seconds ", "by "]
     assert "".join(streamed) == " ".join(words) + " "
+
+
+def test_angle_bracketed_text_is_shown_as_written_by_a_client():
+    from tests.fidelity import FILES
+
+    paragraph = next(p for p in (FILES / "notes.md").read_text().split("\n\n") if p.startswith("A shelf mark"))
+    shown = BeautifulSoup(RENDERER.render(client_markdown(paragraph)), "html.parser").get_text()
+    assert "written as <implementations-keywords> after" in " ".join(shown.split())
+    assert "written as <implementations-keywords> after" in " ".join(
+        "".join(client_markdown_stream(paragraph[i:i + 7] for i in range(0, len(paragraph), 7)))
+        .replace("&lt;", "<").split())

@@ -62,3 +62,17 @@ def test_link_citations_links_known_numbers_outside_code_only():
     assert 'href="/p/2" data-n="2">[2]</a><a class="cite" href="/p/3"' in out
     assert "not [7]." in out
     assert "<code>x[1]</code>" in out
+
+
+def test_angle_bracketed_text_is_shown_as_written():
+    from bs4 import BeautifulSoup
+
+    from tests.fidelity import FILES
+
+    paragraph = next(p for p in (FILES / "notes.md").read_text().split("\n\n") if p.startswith("A shelf mark"))
+    html = str(render_markdown(paragraph))
+    assert "&lt;implementations-keywords&gt;" in html
+    shown = " ".join(BeautifulSoup(html, "html.parser").get_text().split())
+    assert "written as <implementations-keywords> after" in shown
+    kept = str(render_markdown("a <b>bold</b> word, <script>alert(1)</script> per <book-title> entry"))
+    assert "<b>bold</b>" in kept and "<script" not in kept and "&lt;book-title&gt;" in kept

@@ -118,3 +118,14 @@ def test_a_highlight_across_a_link_marks_each_piece_of_text():
     assert re.findall(r"<mark[^>]*>(.*?)</mark>", html) == ["The ", "lamp guide", " tells the story."]
     assert not any("<mark" in tag[1:] for tag in _tags(html))  # no mark inside a tag
     assert 'title="Title. More"' in html and html.count('id="passage"') == 1
+
+
+def test_angle_bracketed_text_of_a_markdown_document_is_shown():
+    from tests.fidelity import FILES
+
+    text = (FILES / "notes.md").read_text()
+    document = Document(text=text, media_type="text/markdown", source="notes.md")
+    start = text.index("A shelf mark list")
+    highlight = Highlight(segment=(0, len(text)), support=((start, start + 80),))
+    html = str(highlighted_document(document, highlight))
+    assert html.count("&lt;implementations-keywords&gt;") == 2  # the sentence and the code block

@@ -56,3 +56,44 @@ def test_html_documents_are_marked_out_of_date_for_the_navigation_rule():
     page.refresh_from_db()
     notes.refresh_from_db()
     assert not page.is_current() and notes.is_current()
+
+
+def test_documents_the_new_parsers_read_differently_are_marked_and_queued():
+    from django.core.files.base import ContentFile
+
+    from corpus.models import Document
+    from tests.fidelity import FILES
+
+    reparsed = importlib.import_module("corpus.migrations.0023_stale_reparsed_documents")
+    collection = make_collection("mixed")
+
+    def built(source, media_type, text, data=None):
+        document = _built(collection, source, "")
+        document.media_type, document.text = media_type, text
+        if data is not None:
+            document.file.save(source, ContentFile(data), save=False)
+        document.save()
+        assert document.is_current()
+        return document
+
+    pypdf_text = "AAbbssttrraacctt\n\nThe reading rooms close at 6 p.m."  # memo-groff.pdf as pypdf read it
+    bold_pdf = built("memo.pdf", "application/pdf", pypdf_text, b"%PDF-")
+    plain_pdf = built("plain.pdf", "application/pdf", "The reading rooms close at 6 p.m.", b"%PDF-")
+    scan = built("scan.png", "image/png", "depending on the distanceittravels.", b"png")
+    clean_scan = built("clean.png", "image/png", "depending on the distance it travels.", b"png")
+    glossary = built("guide.html", "text/html", "priority 990\ngiven to ...", (FILES / "guide.html").read_bytes())
+    page = built("page.html", "text/html", "Hello", b"<p>Hello</p>")
+    sheet = built("loans.csv", "text/csv", "| a |\n| --- |\n| 1 |", b"a\n1\n")
+    notes = built("notes.md", "text/markdown", "# Notes", b"# Notes")
+    manual = built("ferries.txt", "text/plain", "in order, inter\u2010\n       leaving the", b"x")
+    letter = built("letter.txt", "text/plain", "Dear reader,\nhello", b"x")
+
+    reparsed.mark_stale(apps, None)
+
+    every = (bold_pdf, plain_pdf, scan, clean_scan, glossary, page, sheet, notes, manual, letter)
+    for document in every:
+        document.refresh_from_db()
+    assert [d.source for d in every if not d.is_current()] == [
+        "memo.pdf", "scan.png", "guide.html", "loans.csv", "ferries.txt"]
+    assert {bold_pdf.status, scan.status, glossary.status, sheet.status} == {Document.Status.QUEUED}
+    assert notes.status == page.status == Document.Status.READY

@@ -127,3 +127,18 @@ def test_a_link_swapped_in_after_listing_is_not_read(folder_source, allowed_root
     sync(folder_source, django_capture_on_commit_callbacks)
     assert not Document.objects.filter(text__contains="database password").exists()
     assert not Document.objects.filter(source__endswith="link.md").exists()
+
+
+def test_a_skipped_link_is_listed_with_its_reason(folder_source, allowed_root, tmp_path,
+                                                  django_capture_on_commit_callbacks):
+    from sources.folders import LINKED_FILE, LINKED_FOLDER
+
+    outside = tmp_path / "outside"
+    write(outside / "secret.md", "# Secret\n\nnot in the source's folder\n")
+    (allowed_root / "handbook" / "linked.md").symlink_to(outside / "secret.md")
+    (allowed_root / "handbook" / "elsewhere").symlink_to(outside, target_is_directory=True)
+    result = sync(folder_source, django_capture_on_commit_callbacks)
+    assert result.new == 2 and result.failed == 0
+    assert {"item": "linked.md", "reason": LINKED_FILE} in folder_source.failures
+    assert {"item": "elsewhere", "reason": LINKED_FOLDER} in folder_source.failures
+    assert not Document.objects.filter(source__contains="secret").exists()

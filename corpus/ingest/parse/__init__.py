@@ -47,7 +47,7 @@ from corpus.ingest.parse.odt import parse_odt
 from corpus.ingest.parse.pdf import parse_pdf
 from corpus.ingest.parse.properties import read_properties
 from corpus.ingest.parse.slides import parse_pptx
-from corpus.ingest.parse.text import decode_text
+from corpus.ingest.parse.text import decode_text, rejoin_hyphenated
 from corpus.ingest.parse.word import parse_docx
 from corpus.ingest.parse.xlsx import parse_xlsx
 
@@ -104,7 +104,8 @@ def _parse(data: bytes, kind: str, filename: str, on_progress: Progress | None) 
         if kind == RST:
             headings = rst_headings(text)
             return ParsedDocument(text, headings[0].title if headings else "", kind, headings)
-        return ParsedDocument(text, "", kind)
+        # Plain text is often a manual page as `man` rendered it: its hyphenated words whole again.
+        return ParsedDocument(rejoin_hyphenated(text), "", kind)
     if kind == HTML:
         text, headings, title = parse_html(data)
         if not text.strip():

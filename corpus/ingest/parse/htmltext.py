@@ -1,4 +1,5 @@
-"""HTML: the text a reader sees, one block per line, headings kept as their own lines.
+"""HTML: the text a reader sees, one block per line, headings kept as their own lines, each
+definition list entry (<dt> terms, then their <dd>) a paragraph of its own.
 
 Scripts, styles, navigation, page headers and footers, asides and hidden elements are dropped.
 A <header>/<footer> inside an <article>, <main> or <section> is kept: there it holds the
@@ -155,13 +156,23 @@ class _Walker:
             out.write(" | ")
         block = tag in _BLOCK
         if block:
-            out.brk(1 if tag in ("li", "tr", "dt", "dd", "summary", "caption") else 2)
+            out.brk(_break_before(element, tag))
         if element.text:
             out.write(element.text)
         for child in element:
             self.walk(child, in_content)
         if block:
-            out.brk(1 if tag in ("li", "tr", "dt", "dd") else 2)
+            out.brk(1 if tag in ("li", "tr", "dt") else 2)
+
+
+def _break_before(element, tag: str) -> int:
+    """Newlines before a block: a list item, table row or caption starts a line; a definition
+    list's term starts a paragraph (unless it is one more term of the same definition) and its
+    definition the next line, so each term and its definition are one paragraph of their own."""
+    if tag == "dt":
+        previous = element.getprevious()
+        return 1 if previous is not None and isinstance(previous.tag, str) and previous.tag.lower() == "dt" else 2
+    return 1 if tag in ("li", "tr", "dd", "summary", "caption") else 2
 
 
 def html_source(data: bytes, *, charset: str | None = None, what: str = "The HTML page") -> str:

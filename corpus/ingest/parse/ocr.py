@@ -7,6 +7,8 @@ once per process, on the first page, and used by one page at a time (a lock).
 Bounds, from settings: an image over OCR_MAX_PIXELS is scaled down to it before the engine sees
 it; a page still being read after OCR_PAGE_SECONDS is stopped inside onnxruntime (a RunOptions
 terminate flag set by a timer, checked by every model call) and fails with a ParseError.
+
+Words the recognition ran together ("dependingon") are split again (corpus.ingest.parse.words).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from corpus.ingest.parse.base import ParseError
+from corpus.ingest.parse.words import split_joined_words
 
 logger = logging.getLogger(__name__)
 
@@ -127,7 +130,7 @@ def page_text(image) -> str:
         return ""
     boxes = [TextBox(float(min(p[1] for p in box)), float(max(p[1] for p in box)), float(min(p[0] for p in box)), text)
              for box, text in zip(result.boxes, result.txts, strict=True) if text.strip()]
-    return lines_text(boxes)
+    return split_joined_words(lines_text(boxes))
 
 
 def lines_text(boxes: list[TextBox]) -> str:

@@ -1,5 +1,6 @@
 """PDF: the text layer of each page, with the offset where each page starts; running headers,
-footers and page numbers dropped and headings set apart (corpus.ingest.parse.pdf_layout).
+footers and page numbers dropped and headings set apart (corpus.ingest.parse.pdf_layout); text
+drawn twice at one place (fake bold, shadows) read once (corpus.ingest.parse.pdf_overdrawn).
 
 A page without a text layer that holds an image (a scan) is rendered (pypdfium2) and read by OCR
 (corpus.ingest.parse.pdf_scans); pages with a text layer are never OCR'd, so a mixed PDF costs
@@ -25,6 +26,7 @@ from corpus.ingest.parse.limits import (
 )
 from corpus.ingest.parse.pages import joined_pages
 from corpus.ingest.parse.pdf_layout import clean_pages
+from corpus.ingest.parse.pdf_overdrawn import drawn_once, overdrawn
 from corpus.ingest.parse.pdf_scans import ocr_pages
 from corpus.ingest.parse.pdf_tables import draws_rules, tables_text
 
@@ -48,7 +50,9 @@ def parse_pdf(data: bytes, on_progress: Progress | None = None) -> tuple[str, li
         page_texts, scanned, ruled, metadata_title = _read_pages(data)
     if not page_texts:
         raise ParseError(DAMAGED_MESSAGE)
-    for index, text in tables_text(data, ruled).items():
+    tables = tables_text(data, ruled)
+    twice = [index for index, text in enumerate(page_texts) if index not in tables and overdrawn(text)]
+    for index, text in (tables | drawn_once(data, twice)).items():
         page_texts[index] = text
     if scanned:
         for index, text in ocr_pages(data, scanned, on_progress).items():

@@ -65,3 +65,15 @@ def _checked(text: str) -> str:
     if "\x00" in text or len(_CONTROL.findall(text)) > _MAX_CONTROL_SHARE * len(text):
         raise ParseError(BINARY_MESSAGE)
     return normalise_newlines(text)
+
+
+# A word `man` (groff) hyphenated at the end of a line: U+2010 HYPHEN, which groff writes for its own
+# hyphenation and people rarely type, then the line's end, the next line's indent and the word's rest.
+_MAN_HYPHENATION = re.compile(r"(?<=\w)\u2010\n([ \t]*)([a-z]+)")
+
+
+def rejoin_hyphenated(text: str) -> str:
+    """`text` with words groff hyphenated across lines ("inter‐\\n       leaving") whole again on
+    the first line ("interleaving\\n       "): a search for the word finds it, a quote reads it.
+    Lines stay lines."""
+    return _MAN_HYPHENATION.sub(lambda m: f"{m.group(2)}\n{m.group(1)}", text)

@@ -64,3 +64,31 @@ def test_a_rest_word_reference_is_quoted_without_its_underscore():
     # Markdown emphasis, dunder names, code, paths and plain identifiers are left alone.
     unchanged = "An _italic_ word, __init__, `foo_`, a/b_ and snake_case_name."
     assert display_text(unchanged) == unchanged
+
+
+def test_a_number_wrapped_to_the_start_of_a_line_stays_in_its_sentence():
+    from tests.fidelity import FILES
+
+    blocks = parse_blocks((FILES / "pinning-man.txt").read_text())  # `man` output of the suite's page
+    item = next(b for b in blocks if b.text.startswith("Never lend"))
+    assert item.text.split()[:13] == ["Never", "lend", "an", "older", "edition", "unless", "the", "priority",
+                                      "of", "that", "one", "exceeds", "1000."]
+    assert any("exceeds 1000." in s for s in split_sentences((FILES / "pinning-man.txt").read_text()))
+
+
+def test_numbered_lists_still_start_items():
+    blocks = parse_blocks("Steps:\n1. Open the lid.\n2. Pour the water.\n3. Close it.\nThe text goes on\n4. and on.")
+    assert [(b.kind, b.text) for b in blocks] == [
+        (PARAGRAPH, "Steps:"), ("item", "Open the lid."), ("item", "Pour the water."),
+        ("item", "Close it. The text goes on"), ("item", "and on.")]
+
+
+def test_a_manual_page_section_heading_heads_its_definition_list():
+    from tests.fidelity import FILES
+
+    blocks = parse_blocks((FILES / "pinning-man.txt").read_text())
+    entry = next(b for b in blocks if b.text.startswith("priority 990"))
+    assert entry.kind == PARAGRAPH and entry.heading == "PRIORITIES"
+    assert " ".join(entry.text.split()) == ("priority 990 given to the editions that belong to the reading list "
+                                            "of the current term.")
+    assert [b.text for b in blocks if b.kind == HEADING][1:5] == ["NAME", "DESCRIPTION", "PRIORITIES", "FILES"]

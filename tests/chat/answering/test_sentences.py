@@ -47,3 +47,20 @@ def test_citation_markers_stay_with_their_sentence():
     answer = "- Ms. Halvorsen guides the zebras. [1] She took over from Dr. J. R. Smith [2]. Next [1]"
     assert sentences_citing(answer, 1) == ["Ms. Halvorsen guides the zebras.", "Next"]
     assert sentences_citing(answer, 2) == ["She took over from Dr. J. R. Smith."]
+
+
+def test_a_day_of_the_week_does_not_end_a_sentence_in_a_real_notice():
+    from tests.fidelity import parse_fidelity
+
+    text = parse_fidelity("notice-libreoffice.odt").text
+    paragraph = next(p for p in text.split("\n\n") if p.startswith("From Mon."))
+    assert split_sentences(paragraph) == [
+        "From Mon. 3 March the morning ferry leaves the north pier at 7:15 instead of 7:00.",
+        "Tickets bought before the change stay valid, e.g. season passes and day returns."]
+
+
+def test_days_units_and_common_words():
+    text = ("Open Tue. 4 June. It sat. The parcel weighs 5 kg. The box is min. 3 cm deep. We sat in the sun. "
+            "Then left.")
+    assert split_sentences(text) == ["Open Tue. 4 June.", "It sat.", "The parcel weighs 5 kg.",
+                                     "The box is min. 3 cm deep.", "We sat in the sun.", "Then left."]

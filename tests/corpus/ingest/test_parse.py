@@ -320,3 +320,23 @@ def test_zip_named_docx_without_document_is_damaged():
         archive.writestr("notes.txt", "hi")
     with pytest.raises(ParseError, match="Word file is damaged"):
         parse_document(out.getvalue(), filename="x.docx")
+
+
+def test_each_definition_list_entry_is_a_paragraph_of_its_own():
+    from chat.answering.extractive import split_sentences
+    from tests.fidelity import parse_fidelity
+
+    text = parse_fidelity("guide.html").text
+    assert ("\n\npriority 990\ngiven to requests from members who have waited longer than two weeks.\n\n"
+            "priority 500\ngiven to every other request for a reading room.\n\n") in text
+    assert "priority 990 given to requests from members who have waited longer than two weeks." in split_sentences(text)
+
+
+def test_words_man_hyphenated_across_lines_are_whole_again():
+    from tests.fidelity import FILES as FIDELITY_FILES
+    from tests.fidelity import parse_fidelity
+
+    text = parse_fidelity("ferries-man.txt").text  # `man` output: "inter‐\n       leaving"
+    assert "\u2010" not in text
+    assert "in chronological order, interleaving\n" in text
+    assert text.count("\n") == (FIDELITY_FILES / "ferries-man.txt").read_text().count("\n")
