@@ -69,7 +69,7 @@ eval-answers: install migrate
 	CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py ingest $(EVAL_DIR)/django-docs --collection django-docs --wait --quiet
 	$(PY) manage.py evaluate_answers $(EVAL_DIR)/django_dev.jsonl --collection django-docs \
 	    --unanswerable $(ANSWER_DATA)/django_unanswerable.jsonl --offtopic $(ANSWER_DATA)/django_offtopic.jsonl \
-	    --conversations $(ANSWER_DATA)/django_followups.jsonl $(ANSWER_DATA)/django_conversations.jsonl
+	    --conversations $(ANSWER_DATA)/django_followups.jsonl $(ANSWER_DATA)/django_conversations.jsonl --scorers auto heuristic
 
 # The same on held-out corpora nobody tuned on, committed with their licences (docs/evaluation.md):
 # PDF manuals (the cited page scored too) and HTML guides. The off-topic questions are the development
@@ -77,7 +77,8 @@ eval-answers: install migrate
 HELDOUT_ANSWERS = CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py ingest $(ANSWER_DATA)/$(1)/docs --collection $(1) --wait --quiet && \
 	$(PY) manage.py evaluate_answers $(ANSWER_DATA)/$(1)/questions.jsonl --collection $(1) \
 	    --unanswerable $(ANSWER_DATA)/$(1)/unanswerable.jsonl --offtopic $(ANSWER_DATA)/django_offtopic.jsonl \
-	    --conversations $(ANSWER_DATA)/$(1)/conversations.jsonl --evidence-target 0.80 --report var/eval-answers-$(1)
+	    --conversations $(ANSWER_DATA)/$(1)/conversations.jsonl --evidence-target 0.80 --report var/eval-answers-$(1) \
+	    --scorers auto heuristic
 eval-answers-pdf: install migrate
 	$(call HELDOUT_ANSWERS,pdf-manuals)
 eval-answers-html: install migrate
@@ -87,7 +88,7 @@ eval-answers-tables: install migrate
 	CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py ingest $(ANSWER_DATA)/tables/docs --collection tables --wait --quiet
 	$(PY) manage.py evaluate_answers $(ANSWER_DATA)/tables/questions.jsonl --collection tables \
 	    --unanswerable $(ANSWER_DATA)/tables/unanswerable.jsonl --offtopic $(ANSWER_DATA)/django_offtopic.jsonl \
-	    --evidence-target 0.80 --report var/eval-answers-tables
+	    --evidence-target 0.80 --report var/eval-answers-tables --scorers auto heuristic
 eval-answers-heldout: eval-answers-pdf eval-answers-html eval-answers-tables
 
 # The reader (reader/): rebuilds reader/model/ from the committed training pairs (chat/evaluation/reader_training/data;

@@ -89,6 +89,6 @@ class SourceForm(forms.Form):
             return data
 
     def add_service_error(self, exc: ValidationError) -> None:
-        """sources.services' per-field ValidationError, shown on the form."""
-        for field, messages in exc.message_dict.items():
+        """sources.services' ValidationError shown on the form: per field, or for the form as a whole (a quota)."""
+        for field, messages in (exc.error_dict if hasattr(exc, "error_dict") else {None: exc.error_list}).items():
             self.add_error(field if field in self.fields else None, messages)

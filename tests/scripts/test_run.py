@@ -265,7 +265,9 @@ def test_the_web_workers_and_the_pool_processes_share_the_parents_model(app):
         with urllib.request.urlopen(request, timeout=60) as response:
             return json.loads(response.read())["chunks"] or None
 
-    chunks = wait_for(search, 240, "the demo corpus to be searchable")
+    # Searchable as soon as its first documents are in: the page that names the setting may come later.
+    chunks = wait_for(lambda: (found := search()) and "EMBEDDING_MODEL" in " ".join(c["text"] for c in found)
+                      and found, 240, "the demo corpus to be searchable, its page on the embedding model too")
     assert "EMBEDDING_MODEL" in " ".join(chunk["text"] for chunk in chunks)
     assert len(web.children()) == 2 and worker.is_running()
 

@@ -53,9 +53,11 @@ class Command(BaseCommand):
         parser.add_argument("--report", type=Path, default=Path("var/eval-answers"),
                             help="Folder for report.json (every answer with its scores).")
         parser.add_argument("--show", action="store_true", help="Print each answer as it comes.")
-        parser.add_argument("--scorers", nargs="+", choices=reading.SCORERS, default=list(reading.SCORERS),
-                            help="Who chooses an extractive answer's quotes and says \"not found\": the reader, the "
-                                 "heuristic scorer, or both, side by side (the default). LLM answers: the first.")
+        parser.add_argument("--scorers", nargs="+", choices=reading.SCORERS, default=None,
+                            help="Who chooses an extractive answer's quotes and says \"not found\": auto (the "
+                                 "heuristic for prose, the reader for table rows), the reader, the heuristic, or "
+                                 "several, side by side (the make targets: auto heuristic). Default: the app's own "
+                                 "(auto when the reader's model is present). LLM answers: the first only.")
 
     def handle(self, *args, eval_file: Path, collection: str, unanswerable: Path | None, offtopic: Path | None,
                conversations: list[Path], evidence_target: float, limit: int | None, report: Path, show: bool,
@@ -81,6 +83,7 @@ class Command(BaseCommand):
         self.stdout.write(f"Answering {len(items)} questions, {len(near)} near-topic unanswerable, {len(off)} "
                           f"off-topic, {len(convs)} conversations; {mode}.")
         runs = {}
+        scorers = scorers or [reading.current()]
         for scorer in scorers[:1] if answering.configured else scorers:
             self.stdout.write(f"\n== quotes chosen by the {scorer} ==")
             started = time.perf_counter()
@@ -101,8 +104,14 @@ class Command(BaseCommand):
         if len(runs) > 1:
             self._compare(runs)
         report.mkdir(parents=True, exist_ok=True)
+        first = runs[scorers[0]]
         (report / "report.json").write_text(json.dumps(
-            {"mode": mode, "runs": {scorer: {
+            {"mode": mode, "scorer": scorers[0],
+             # The first scorer's figures at the top (what the app answers with by default), every scorer's in runs.
+             "summaries": first["summaries"], "rows": first["rows"],
+             "targets": [{"name": t.name, "value": t.value, "op": t.op, "target": t.target, "passed": t.passed}
+                         for t in first["targets"]],
+             "runs": {scorer: {
                 "summaries": run["summaries"],
                 "targets": [{"name": t.name, "value": t.value, "op": t.op, "target": t.target, "passed": t.passed}
                             for t in run["targets"]],
