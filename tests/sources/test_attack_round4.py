@@ -4,6 +4,8 @@ source's collection) still deletes it there, where they have no rights at all.""
 
 from __future__ import annotations
 
+from unittest import mock
+
 import pytest
 from django.utils import timezone
 
@@ -29,3 +31,30 @@ def test_deleting_a_source_does_not_delete_a_document_moved_out_of_its_collectio
 
     assert client_of(dave).delete(f"/api/sources/{source.pk}/").status_code == 204
     assert Document.objects.filter(pk=page.pk, collection=carols).exists()  # carol's document stays
+
+
+def test_a_folder_swapped_for_a_link_after_the_check_is_refused(tmp_path):
+    """read_file checks that the file's folder lies inside the source's folder, then opens the file
+    by its path: a sub-folder replaced by a link to elsewhere in between (a race its writers can
+    run at every sync) must not lead the open out of the folder."""
+    from sources import folders
+
+    folder = tmp_path / "shared" / "handbook"
+    (folder / "notes").mkdir(parents=True)
+    (folder / "notes" / "secret.md").write_text("# Inside\n")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "secret.md").write_text("# Outside: hunter2\n")
+    listed = folders.FolderFile(folder / "notes" / "secret.md", "notes/secret.md", 0, 0)
+    real_resolve = folders.Path.resolve
+
+    def swap_after_check(path, *args, **kwargs):
+        resolved = real_resolve(path, *args, **kwargs)
+        if path == folder / "notes":  # the check has looked: now the sub-folder becomes a link out
+            (folder / "notes" / "secret.md").unlink()
+            (folder / "notes").rmdir()
+            (folder / "notes").symlink_to(outside)
+        return resolved
+
+    with mock.patch.object(folders.Path, "resolve", swap_after_check), pytest.raises(OSError):
+        folders.read_file(listed, folder=folder.resolve())
