@@ -58,3 +58,26 @@ def test_a_folder_swapped_for_a_link_after_the_check_is_refused(tmp_path):
 
     with mock.patch.object(folders.Path, "resolve", swap_after_check), pytest.raises(OSError):
         folders.read_file(listed, folder=folder.resolve())
+
+
+def test_a_sites_content_type_reaches_the_sources_api_as_plain_text(client_of, user, settings,
+                                                                    django_capture_on_commit_callbacks):
+    """A site's answer (here its Content-Type) ends up in the source's failures, which every reader of
+    the collection lists at /api/sources/: like every other API text field, plain text."""
+    from sources import services
+    from sources.sync import source_sync
+    from sources.web import robots
+    from tests.sources.http_site import HttpSite, Page
+
+    settings.SOURCES_ALLOW_PRIVATE, settings.SOURCES_HOST_INTERVAL = True, 0
+    robots.forget()
+    team = Collection.objects.create(slug="team", name="Team", owner=user)
+    with HttpSite() as site:
+        site.pages["/x"] = Page(b"x", content_type="<img src=x onerror=alert(1)>")
+        source = services.source_create(collection=team, kind="url", url=site.url("/x"), sync=False)
+        with django_capture_on_commit_callbacks(execute=True):
+            source_sync(source_id=source.pk)
+    robots.forget()
+    listed = client_of(user).get(f"/api/sources/{source.pk}/").json()
+    assert listed["last_sync"]["failures"], listed
+    assert "<img" not in str(listed["last_sync"]["failures"])
