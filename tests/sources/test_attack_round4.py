@@ -81,3 +81,20 @@ def test_a_sites_content_type_reaches_the_sources_api_as_plain_text(client_of, u
     listed = client_of(user).get(f"/api/sources/{source.pk}/").json()
     assert listed["last_sync"]["failures"], listed
     assert "<img" not in str(listed["last_sync"]["failures"])
+
+
+def test_deleting_an_editors_account_pauses_their_sources(user, carol):
+    """A source with no owner is an operator's and always runs: an editor's source must not become
+    one (syncing for ever, never paused) because their account was deleted rather than deactivated."""
+    from sources.ownership import sources_pause_unwritable
+
+    team = Collection.objects.create(slug="team", name="Team", owner=user)
+    team.editors.add(carol)
+    source = Source.objects.create(collection=team, kind="url", url="https://docs.example.org/", schedule="daily",
+                                   next_sync_at=timezone.now(), created_by=carol)
+    carol.delete()
+    sources_pause_unwritable()
+    source.refresh_from_db()
+    assert source.created_by is None
+    assert source.paused_reason.startswith("Paused: the account of carol")
+    assert list(Source.objects.due(timezone.now())) == []
