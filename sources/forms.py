@@ -89,6 +89,10 @@ class SourceForm(forms.Form):
             return data
 
     def add_service_error(self, exc: ValidationError) -> None:
-        """sources.services' per-field ValidationError, shown on the form."""
+        """sources.services' ValidationError (per field, or for the whole form such as the source
+        quota's), shown on the form."""
+        if not hasattr(exc, "error_dict"):
+            self.add_error(None, exc.messages)
+            return
         for field, messages in exc.message_dict.items():
             self.add_error(field if field in self.fields else None, messages)
