@@ -46,7 +46,7 @@ class AskOutput(serializers.Serializer):
     answer = serializers.CharField(help_text=MARKDOWN)
     mode = serializers.ChoiceField(choices=["llm", "extractive", ""])
     status = serializers.ChoiceField(choices=Message.Status.choices)
-    error = serializers.CharField(help_text="Why there is no (complete) answer; empty when all went well.")
+    error = plain_text("Why there is no (complete) answer; empty when all went well.")
     confidence = serializers.FloatField(
         allow_null=True,
         help_text="Extractive answers: how likely (0-1) the reader found it that the first quote answers the "

@@ -351,7 +351,7 @@ def _failure(run: AnswerRun) -> OpenAIError | None:
 
 def _content(run: AnswerRun) -> str:
     """The message content of a finished run: its answer, made inert, or why there is none."""
-    return client_markdown(run.text) if run.text else run.error
+    return client_markdown(run.text or run.error)  # the error names a collection: its owner's text
 
 
 def _sources(run: AnswerRun) -> list[dict]:
@@ -384,7 +384,7 @@ def _chunks(meta: dict, run: AnswerRun, answer: Iterator[str]) -> Iterator[str]:
         yield _error_event(str(failure.detail), code=failure.error_code)
     else:
         if not run.text:
-            yield _chunk(meta, {"content": run.error})
+            yield _chunk(meta, {"content": client_markdown(run.error)})
         yield _chunk(meta, {}, "stop", _sources(run), run.confidence)
     yield "data: [DONE]\n\n"
 

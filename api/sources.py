@@ -23,6 +23,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.errors import errors
+from api.serializers import plain_text
+from chat.client_text import client_text
 from corpus import permissions
 from sources import ownership, services
 from sources.models import Source
@@ -38,8 +40,8 @@ class SourceCountsOutput(serializers.Serializer):
 
 
 class SourceFailureOutput(serializers.Serializer):
-    item = serializers.CharField(help_text="The page's URL or the file's path.")
-    reason = serializers.CharField()
+    item = plain_text("The page's URL or the file's path.")
+    reason = plain_text("Often the site's own words (a content type, a redirect's target).")
 
 
 class SourceLastSyncOutput(SourceCountsOutput):
@@ -47,7 +49,7 @@ class SourceLastSyncOutput(SourceCountsOutput):
     finished_at = serializers.DateTimeField(allow_null=True)
     failures = SourceFailureOutput(many=True, help_text="Why items failed (at most 50), and notices such as a "
                                                   "page limit reached.")
-    error = serializers.CharField(help_text="Why the sync failed as a whole (nothing was removed then).")
+    error = plain_text("Why the sync failed as a whole (nothing was removed then).")
 
 
 class CollectionSourceOutput(serializers.ModelSerializer):
@@ -64,8 +66,11 @@ class CollectionSourceOutput(serializers.ModelSerializer):
 
     @extend_schema(responses=SourceLastSyncOutput)
     def get_last_sync(self, source: Source) -> dict:
+        # A site's words (content types, URLs from its sitemap) are in them: plain text (chat.client_text).
+        failures = [{"item": client_text(f.get("item", "")), "reason": client_text(f.get("reason", ""))}
+                    for f in source.failures or []]
         return {"started_at": source.sync_started_at, "finished_at": source.sync_finished_at, **source.counts,
-                "failures": source.failures, "error": source.error}
+                "failures": failures, "error": client_text(source.error)}
 
 
 class CollectionSourceInput(serializers.Serializer):

@@ -19,7 +19,7 @@ import logging
 import os
 import stat
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from django.conf import settings
 
@@ -160,6 +160,24 @@ def outside_reason(info: os.stat_result, *, folder_device: int) -> str | None:
     return None
 
 
+def _open_below(folder: Path, key: str) -> int:
+    """A descriptor of the file `key` (a path relative to `folder`) opened one component at a time,
+    none of them followed if it is a link (ELOOP, or ENOTDIR for a folder on the way): a sub-folder
+    swapped for a link after the check above cannot lead the open out of `folder`."""
+    *folders_on_way, name = PurePosixPath(key).parts
+    if PurePosixPath(key).is_absolute() or ".." in folders_on_way or name == "..":
+        raise OSError(errno.EINVAL, "not a path inside the source's folder")
+    directory = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in folders_on_way:
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=directory)
+            os.close(directory)
+            directory = inner
+        return os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=directory)
+    finally:
+        os.close(directory)
+
+
 def read_file(file: FolderFile, *, folder: Path) -> bytes:
     """The bytes of `file` of `folder`, refusing (OSError) what changed since it was listed: the
     file become a link (O_NOFOLLOW), a folder on its way become a link leading out of `folder`,
@@ -168,7 +186,7 @@ def read_file(file: FolderFile, *, folder: Path) -> bytes:
     may lie outside the folder (outside_reason), checked on the opened file itself."""
     if not file.path.parent.resolve().is_relative_to(folder):
         raise OSError(errno.ELOOP, "a folder on its way is now a link out of the source's folder")
-    descriptor = os.open(file.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    descriptor = _open_below(folder, file.key)
     with os.fdopen(descriptor, "rb") as handle:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode):

@@ -55,6 +55,22 @@ def sources_pause_unwritable(*, collection_ids=None, user_ids=None, source_ids=N
     return paused
 
 
+def sources_pause_of_deleted(*, user) -> list[int]:
+    """Pause the running sources of `user`, whose account is being deleted: with created_by set to
+    null they would pass for operator sources, which always run, and keep writing what their site
+    says with nobody answerable for it. Audited like sources_pause_unwritable. Returns their ids."""
+    paused = []
+    for source in Source.objects.filter(created_by=user, paused_reason="").select_related("collection"):
+        reason = (f"Paused: the account of {user.get_username()}, in whose name it synced, was deleted. Someone "
+                  "who may change documents of the collection takes it over to resume it.")
+        with transaction.atomic():
+            if Source.objects.filter(pk=source.pk, paused_reason="").update(paused_reason=reason):
+                audit.record(Action.SOURCE_PAUSED, target=source, detail={
+                    "collection": source.collection.slug, "owner": user.get_username(), "reason": reason})
+                paused.append(source.pk)
+    return paused
+
+
 def source_take_over(*, source: Source, user, request=None) -> Source:
     """Make `user` (who may write to the source's collection: the caller checked) the source's
     owner, and resume it if it was paused (a scheduled one is due at once). Audited ("source taken

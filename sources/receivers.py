@@ -6,11 +6,11 @@ the path that took the access away."""
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
-from django.db.models.signals import m2m_changed, post_save
+from django.db.models.signals import m2m_changed, post_save, pre_delete
 from django.dispatch import receiver
 
 from corpus.models import Collection
-from sources.ownership import sources_pause_unwritable
+from sources.ownership import sources_pause_of_deleted, sources_pause_unwritable
 
 LOSSES = ("post_remove", "post_clear")
 
@@ -48,3 +48,8 @@ def _collection_saved(sender, instance, created, **kwargs) -> None:
 def _user_saved(sender, instance, created, **kwargs) -> None:
     if not created:  # e.g. deactivated, or no longer a superuser
         sources_pause_unwritable(user_ids=[instance.pk])
+
+
+@receiver(pre_delete, sender=get_user_model())
+def _user_deleted(sender, instance, **kwargs) -> None:
+    sources_pause_of_deleted(user=instance)  # else, owner gone, they would pass for operator sources

@@ -218,7 +218,9 @@ def source_delete(*, source: Source, request=None) -> int:
     with transaction.atomic():
         audit.record(Action.SOURCE_DELETED, target=source, request=request,
                      detail={"collection": source.collection.slug, "location": source.location})
-        documents = list(Document.objects.filter(source_link__source=source))
+        # Only those still in its collection: one moved elsewhere (corpus.services.document_move) is
+        # no longer the source's to delete (its editors may have no rights there); its link goes.
+        documents = list(Document.objects.filter(source_link__source=source, collection=source.collection))
         for document in documents:
             corpus_services.document_delete(document=document)
         Source.objects.filter(pk=source.pk).delete()

@@ -293,7 +293,9 @@ def _save_validators(link: SourceDocument, validators: dict) -> None:
 
 
 def _remove(link: SourceDocument) -> None:
-    document = Document.objects.filter(pk=link.document_id).first()
+    """The item is gone: its document goes too, unless it was moved out of the source's collection
+    (then it is no longer the source's: only the link goes)."""
+    document = Document.objects.filter(pk=link.document_id, collection_id=link.source.collection_id).first()
     if document is not None:
         services.document_delete(document=document)  # the link goes with it (cascade)
     else:

@@ -17,7 +17,7 @@ def answer_payload(message) -> dict:
     """{"answer", "mode", "status", "error", "confidence", "citations", "query", "conversation", "message"}
     of an assistant message (chat.models.Message); each citation with the `url` of its passage page."""
     return {"answer": client_markdown(message.content), "mode": message.mode, "status": message.status,
-            "error": message.error, "confidence": message.confidence,
+            "error": client_text(message.error), "confidence": message.confidence,
             "citations": [{**source_payload(c), "url": citation_url(message.pk, c["n"])} for c in message.citations],
             "query": client_text(message.query), "conversation": message.conversation_id, "message": message.pk}
 
