@@ -207,7 +207,8 @@ def _sync(source: Source, progress: Progress, *, deadline: float | None, items: 
         if listing.truncated:
             notes.append(f"more than {source.max_pages} pages or files: the first {source.max_pages} are kept "
                          "(raise max_pages to keep more)")
-        round_ = {"items": [[item.key, item.source] for item in listing.items], "done": 0, "notes": notes}
+        round_ = {"items": [[item.key, item.source] for item in listing.items], "done": 0, "notes": notes,
+                  "skipped": [[key, reason] for key, reason in listing.skipped]}
     listed = [Item(key, name) for key, name in round_["items"]]
     links = {link.key: link for link in SourceDocument.objects.filter(source=source)}
     handled = 0
@@ -229,7 +230,8 @@ def _sync(source: Source, progress: Progress, *, deadline: float | None, items: 
             progress("removed", key)
     for note in round_["notes"][:FAILURES_KEPT - len(result.failures)]:
         result.failures.append({"item": source.location[:2000], "reason": note[:1000]})
-    for key, reason in listing.skipped[:max(0, FAILURES_KEPT - len(result.failures))]:
+    # Kept with the round: a round resumed in a later run has no listing of its own.
+    for key, reason in round_.get("skipped", [])[:max(0, FAILURES_KEPT - len(result.failures))]:
         result.failures.append({"item": key[:2000], "reason": reason[:1000]})
     return result
 
