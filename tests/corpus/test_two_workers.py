@@ -21,6 +21,10 @@ def _text(n: int) -> bytes:
     return "\n\n".join(paragraphs).encode()
 
 
+def _succeeded(worker) -> int:
+    return len(re.findall(r"corpus\.process_document\[[^\]]+\] succeeded", worker.log.read_text()))
+
+
 @pytest.mark.django_db(transaction=True)
 def test_two_workers_share_the_queue_and_build_each_document_exactly_once(settings):
     # Each builds two documents at once, as `make run`'s worker does (two pool processes).
@@ -35,6 +39,9 @@ def test_two_workers_share_the_queue_and_build_each_document_exactly_once(settin
             assert time.monotonic() < deadline, list(Document.objects.values_list("status", "error"))
             assert all(w.proc.poll() is None for w in workers)
             time.sleep(0.3)
+        # A document is ready just before its task returns: let each worker log its last success.
+        while sum(_succeeded(w) for w in workers) < FILES and time.monotonic() < deadline:
+            time.sleep(0.3)
     finally:
         for worker in workers:
             stop_worker(worker)
@@ -43,6 +50,5 @@ def test_two_workers_share_the_queue_and_build_each_document_exactly_once(settin
                        .values_list("chunk_index", flat=True))
         assert indexes == list(range(document.progress_total)) and len(indexes) > 1, document.source
         assert Chunk.objects.filter(document=document, embedding__isnull=True).count() == 0
-    succeeded = [len(re.findall(r"corpus\.process_document\[[^\]]+\] succeeded", w.log.read_text()))
-                 for w in workers]
+    succeeded = [_succeeded(w) for w in workers]
     assert sum(succeeded) == FILES and min(succeeded) >= 1, succeeded
