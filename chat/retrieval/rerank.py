@@ -1,5 +1,7 @@
 """Optional reranking stage: a sentence-transformers CrossEncoder named in settings.RERANKER_MODEL
-(a local path; nothing is downloaded). Off when the setting is empty.
+(a local path; nothing is downloaded), or `reader`: ragweb's own reader (reader/, reading the first
+128 tokens of each chunk). Off when the setting is empty: neither improved retrieval on the held-out
+sets (docs/evaluation.md, "The reader as reranker").
 
 When on, the cross-encoder's probability replaces the calibrated similarity/BM25 relevance and
 its order replaces the fused order for the candidates it scores, as in dsRAG; the probability
@@ -17,6 +19,7 @@ from chat.retrieval import tuning
 from chat.retrieval.relevance import beta_cdf_relevance
 from chat.retrieval.types import RankedQuery
 
+READER = "reader"  # RERANKER_MODEL naming ragweb's own reader rather than a CrossEncoder's path
 # (query, texts) -> probabilities 0-1, one per text.
 Scorer = Callable[[str, list[str]], list[float]]
 
@@ -34,6 +37,10 @@ def _model(path: str):
 
 def cross_encoder_scorer(query: str, texts: list[str]) -> list[float]:
     """Probabilities from the configured CrossEncoder (its activation: sigmoid for one label)."""
+    if settings.RERANKER_MODEL == READER:
+        from reader import runtime
+
+        return [float(p) for p in runtime.score(query, texts)]
     model = _model(settings.RERANKER_MODEL)
     scores = model.predict([(query, t) for t in texts], batch_size=16, show_progress_bar=False)
     return [float(s) for s in scores]

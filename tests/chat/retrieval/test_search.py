@@ -99,6 +99,18 @@ def test_rrf_fusion_scores_are_weighted_reciprocal_ranks(corpus, monkeypatch):
     assert [h.score for h in result.chunks] == sorted((h.score for h in result.chunks), reverse=True)
 
 
+def test_the_reader_reranks_when_named(corpus, settings):
+    from reader import runtime
+
+    settings.RERANKER_MODEL = rerank.READER
+    query = "bread dough"
+    result = search(query=query, collections=Collection.objects.all(), k=8, rse=None)
+    expected = runtime.score(query, [c.text for c in result.chunks])
+    assert list(expected) == sorted(expected, reverse=True)
+    for hit, probability in zip(result.chunks, expected, strict=True):
+        assert hit.relevance == pytest.approx(rerank.beta_cdf_relevance(float(probability)), abs=1e-5)
+
+
 @pytest.mark.parametrize("rse", ["balanced", None])
 def test_returned_chunks_carry_their_text(corpus, rse):
     # Candidates come without text; the returned ones get theirs after fusion (with RSE: in the

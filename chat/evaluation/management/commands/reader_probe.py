@@ -1,0 +1,116 @@
+"""`manage.py reader_probe QUESTIONS.jsonl --collection SLUG [--unanswerable U.jsonl] [--model DIR ...]`
+
+How well reader models choose among the candidates the answer would give them, beside the heuristic
+that shortlists them, without writing answers: for every question, the app's search and candidate
+sentences (as the answer pipeline makes them), the heuristic's SHORTLIST best, and each model's
+probabilities for them. Prints, per scorer:
+
+- first holds evidence: answerable questions whose top candidate holds the evidence phrases (of
+  those whose shortlist holds it at all: what choosing can win);
+- AUC answerable/unanswerable: the chance the best score of an answerable question is above that
+  of a near-topic unanswerable one (what a "not found" threshold can separate);
+- at the reader's thresholds (chat.answering.reading.ANSWERS): near-topic "not found" and false
+  "not found" rates.
+
+A model is a directory holding reader.onnx and tokenizer.json (default: the committed reader/model),
+so that a newly trained model is measured beside the shipped one in one run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from django.core.management.base import BaseCommand, CommandError
+
+from chat.answering import extractive, pipeline, reading
+from chat.answering.citations import build_citations
+from chat.evaluation.answer_sets import load_unanswerable
+from chat.evaluation.metrics import EvalFormatError, coverage, load_items
+from chat.evaluation.reader_training.train import auc
+from corpus.models import Collection
+from reader.candidates import candidate_text
+from reader.runtime import MODEL_DIR, Reader
+
+
+def shortlist(question: str, collections) -> tuple[list[str], list[str], np.ndarray]:
+    """The SHORTLIST candidates the reader would read, best-by-heuristic first: (plain texts for the
+    evidence check, the reader's candidate texts, the heuristic's scores)."""
+    result = pipeline._search(question, collections, "balanced")
+    citations = build_citations(result)
+    found = extractive.candidates(citations, pipeline.retrieved_hits(result), rows=True)
+    if not found:
+        return [], [], np.zeros(0)
+    scored = extractive.score_sentences(question, found, query_vector=pipeline.question_vector(result, question))
+    order = sorted(range(len(found)), key=lambda i: -scored.scores[i])[:reading.SHORTLIST]
+    befores = [reading._before(found, i) for i in order]
+    plain = [(found[b].text + " " if b is not None else "") + found[i].text
+             for i, b in zip(order, befores, strict=True)]
+    texts = [candidate_text(found[i].heading, found[i].text, before=found[b].text if b is not None else "")
+             for i, b in zip(order, befores, strict=True)]
+    return plain, texts, np.array([scored.scores[i] for i in order], dtype=float)
+
+
+def _rate(values: list[bool]) -> float:
+    return sum(values) / len(values) if values else float("nan")
+
+
+class Command(BaseCommand):
+    help = "Compare reader models and the heuristic on the candidates of an answer set (no answers written)."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("eval_file", type=Path, help="Answerable questions with evidence (../shared/eval format).")
+        parser.add_argument("--collection", required=True)
+        parser.add_argument("--unanswerable", type=Path, help="Near-topic unanswerable questions (answer-set format).")
+        parser.add_argument("--model", type=Path, action="append", default=[],
+                            help="A directory with reader.onnx and tokenizer.json (repeat; default reader/model).")
+
+    def handle(self, *args, eval_file: Path, collection: str, unanswerable: Path | None, model: list[Path],
+               **options) -> None:
+        collections = Collection.objects.filter(slug=collection)
+        if not collections.exists():
+            raise CommandError(f"No collection {collection!r}.")
+        try:
+            items = [i for i in load_items(eval_file) if i.evidence]
+            unanswered = load_unanswerable(unanswerable) if unanswerable else []
+        except (OSError, EvalFormatError, ValueError) as exc:
+            raise CommandError(str(exc)) from exc
+        models = {}
+        for folder in model or [MODEL_DIR]:
+            if not (folder / "reader.onnx").exists() or not (folder / "tokenizer.json").exists():
+                raise CommandError(f"{folder} holds no reader.onnx and tokenizer.json.")
+            models[str(folder)] = Reader(folder / "reader.onnx", folder / "tokenizer.json")
+        scorers = ["heuristic", *models]
+        first: dict[str, list[bool]] = {s: [] for s in scorers}
+        best: dict[str, tuple[list[float], list[float]]] = {s: ([], []) for s in scorers}
+        reachable = 0
+        for item in items:
+            plain, texts, heuristic = shortlist(item.question, collections)
+            holds = [(coverage(list(item.evidence), p) or 0.0) >= 0.5 for p in plain]
+            scores = {"heuristic": heuristic} | {name: r.score(item.question, texts) if texts else np.zeros(0)
+                                                 for name, r in models.items()}
+            for name, values in scores.items():
+                best[name][0].append(float(values.max()) if len(values) else 0.0)
+                if any(holds):
+                    first[name].append(holds[int(np.argmax(values))])
+            reachable += any(holds)
+        for question in unanswered:
+            _, texts, heuristic = shortlist(question.question, collections)
+            scores = {"heuristic": heuristic} | {name: r.score(question.question, texts) if texts else np.zeros(0)
+                                                 for name, r in models.items()}
+            for name, values in scores.items():
+                best[name][1].append(float(values.max()) if len(values) else 0.0)
+        self.stdout.write(f"{len(items)} answerable questions ({reachable} with the evidence in the shortlist of "
+                          f"{reading.SHORTLIST}), {len(unanswered)} near-topic unanswerable")
+        self.stdout.write(f"{'scorer':<44}{'first holds evidence':>22}{'AUC ans/unans':>15}"
+                          f"{'near-topic not found':>22}{'false not found':>17}")
+        for name in scorers:
+            answerable, unanswerable_ = best[name]
+            labels = np.array([1] * len(answerable) + [0] * len(unanswerable_))
+            separation = auc(labels, np.array(answerable + unanswerable_)) if unanswerable_ else float("nan")
+            if name == "heuristic":
+                rates = f"{'-':>22}{'-':>17}"
+            else:
+                rates = (f"{_rate([b < reading.ANSWERS for b in unanswerable_]):>22.2f}"
+                         f"{_rate([b < reading.ANSWERS for b in answerable]):>17.2f}")
+            self.stdout.write(f"{name[-44:]:<44}{_rate(first[name]):>22.2f}{separation:>15.2f}{rates}")

@@ -1,0 +1,50 @@
+"""manage.py reader_probe: the heuristic and reader models side by side on an answer set's candidates."""
+
+import json
+import shutil
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from reader.runtime import MODEL_DIR
+from tests.chat.chat_corpus import GUIDE, make_collection, make_document
+
+pytestmark = pytest.mark.django_db
+
+ITEMS = [{"id": "q1", "question": "What is the default request timeout?", "kind": "factoid", "source": "deploy.md",
+          "evidence": ["The request timeout is thirty seconds by default"]},
+         {"id": "q2", "question": "How are failed requests retried?", "kind": "factoid", "source": "deploy.md",
+          "evidence": ["Failed requests are retried twice with exponential backoff"]}]
+UNANSWERABLE = [{"id": "u1", "question": "Which port does the deployed service listen on?", "kind": "unanswerable",
+                 "near": "deploy.md", "absent": ["port"]}]
+
+
+def _write(path, rows):
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def test_the_probe_prints_each_scorer_on_the_same_candidates(tmp_path):
+    make_document(make_collection("guides"), source="deploy.md", title="Deployment guide", parts=GUIDE)
+    copy = tmp_path / "copy"
+    shutil.copytree(MODEL_DIR, copy)
+    out = StringIO()
+    call_command("reader_probe", str(_write(tmp_path / "q.jsonl", ITEMS)), "--collection", "guides",
+                 "--unanswerable", str(_write(tmp_path / "u.jsonl", UNANSWERABLE)),
+                 "--model", str(MODEL_DIR), "--model", str(copy), stdout=out)
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("2 answerable questions (2 with the evidence in the shortlist")
+    rows = {line.split()[0]: line.split()[1:] for line in lines[2:]}
+    assert set(rows) == {"heuristic", str(MODEL_DIR)[-44:], str(copy)[-44:]}
+    # The same model twice reads the same candidates the same way.
+    assert rows[str(MODEL_DIR)[-44:]] == rows[str(copy)[-44:]]
+    # Both questions are easy: whoever ranks first holds the evidence.
+    assert all(float(values[0]) == 1.0 for values in rows.values())
+
+
+def test_a_folder_without_a_model_is_refused(tmp_path):
+    make_collection("guides")
+    with pytest.raises(CommandError, match="holds no reader.onnx"):
+        call_command("reader_probe", str(_write(tmp_path / "q.jsonl", ITEMS)), "--collection", "guides",
+                     "--model", str(tmp_path))
