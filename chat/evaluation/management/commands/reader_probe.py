@@ -10,7 +10,8 @@ probabilities for them. Prints, per scorer:
 - AUC answerable/unanswerable: the chance the best score of an answerable question is above that
   of a near-topic unanswerable one (what a "not found" threshold can separate);
 - at the reader's thresholds (chat.answering.reading.ANSWERS): near-topic "not found" and false
-  "not found" rates.
+  "not found" rates; "sure right": of the questions whose best probability is SURE or more, the
+  share whose top candidate holds the evidence (a near-topic question answered "sure" is wrong).
 
 A model is a directory holding reader.onnx and tokenizer.json (default: the committed reader/model),
 so that a newly trained model is measured beside the shipped one in one run.
@@ -82,6 +83,7 @@ class Command(BaseCommand):
             models[str(folder)] = Reader(folder / "reader.onnx", folder / "tokenizer.json")
         scorers = ["heuristic", *models]
         first: dict[str, list[bool]] = {s: [] for s in scorers}
+        sure_right: dict[str, list[bool]] = {s: [] for s in scorers}
         best: dict[str, tuple[list[float], list[float]]] = {s: ([], []) for s in scorers}
         reachable = 0
         for item in items:
@@ -93,6 +95,8 @@ class Command(BaseCommand):
                 best[name][0].append(float(values.max()) if len(values) else 0.0)
                 if any(holds):
                     first[name].append(holds[int(np.argmax(values))])
+                if len(values) and values.max() >= reading.SURE:
+                    sure_right[name].append(holds[int(np.argmax(values))])
             reachable += any(holds)
         for question in unanswered:
             _, texts, heuristic = shortlist(question.question, collections)
@@ -100,17 +104,20 @@ class Command(BaseCommand):
                                                  for name, r in models.items()}
             for name, values in scores.items():
                 best[name][1].append(float(values.max()) if len(values) else 0.0)
+                if len(values) and values.max() >= reading.SURE:
+                    sure_right[name].append(False)
         self.stdout.write(f"{len(items)} answerable questions ({reachable} with the evidence in the shortlist of "
                           f"{reading.SHORTLIST}), {len(unanswered)} near-topic unanswerable")
         self.stdout.write(f"{'scorer':<44}{'first holds evidence':>22}{'AUC ans/unans':>15}"
-                          f"{'near-topic not found':>22}{'false not found':>17}")
+                          f"{'near-topic not found':>22}{'false not found':>17}{'sure right':>12}")
         for name in scorers:
             answerable, unanswerable_ = best[name]
             labels = np.array([1] * len(answerable) + [0] * len(unanswerable_))
             separation = auc(labels, np.array(answerable + unanswerable_)) if unanswerable_ else float("nan")
             if name == "heuristic":
-                rates = f"{'-':>22}{'-':>17}"
+                rates = f"{'-':>22}{'-':>17}{'-':>12}"
             else:
                 rates = (f"{_rate([b < reading.ANSWERS for b in unanswerable_]):>22.2f}"
-                         f"{_rate([b < reading.ANSWERS for b in answerable]):>17.2f}")
+                         f"{_rate([b < reading.ANSWERS for b in answerable]):>17.2f}"
+                         f"{_rate(sure_right[name]):>12.2f}")
             self.stdout.write(f"{name[-44:]:<44}{_rate(first[name]):>22.2f}{separation:>15.2f}{rates}")
