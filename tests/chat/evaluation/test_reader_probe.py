@@ -35,10 +35,12 @@ def test_the_probe_prints_each_scorer_on_the_same_candidates(tmp_path):
                  "--model", str(MODEL_DIR), "--model", str(copy), stdout=out)
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("2 answerable questions (2 with the evidence in the shortlist")
-    rows = {line.split()[0]: line.split()[1:] for line in lines[2:]}
-    assert set(rows) == {"heuristic", str(MODEL_DIR)[-44:], str(copy)[-44:]}
+    rows = {name.strip(): values for name, *values in (line.rsplit(None, 5) for line in lines[2:])}
+    shipped, copied = str(MODEL_DIR)[-44:], str(copy)[-44:]
+    assert set(rows) == {"heuristic", shipped, copied, "heuristic order, model sure", "heuristic order, copy sure"}
     # The same model twice reads the same candidates the same way.
-    assert rows[str(MODEL_DIR)[-44:]] == rows[str(copy)[-44:]]
+    assert rows[shipped] == rows[copied]
+    assert rows["heuristic order, model sure"] == rows["heuristic order, copy sure"]
     # Both questions are easy: whoever ranks first holds the evidence.
     assert all(float(values[0]) == 1.0 for values in rows.values())
 

@@ -81,36 +81,36 @@ class Command(BaseCommand):
             if not (folder / "reader.onnx").exists() or not (folder / "tokenizer.json").exists():
                 raise CommandError(f"{folder} holds no reader.onnx and tokenizer.json.")
             models[str(folder)] = Reader(folder / "reader.onnx", folder / "tokenizer.json")
-        scorers = ["heuristic", *models]
-        first: dict[str, list[bool]] = {s: [] for s in scorers}
-        sure_right: dict[str, list[bool]] = {s: [] for s in scorers}
-        best: dict[str, tuple[list[float], list[float]]] = {s: ([], []) for s in scorers}
+        # Each scorer's verdict on a shortlist: (the candidate it puts first, how likely it says that
+        # one answers). "heuristic order, M sure": the heuristic chooses, model M says how sure (the
+        # auto scorer's prose answers, were the reader to give them their confidence).
+        verdicts = {"heuristic": lambda s: (int(np.argmax(s["heuristic"])), float(s["heuristic"].max()))}
+        for name in models:
+            verdicts[name] = lambda s, name=name: (int(np.argmax(s[name])), float(s[name].max()))
+            verdicts[f"heuristic order, {Path(name).name} sure"] = (
+                lambda s, name=name: (int(np.argmax(s["heuristic"])), float(s[name][int(np.argmax(s["heuristic"]))])))
+        first: dict[str, list[bool]] = {s: [] for s in verdicts}
+        sure_right: dict[str, list[bool]] = {s: [] for s in verdicts}
+        best: dict[str, tuple[list[float], list[float]]] = {s: ([], []) for s in verdicts}
         reachable = 0
-        for item in items:
-            plain, texts, heuristic = shortlist(item.question, collections)
-            holds = [(coverage(list(item.evidence), p) or 0.0) >= 0.5 for p in plain]
-            scores = {"heuristic": heuristic} | {name: r.score(item.question, texts) if texts else np.zeros(0)
-                                                 for name, r in models.items()}
-            for name, values in scores.items():
-                best[name][0].append(float(values.max()) if len(values) else 0.0)
-                if any(holds):
-                    first[name].append(holds[int(np.argmax(values))])
-                if len(values) and values.max() >= reading.SURE:
-                    sure_right[name].append(holds[int(np.argmax(values))])
+        for answerable_, question, evidence in [(True, i.question, i.evidence) for i in items] + [
+                (False, u.question, ()) for u in unanswered]:
+            plain, texts, heuristic = shortlist(question, collections)
+            holds = [answerable_ and (coverage(list(evidence), p) or 0.0) >= 0.5 for p in plain]
             reachable += any(holds)
-        for question in unanswered:
-            _, texts, heuristic = shortlist(question.question, collections)
-            scores = {"heuristic": heuristic} | {name: r.score(question.question, texts) if texts else np.zeros(0)
-                                                 for name, r in models.items()}
-            for name, values in scores.items():
-                best[name][1].append(float(values.max()) if len(values) else 0.0)
-                if len(values) and values.max() >= reading.SURE:
-                    sure_right[name].append(False)
+            scores = {"heuristic": heuristic} | {name: r.score(question, texts) for name, r in models.items()}
+            for name, verdict in verdicts.items():
+                top, confidence = verdict(scores) if texts else (0, 0.0)
+                best[name][0 if answerable_ else 1].append(confidence)
+                if any(holds):
+                    first[name].append(holds[top])
+                if texts and confidence >= reading.SURE:
+                    sure_right[name].append(holds[top])
         self.stdout.write(f"{len(items)} answerable questions ({reachable} with the evidence in the shortlist of "
                           f"{reading.SHORTLIST}), {len(unanswered)} near-topic unanswerable")
         self.stdout.write(f"{'scorer':<44}{'first holds evidence':>22}{'AUC ans/unans':>15}"
                           f"{'near-topic not found':>22}{'false not found':>17}{'sure right':>12}")
-        for name in scorers:
+        for name in verdicts:
             answerable, unanswerable_ = best[name]
             labels = np.array([1] * len(answerable) + [0] * len(unanswerable_))
             separation = auc(labels, np.array(answerable + unanswerable_)) if unanswerable_ else float("nan")
@@ -120,4 +120,4 @@ class Command(BaseCommand):
                 rates = (f"{_rate([b < reading.ANSWERS for b in unanswerable_]):>22.2f}"
                          f"{_rate([b < reading.ANSWERS for b in answerable]):>17.2f}"
                          f"{_rate(sure_right[name]):>12.2f}")
-            self.stdout.write(f"{name[-44:]:<44}{_rate(first[name]):>22.2f}{separation:>15.2f}{rates}")
+            self.stdout.write(f"{name[-44:]:<44} {_rate(first[name]):>21.2f}{separation:>15.2f}{rates}")
