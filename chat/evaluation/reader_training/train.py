@@ -33,6 +33,9 @@ def load_pairs(path: Path, limit: int | None, rng: random.Random) -> list[dict]:
             groups.setdefault(pair["g"], []).append(pair)
         names = sorted(groups)
         rng.shuffle(names)
+        # The model-written questions (build.generated_pairs) are few and the nearest to people's:
+        # all of them are kept, the sample filled with the rule-made ones.
+        names.sort(key=lambda name: not name.startswith("gen-"))
         chosen: list[dict] = []
         for name in names:  # whole questions, so each keeps its answer beside its negatives
             if len(chosen) >= limit:
@@ -204,6 +207,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=MODEL_DIR)
     parser.add_argument("--work", type=Path, default=Path("var/reader-training"))
     parser.add_argument("--rebuild-data", action="store_true", help="make the pairs again from the installed packages")
+    parser.add_argument("--generated", action="store_true",
+                        help="with --rebuild-data: add the model-written questions (generated.py; an experiment, "
+                             "not in the shipped model: docs/evaluation.md)")
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--pairs", type=int, default=40000)
     parser.add_argument("--valid-pairs", type=int, default=6000)
@@ -213,7 +219,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--export-only", action="store_true", help="export the last checkpoint")
     args = parser.parse_args(argv)
     if args.rebuild_data or not (args.data / "train.jsonl.gz").exists():
-        print("pairs:", build(args.data))
+        print("pairs:", build(args.data, generated=args.generated))
     report = {}
     if not args.export_only:
         report = train(args.data, args.work, layers=args.layers, pairs=args.pairs, valid_pairs=args.valid_pairs,
