@@ -16,6 +16,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.errors import errors
+from api.serializers import PLAIN_TEXT, PlainTextField
+from chat.client_text import client_text
 from corpus import permissions, services, sharing
 from corpus.models import Collection
 from corpus.selectors import groups_by_name, users_by_username
@@ -35,26 +37,32 @@ SHARES = {"readers": ("username", users_by_username), "editors": ("username", us
 
 
 class PendingInvitationOutput(serializers.Serializer):
-    username = serializers.CharField(source="user.username")
+    username = PlainTextField(source="user.username")
     role = serializers.CharField(help_text="read or write: what they get when they accept.")
-    invited_by = serializers.CharField(source="invited_by.username", allow_null=True, default=None)
+    invited_by = PlainTextField(source="invited_by.username", allow_null=True, default=None)
     created_at = serializers.DateTimeField()
 
 
+MANAGERS = f"Shown to its managers only (null for others). {PLAIN_TEXT}"
+
+
 class CollectionOutput(serializers.ModelSerializer):
-    owner = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True,
-                                         help_text="The owner's username (null when it has none).")
+    # Names and the description are people's words (a group's name is any text): plain text, the
+    # rule of every API text field (chat.client_text).
+    name = PlainTextField()
+    description = PlainTextField()
+    owner = PlainTextField("The owner's username (null when it has none).", source="owner.username",
+                           allow_null=True, default=None)
     document_count = serializers.IntegerField(read_only=True)
     can_write = serializers.SerializerMethodField(help_text="Whether you may add, move, delete and re-ingest its "
                                                             "documents.")
     can_manage = serializers.SerializerMethodField(help_text="Whether you may change, share and delete it.")
-    readers = serializers.SerializerMethodField(help_text="Usernames who may read it (shown to its managers only).")
-    editors = serializers.SerializerMethodField(help_text="Usernames who may also change its documents (shown to "
-                                                          "its managers only).")
-    reader_groups = serializers.SerializerMethodField(help_text="Groups whose members may read it (shown to its "
-                                                                "managers only).")
-    editor_groups = serializers.SerializerMethodField(help_text="Groups whose members may also change its documents "
-                                                                "(shown to its managers only).")
+    # The names of people and groups, plain text; null for anyone but its managers.
+    readers = serializers.SerializerMethodField(help_text=f"Usernames who may read it. {MANAGERS}")
+    editors = serializers.SerializerMethodField(help_text=f"Usernames who may also change its documents. {MANAGERS}")
+    reader_groups = serializers.SerializerMethodField(help_text=f"Groups whose members may read it. {MANAGERS}")
+    editor_groups = serializers.SerializerMethodField(help_text="Groups whose members may also change its documents. "
+                                                                f"{MANAGERS}")
     invitations = serializers.SerializerMethodField(help_text="People invited to read or edit it who have not "
                                                               "answered yet (shown to its managers only).")
 
@@ -83,7 +91,7 @@ class CollectionOutput(serializers.ModelSerializer):
         if not self.get_can_manage(collection):
             return None
         attribute = SHARES[role][0]
-        return sorted(getattr(member, attribute) for member in getattr(collection, role).all())
+        return sorted(client_text(getattr(member, attribute)) for member in getattr(collection, role).all())
 
     def get_readers(self, collection: Collection) -> list[str] | None:
         return self._names(collection, "readers")
