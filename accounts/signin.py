@@ -2,8 +2,9 @@
 and past any limit every further attempt is refused (the right password included) until the window
 has passed since the last failure:
 
-- per (username, client address; an IPv6 client's /64): LOGIN_FAILURE_LIMIT within LOGIN_LOCKOUT_SECONDS. Someone guessing
-  from one place locks only themselves out: the account's owner, elsewhere, still signs in.
+- per (username, client address; an IPv6 client's /64): LOGIN_FAILURE_LIMIT within
+  LOGIN_LOCKOUT_SECONDS. Someone guessing from one place locks only themselves out: the account's
+  owner, elsewhere, still signs in.
 - per client address: LOGIN_FAILURE_LIMIT_PER_ADDRESS within LOGIN_LOCKOUT_SECONDS (one place
   trying many usernames).
 - per username, from everywhere: ACCOUNT_LIMIT_FACTOR x LOGIN_FAILURE_LIMIT within

@@ -10,16 +10,19 @@ from django.db import transaction
 from django.db.models import Count
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
+from rest_framework.exceptions import Throttled
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.quotas import wait_seconds
 from api.errors import errors
 from api.serializers import PLAIN_TEXT, PlainTextField
 from chat.client_text import client_text
 from corpus import permissions, services, sharing
 from corpus.models import Collection
+from corpus.quotas import CollectionRebuildQuota
 from corpus.selectors import groups_by_name, users_by_username
 
 SETTINGS_FIELDS = list(services.COLLECTION_SETTINGS)
@@ -161,6 +164,11 @@ def _save(collection: Collection | None, request: Request, data: dict) -> Collec
     if "is_public" in data:
         permissions.check_publish(request.user, was_public=bool(collection and collection.is_public),
                                   is_public=data["is_public"])
+    if collection is not None and services.collection_update_rebuilds(collection=collection, **data):
+        wait = wait_seconds(CollectionRebuildQuota, request)
+        if wait is not None:
+            raise Throttled(wait=wait, detail=f"Too many changes of chunk settings (each rebuilds every document); "
+                                              f"try again in {wait} seconds.")
     with transaction.atomic():
         if collection is None:
             collection = services.collection_create(owner=request.user, request=request, **data)
@@ -197,7 +205,7 @@ class CollectionDetailView(APIView):
         return Response(_shown(request, permissions.collection_for(request.user, slug)))
 
     @extend_schema(request=CollectionInput(partial=True), responses={200: CollectionOutput,
-                                                                    **errors(400, 401, 403, 404)},
+                                                                    **errors(400, 401, 403, 404, 429)},
                    tags=["collections"], summary="Change or share a collection (owner only)")
     def patch(self, request: Request, slug: str) -> Response:
         collection = permissions.collection_for(request.user, slug, manage=True)

@@ -8,6 +8,7 @@ functions only keep the data consistent.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import logging
 from collections.abc import Iterable
@@ -151,6 +152,16 @@ def collection_update(*, collection: Collection, request=None, **fields) -> Coll
     for field in Collection._meta.concrete_fields:
         setattr(collection, field.attname, getattr(locked, field.attname))
     return collection
+
+
+def collection_update_rebuilds(*, collection: Collection, **fields) -> bool:
+    """Whether collection_update(collection=collection, **fields) would queue documents again: the
+    change alters Collection.pipeline_signature and the collection has documents. Reads only."""
+    _check_fields(fields, ("name", "slug", *COLLECTION_SETTINGS))
+    changed = copy.copy(collection)
+    for field, value in fields.items():
+        setattr(changed, field, value)
+    return changed.pipeline_signature() != collection.pipeline_signature() and collection.documents.exists()
 
 
 def collection_delete(*, collection: Collection, request=None) -> None:
