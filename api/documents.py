@@ -205,7 +205,7 @@ class DocumentDetailView(APIView):
     def get(self, request: Request, pk: int) -> Response:
         return Response(DocumentOutput(_shown(request.user, permissions.document_for(request.user, pk))).data)
 
-    @extend_schema(request=DocumentPatchInput, responses={200: DocumentOutput, **errors(400, 401, 403, 404)},
+    @extend_schema(request=DocumentPatchInput, responses={200: DocumentOutput, **errors(400, 401, 403, 404, 429)},
                    summary="Set a document's tags and/or move it to another collection", tags=["documents"])
     def patch(self, request: Request, pk: int) -> Response:
         document = permissions.document_for(request.user, pk, write=True)
@@ -217,6 +217,7 @@ class DocumentDetailView(APIView):
         target = permissions.collection_for(request.user, params["collection"]) if "collection" in params else None
         if target is not None:
             permissions.check_move(request.user, document, target)
+            _charge_rebuild(request, document, target)
         if "tags" in params:
             services.document_set_tags(document=document, tags=params["tags"])
         if target is not None:
@@ -232,7 +233,7 @@ class DocumentDetailView(APIView):
 
 
 class DocumentMoveView(APIView):
-    @extend_schema(request=DocumentMoveInput, responses={200: DocumentOutput, **errors(400, 401, 403, 404)},
+    @extend_schema(request=DocumentMoveInput, responses={200: DocumentOutput, **errors(400, 401, 403, 404, 429)},
                    summary="Move a document to another collection", tags=["documents"])
     def post(self, request: Request, pk: int) -> Response:
         return _move(request, pk)
@@ -246,8 +247,19 @@ def _move(request: Request, pk: int) -> Response:
     data.is_valid(raise_exception=True)
     target = permissions.collection_for(request.user, data.validated_data["collection"])
     permissions.check_move(request.user, document, target)
+    _charge_rebuild(request, document, target)
     services.document_move(document=document, collection=target, request=request)
     return Response(DocumentOutput(_shown(request.user, document)).data)
+
+
+def _charge_rebuild(request: Request, document: Document, target) -> None:
+    """A move that rebuilds the document (the target's chunk settings differ) is a forced re-ingest
+    and draws on that budget: moving a document back and forth would rebuild it without end."""
+    if services.document_move_rebuilds(document=document, collection=target):
+        wait = wait_seconds(ForcedReingestQuota, request)
+        if wait is not None:
+            raise Throttled(wait=wait, detail=f"Too many rebuilds (a move into a collection with other chunk "
+                                              f"settings rebuilds the document); try again in {wait} seconds.")
 
 
 class DocumentReingestView(APIView):

@@ -389,6 +389,13 @@ def document_move(*, document: Document, collection: Collection, request=None, a
     return locked
 
 
+def document_move_rebuilds(*, document: Document, collection: Collection) -> bool:
+    """Whether document_move(document=document, collection=collection) would queue the document to
+    be built again: the target's chunk settings are not those of the collection it is in. Reads only."""
+    return (document.collection_id != collection.pk and document.status != Status.FAILED
+            and document.collection.pipeline_signature() != collection.pipeline_signature())
+
+
 def document_set_tags(*, document: Document, tags: object) -> Document:
     """Replace the document's tags (metadata["tags"]) with `tags`, validated by
     corpus.metadata.clean_tags (ValidationError on bad input); the rest of its metadata stays.

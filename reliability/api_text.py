@@ -18,20 +18,24 @@ from reliability.security import SecurityResult, _api, _wait_document, create_us
 IMG = '<img src=x onerror=alert("xss")>'
 SVG = "<svg onload=alert(1)>"
 LINK = '[click](javascript:alert("xss"))'
-# A tag start, or a Markdown or HTML link to javascript:, anywhere in a string.
-LIVE = re.compile(r"<[a-z!/?]|\]\(\s*javascript:|href\s*=\s*[\"']?\s*javascript:", re.IGNORECASE)
+# Live markup: a tag start, in any string; in a Markdown field (an answer, /v1's message content) also
+# a Markdown or HTML link to javascript:. (In a plain-text field "[x](javascript:...)" is only text.)
+TAG = re.compile(r"<[a-z!/?]", re.IGNORECASE)
+MARKDOWN_LINK = re.compile(r"\]\(\s*<?\s*javascript:|href\s*=\s*[\"']?\s*javascript:", re.IGNORECASE)
+MARKDOWN_FIELDS = {"answer", "content"}
 
 
-def _live(value, path: str = "") -> list[str]:
+def _live(value, path: str = "", key: str = "") -> list[str]:
     """Where in the JSON value `value` a string holds live markup ("path: excerpt")."""
     if isinstance(value, str):
-        match = LIVE.search(value)
+        patterns = (TAG, MARKDOWN_LINK) if key in MARKDOWN_FIELDS else (TAG,)
+        match = next((m for m in (p.search(value) for p in patterns) if m), None)
         return [f"{path}: {value[max(0, match.start() - 20):match.end() + 20]!r}"] if match else []
     if isinstance(value, list):
-        return [hit for n, item in enumerate(value) for hit in _live(item, f"{path}[{n}]")]
+        return [hit for n, item in enumerate(value) for hit in _live(item, f"{path}[{n}]", key)]
     if isinstance(value, dict):
-        return [hit for key, item in value.items()
-                for hit in _live(key, f"{path}.{key}") + _live(item, f"{path}.{key}")]
+        return [hit for name, item in value.items()
+                for hit in _live(name, f"{path}.{name}") + _live(item, f"{path}.{name}", name)]
     return []
 
 
@@ -110,8 +114,9 @@ def api_text_fields(app: App) -> SecurityResult:
     result.checked += 1
     events = _events(streamed.body)
     content = "".join(e["choices"][0]["delta"].get("content", "") for e in events if e.get("choices"))
-    result.failures.extend(f"/v1 streamed {hit}" for hit in _live([content, events]))
+    result.failures.extend(f"/v1 streamed {hit}" for hit in _live({"content": content, "events": events}))
     if not cited:
         result.failures.append("/api/ask/ cited nothing: the answer's fields were not exercised")
-    result.notes.append(f"{len(answers) + 1} answers walked string by string, none with a tag or a javascript: link")
+    result.notes.append(f"{len(answers) + 1} answers walked string by string: no tag anywhere, no javascript: link "
+                        "in an answer")
     return result

@@ -17,6 +17,7 @@ Each check returns (scenario, ok, detail) for the summary table.
 
 from __future__ import annotations
 
+import html
 import os
 import time
 from pathlib import Path
@@ -31,13 +32,14 @@ SECRET = "The vault combination is 7-1-9-4"
 
 def _visible(app: App, token: str, slug: str, phrase: str) -> dict[str, bool]:
     """What of collection `slug` (holding `phrase`) the token's user reaches, way by way."""
+    word = phrase.split()[-1]  # found in the passages and the answer (the question is echoed: not there)
     listed = _api(app, "GET", "/api/collections/", token).json()["results"]
-    searched = _api(app, "POST", "/api/search/", token, {"query": phrase})
-    asked = _api(app, "POST", "/api/ask/", token, {"question": f"What is {phrase}?"})
+    searched = _api(app, "POST", "/api/search/", token, {"query": phrase}).json()
+    asked = _api(app, "POST", "/api/ask/", token, {"question": f"What is {phrase}?"}).json()
     models = _api(app, "GET", "/v1/models", token).json()["data"]
     return {"list": slug in {c["slug"] for c in listed},
-            "search": phrase.split()[-1] in searched.body.decode(errors="replace"),
-            "ask": phrase.split()[-1] in asked.body.decode(errors="replace"),
+            "search": any(word in chunk["text"] for chunk in searched.get("chunks", [])),
+            "ask": word in (asked.get("answer") or "") or any(word in c["text"] for c in asked.get("citations", [])),
             "/v1 models": f"ragweb/{slug}" in {m["id"] for m in models}}
 
 
@@ -105,8 +107,14 @@ def unsharing_pauses_sources(app: App) -> Check:
     from sources.sync import source_sync
 
     reconnect()
-    result = source_sync(source_id=source, items=1)  # what a worker's run of it would do
-    if result is None or not result.error or result.new or result.changed:
+    # What a worker's run of it does (once the sync queued when it was added, if still running, is done).
+    deadline = time.monotonic() + 180
+    result = source_sync(source_id=source, items=1)
+    while result is not None and result.busy and time.monotonic() < deadline:
+        time.sleep(1)
+        result = source_sync(source_id=source, items=1)
+    if result is None or result.error != html.unescape(shown.get("paused_reason") or "-") or result.new \
+            or result.changed:
         problems.append(f"a sync of the paused source ran: {result}")
     from audit.models import Action, AuditEvent
 
@@ -193,8 +201,9 @@ def hard_links(app: App, work: Path) -> Check:
     failures = shown.get("last_sync", {}).get("failures", [])
     refused = [f for f in failures if f["item"].endswith("notes.md")]
     problems = []
-    if sorted(d["source"] for d in documents) != ["guide.md"]:
-        problems.append(f"documents {sorted(d['source'] for d in documents)}, expected only guide.md")
+    names = sorted(d["source"].rsplit("/", 1)[-1] for d in documents)
+    if names != ["guide.md"]:
+        problems.append(f"documents {names}, expected only guide.md")
     if SECRET.split()[-1] in found.body.decode(errors="replace"):
         problems.append("the linked secret is found by a search")
     if not refused:
