@@ -2,8 +2,9 @@
 and past any limit every further attempt is refused (the right password included) until the window
 has passed since the last failure:
 
-- per (username, client address): LOGIN_FAILURE_LIMIT within LOGIN_LOCKOUT_SECONDS. Someone guessing
-  from one place locks only themselves out: the account's owner, elsewhere, still signs in.
+- per (username, client address; an IPv6 client's /64): LOGIN_FAILURE_LIMIT within
+  LOGIN_LOCKOUT_SECONDS. Someone guessing from one place locks only themselves out: the account's
+  owner, elsewhere, still signs in.
 - per client address: LOGIN_FAILURE_LIMIT_PER_ADDRESS within LOGIN_LOCKOUT_SECONDS (one place
   trying many usernames).
 - per username, from everywhere: ACCOUNT_LIMIT_FACTOR x LOGIN_FAILURE_LIMIT within
@@ -20,6 +21,7 @@ reached, sign-in is not throttled rather than refused for everyone (logged as a 
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import logging
 from dataclasses import dataclass
 
@@ -54,8 +56,18 @@ def _name(username: str) -> str:
 
 
 def _address(request: HttpRequest | None) -> str:
-    # Behind a proxy: the client's, not the proxy's (TRUSTED_PROXY_COUNT).
-    return client_address(request) or "-"
+    """The place a sign-in comes from: the client's address (behind a proxy: the client's, not the
+    proxy's, TRUSTED_PROXY_COUNT); for IPv6 its /64, because one machine is usually given a whole
+    /64 and may pick a new address in it for every attempt (an IPv4-mapped address is its IPv4)."""
+    address = client_address(request)
+    if address is None:
+        return "-"
+    parsed = ipaddress.ip_address(address)
+    if isinstance(parsed, ipaddress.IPv6Address):
+        if parsed.ipv4_mapped is not None:
+            return str(parsed.ipv4_mapped)
+        return str(ipaddress.IPv6Network((parsed, 64), strict=False))
+    return address
 
 
 def _known_key(request: HttpRequest | None, username: str) -> str:

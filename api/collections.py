@@ -10,14 +10,19 @@ from django.db import transaction
 from django.db.models import Count
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
+from rest_framework.exceptions import Throttled
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.quotas import wait_seconds
 from api.errors import errors
+from api.serializers import PLAIN_TEXT, PlainTextField
+from chat.client_text import client_text
 from corpus import permissions, services, sharing
 from corpus.models import Collection
+from corpus.quotas import CollectionRebuildQuota
 from corpus.selectors import groups_by_name, users_by_username
 
 SETTINGS_FIELDS = list(services.COLLECTION_SETTINGS)
@@ -35,26 +40,32 @@ SHARES = {"readers": ("username", users_by_username), "editors": ("username", us
 
 
 class PendingInvitationOutput(serializers.Serializer):
-    username = serializers.CharField(source="user.username")
+    username = PlainTextField(source="user.username")
     role = serializers.CharField(help_text="read or write: what they get when they accept.")
-    invited_by = serializers.CharField(source="invited_by.username", allow_null=True, default=None)
+    invited_by = PlainTextField(source="invited_by.username", allow_null=True, default=None)
     created_at = serializers.DateTimeField()
 
 
+MANAGERS = f"Shown to its managers only (null for others). {PLAIN_TEXT}"
+
+
 class CollectionOutput(serializers.ModelSerializer):
-    owner = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True,
-                                         help_text="The owner's username (null when it has none).")
+    # Names and the description are people's words (a group's name is any text): plain text, the
+    # rule of every API text field (chat.client_text).
+    name = PlainTextField()
+    description = PlainTextField()
+    owner = PlainTextField("The owner's username (null when it has none).", source="owner.username",
+                           allow_null=True, default=None)
     document_count = serializers.IntegerField(read_only=True)
     can_write = serializers.SerializerMethodField(help_text="Whether you may add, move, delete and re-ingest its "
                                                             "documents.")
     can_manage = serializers.SerializerMethodField(help_text="Whether you may change, share and delete it.")
-    readers = serializers.SerializerMethodField(help_text="Usernames who may read it (shown to its managers only).")
-    editors = serializers.SerializerMethodField(help_text="Usernames who may also change its documents (shown to "
-                                                          "its managers only).")
-    reader_groups = serializers.SerializerMethodField(help_text="Groups whose members may read it (shown to its "
-                                                                "managers only).")
-    editor_groups = serializers.SerializerMethodField(help_text="Groups whose members may also change its documents "
-                                                                "(shown to its managers only).")
+    # The names of people and groups, plain text; null for anyone but its managers.
+    readers = serializers.SerializerMethodField(help_text=f"Usernames who may read it. {MANAGERS}")
+    editors = serializers.SerializerMethodField(help_text=f"Usernames who may also change its documents. {MANAGERS}")
+    reader_groups = serializers.SerializerMethodField(help_text=f"Groups whose members may read it. {MANAGERS}")
+    editor_groups = serializers.SerializerMethodField(help_text="Groups whose members may also change its documents. "
+                                                                f"{MANAGERS}")
     invitations = serializers.SerializerMethodField(help_text="People invited to read or edit it who have not "
                                                               "answered yet (shown to its managers only).")
 
@@ -83,7 +94,7 @@ class CollectionOutput(serializers.ModelSerializer):
         if not self.get_can_manage(collection):
             return None
         attribute = SHARES[role][0]
-        return sorted(getattr(member, attribute) for member in getattr(collection, role).all())
+        return sorted(client_text(getattr(member, attribute)) for member in getattr(collection, role).all())
 
     def get_readers(self, collection: Collection) -> list[str] | None:
         return self._names(collection, "readers")
@@ -153,6 +164,11 @@ def _save(collection: Collection | None, request: Request, data: dict) -> Collec
     if "is_public" in data:
         permissions.check_publish(request.user, was_public=bool(collection and collection.is_public),
                                   is_public=data["is_public"])
+    if collection is not None and services.collection_update_rebuilds(collection=collection, **data):
+        wait = wait_seconds(CollectionRebuildQuota, request)
+        if wait is not None:
+            raise Throttled(wait=wait, detail=f"Too many changes of chunk settings (each rebuilds every document); "
+                                              f"try again in {wait} seconds.")
     with transaction.atomic():
         if collection is None:
             collection = services.collection_create(owner=request.user, request=request, **data)
@@ -189,7 +205,7 @@ class CollectionDetailView(APIView):
         return Response(_shown(request, permissions.collection_for(request.user, slug)))
 
     @extend_schema(request=CollectionInput(partial=True), responses={200: CollectionOutput,
-                                                                    **errors(400, 401, 403, 404)},
+                                                                    **errors(400, 401, 403, 404, 429)},
                    tags=["collections"], summary="Change or share a collection (owner only)")
     def patch(self, request: Request, slug: str) -> Response:
         collection = permissions.collection_for(request.user, slug, manage=True)

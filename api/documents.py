@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 from accounts.quotas import wait_seconds
 from api.errors import errors
 from api.parsers import SafeJSONParser
+from api.serializers import PlainJSONField, PlainTextField
 from corpus import permissions, selectors, services
 from corpus.metadata import TAG_MAX_CHARS, TAGS_MAX, clean_tags
 from corpus.models import Chunk, Document
@@ -29,6 +30,15 @@ from corpus.uploads import SUPPORTED_EXTENSIONS, limit_text
 class DocumentOutput(serializers.ModelSerializer):
     collection = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     chunk_count = serializers.IntegerField(read_only=True)
+    # A document's own words (its title, an uploader's file name, a site's content type) may hold
+    # markup: plain text, the rule of every API text field (chat.client_text).
+    title = PlainTextField()
+    source = PlainTextField("Path relative to the ingested folder, file name or URL.")
+    media_type = PlainTextField()
+    metadata = PlainJSONField("source_kind, url or path, media_type, title, author, created, modified (ISO 8601, "
+                              "UTC) and tags; filled at ingestion, tags set with PATCH.")
+    error = PlainTextField("Why the document failed, for a person (empty otherwise).")
+    summary = PlainTextField("AutoContext summary (LLM).")
 
     class Meta:
         model = Document
@@ -40,10 +50,7 @@ class DocumentOutput(serializers.ModelSerializer):
                                                 "ready | failed"},
                         "progress_done": {"help_text": "Work done in the current stage, of progress_total: scanned "
                                                        "pages read by OCR while parsing, chunks while embedding."},
-                        "error": {"help_text": "Why the document failed, for a person (empty otherwise)."},
-                        "metadata": {"help_text": "source_kind, url or path, media_type, title, author, created, "
-                                                  "modified (ISO 8601, UTC) and tags; filled at ingestion, tags "
-                                                  "set with PATCH."}}
+}
 
 
 class DocumentListQuery(serializers.Serializer):
@@ -68,10 +75,10 @@ class DocumentUploadInput(serializers.Serializer):
 
 
 class UploadedFileOutput(serializers.Serializer):
-    name = serializers.CharField(help_text="The file's name (or the source given).")
+    name = PlainTextField("The file's name (or the source given).")
     accepted = serializers.BooleanField()
     document = DocumentOutput(allow_null=True, help_text="The document it created or updated (queued).")
-    error = serializers.CharField(allow_null=True, help_text="Why the file was refused, naming it.")
+    error = PlainTextField("Why the file was refused, naming it.", allow_null=True)
 
 
 class UploadOutput(serializers.Serializer):
@@ -112,6 +119,9 @@ class ReingestInput(serializers.Serializer):
 
 class ChunkOutput(serializers.ModelSerializer):
     embedded = serializers.BooleanField(read_only=True, help_text="Whether the chunk has its vector yet.")
+    text = PlainTextField("The chunk's text (start and end are offsets of the text before escaping).")
+    heading_path = PlainTextField("Headings above the chunk, joined with ' > '.")
+    context = PlainTextField("The header or LLM-written context used for indexing.")
 
     class Meta:
         model = Chunk
@@ -195,7 +205,7 @@ class DocumentDetailView(APIView):
     def get(self, request: Request, pk: int) -> Response:
         return Response(DocumentOutput(_shown(request.user, permissions.document_for(request.user, pk))).data)
 
-    @extend_schema(request=DocumentPatchInput, responses={200: DocumentOutput, **errors(400, 401, 403, 404)},
+    @extend_schema(request=DocumentPatchInput, responses={200: DocumentOutput, **errors(400, 401, 403, 404, 429)},
                    summary="Set a document's tags and/or move it to another collection", tags=["documents"])
     def patch(self, request: Request, pk: int) -> Response:
         document = permissions.document_for(request.user, pk, write=True)
@@ -207,6 +217,7 @@ class DocumentDetailView(APIView):
         target = permissions.collection_for(request.user, params["collection"]) if "collection" in params else None
         if target is not None:
             permissions.check_move(request.user, document, target)
+            _charge_rebuild(request, document, target)
         if "tags" in params:
             services.document_set_tags(document=document, tags=params["tags"])
         if target is not None:
@@ -222,7 +233,7 @@ class DocumentDetailView(APIView):
 
 
 class DocumentMoveView(APIView):
-    @extend_schema(request=DocumentMoveInput, responses={200: DocumentOutput, **errors(400, 401, 403, 404)},
+    @extend_schema(request=DocumentMoveInput, responses={200: DocumentOutput, **errors(400, 401, 403, 404, 429)},
                    summary="Move a document to another collection", tags=["documents"])
     def post(self, request: Request, pk: int) -> Response:
         return _move(request, pk)
@@ -236,8 +247,19 @@ def _move(request: Request, pk: int) -> Response:
     data.is_valid(raise_exception=True)
     target = permissions.collection_for(request.user, data.validated_data["collection"])
     permissions.check_move(request.user, document, target)
+    _charge_rebuild(request, document, target)
     services.document_move(document=document, collection=target, request=request)
     return Response(DocumentOutput(_shown(request.user, document)).data)
+
+
+def _charge_rebuild(request: Request, document: Document, target) -> None:
+    """A move that rebuilds the document (the target's chunk settings differ) is a forced re-ingest
+    and draws on that budget: moving a document back and forth would rebuild it without end."""
+    if services.document_move_rebuilds(document=document, collection=target):
+        wait = wait_seconds(ForcedReingestQuota, request)
+        if wait is not None:
+            raise Throttled(wait=wait, detail=f"Too many rebuilds (a move into a collection with other chunk "
+                                              f"settings rebuilds the document); try again in {wait} seconds.")
 
 
 class DocumentReingestView(APIView):

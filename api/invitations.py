@@ -13,21 +13,22 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.errors import errors
+from api.serializers import PlainTextField
 from corpus import permissions, sharing
 from corpus.models import ShareInvitation
 
 
 class InvitationCollectionOutput(serializers.Serializer):
     slug = serializers.SlugField()
-    name = serializers.CharField()
+    name = PlainTextField("The collection's name.")
 
 
 class InvitationOutput(serializers.ModelSerializer):
     collection = InvitationCollectionOutput(read_only=True)
     role = serializers.ChoiceField(choices=ShareInvitation.Role.choices, read_only=True,
                                    help_text="read: search and read it; write: also change its documents.")
-    invited_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True,
-                                              help_text="Who shared it with you (null: the account is gone).")
+    invited_by = PlainTextField("Who shared it with you (null: the account is gone).", source="invited_by.username",
+                                allow_null=True, default=None)
 
     class Meta:
         model = ShareInvitation

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from chat.client_text import client_text
 from chat.questions import InvalidQuestion, clean_question
 from chat.retrieval.filters import NO_FILTERS, FilterError, parse_filters
 
@@ -81,8 +82,44 @@ MARKDOWN = ("Markdown citing [n], made inert: no raw HTML (tags removed, their t
 
 
 def plain_text(help_text: str = "", **kwargs) -> serializers.CharField:
-    """A text field of an output: plain text, HTML-escaped (chat.client_text.client_text)."""
+    """A text field of an output whose value is already plain text (the search and answer payloads
+    escape theirs, chat.client_text.client_text): the schema says so."""
     return serializers.CharField(help_text=f"{help_text} {PLAIN_TEXT}".strip(), **kwargs)
+
+
+class PlainTextField(serializers.CharField):
+    """A text field of an output read from a model (a title, a name, an error): written out as plain
+    text, its markup escaped (chat.client_text.client_text); the schema says so."""
+
+    def __init__(self, help_text: str = "", **kwargs):
+        kwargs.setdefault("read_only", True)
+        super().__init__(help_text=f"{help_text} {PLAIN_TEXT}".strip(), **kwargs)
+
+    def to_representation(self, value) -> str:
+        return client_text(str(value))
+
+
+def plain_json(value):
+    """`value` (a JSON value: a document's metadata) with every string in it, keys included, written
+    as plain text (client_text)."""
+    if isinstance(value, str):
+        return client_text(value)
+    if isinstance(value, list):
+        return [plain_json(item) for item in value]
+    if isinstance(value, dict):
+        return {client_text(str(key)): plain_json(item) for key, item in value.items()}
+    return value
+
+
+class PlainJSONField(serializers.JSONField):
+    """A JSON output whose strings are plain text (plain_json); the schema says so."""
+
+    def __init__(self, help_text: str = "", **kwargs):
+        kwargs.setdefault("read_only", True)
+        super().__init__(help_text=f"{help_text} Its strings are plain text: {PLAIN_TEXT}".strip(), **kwargs)
+
+    def to_representation(self, value):
+        return plain_json(super().to_representation(value))
 
 
 class DocumentRefOutput(serializers.Serializer):

@@ -23,7 +23,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.errors import errors
-from api.serializers import plain_text
+from api.serializers import PlainJSONField, PlainTextField, plain_text
 from chat.client_text import client_text
 from corpus import permissions
 from sources import ownership, services
@@ -54,7 +54,12 @@ class SourceLastSyncOutput(SourceCountsOutput):
 
 class CollectionSourceOutput(serializers.ModelSerializer):
     collection = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    created_by = PlainTextField(source="created_by.username", allow_null=True, default=None)
+    # People's words (tags, a reason naming a collection) and addresses: plain text like every API text field.
+    url = PlainTextField()
+    path = PlainTextField()
+    tags = PlainJSONField("Tags given to every document of the source.")
+    paused_reason = PlainTextField("Why it does not sync (empty: it does).")
     document_count = serializers.IntegerField(read_only=True)
     last_sync = serializers.SerializerMethodField()
 

@@ -4,6 +4,7 @@ caller (chat.views.sources_of); this module only writes them out."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 
 from chat.answering.citations import chunk_range_label
@@ -13,10 +14,10 @@ from chat.models import Conversation, Message
 def source_line(source: dict, *, link: str = "") -> str:
     """`[n] Title — source, page p, chunks a–b` (the title linked to `link` when given)."""
     document = source["document"]
-    title = document.get("title") or document.get("source") or f"Document {document.get('id')}"
+    title = _inline(document.get("title") or document.get("source") or f"Document {document.get('id')}")
     if link:
-        title = f"[{_escape_brackets(title)}]({link})"
-    where = [f"`{document['source']}`"] if document.get("source") else []
+        title = f"[{title}]({link})"
+    where = [_code(document["source"])] if document.get("source") else []
     if source.get("page"):
         where.append(f"page {source['page']}")
     where.append(chunk_range_label(source["start"], source["end"]))
@@ -72,5 +73,21 @@ def _quote(text: str) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in text.strip().splitlines())
 
 
-def _escape_brackets(text: str) -> str:
-    return text.replace("[", r"\[").replace("]", r"\]")
+# A document's title is its author's text: written as literal text, it must not open a code span
+# (a backtick would pair with the one of the source after it), a link or emphasis, nor run raw HTML.
+_INLINE_SPECIAL = re.compile(r"([\\`*_\[\]<>!&])")
+
+
+def _inline(text: str) -> str:
+    """`text` as literal Markdown inline text on one line: its punctuation backslash-escaped."""
+    return _INLINE_SPECIAL.sub(r"\\\1", _one_line(text))
+
+
+def _code(text: str) -> str:
+    """`text` as one Markdown code span, whatever backticks it holds: the fence is one backtick more
+    than its longest run (backslashes do not escape inside a code span), padded with a space when it
+    starts or ends with a backtick or a space (CommonMark strips one from each side)."""
+    text = _one_line(text)
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text[:1] in "` " or text[-1:] in "` " else ""
+    return f"{fence}{pad}{text}{pad}{fence}"

@@ -1,19 +1,19 @@
 """Per-user rate limits on the costly operations, from settings.API_THROTTLE_RATES (env
-API_THROTTLE_SEARCH / API_THROTTLE_ASK). Read at each request, so a changed setting applies
-without re-importing DRF. DRF views list them in `throttle_classes` (over the limit: 429 with a
-Retry-After header); the chat page's /ask/ calls ask_wait(), so asking from the page, POST
-/api/ask/ and /v1/chat/completions draw on one budget per user."""
+API_THROTTLE_SEARCH / API_THROTTLE_ASK), counted in Redis like every quota (accounts.quotas).
+Read at each request, so a changed setting applies without re-importing DRF. DRF views list them
+in `throttle_classes` (over the limit: 429 with a Retry-After header); the chat page's /ask/ calls
+ask_wait(), so asking from the page, POST /api/ask/ and /v1/chat/completions draw on one budget
+per user."""
 
 from __future__ import annotations
 
-import math
-
 from django.conf import settings
 from django.http import HttpRequest
-from rest_framework.throttling import UserRateThrottle
+
+from accounts.quotas import UserQuota, wait_seconds
 
 
-class _SettingsRateThrottle(UserRateThrottle):
+class _SettingsRateThrottle(UserQuota):
     def get_rate(self) -> str | None:
         return settings.API_THROTTLE_RATES.get(self.scope)
 
@@ -29,7 +29,4 @@ class AskThrottle(_SettingsRateThrottle):
 def ask_wait(request: HttpRequest) -> int | None:
     """None when the signed-in user of `request` may ask now (the question is counted); else the
     seconds to wait before the next one is taken."""
-    throttle = AskThrottle()
-    if throttle.allow_request(request, None):
-        return None
-    return max(1, math.ceil(throttle.wait() or 1))
+    return wait_seconds(AskThrottle, request)

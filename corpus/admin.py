@@ -177,8 +177,11 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
         services.collection_update(collection=stored, request=request, **fields)
 
     def save_related(self, request, form, formsets, change: bool) -> None:
-        sharing.collection_share(collection=form.instance, request=request, **{
-            field: form.cleaned_data[field] for field in SHARES})
+        try:
+            sharing.collection_share(collection=form.instance, request=request, **{
+                field: form.cleaned_data[field] for field in SHARES})
+        except ValidationError as exc:  # past a cap on invitations (corpus.sharing): the rest is saved
+            messages.error(request, f"Sharing not changed: {' '.join(exc.messages)}")
 
     def delete_model(self, request, obj: Collection) -> None:
         services.collection_delete(collection=obj, request=request)

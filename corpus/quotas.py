@@ -1,7 +1,8 @@
 """What one user may ask of the workers beyond uploads (accounts.quotas): forced re-ingests, which
-rebuild a document's chunks and vectors even when nothing changed. The documents page and the API
-share the budget; a re-ingest that is not forced costs nothing when the document is up to date
-and is not counted."""
+rebuild a document's chunks and vectors even when nothing changed, and changes of a collection's
+chunk settings, which rebuild all of its documents. The documents page and the API share each
+budget; a re-ingest that is not forced costs nothing when the document is up to date and is not
+counted, nor is a change of a collection's name or description."""
 
 from __future__ import annotations
 
@@ -14,3 +15,12 @@ class ForcedReingestQuota(UserQuota):
 
     scope = "forced_reingest"
     rate = "60/hour"
+
+
+class CollectionRebuildQuota(UserQuota):
+    """Changes of a collection's chunk settings per user (corpus.services.collection_update_rebuilds):
+    each queues every document of the collection again, so toggling the chunk size back and forth
+    would keep the workers rebuilding a large collection all day."""
+
+    scope = "collection_rebuild"
+    rate = "10/hour"

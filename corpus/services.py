@@ -8,6 +8,7 @@ functions only keep the data consistent.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import logging
 from collections.abc import Iterable
@@ -151,6 +152,16 @@ def collection_update(*, collection: Collection, request=None, **fields) -> Coll
     for field in Collection._meta.concrete_fields:
         setattr(collection, field.attname, getattr(locked, field.attname))
     return collection
+
+
+def collection_update_rebuilds(*, collection: Collection, **fields) -> bool:
+    """Whether collection_update(collection=collection, **fields) would queue documents again: the
+    change alters Collection.pipeline_signature and the collection has documents. Reads only."""
+    _check_fields(fields, ("name", "slug", *COLLECTION_SETTINGS))
+    changed = copy.copy(collection)
+    for field, value in fields.items():
+        setattr(changed, field, value)
+    return changed.pipeline_signature() != collection.pipeline_signature() and collection.documents.exists()
 
 
 def collection_delete(*, collection: Collection, request=None) -> None:
@@ -376,6 +387,13 @@ def document_move(*, document: Document, collection: Collection, request=None, a
             _enqueue(locked.pk)
     logger.info("moved document %s to collection %s", locked.pk, collection.slug)
     return locked
+
+
+def document_move_rebuilds(*, document: Document, collection: Collection) -> bool:
+    """Whether document_move(document=document, collection=collection) would queue the document to
+    be built again: the target's chunk settings are not those of the collection it is in. Reads only."""
+    return (document.collection_id != collection.pk and document.status != Status.FAILED
+            and document.collection.pipeline_signature() != collection.pipeline_signature())
 
 
 def document_set_tags(*, document: Document, tags: object) -> Document:

@@ -11,6 +11,11 @@ A group can be added only by one of its members (or a superuser): sharing with a
 not in would push the collection into strangers' answers the same way. Groups already shared stay
 shared, and anyone who manages the collection may take them off.
 
+Invitations are bounded (a flood of them would bury a person's page, and each is a row): a sharer
+has at most MAX_PENDING_BY_SHARER unanswered invitations in all, and at most
+MAX_PENDING_PER_PERSON waiting for any one person (ValidationError naming the field; nothing changes).
+Superusers are not held to either.
+
 Every change is audited: "sharing changed" (with who was invited and whose invitation was
 withdrawn), "share invitation accepted" and "declined" by the recipient.
 """
@@ -22,7 +27,7 @@ from collections.abc import Iterable
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 
 from audit import record as audit_record
 from audit.models import Action
@@ -31,6 +36,10 @@ from corpus.models import Collection, ShareInvitation
 
 Role = ShareInvitation.Role
 GROUP_FIELDS = ("reader_groups", "editor_groups")
+# Unanswered invitations one sharer may have: in all, and waiting for one person. A team shares with
+# tens of people; a hundred open offers is a mailing list, and ten to one person is pestering.
+MAX_PENDING_BY_SHARER = 100
+MAX_PENDING_PER_PERSON = 10
 
 
 def _sharer(request, sharer):
@@ -124,6 +133,7 @@ def _share_people(collection: Collection, actor, readers: Iterable | None, edito
             changed[field] = sorted(names[pk] for pk in direct[role])
     withdrawn = [pk for pk in pending if pk not in invite]
     ShareInvitation.objects.filter(collection=collection, user_id__in=withdrawn).delete()
+    _check_invitation_caps(actor, [pk for pk in invite if pk not in pending], names, invite)
     invited = []
     for pk, role in invite.items():
         invitation = pending.get(pk)
@@ -139,6 +149,27 @@ def _share_people(collection: Collection, actor, readers: Iterable | None, edito
     if withdrawn:
         changed["withdrawn"] = sorted(names[pk] for pk in withdrawn)
     return changed
+
+
+def _check_invitation_caps(actor, new: list[int], names: dict[int, str], roles: dict[int, str]) -> None:
+    """ValidationError (on the field of the role) when inviting the people `new` would take `actor`
+    past MAX_PENDING_BY_SHARER or MAX_PENDING_PER_PERSON. The sharer's row is locked first, so two
+    shares at once count each other's invitations."""
+    if not new or actor is None or actor.is_superuser:
+        return
+    get_user_model().objects.select_for_update().filter(pk=actor.pk).first()
+    theirs = ShareInvitation.objects.filter(invited_by=actor)
+    if theirs.count() + len(new) > MAX_PENDING_BY_SHARER:
+        field = "editors" if roles[new[0]] == Role.WRITE else "readers"
+        raise ValidationError({field: f"You have {MAX_PENDING_BY_SHARER} invitations at most waiting for an answer; "
+                                      "withdraw some, or wait until they are answered."}, code="too_many_invitations")
+    per_person = dict(theirs.filter(user_id__in=new).values_list("user_id").annotate(n=Count("pk")))
+    pestered = sorted(names[pk] for pk in new if per_person.get(pk, 0) + 1 > MAX_PENDING_PER_PERSON)
+    if pestered:
+        first = next(pk for pk in new if names[pk] == pestered[0])
+        field = "editors" if roles[first] == Role.WRITE else "readers"
+        raise ValidationError({field: f"{', '.join(pestered)} already has {MAX_PENDING_PER_PERSON} of your "
+                                      "invitations to answer."}, code="too_many_invitations")
 
 
 def invitations_pending(*, user) -> QuerySet[ShareInvitation]:

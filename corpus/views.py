@@ -24,7 +24,7 @@ from accounts.quotas import wait_seconds
 from corpus import permissions, selectors, services, sharing
 from corpus.forms import CollectionForm, DocumentFilterForm, ShareForm, UploadForm
 from corpus.models import Collection, Document
-from corpus.quotas import ForcedReingestQuota
+from corpus.quotas import CollectionRebuildQuota, ForcedReingestQuota
 
 PAGE_SIZE = 100
 _FINISHED = (Document.Status.READY, Document.Status.FAILED)
@@ -165,6 +165,11 @@ def collection_settings(request: HttpRequest, slug: str) -> HttpResponse:
                           user=request.user)
     if request.method == "POST" and form.is_valid():
         try:
+            if services.collection_update_rebuilds(collection=collection, **form.cleaned_data):
+                wait = wait_seconds(CollectionRebuildQuota, request)
+                if wait is not None:
+                    raise ValidationError(f"You changed chunk settings many times lately (each change rebuilds "
+                                          f"every document); try again in {wait} seconds.", code="throttled")
             services.collection_update(collection=collection, request=request, **form.cleaned_data)
         except ValidationError as exc:
             form.add_error(None, exc)

@@ -273,6 +273,9 @@ CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "signin": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": SIGNIN_CACHE_URL,
                "KEY_PREFIX": "ragweb", "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2}},
+    # Per-user quotas (accounts.quotas), in the same database: counted once for every web process.
+    "quotas": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": SIGNIN_CACHE_URL,
+               "KEY_PREFIX": "ragweb", "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2}},
 }
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10, minimum=1)
 LOGIN_FAILURE_LIMIT_PER_ADDRESS = env_int("LOGIN_FAILURE_LIMIT_PER_ADDRESS", 50, minimum=1)

@@ -2,7 +2,8 @@
 folder var/reliability/ and free ports), then faults, hostile input, security and load, and print
 one summary table (also written to var/reliability/summary.md and report.json).
 
-    python -m reliability [--only faults,hostile,security,slow,limits,load,llm,web,stall] [--kills 10] [--files 60]
+    python -m reliability [--only faults,hostile,security,consent,slow,limits,load,llm,web,stall] [--kills 10]
+                          [--files 60]
                                 [--load-seconds 60] [--no-baseline] [--quick]
 """
 
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from reliability.app import ROOT, App, configure_django
 
-SECTIONS = ("faults", "hostile", "security", "slow", "limits", "load", "llm", "web", "stall")
+SECTIONS = ("faults", "hostile", "security", "consent", "slow", "limits", "load", "llm", "web", "stall")
 # Also "memory", not in the default run (a measurement for a quiet machine): `make measure-memory`.
 GB = 1024 ** 3
 
@@ -169,6 +170,25 @@ def run_security(app: App, token: str, work: Path, args) -> list[Row]:
             detail += f"; {'; '.join(result.notes[:3])}"
         rows.append(Row("security", result.name, result.ok, detail))
     return rows
+
+
+def run_consent(app: App, token: str, work: Path, args) -> list[Row]:
+    """Sharing needs consent and un-sharing takes back (invitations, paused sources, moves), hard
+    links out of SOURCES_FOLDERS, and HTML in every API text field."""
+    from reliability import api_text, consent
+
+    app.folders.mkdir(parents=True, exist_ok=True)
+    rows = [Row("consent", scenario, ok, detail) for scenario, ok, detail in consent.run(app, work)]
+    try:
+        result = api_text.api_text_fields(app)
+    except Exception as exc:  # a check that breaks is a failed row
+        return [*rows, Row("consent", "HTML in every API text field", False, f"{type(exc).__name__}: {exc}")]
+    detail = f"{result.checked} checked"
+    if result.failures:
+        detail += f"; {len(result.failures)} failures: {'; '.join(result.failures[:5])}"
+    if result.notes:
+        detail += f"; {'; '.join(result.notes)}"
+    return [*rows, Row("consent", result.name, result.ok, detail)]
 
 
 def run_slow(app: App, token: str, work: Path, args) -> list[Row]:
@@ -334,9 +354,9 @@ def _wait_for_demo_corpus(timeout: float = 600) -> None:
     raise RuntimeError(f"the demo corpus was not ingested within {timeout:.0f}s")
 
 
-RUNNERS = {"faults": run_faults, "hostile": run_hostile, "security": run_security, "slow": run_slow,
-           "limits": run_limits, "load": run_load, "llm": run_llm, "web": run_web, "stall": run_stall,
-           "memory": run_memory}
+RUNNERS = {"faults": run_faults, "hostile": run_hostile, "security": run_security, "consent": run_consent,
+           "slow": run_slow, "limits": run_limits, "load": run_load, "llm": run_llm, "web": run_web,
+           "stall": run_stall, "memory": run_memory}
 
 
 if __name__ == "__main__":

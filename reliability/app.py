@@ -84,6 +84,8 @@ class App:
         self.port, self.pg_port, self.redis_port = free_port(), free_port(), free_port()
         self.process: subprocess.Popen | None = None
         self.extra_env: dict[str, str] = {}
+        # The server folder sources may read (SOURCES_FOLDERS): the consent section's hard-link check.
+        self.folders = var.parent / "folders"
         self.log_path = var.parent / f"{var.name}-run.log"
 
     # --- environment and lifecycle ---
@@ -103,6 +105,7 @@ class App:
         env["RAGWEB_WARM_UP"] = "1"
         # The fake LLM endpoints listen on 127.0.0.1, as a local llama.cpp would: the operator allows it.
         env["LLM_PRIVATE_HOSTS"] = "127.0.0.1"
+        env["SOURCES_FOLDERS"] = str(self.folders)
         env.update(self.extra_env)
         return env
 

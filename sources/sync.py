@@ -11,6 +11,10 @@
   is removed: an outage must not empty a collection.
 - One sync of a source at a time: a Postgres advisory lock, held by the database session, so a
   worker that dies releases it with its connection. A second sync meanwhile returns at once (busy).
+- The task's runs (`one_per_owner`): one sync per person at a time, whatever the number of their
+  sources (another advisory lock, on the source's owner), so one person's slow sites (Crawl-delay)
+  never hold every slot of the sources worker; their other syncs wait (`waiting`) and the task
+  queues them again a little later. Operator sources (no owner) are not held to it.
 - A failing item is counted and listed with its reason; the others go on.
 - A budget per run (the Celery task's; `manage.py sync_sources` has none): SYNC_SECONDS of wall
   clock and SYNC_ITEMS items. A round that does not fit goes on in the next run, which the task
@@ -44,6 +48,7 @@ from sources.ownership import sources_pause_unwritable
 logger = logging.getLogger(__name__)
 
 LOCK_CLASS = 29_000  # advisory lock namespace of source syncs (the second key is the source's id)
+OWNER_LOCK_CLASS = 29_001  # ... and of one running sync per owner (the second key is the user's id)
 Progress = Callable[[str, str], None]  # (outcome: new/changed/unchanged/removed/failed, item)
 # A task's run of a sync: at most this long (then after the item under way: one fetch, at most
 # SOURCES_TIMEOUT plus a Crawl-delay), and at most a third of the broker's visibility timeout, so its
@@ -71,6 +76,7 @@ class SyncResult:
     failures: list[dict] = field(default_factory=list)
     error: str = ""
     busy: bool = False
+    waiting: bool = False  # another sync of the source's owner was running: nothing done, run it later
     more: bool = False  # the run's budget ran out: the round goes on in the next run
     round: dict = field(default_factory=dict)  # where the round stands (Source.sync_round); {} when complete
 
@@ -85,30 +91,37 @@ class SyncResult:
             self.failures.append({"item": item[:2000], "reason": reason[:1000]})
 
 
-def _try_lock(source_id: int) -> bool:
+def _try_lock(source_id: int, namespace: int = LOCK_CLASS) -> bool:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [LOCK_CLASS, source_id])
+        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [namespace, source_id])
         return bool(cursor.fetchone()[0])
 
 
-def _unlock(source_id: int) -> None:
+def _unlock(source_id: int, namespace: int = LOCK_CLASS) -> None:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [LOCK_CLASS, source_id])
+        cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [namespace, source_id])
 
 
 def source_sync(*, source_id: int, progress: Progress | None = None, seconds: float | None = None,
-                items: int | None = None) -> SyncResult | None:
+                items: int | None = None, one_per_owner: bool = False) -> SyncResult | None:
     """Sync the source `source_id` now, in this process; None if it no longer exists. With a
     budget (`seconds` of wall clock, `items` items), the run may stop before the round is done
-    (`more`: run again to go on). The result is also recorded on the source (counts and failures,
-    summed over the round's runs; error; next scheduled sync once the round is complete)."""
+    (`more`: run again to go on). With `one_per_owner`, a source whose owner has another sync
+    running does nothing (`waiting`; it stays queued). The result is also recorded on the source
+    (counts and failures, summed over the round's runs; error; next scheduled sync once the round
+    is complete)."""
     if not _try_lock(source_id):
         return SyncResult(busy=True)
     source = None
+    owner_locked = None
     try:
         source = Source.objects.select_related("collection", "created_by").filter(pk=source_id).first()
         if source is None:
             return None
+        if one_per_owner and source.created_by_id is not None:
+            if not _try_lock(source.created_by_id, OWNER_LOCK_CLASS):
+                return SyncResult(waiting=True)
+            owner_locked = source.created_by_id
         if source.paused_reason or sources_pause_unwritable(source_ids=[source_id]):
             # Its owner lost write access: it would write in their name (sources.services).
             Source.objects.filter(pk=source_id).update(state=Source.State.IDLE)
@@ -159,6 +172,8 @@ def source_sync(*, source_id: int, progress: Progress | None = None, seconds: fl
         Source.objects.filter(pk=source_id, state=Source.State.SYNCING).update(**changes)
         raise
     finally:
+        if owner_locked is not None:
+            _unlock(owner_locked, OWNER_LOCK_CLASS)
         _unlock(source_id)
 
 

@@ -5,7 +5,11 @@ by the group `readers` (of which the group reader is a member) and edited by the
 (the group editor); it holds one document. What the issue requires:
 - read (list, read, search, ask): reader, editor, group reader, group editor, owner, superuser;
 - write (upload, move, delete, re-ingest its documents): editor, group editor, owner, superuser;
-- manage (change, share, delete the collection): owner, superuser;
+- manage (change, share, delete the collection): owner, superuser; adding a group one is not in:
+  the superuser only (sharing with a group needs its consent: one of its members shares);
+- a share invitation: only the person invited sees and answers it; until they accept they reach
+  nothing (the invitee), after declining nothing (the declined invitee), after accepting what an
+  editor reaches (the accepted invitee);
 - own records (the owner's conversations and ratings, in the chat admin): owner, superuser;
 - anyone else can do none of it, and learns nothing: a refusal is 404 for someone who may not
   read the collection, 403 for a reader asking to write, 401 (API) or the login page (web) when
@@ -36,14 +40,19 @@ from tests.chat.chat_corpus import GUIDE, make_collection
 
 pytestmark = pytest.mark.django_db
 
-ROLES = ["anonymous", "stranger", "invitee", "reader", "editor", "group reader", "group editor", "owner",
-         "superuser"]
+ROLES = ["anonymous", "stranger", "invitee", "declined invitee", "accepted invitee", "reader", "editor",
+         "group reader", "group editor", "owner", "superuser"]
 READ, WRITE, MANAGE, OWN, INVITED = "read", "write", "manage", "own records", "invited"
+ANY_GROUP = "share with a group one is not in"
 # The invitee has been invited by the owner to edit `team` and has not answered: until they
 # accept, they reach nothing of it (sharing needs consent, corpus.sharing); only they may answer.
-ALLOWED = {READ: {"reader", "editor", "group reader", "group editor", "owner", "superuser"},
-           WRITE: {"editor", "group editor", "owner", "superuser"},
-           MANAGE: {"owner", "superuser"}, OWN: {"owner", "superuser"}, INVITED: {"invitee"}}
+# The declined invitee said no (nothing of it reaches them, like a stranger); the accepted invitee
+# said yes and is an editor like any other. A group may be added only by its members, and no one
+# but the superuser is in `outsiders`.
+ALLOWED = {READ: {"reader", "editor", "accepted invitee", "group reader", "group editor", "owner", "superuser"},
+           WRITE: {"editor", "accepted invitee", "group editor", "owner", "superuser"},
+           MANAGE: {"owner", "superuser"}, OWN: {"owner", "superuser"}, INVITED: {"invitee"},
+           ANY_GROUP: {"superuser"}}
 QUESTION = "What is the default request timeout?"
 
 
@@ -416,6 +425,34 @@ def api_share(w: World) -> bool:
     return shared
 
 
+def _outsiders_shared(w: World) -> bool:
+    return w.team.reader_groups.filter(name="outsiders").exists()
+
+
+def api_share_with_outside_group(w: World) -> bool:
+    """Adding a group one is not in is refused even to the owner (400 naming the field)."""
+    response = w.api.patch("/api/collections/team/", {"reader_groups": ["readers", "outsiders"]}, format="json")
+    shared = _outsiders_shared(w)
+    if w.role in ALLOWED[MANAGE] and not shared:
+        assert response.status_code == 400 and "groups you belong to" in response.json()["reader_groups"][0]
+    else:
+        assert refused_or_ok(w, response, 200) == shared
+    return shared
+
+
+def page_share_with_outside_group(w: World) -> bool:
+    response = w.web.post("/documents/collections/team/share/", {"readers": "rita", "editors": "eddie ivy abe",
+                                                                 "reader_groups": "readers, outsiders",
+                                                                 "editor_groups": "editors"})
+    shared = _outsiders_shared(w)
+    if w.role in ALLOWED[MANAGE] and not shared:
+        assert response.status_code == 400
+        assert "You may share only with groups you belong to" in response.content.decode()
+    elif w.user is not None:
+        assert refused_or_ok(w, response, 302, web=True) == shared
+    return shared
+
+
 def api_delete_collection(w: World) -> bool:
     response = w.api.delete("/api/collections/team/")
     gone = not Collection.objects.filter(pk=w.team.pk).exists()
@@ -757,6 +794,8 @@ ACTIONS = [
     Action("REST", "change collection", MANAGE, api_change_collection),
     Action("REST", "share collection", MANAGE, api_share),
     Action("REST", "delete collection", MANAGE, api_delete_collection),
+    Action("REST", "share with a group one is not in", ANY_GROUP, api_share_with_outside_group),
+    Action("documents page", "share with a group one is not in", ANY_GROUP, page_share_with_outside_group),
     Action("REST", "make collection public (staff)", MANAGE, api_publish_collection),
     Action("sources page", "list", READ, sources_page),
     Action("sources page", "add", WRITE, sources_page_add),
@@ -813,7 +852,8 @@ def make_world(django_user_model, settings, tmp_path, no_llm):
         users = {name: django_user_model.objects.create_user(username=username, password=None, is_staff=True)
                  for name, username in [("owner", "olivia"), ("reader", "rita"), ("editor", "eddie"),
                                         ("stranger", "sam"), ("group reader", "gina"), ("group editor", "gus"),
-                                        ("invitee", "ivy")]}
+                                        ("invitee", "ivy"), ("declined invitee", "dora"),
+                                        ("accepted invitee", "abe")]}
         # The chat admin's view permissions too: what each sees there is then corpus.permissions' call.
         chat_views = list(Permission.objects.filter(content_type__app_label="chat", codename__startswith="view_"))
         for staff in users.values():
@@ -827,7 +867,12 @@ def make_world(django_user_model, settings, tmp_path, no_llm):
         users["group editor"].groups.add(editors)
         team.reader_groups.add(readers)
         team.editor_groups.add(editors)
-        sharing.collection_share(collection=team, editors=[users["editor"], users["invitee"]], sharer=users["owner"])
+        Group.objects.create(name="outsiders")  # no one is in it
+        sharing.collection_share(collection=team, sharer=users["owner"], editors=[
+            users["editor"], users["invitee"], users["declined invitee"], users["accepted invitee"]])
+        for name, answer in (("declined invitee", sharing.invitation_decline),
+                             ("accepted invitee", sharing.invitation_accept)):
+            answer(invitation=team.invitations.get(user=users[name]))
         doc = _handbook(team)
         user = users.get(role)
         web, api = Client(), APIClient()

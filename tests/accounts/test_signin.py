@@ -118,3 +118,27 @@ def test_users_change_their_password_from_a_linked_page(client, django_user_mode
     assert client.get("/password/done/").status_code == 200  # still signed in on this session
     client.logout()
     assert client.get("/password/")["Location"].startswith("/login/")
+
+
+def test_an_ipv6_client_is_one_place_for_its_whole_64(django_user_model):
+    """One machine has a whole /64 and may use a new address in it for every guess: the guesses of
+    one /64 add up; another /64 (the owner's) still signs in."""
+    from django.test import Client
+
+    django_user_model.objects.create_user(username="admin", password="admin-password-1", is_staff=True)
+    for n in range(5):
+        login(Client(REMOTE_ADDR=f"2001:db8:1:2::{n + 1:x}"), "/login/", "admin", "wrong")
+
+    refused = login(Client(REMOTE_ADDR="2001:db8:1:2:ffff::9"), "/login/", "admin", "admin-password-1")
+    assert "Too many failed sign-ins" in refused.content.decode()
+    assert login(Client(REMOTE_ADDR="2001:db8:1:3::1"), "/login/", "admin", "admin-password-1").status_code == 302
+
+
+def test_an_ipv4_mapped_address_counts_as_its_ipv4(django_user_model):
+    from django.test import Client
+
+    django_user_model.objects.create_user(username="admin", password="admin-password-1", is_staff=True)
+    for _ in range(5):
+        login(Client(REMOTE_ADDR="::ffff:203.0.113.9"), "/login/", "admin", "wrong")
+    refused = login(Client(REMOTE_ADDR="203.0.113.9"), "/login/", "admin", "admin-password-1")
+    assert "Too many failed sign-ins" in refused.content.decode()

@@ -139,3 +139,33 @@ def test_only_staff_make_a_collection_public(client_of, user, django_user_model)
     Collection.objects.filter(slug="quiet").update(is_public=True)  # made public by staff
     unpublished = client_of(user).patch("/api/collections/quiet/", {"is_public": False}, format="json")
     assert unpublished.status_code == 200 and unpublished.json()["is_public"] is False
+
+
+def test_changes_of_chunk_settings_are_limited_per_user(client_of, user, owned, monkeypatch,
+                                                        django_capture_on_commit_callbacks):
+    """Each change of the chunk settings queues every document again: a budget per user (the API
+    and the settings page share it); a change of name or description costs nothing."""
+    from django.core.cache import caches
+    from django.test import Client
+
+    from corpus.quotas import CollectionRebuildQuota
+
+    monkeypatch.setattr(CollectionRebuildQuota, "rate", "2/hour")
+    caches["quotas"].clear()
+    Document.objects.create(collection=owned, source="a.md", title="A", status="ready")
+    api = client_of(user)
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        sizes = [api.patch("/api/collections/recipes/", {"chunk_size": size}, format="json").status_code
+                 for size in (300, 400, 500)]
+        renamed = api.patch("/api/collections/recipes/", {"name": "Renamed"}, format="json").status_code
+    page = Client()
+    page.force_login(user)
+    form = {"name": "Renamed", "slug": "recipes", "description": "", "chunker": "markdown", "chunk_size": 600,
+            "chunk_overlap": 50, "contextualization": "header", "embedding_mode": "neighbours"}
+    refused = page.post("/documents/collections/recipes/edit/", form)
+
+    assert sizes == [200, 200, 429] and renamed == 200
+    assert len(callbacks) == 2  # two rebuilds of the one document queued, not three
+    assert Collection.objects.get(pk=owned.pk).chunk_size == 400
+    assert refused.status_code == 400 and "You changed chunk settings many times lately" in refused.content.decode()
+    caches["quotas"].clear()

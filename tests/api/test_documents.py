@@ -262,12 +262,12 @@ def test_reingest_rebuilds_when_forced(api, mine, django_capture_on_commit_callb
 
 def test_forced_reingests_are_limited_per_user_and_plain_ones_are_not_counted(api, mine, monkeypatch,
                                                                                django_capture_on_commit_callbacks):
-    from django.core.cache import cache
+    from django.core.cache import caches
 
     from corpus.quotas import ForcedReingestQuota
 
     monkeypatch.setattr(ForcedReingestQuota, "rate", "2/hour")
-    cache.clear()
+    caches["quotas"].clear()
     document = add(mine, capture=django_capture_on_commit_callbacks)
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         plain = [api.post(f"/api/documents/{document.pk}/reingest/").status_code for _ in range(3)]
@@ -276,7 +276,7 @@ def test_forced_reingests_are_limited_per_user_and_plain_ones_are_not_counted(ap
     assert enqueued_builds(callbacks) == 2
     refused = api.post(f"/api/documents/{document.pk}/reingest/", {"force": True}, format="json")
     assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
-    cache.clear()
+    caches["quotas"].clear()
 
 
 def test_token_authentication_and_anonymous_refusal(user, mine):

@@ -146,5 +146,78 @@ def test_the_schema_says_which_fields_are_markdown_and_which_plain_text(db, admi
 
     assert "Markdown" in schema["AskOutput"]["properties"]["answer"]["description"]
     for name, field in [("CitationOutput", "text"), ("DocumentRefOutput", "title"), ("ScoredChunkOutput", "text"),
-                        ("SegmentOutput", "text")]:
+                        ("SegmentOutput", "text"), ("DocumentOutput", "title"), ("DocumentOutput", "metadata"),
+                        ("ChunkOutput", "text"), ("UploadedFileOutput", "name"), ("CollectionOutput", "name"),
+                        ("CollectionOutput", "description"), ("CollectionOutput", "reader_groups"),
+                        ("InvitationOutput", "invited_by"), ("InvitationCollectionOutput", "name")]:
         assert "Plain text" in schema[name]["properties"][field]["description"], (name, field)
+
+
+# --- the other REST endpoints: documents, collections, invitations ----------------------------------------
+
+GROUP = "<svg onload=alert(5)>"
+
+
+def test_documents_are_plain_text_in_the_list_the_detail_and_the_chunks(hostile, client_of, user):
+    from corpus.models import Document
+
+    Document.objects.filter(pk=hostile.pk).update(
+        error="<img src=x onerror=alert(6)> failed", summary=f"Summary {IMG}",
+        metadata={"title": TITLE, "tags": [IMG], "author": "<a href=javascript:alert(7)>me</a>"})
+    api = client_of(user)
+
+    listed = api.get("/api/documents/").json()["results"][0]
+    detail = api.get(f"/api/documents/{hostile.pk}/").json()
+    for body in (listed, detail):
+        assert_plain(body["title"], TITLE)
+        assert_plain(body["source"], "deploy<script>.md")
+        assert_plain(body["error"], "<img src=x onerror=alert(6)> failed")
+        assert_plain(body["summary"], f"Summary {IMG}")
+        assert_plain(body["metadata"]["title"], TITLE)
+        assert_plain(body["metadata"]["tags"][0], IMG)
+        assert_plain(body["metadata"]["author"], "<a href=javascript:alert(7)>me</a>")
+    chunks = api.get(f"/api/documents/{hostile.pk}/chunks/").json()["results"]
+    assert_plain(chunks[1]["text"], PARTS[1])
+    assert_plain(chunks[1]["context"], TITLE)
+
+
+def test_an_upload_answers_in_plain_text(db, client_of, user, settings, tmp_path):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    settings.MEDIA_ROOT = tmp_path
+    make_collection("notes", owner=user)
+    response = client_of(user).post("/api/documents/", {"collection": "notes", "files": [
+        SimpleUploadedFile("<img src=x onerror=alert(8)>.md", b"# Note\n\nText."),
+        SimpleUploadedFile("<i onclick=x>bad.exe", b"MZ")]}, format="multipart")
+
+    files = response.json()["files"]
+    assert response.status_code == 207
+    assert_plain(files[0]["name"], "<img src=x onerror=alert(8)>.md")
+    assert_plain(files[0]["document"]["source"], "<img src=x onerror=alert(8)>.md")
+    assert "<" not in files[1]["error"] and "&lt;i onclick=x&gt;bad.exe" in files[1]["error"]
+
+
+def test_collections_are_plain_text_names_descriptions_and_groups(hostile, client_of, user):
+    from django.contrib.auth.models import Group
+
+    group = Group.objects.create(name=GROUP)
+    user.groups.add(group)
+    Collection.objects.filter(pk=hostile.collection_id).update(description=f"About {IMG}")
+    api = client_of(user)
+    assert api.patch("/api/collections/guides/", {"reader_groups": [GROUP]}, format="json").status_code == 200
+
+    for body in (api.get("/api/collections/").json()["results"][0], api.get("/api/collections/guides/").json()):
+        assert_plain(body["name"], "<i onclick=alert(4)>Guides</i>")
+        assert_plain(body["description"], f"About {IMG}")
+        assert [html.unescape(name) for name in body["reader_groups"]] == [GROUP]
+        assert body["reader_groups"] == [html.escape(GROUP, quote=False)]
+
+
+def test_invitations_are_plain_text(hostile, client_of, user, other_user):
+    from corpus import sharing
+
+    sharing.collection_share(collection=hostile.collection, readers=[other_user], sharer=user)
+
+    invitation = client_of(other_user).get("/api/invitations/").json()["results"][0]
+    assert_plain(invitation["collection"]["name"], "<i onclick=alert(4)>Guides</i>")
+    assert invitation["invited_by"] == "alice"

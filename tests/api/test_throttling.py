@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from django.core.cache import cache
+from django.core.cache import caches
 from rest_framework.test import APIClient
 
 from tests.chat.chat_corpus import GUIDE, make_collection, make_document
@@ -22,11 +22,11 @@ ROOT = Path(__file__).resolve().parents[2]
 def api(user, settings, no_llm):
     make_document(make_collection("guides", owner=user), source="deploy.md", parts=GUIDE)
     settings.API_THROTTLE_RATES = {"search": "2/min", "ask": "1/hour"}
-    cache.clear()
+    caches["quotas"].clear()
     client = APIClient()
     client.force_authenticate(user)
     yield client
-    cache.clear()
+    caches["quotas"].clear()
 
 
 def test_search_over_the_limit_is_a_json_429(api, other_user):

@@ -150,3 +150,29 @@ def test_export_says_when_an_answer_failed():
     text = conversation_markdown(conversation, [(question, []), (failed, [])])
     assert text == ("# Broken\n\n## Why? Really, why?\n\n> Why?\n> Really, why?\n\n"
                     "*No complete answer: The language model could not be reached.*\n")
+
+
+@pytest.mark.parametrize(("title", "source"), [
+    ("A `tick", "odd`name.md"),
+    ("Guide *one* [two](javascript:x) <b>x</b>", "``double``.md"),
+    ("`", "`"),
+])
+def test_export_keeps_titles_and_sources_literal_whatever_backticks_they_hold(title, source):
+    """A backtick in a title or a source cannot open or close a code span (nor a title make a link,
+    emphasis or HTML): rendered as CommonMark, the line shows both exactly as they are."""
+    from markdown_it import MarkdownIt
+
+    from chat.export import source_line
+
+    line = source_line({"n": 1, "document": {"id": 3, "title": title, "source": source}, "start": 0, "end": 1},
+                       link="https://example.org/messages/1/sources/1/#passage")
+    tokens = MarkdownIt("commonmark").parseInline(line)[0].children
+
+    codes = [t.content for t in tokens if t.type == "code_inline"]
+    links = [t.attrGet("href") for t in tokens if t.type == "link_open"]
+    types = [t.type for t in tokens]
+    inside = tokens[types.index("link_open") + 1:types.index("link_close")]
+    assert codes == [source]
+    assert links == ["https://example.org/messages/1/sources/1/#passage"]
+    assert "".join(t.content for t in inside) == title and {t.type for t in inside} == {"text"}
+    assert not any(t.type in {"html_inline", "em_open", "strong_open"} for t in tokens)

@@ -91,14 +91,14 @@ def test_the_parts_of_a_document_tile_it_at_line_starts(manual):
 
 
 def test_the_passage_pages_are_rate_limited_per_user(bread, user, other_user, monkeypatch):
-    from django.core.cache import cache
+    from django.core.cache import caches
 
     from chat.passages import PassageQuota
 
     monkeypatch.setattr(PassageQuota, "rate", "3/min")
-    cache.clear()
+    caches["quotas"].clear()
     answers = [page(user, f"/passages/{bread.pk}/?start=0&end=5").status_code for _ in range(4)]
     assert answers == [200, 200, 200, 429]
     refused = page(user, f"/passages/{bread.pk}/?start=0&end=5")
     assert int(refused["Retry-After"]) > 0
-    cache.clear()
+    caches["quotas"].clear()

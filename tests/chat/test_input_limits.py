@@ -3,7 +3,7 @@ cap and characters every way of asking shares (400, nothing stored), asking is t
 API (429), and a NUL in a title is said as such. Never a 500."""
 
 import pytest
-from django.core.cache import cache
+from django.core.cache import caches
 from django.urls import reverse
 
 from chat.models import Conversation, Feedback, Message
@@ -72,7 +72,7 @@ def test_the_page_caps_the_question_box(alice, settings):
 
 def test_asking_from_the_page_is_throttled_with_the_api(alice, user, corpus, settings):
     settings.API_THROTTLE_RATES = {"search": None, "ask": "2/hour"}
-    cache.clear()
+    caches["quotas"].clear()
     try:
         assert alice.post(reverse("chat:ask"), {"question": QUESTION}).status_code == 302
         assert alice.post("/api/ask/", {"question": QUESTION}, content_type="application/json").status_code == 200
@@ -82,7 +82,7 @@ def test_asking_from_the_page_is_throttled_with_the_api(alice, user, corpus, set
         regenerate = alice.post(reverse("chat:ask"), {"regenerate": Message.objects.filter(role="assistant")
                                                       .latest("id").pk})
     finally:
-        cache.clear()
+        caches["quotas"].clear()
 
     assert page.status_code == 429 and 0 < int(page["Retry-After"]) <= 3600
     assert "Too many questions: try again in" in page.content.decode()

@@ -88,3 +88,32 @@ def test_check_move_follows_the_delete_right(team, handbook, user, other_user, c
     with pytest.raises(permissions.Denied) as refused:
         permissions.check_move(other_user, handbook, target)
     assert refused.value.status == 403
+
+
+def test_moves_that_rebuild_draw_on_the_forced_reingest_budget(client_of, team, user, monkeypatch,
+                                                               django_capture_on_commit_callbacks):
+    """Moving a document back and forth between collections of other chunk settings rebuilds it each
+    time: such moves count as forced re-ingests (429 past the budget); moves between collections of
+    the same settings cost nothing."""
+    from django.core.cache import caches
+
+    from corpus.quotas import ForcedReingestQuota
+
+    monkeypatch.setattr(ForcedReingestQuota, "rate", "2/hour")
+    caches["quotas"].clear()
+    Collection.objects.create(slug="big", name="Big chunks", owner=user, chunk_size=1500)
+    Collection.objects.create(slug="twin", name="Twin", owner=user)  # team's settings
+    document = Document.objects.create(collection=team, source="plan.md", title="Plan", status="ready",
+                                       content_hash="h", built_hash="h", built_signature=team.pipeline_signature())
+    api = client_of(user)
+    with django_capture_on_commit_callbacks(execute=False):
+        same = [api.post(f"/api/documents/{document.pk}/move/", {"collection": slug}, format="json").status_code
+                for slug in ("twin", "team", "twin", "team")]
+        other = [api.post(f"/api/documents/{document.pk}/move/", {"collection": slug}, format="json").status_code
+                 for slug in ("big", "team", "big")]
+        patched = api.patch(f"/api/documents/{document.pk}/", {"collection": "big"}, format="json")
+
+    assert same == [200, 200, 200, 200]
+    assert other == [200, 200, 429] and patched.status_code == 429
+    assert Document.objects.get(pk=document.pk).collection.slug == "team"
+    caches["quotas"].clear()

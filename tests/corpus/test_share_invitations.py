@@ -127,3 +127,33 @@ def test_sharing_in_the_admin_invites_too(user, other_user, mine):
     assert "bob (read, by alice)" in page and "bob</textarea>" in page  # saving again keeps the invitation
     assert web.post(f"/admin/corpus/collection/{mine.pk}/change/", form).status_code == 302
     assert ShareInvitation.objects.count() == 1
+
+
+def test_invitations_are_capped_per_sharer_and_per_person(user, other_user, carol, client_of, django_user_model,
+                                                          monkeypatch):
+    """A sharer cannot bury someone's page under invitations, nor keep an endless list of offers:
+    past a cap the share is refused, naming the field, and nothing of it changes."""
+    monkeypatch.setattr(sharing, "MAX_PENDING_PER_PERSON", 2)
+    monkeypatch.setattr(sharing, "MAX_PENDING_BY_SHARER", 3)
+    api = client_of(user)
+    for n in range(3):
+        api.post("/api/collections/", {"name": f"Spam {n}", "readers": ["bob"] if n < 2 else []}, format="json")
+
+    pestering = api.patch("/api/collections/spam-2/", {"readers": ["bob"]}, format="json")
+    assert pestering.status_code == 400
+    assert pestering.json()["readers"] == ["bob already has 2 of your invitations to answer."]
+    assert ShareInvitation.objects.filter(user=other_user).count() == 2
+
+    assert api.patch("/api/collections/spam-2/", {"editors": ["carol"]}, format="json").status_code == 200
+    dave = django_user_model.objects.create_user(username="dave")
+    too_many = api.patch("/api/collections/spam-1/", {"readers": ["bob", "dave"]}, format="json")
+    assert too_many.status_code == 400 and "100" not in str(too_many.json())
+    assert too_many.json()["readers"][0].startswith("You have 3 invitations at most waiting for an answer")
+    assert not ShareInvitation.objects.filter(user=dave).exists()
+
+    ShareInvitation.objects.filter(user=carol).delete()  # carol answered: room for one more
+    assert api.patch("/api/collections/spam-1/", {"readers": ["bob", "dave"]}, format="json").status_code == 200
+    root = django_user_model.objects.create_superuser(username="root")
+    for n in range(4):  # superusers are not held to the caps
+        made = client_of(root).post("/api/collections/", {"name": f"Root {n}", "readers": ["bob"]}, format="json")
+        assert made.status_code == 201

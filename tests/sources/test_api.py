@@ -194,11 +194,11 @@ def test_sync_now_answers_at_once_without_waiting_for_the_sync(client_of, folder
 
 
 def test_sync_now_is_rate_limited_per_user(client_of, folder, user, carol):
-    from django.core.cache import cache
+    from django.core.cache import caches
 
     from sources.quotas import SyncNowQuota
 
-    cache.clear()
+    caches["quotas"].clear()
     allowed = int(SyncNowQuota.rate.split("/")[0])
     client = client_of(user)
     answers = [client.post(f"/api/sources/{folder.pk}/sync/").status_code for _ in range(allowed + 1)]
@@ -206,7 +206,7 @@ def test_sync_now_is_rate_limited_per_user(client_of, folder, user, carol):
     refused = client.post(f"/api/sources/{folder.pk}/sync/")
     assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
     assert client_of(carol).post(f"/api/sources/{folder.pk}/sync/").status_code == 202  # another user's budget
-    cache.clear()
+    caches["quotas"].clear()
 
 
 def test_a_user_adds_at_most_max_sources_per_user(client_of, team, user, monkeypatch):

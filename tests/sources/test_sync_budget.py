@@ -108,3 +108,46 @@ def test_a_crawl_out_of_time_goes_on_from_its_frontier_next_run(chain, collectio
     # Each page fetched once by the crawl and once to be read: the crawl went on, never restarted.
     assert {f"/docs/{n}": requested.count(f"/docs/{n}") for n in range(4)} == {f"/docs/{n}": 2 for n in range(4)}
     assert sorted(Document.objects.values_list("source", flat=True)) == [chain.url(f"/docs/{n}") for n in range(4)]
+
+
+@pytest.fixture
+def owner_busy(user):
+    """Another of `user`'s syncs is running (it holds their one slot, as a worker's session would)."""
+    from django.db import connections
+
+    from sources.sync import OWNER_LOCK_CLASS
+
+    other = connections.create_connection("default")
+    with other.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s, %s)", [OWNER_LOCK_CLASS, user.pk])
+    yield
+    other.close()
+
+
+def test_one_sync_per_owner_runs_at_a_time_and_the_others_wait(handbook, owner_busy, allowed_root, carol,
+                                                               collection, eager_media):
+    """One person's slow sites cannot take every slot of the sources worker: while one of their
+    syncs runs, the task's run of another does nothing and stays queued; other people's run."""
+    Source.objects.filter(pk=handbook.pk).update(state=Source.State.QUEUED)
+    waiting = source_sync(source_id=handbook.pk, items=10, one_per_owner=True)
+    handbook.refresh_from_db()
+    assert waiting.waiting and waiting.counts["new"] == 0 and not Document.objects.exists()
+    assert handbook.state == Source.State.QUEUED and handbook.sync_started_at is None
+
+    write(allowed_root / "carols" / "a.md", "# A\n\nCarol's page.\n")
+    collection.editors.add(carol)
+    carols = services.source_create(collection=collection, kind="folder", path="carols", schedule="daily",
+                                    created_by=carol, sync=False)
+    assert source_sync(source_id=carols.pk, items=10, one_per_owner=True).counts["new"] == 1
+    # The command line (an operator, no budget) is not held to it.
+    assert source_sync(source_id=handbook.pk).counts["new"] == 5
+
+
+def test_the_task_queues_a_waiting_sync_again_a_little_later(handbook, owner_busy, monkeypatch):
+    from sources import tasks
+
+    later = []
+    monkeypatch.setattr(tasks.sync_source_task, "apply_async", lambda args, countdown: later.append((args, countdown)))
+    result = tasks.sync_source_task.run(handbook.pk)
+    assert result["waiting"] and later == [((handbook.pk,), tasks.OWNER_WAIT_SECONDS)]
+    assert 0 < tasks.OWNER_WAIT_SECONDS < 60  # well inside the broker's visibility timeout

@@ -151,12 +151,12 @@ def test_hostile_failure_reasons_and_items_are_shown_as_text(client, team, other
 
 
 def test_sync_now_on_the_page_shares_the_apis_budget(client, team, user, monkeypatch):
-    from django.core.cache import cache
+    from django.core.cache import caches
 
     from sources.quotas import SyncNowQuota
 
     monkeypatch.setattr(SyncNowQuota, "rate", "2/hour")
-    cache.clear()
+    caches["quotas"].clear()
     source = Source.objects.create(collection=team, kind="url", url="https://e.org/", schedule="none")
     signed_in(client, user)
     assert client.post(f"/sources/source/{source.pk}/sync/").status_code == 302
@@ -170,7 +170,7 @@ def test_sync_now_on_the_page_shares_the_apis_budget(client, team, user, monkeyp
     refused = client.post(f"/sources/source/{source.pk}/sync/", follow=True)
     assert "You asked for many syncs lately" in refused.content.decode()
     assert Source.objects.get(pk=source.pk).state == "idle"  # not queued
-    cache.clear()
+    caches["quotas"].clear()
 
 
 def test_the_source_quota_is_shown_on_the_form(client, team, user, monkeypatch):
