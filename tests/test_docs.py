@@ -25,7 +25,8 @@ def anchors(page: Path) -> set[str]:
 
 
 def test_github_anchor_matches_githubs_rule():
-    assert github_anchor(" Held-out check: the installed packages' READMEs") == "held-out-check-the-installed-packages-readmes"
+    heading = " Held-out check: the installed packages' READMEs"
+    assert github_anchor(heading) == "held-out-check-the-installed-packages-readmes"
     assert github_anchor("The reader (issue 38, 2026-12-06)") == "the-reader-issue-38-2026-12-06"
 
 
