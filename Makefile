@@ -40,7 +40,7 @@ chromium:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium is missing: sudo apt-get install chromium" >&2; exit 1; fi; }
 
-# Every test but those marked `slow` (killed workers, whole-app start-ups, the slow-socket and SSRF checks,
+# Every test but those marked `slow` (killed workers, two workers, whole-app start-ups, the slow drip,
 # bombs parsed in a subprocess): about ten minutes on a quiet 2-core machine.
 test: install chromium services-start
 	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
