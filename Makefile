@@ -1,4 +1,5 @@
-# ragweb: `make run` serves the app, `make test` runs the whole suite. Both work from a fresh clone.
+# ragweb: `make run` serves the app, `make test` runs the suite (`make test-slow` the long, harness-like tests it
+# leaves out; CI runs both). All work from a fresh clone.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -9,7 +10,7 @@ PORT ?= 8000
 # The development evaluation set (corpus + questions), beside the checkout.
 EVAL_DIR ?= ../shared/eval
 
-.PHONY: run test install services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-tables eval-answers-heldout train-reader eval-packages eval-manpages bench-ingest bench-latency bench-scale bench-workers reliability clean bench-replica eval-ocr measure-memory eval-parse
+.PHONY: run test test-slow install services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-tables eval-answers-heldout train-reader eval-packages eval-manpages bench-ingest bench-latency bench-scale bench-workers reliability clean bench-replica eval-ocr measure-memory eval-parse
 
 $(STAMP): $(REQUIREMENTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -39,8 +40,14 @@ chromium:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium is missing: sudo apt-get install chromium" >&2; exit 1; fi; }
 
+# Every test but those marked `slow` (killed workers, two workers, whole-app start-ups, the slow drip,
+# bombs parsed in a subprocess): about ten minutes on a quiet 2-core machine.
 test: install chromium services-start
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
+
+# The tests marked `slow`: each takes tens of seconds because it runs a real process to its end (docs/development.md).
+test-slow: install chromium services-start
+	$(PY) -m pytest -m slow $(PYTEST_ARGS)
 
 # Faults, hostile input, security and load against the app started as `make run` starts it (its own
 # ports and data under var/reliability); prints a summary table. RELIABILITY_ARGS="--quick" for a short run.

@@ -25,7 +25,6 @@ import ipaddress
 import logging
 from dataclasses import dataclass
 
-from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.signals import user_logged_in, user_login_failed
@@ -38,6 +37,12 @@ from audit.services import client_address
 
 logger = logging.getLogger(__name__)
 
+# Failed sign-ins per (username, client address) and per client address within LOCKOUT_SECONDS, then
+# that pair or address is refused for it: 10 is more than a person mistyping, 40 an hour far too few
+# for guessing a password; 50 per address leaves room for an office behind one NAT address.
+LOGIN_FAILURE_LIMIT = 10
+LOGIN_FAILURE_LIMIT_PER_ADDRESS = 50
+LOGIN_LOCKOUT_SECONDS = 15 * 60
 # The account-wide limit, relative to the per-place one: with the defaults 100 failures an hour.
 ACCOUNT_LIMIT_FACTOR = 10
 ACCOUNT_WINDOW_FACTOR = 4
@@ -76,10 +81,10 @@ def _known_key(request: HttpRequest | None, username: str) -> str:
 
 def _counters(request: HttpRequest | None, username: str) -> list[_Counter]:
     """The pair's counter first (a success clears it), then the address's and the account's."""
-    name, address, window = _name(username), _address(request), settings.LOGIN_LOCKOUT_SECONDS
-    return [_Counter(f"signin:pair:{name}:{address}", settings.LOGIN_FAILURE_LIMIT, window),
-            _Counter(f"signin:addr:{address}", settings.LOGIN_FAILURE_LIMIT_PER_ADDRESS, window),
-            _Counter(f"signin:user:{name}", ACCOUNT_LIMIT_FACTOR * settings.LOGIN_FAILURE_LIMIT,
+    name, address, window = _name(username), _address(request), LOGIN_LOCKOUT_SECONDS
+    return [_Counter(f"signin:pair:{name}:{address}", LOGIN_FAILURE_LIMIT, window),
+            _Counter(f"signin:addr:{address}", LOGIN_FAILURE_LIMIT_PER_ADDRESS, window),
+            _Counter(f"signin:user:{name}", ACCOUNT_LIMIT_FACTOR * LOGIN_FAILURE_LIMIT,
                      ACCOUNT_WINDOW_FACTOR * window)]
 
 
@@ -136,7 +141,7 @@ class _Throttled:
     def clean(self):
         username = self.data.get("username", "") or ""
         if is_locked(self.request, username):
-            minutes = max(1, round(settings.LOGIN_LOCKOUT_SECONDS / 60))
+            minutes = max(1, round(LOGIN_LOCKOUT_SECONDS / 60))
             raise ValidationError(LOCKED_MESSAGE.format(minutes=minutes), code="locked")
         return super().clean()
 

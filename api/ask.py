@@ -30,7 +30,7 @@ from corpus.permissions import collection_for
 
 class AskInput(serializers.Serializer):
     question = QuestionField(error_messages={"blank": "The question is empty."},
-                             help_text="At most MAX_QUESTION_CHARS (default 2000) characters.")
+                             help_text="At most 2000 characters (chat.questions.MAX_QUESTION_CHARS).")
     collection = serializers.SlugField(required=False, allow_blank=True,
                                        help_text="Search only this collection (default: all you may read).")
     conversation = serializers.IntegerField(required=False, min_value=1,

@@ -142,7 +142,7 @@ class ScoredChunkOutput(serializers.Serializer):
     end = serializers.IntegerField(help_text="Character offset, exclusive.")
     score = serializers.FloatField(
         help_text="Hybrid: the fused score (0-1, a weighted average of the min-max normalised similarity and BM25 "
-                  "over the candidates; the RRF score when the server runs SEARCH_FUSION=rrf; with several queries, "
+                  "over the candidates; the RRF score when the search is fused by RRF; with several queries, "
                   "1 / (60 + the chunk's best rank)); vector: cosine similarity; keyword: BM25.")
     relevance = serializers.FloatField(help_text="Calibrated 0-1 relevance used by RSE.")
     ranks = RanksOutput()

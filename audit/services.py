@@ -16,6 +16,9 @@ from audit.models import Action, AuditEvent
 REDACTED = "[redacted]"
 # A detail entry whose name contains one of these is never stored (token keys, passwords, API keys).
 SECRET_NAMES = ("password", "secret", "key", "token", "authorization", "credential")
+# An event's detail whose JSON is longer is kept as a cut preview: room for every field an event records
+# (a changed-fields list, a URL, a message), while no event can grow the table without bound.
+AUDIT_DETAIL_MAX_CHARS = 2000
 LABEL_CHARS = AuditEvent._meta.get_field("target_label").max_length
 
 
@@ -60,7 +63,7 @@ def bounded_detail(detail: dict) -> dict:
     """`detail` as JSON-ready data, or, when its JSON is over AUDIT_DETAIL_MAX_CHARS, a cut preview
     of it ({"truncated": true, "preview": "..."}) so that no event grows the table without bound."""
     text = json.dumps(detail, default=str, ensure_ascii=False)
-    limit = settings.AUDIT_DETAIL_MAX_CHARS
+    limit = AUDIT_DETAIL_MAX_CHARS
     if len(text) <= limit:
         return json.loads(text)
     return {"truncated": True, "preview": text[:max(limit - 40, 0)]}

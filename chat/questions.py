@@ -1,7 +1,7 @@
 """The one check of a question, whichever way it is asked: the chat page's /ask/, POST /api/ask/,
 /v1/chat/completions and `manage.py ask` all call clean_question before any work is done.
 
-A question is at most settings.MAX_QUESTION_CHARS characters (the same cap everywhere: a 9 MB
+A question is at most MAX_QUESTION_CHARS characters (the same cap everywhere: a 9 MB
 question would be stored and then weigh on every page and export of its conversation), and has
 no character that Postgres or UTF-8 cannot hold (NUL, a lone surrogate from a JSON "\\ud800")."""
 
@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 
-from django.conf import settings
+# ~300 words: a question, or a question with a pasted error message, fits; a constant, not a setting, as a
+# longer one is not a question the search or the answer can use (the search reads 256 tokens of it).
+MAX_QUESTION_CHARS = 2000
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
@@ -32,7 +34,7 @@ def clean_question(text: str) -> str:
     question = (text or "").strip()
     if not question:
         raise InvalidQuestion("Please type a question.")
-    limit = settings.MAX_QUESTION_CHARS
+    limit = MAX_QUESTION_CHARS
     if len(question) > limit:
         raise InvalidQuestion(f"The question is longer than {limit} characters.")
     bad = unstorable_character(question)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 
-from django.conf import settings
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import RequestDataTooBig
@@ -18,6 +17,7 @@ from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
+from chat import questions
 from chat.answering.citations import citation_url, cited_numbers
 from chat.document_views import passage_body, passage_throttled
 from chat.errors import log_failure, server_failure_message
@@ -118,7 +118,7 @@ def _page(request: HttpRequest, conversation: Conversation | None, *, question: 
     response = render(request, "chat/index.html", {
         **listing, "items": items, "collections": collections, "question": question,
         "filters": filters, "filters_on": filters_summary(filters), "media_type_choices": MEDIA_TYPE_CHOICES,
-        "max_question_chars": settings.MAX_QUESTION_CHARS,
+        "max_question_chars": questions.MAX_QUESTION_CHARS,
         "picked": conversation.collection if conversation else None,
         "elsewhere": not others and Conversation.objects.others_of(request.user).exists(),
     }, status=status)
@@ -170,7 +170,8 @@ def ask(request: HttpRequest) -> HttpResponse:
         flash.error(request, message)
         conv_id = parse_int(request.POST.get("conversation", "").strip(), minimum=1)
         conv = Conversation.objects.filter(pk=conv_id, user=request.user).first() if conv_id else None
-        return _page(request, conv, question=request.POST.get("question", "")[:settings.MAX_QUESTION_CHARS], status=500)
+        typed = request.POST.get("question", "")[:questions.MAX_QUESTION_CHARS]
+        return _page(request, conv, question=typed, status=500)
 
 
 def _ask(request: HttpRequest) -> HttpResponse:

@@ -2,7 +2,8 @@
 /models when it lists them), API key (write only), and a Test button that sends one real request
 (audited). The stored key goes only to the URL it was saved with (corpus.llm_settings).
 
-The environment's LLM_BASE_URL wins when set: the page says so and shows what is in effect.
+The environment's LLM_BASE_URL wins when set: the page then shows the environment's LLM in a read-only
+form, without Save or Test, and refuses a POST (403) without saving, testing or calling the endpoint.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from corpus.llm_settings import (
 )
 from corpus.models import LLMSettings
 
+ENVIRONMENT_LOCKED = ("LLM_BASE_URL is set in the environment: the LLM is configured there, and this page is "
+                      "read-only. Remove LLM_BASE_URL from the environment to choose the LLM here.")
 NEW_URL_NEEDS_KEY = ("The base URL changed: type the API key again (the stored key is sent only to the URL it "
                      "was saved with), or tick “Remove the stored key”.")
 
@@ -79,6 +82,9 @@ class LLMSettingsAdmin(admin.ModelAdmin):
         if not self.has_change_permission(request):
             return self.admin_site.login(request) if not request.user.is_authenticated else HttpResponse(status=403)
         row = llm_settings_get()
+        environment = llm.environment_config()
+        if environment is not None:
+            return self._locked_view(request, row, environment)
         stored_key = llm_secret.decrypt(row.api_key_encrypted)
         testing = request.method == "POST" and "_test" in request.POST
         form = LLMSettingsForm(request.POST or None, initial={"base_url": row.base_url, "model": row.model})
@@ -113,7 +119,24 @@ class LLMSettingsAdmin(admin.ModelAdmin):
         context = {
             **self.admin_site.each_context(request), "title": "LLM settings", "opts": self.opts, "form": form,
             "key_state": "set" if stored_key else ("set, but unreadable" if stored_key is None else "not set"),
-            "environment": llm.environment_config(), "effective": llm.current(), "row": row,
+            "environment": None, "effective": llm.current(), "row": row,
             "models": llm_models(base_url=shown_url, typed_key=typed_key),
+        }
+        return TemplateResponse(request, "admin/corpus/llmsettings/settings.html", context, status=status)
+
+    def _locked_view(self, request: HttpRequest, row: LLMSettings, environment: llm.LLMConfig) -> HttpResponse:
+        """The page while the environment sets the LLM: its base URL and model in disabled fields, no
+        buttons; a POST (a form from before the lock, or crafted) changes and tests nothing: 403."""
+        form = LLMSettingsForm(initial={"base_url": environment.base_url, "model": environment.model})
+        for field in form.fields.values():
+            field.disabled = True
+        status = 200
+        if request.method == "POST":
+            self.message_user(request, ENVIRONMENT_LOCKED, level=messages.ERROR)
+            status = 403
+        context = {
+            **self.admin_site.each_context(request), "title": "LLM settings", "opts": self.opts, "form": form,
+            "key_state": "set" if environment.api_key else "not set",
+            "environment": environment, "effective": environment, "row": row, "models": [],
         }
         return TemplateResponse(request, "admin/corpus/llmsettings/settings.html", context, status=status)

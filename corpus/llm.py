@@ -3,7 +3,7 @@ vLLM, Ollama, llama.cpp server) built from that decision.
 
 The effective configuration (current()): the environment's LLM_BASE_URL, LLM_MODEL and
 LLM_API_KEY when LLM_BASE_URL is set; otherwise what staff saved in the admin (corpus.LLMSettings),
-read from the database at most every LLM_SETTINGS_CACHE_SECONDS per process (so every web and
+read from the database at most every CACHE_SECONDS per process (so every web and
 worker process follows a change within that time; the saving process at once); otherwise none,
 and answers are extractive. Answering, query rewriting and contextualisation all go through it.
 
@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 ENVIRONMENT, ADMIN = "environment", "admin"
+# Each process reads the admin's LLM settings again after this long: a change reaches every web and worker
+# process within 5 s, for one indexed single-row read per answer at most every 5 s.
+CACHE_SECONDS = 5.0
 
 
 class LLMNotConfigured(RuntimeError):
@@ -82,7 +85,7 @@ def environment_config() -> LLMConfig | None:
 
 
 def stored_config() -> LLMConfig:
-    """The admin's LLM (NONE when unset), cached for LLM_SETTINGS_CACHE_SECONDS."""
+    """The admin's LLM (NONE when unset), cached for CACHE_SECONDS."""
     global _stored
     now = time.monotonic()
     if _stored is not None and _stored[0] > now:
@@ -94,7 +97,7 @@ def stored_config() -> LLMConfig:
         if key is None:
             logger.warning("the LLM API key saved in the admin cannot be decrypted (SECRET_KEY changed?)")
         config = LLMConfig(row.base_url, row.model, key or "", ADMIN)
-    _stored = (now + settings.LLM_SETTINGS_CACHE_SECONDS, config)
+    _stored = (now + CACHE_SECONDS, config)
     return config
 
 

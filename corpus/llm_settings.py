@@ -49,7 +49,7 @@ def llm_settings_save(*, base_url: str, model: str, new_api_key: str = "", clear
     removes it, otherwise the stored key stays — unless the base URL changes, which removes it (the
     key is sent only to the URL it was saved with). ValueError for a URL with credentials in it.
     Audited ("LLM configuration changed", naming what changed, never the key) when something
-    changed; this process uses it at once (others within LLM_SETTINGS_CACHE_SECONDS)."""
+    changed; this process uses it at once (others within corpus.llm.CACHE_SECONDS)."""
     base_url, model, new_api_key = base_url.strip(), model.strip(), new_api_key.strip()
     if has_credentials(base_url):
         raise ValueError(CREDENTIALS_REFUSED)

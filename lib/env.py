@@ -17,14 +17,6 @@ def env_str(name: str, default: str, *, environ: Mapping[str, str] = os.environ)
     return environ.get(name, default)
 
 
-def env_choice(name: str, default: str, choices: tuple[str, ...], *, environ: Mapping[str, str] = os.environ) -> str:
-    raw = environ.get(name, default)
-    value = raw.strip().lower()
-    if value not in choices:
-        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, got {raw!r}")
-    return value
-
-
 def env_bool(name: str, default: bool, *, environ: Mapping[str, str] = os.environ) -> bool:
     if name not in environ:
         return default

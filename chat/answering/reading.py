@@ -49,7 +49,7 @@ SURE = 0.8  # the best candidate at least this likely: the answer is stated with
 KEEP_MIN = 0.5  # another candidate joins the answer when at least this likely ...
 KEEP_RATIO = 0.75  # ... and at least this share of the best
 MAX_QUOTES = 4
-# A question whose best retrieved chunk is less relevant than settings.ANSWER_MIN_RELEVANCE is still
+# A question whose best retrieved chunk is less relevant than pipeline.ANSWER_MIN_RELEVANCE is still
 # read when it is at least this relevant and the best candidate is a table row (chat.answering.pipeline):
 # the held-out tables' row questions retrieve at 0.24-0.56, off-topic questions below 0.35.
 ROW_MIN_RELEVANCE = 0.2

@@ -16,8 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 
-from django.conf import settings
-
 from chat.retrieval import tuning
 from chat.retrieval.bm25 import keyword_ctes
 from chat.retrieval.filters import NO_FILTERS, SearchFilters
@@ -128,7 +126,7 @@ def _parameters(query: str, vector: Sequence[float], collection_ids: list[int], 
         "vector": vector_text(vector),
         "collections": list(collection_ids),
         "candidates": int(candidates),
-        "exact_max": int(settings.SEARCH_EXACT_MAX_CHUNKS),
+        "exact_max": int(tuning.EXACT_MAX_CHUNKS),
         "k1": float(tuning.BM25_K1),
         "b": float(tuning.BM25_B),
         "term_postings": int(tuning.BM25_TERM_POSTINGS),

@@ -2,10 +2,10 @@
 both sides' ranks and scores (the similarity of the keyword side's chunks and the BM25 of the
 vector side's are computed too), and this module decides the fused order.
 
-- Convex combination (the default, `SEARCH_FUSION=convex`): each side's scores min-max normalised
+- Convex combination (the default, tuning.FUSION): each side's scores min-max normalised
   over the candidates, then a weighted average. It keeps how far apart the scores are: a chunk the
   vector side finds far closer than anything else stays first when BM25 does not find it at all.
-- Reciprocal rank fusion (Cormack et al., `SEARCH_FUSION=rrf`): score = sum over lists of
+- Reciprocal rank fusion (Cormack et al., fusion="rrf"): score = sum over lists of
   weight / (k + rank). Ranks only: with k = 60 and 60 candidates a side, any chunk on both lists
   outscores a first place on one list (2 / 120 > 1 / 61), so a paraphrase that only the vector side
   finds, ranked first there, can fall out of the top ten.

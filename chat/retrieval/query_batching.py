@@ -94,15 +94,20 @@ class QueryBatcher:
 _batchers: dict[str | None, QueryBatcher] = {}
 _batchers_lock = threading.Lock()
 
+# Concurrent searches in one process embed their queries together, at most this many a pass (1: each alone):
+# 50 clients on 2 processes x 16 threads reached 133-137 searches/s with it (docs/scaling.md, "Searches per
+# second"); a pass of 16 short queries costs little more than one.
+QUERY_EMBEDDING_BATCH = 16
+# Torch threads for a pass (0: one per CPU); see _embed_now.
+QUERY_EMBEDDING_THREADS = 1
+
 
 def embed_queries(queries: list[str], *, model: str | None = None) -> np.ndarray:
     """The one way to embed questions and search queries: (len(queries), dims) L2-normalised
     float32 vectors with `model` (None: EMBEDDING_MODEL), in one pass with the queries of the other
     searches waiting at the same moment in this process for the same model
-    (settings.QUERY_EMBEDDING_BATCH queries a pass at most; 1 embeds each search alone)."""
-    from django.conf import settings
-
-    if settings.QUERY_EMBEDDING_BATCH <= 1:
+    (QUERY_EMBEDDING_BATCH queries a pass at most; 1 embeds each search alone)."""
+    if QUERY_EMBEDDING_BATCH <= 1:
         return _embed_now(queries, model)
     batcher = _batchers.get(model)
     if batcher is None:
@@ -110,7 +115,7 @@ def embed_queries(queries: list[str], *, model: str | None = None) -> np.ndarray
             batcher = _batchers.get(model)
             if batcher is None:
                 batcher = _batchers[model] = QueryBatcher(
-                    lambda texts: _embed_now(texts, model), max_queries=settings.QUERY_EMBEDDING_BATCH)
+                    lambda texts: _embed_now(texts, model), max_queries=QUERY_EMBEDDING_BATCH)
     return batcher.embed(queries)
 
 
@@ -119,8 +124,6 @@ def _embed_now(queries: list[str], model: str | None) -> np.ndarray:
     second thread saves little of its embedding (~1.5 ms here), while the web process serves other
     requests and Postgres runs their statements on the same cores; under concurrent searches each
     embedding on one thread leaves the others a core."""
-    from django.conf import settings
-
     from corpus.ingest.embed import embed_texts
 
-    return embed_texts(queries, threads=settings.QUERY_EMBEDDING_THREADS, model=model)
+    return embed_texts(queries, threads=QUERY_EMBEDDING_THREADS, model=model)

@@ -19,6 +19,7 @@ import time
 from django.conf import settings
 from django.db.models import QuerySet
 
+from chat.questions import MAX_QUESTION_CHARS
 from chat.retrieval import rerank as rerank_stage
 from chat.retrieval import tuning
 from chat.retrieval.candidates import MODES, fetch_candidates, merge_candidate_sets
@@ -37,7 +38,7 @@ from replicas.routing import reads_from_replica
 prefer_idle_threads()  # before anything loads torch: search embeds single queries between statements
 
 MAX_K = 100
-MAX_QUERY_CHARS = settings.MAX_QUESTION_CHARS  # a question is searched as its query: one cap
+MAX_QUERY_CHARS = MAX_QUESTION_CHARS  # a question is searched as its query: one cap
 MAX_QUERIES = 8
 # Bounds of a caller's RSE budget (characters): below a chunk's length nothing would fit.
 MIN_MAX_CHARS = 500
@@ -110,7 +111,7 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
     queries' lists take turns); `segments` come from RSE with preset `rse` (None: no RSE; also
     none for overlapping "sliding" collections), fitted to at most `max_chars` characters in all
     when given (the caller's context budget), the returned chunks they do not hold taking part.
-    `fusion` (hybrid): "convex" or "rrf", None for SEARCH_FUSION. `filters` (from
+    `fusion` (hybrid): "convex" or "rrf", None for tuning.FUSION. `filters` (from
     chat.retrieval.filters.parse_filters) restricts every side to the documents passing them; none
     passing is an empty result. Raises SearchError on bad input."""
     t0 = time.perf_counter()
@@ -124,7 +125,7 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
     if max_chars is not None and (isinstance(max_chars, bool) or not isinstance(max_chars, int)
                                   or not MIN_MAX_CHARS <= max_chars <= MAX_MAX_CHARS):
         raise SearchError(f"max_chars must be an integer from {MIN_MAX_CHARS} to {MAX_MAX_CHARS}, or null.")
-    fusion = settings.SEARCH_FUSION if fusion is None else fusion
+    fusion = tuning.FUSION if fusion is None else fusion
     if fusion not in FUSIONS:
         raise SearchError(f"Unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}.")
     timings: dict[str, float] = {}

@@ -3,10 +3,21 @@
 Each was chosen by measuring on the evaluation sets (docs/evaluation.md has the runs) and is part
 of the algorithm, not of a deployment: changing one changes what a search returns, so it calls for
 another `make eval` (and the held-out `make eval-packages` / `make eval-manpages`), not an
-environment variable. The few choices an operator does make are settings (ragweb/settings.py:
-SEARCH_FUSION, SEARCH_HNSW_EF, SEARCH_EXACT_MAX_CHUNKS). Modules read these as `tuning.NAME` when
+environment variable. The one choice an operator does make is a setting (ragweb/settings.py:
+SEARCH_HNSW_EF, recall against latency on their corpus and hardware). Modules read these as `tuning.NAME` when
 they run, so a test can change one with monkeypatch.
 """
+
+# How a hybrid search merges its sides (chat/retrieval/fusion.py): "convex", a weighted average of the
+# min-max normalised similarity and BM25, or "rrf", reciprocal rank fusion. Convex gained on all three
+# evaluation sets (docs/evaluation.md, "Fusion: convex combination against RRF"); `evaluate` prints
+# hybrid:rrf beside it, and a search may ask for either (search(fusion=...)).
+FUSION = "convex"
+
+# Collections holding at most this many chunks (together) are searched exactly, without the HNSW index:
+# perfect recall where a scan is still cheap (docs/evaluation.md, "Latency and HNSW recall at scale").
+# 0 always uses the index.
+EXACT_MAX_CHUNKS = 5000
 
 # Chunks fetched per side (vector, keyword) before fusion; RSE sees their relevance. A search
 # asking for more (k) fetches k.
@@ -19,7 +30,7 @@ CONVEX_KEYWORD_SHARE = 1 / 3
 # (DJANGO_SETTINGS_MODULE): an embedding cannot spell it, the keyword index can.
 CONVEX_IDENTIFIER_SHARE = 0.6
 
-# Reciprocal rank fusion (SEARCH_FUSION=rrf): score = sum of weight / (RRF_K + rank). RRF_K also
+# Reciprocal rank fusion (FUSION = "rrf"): score = sum of weight / (RRF_K + rank). RRF_K also
 # merges the lists of several queries (fusion.round_robin).
 RRF_K = 60
 RRF_VECTOR_WEIGHT = 1.0

@@ -6,7 +6,7 @@ publish after the collection switched model, and for a re-embed (corpus.reembed)
   tokenizer is loaded for it, so elsewhere such a collection gets per-chunk vectors, blended.
 - Otherwise each chunk is embedded alone (its context header and text, embedding_input), then,
   unless the collection says PLAIN or its chunks overlap, blended with its neighbours within its
-  document (corpus.ingest.embed.blend_neighbours, EMBEDDING_NEIGHBOUR_WEIGHT).
+  document (corpus.ingest.embed.blend_neighbours, Collection.NEIGHBOUR_WEIGHT).
 """
 
 from __future__ import annotations
@@ -36,11 +36,11 @@ def chunk_vectors(collection: Collection, model: str, inputs: Sequence[str], *,
     if collection.embedding_mode == Collection.EmbeddingMode.PLAIN or collection.overlapping:
         return vectors
     if documents is None:
-        return embedding.blend_neighbours(vectors, settings.EMBEDDING_NEIGHBOUR_WEIGHT)
+        return embedding.blend_neighbours(vectors, Collection.NEIGHBOUR_WEIGHT)
     out = np.empty_like(vectors)
     start = 0
     for i in range(1, len(documents) + 1):
         if i == len(documents) or documents[i] != documents[start]:
-            out[start:i] = embedding.blend_neighbours(vectors[start:i], settings.EMBEDDING_NEIGHBOUR_WEIGHT)
+            out[start:i] = embedding.blend_neighbours(vectors[start:i], Collection.NEIGHBOUR_WEIGHT)
             start = i
     return out

@@ -60,6 +60,10 @@ TRANSIENT_ERRORS: tuple[type[Exception], ...] = (
 # Advisory-lock namespace ("RAGD"), so document ids cannot collide with other users of advisory locks.
 LOCK_NAMESPACE = 0x52414744
 INSERT_BATCH = 500
+# A document that would make more chunks fails before anything is embedded: at ~21 chunks/s on 2 cores
+# (docs/scaling.md) 20,000 chunks are ~16 min of a worker, and MAX_DOCUMENT_CHARS of text in 800-character
+# chunks stays under it. A bound on one document's cost, not a deployment choice.
+MAX_CHUNKS_PER_DOCUMENT = 20_000
 
 
 
@@ -248,7 +252,7 @@ def _build(document: Document) -> Built:
     config = ChunkingConfig(strategy=collection.chunker, size=collection.chunk_size,
                             overlap=collection.chunk_overlap, threshold=collection.semantic_threshold)
     spans = chunk_text(text, config, headings=parsed.headings, embed=embedding.embed_texts,
-                       max_chunks=settings.MAX_CHUNKS_PER_DOCUMENT)
+                       max_chunks=MAX_CHUNKS_PER_DOCUMENT)
     _check_spans(spans, text, overlapping=collection.overlapping)
     paths = heading_paths(parsed.headings, [span.start for span in spans])
     chunk_texts = [text[span.start: span.end] for span in spans]

@@ -5,12 +5,15 @@ from __future__ import annotations
 import pytest
 from django.core.cache import caches
 
+from accounts import signin
+
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def fresh_counts(settings):
-    settings.LOGIN_FAILURE_LIMIT, settings.LOGIN_FAILURE_LIMIT_PER_ADDRESS = 5, 8
+def fresh_counts(monkeypatch):
+    monkeypatch.setattr(signin, "LOGIN_FAILURE_LIMIT", 5)
+    monkeypatch.setattr(signin, "LOGIN_FAILURE_LIMIT_PER_ADDRESS", 8)
     caches["signin"].clear()
     yield
     caches["signin"].clear()
@@ -39,8 +42,9 @@ def test_after_the_limit_even_the_right_password_is_refused(client, django_user_
     assert login(client, path, "alice", "alice-password-1").status_code == 302
 
 
-def test_a_success_clears_the_count(client, django_user_model, settings):
-    settings.LOGIN_FAILURE_LIMIT_PER_ADDRESS = 20  # the address's count is not cleared by a success
+def test_a_success_clears_the_count(client, django_user_model, settings, monkeypatch):
+    # the address's count is not cleared by a success
+    monkeypatch.setattr(signin, "LOGIN_FAILURE_LIMIT_PER_ADDRESS", 20)
     django_user_model.objects.create_user(username="alice", password="alice-password-1")
     for _ in range(4):
         login(client, "/login/", "alice", "wrong")
@@ -85,17 +89,17 @@ def test_guessing_from_one_address_does_not_lock_the_owner_out_elsewhere(django_
 
 
 def test_guessing_from_many_addresses_meets_the_slower_account_limit_but_not_at_a_known_address(
-        django_user_model, settings):
+        django_user_model, settings, monkeypatch):
     from django.test import Client
 
     from accounts.signin import ACCOUNT_LIMIT_FACTOR
 
-    settings.LOGIN_FAILURE_LIMIT_PER_ADDRESS = 1000
+    monkeypatch.setattr(signin, "LOGIN_FAILURE_LIMIT_PER_ADDRESS", 1000)
     django_user_model.objects.create_user(username="admin", password="admin-password-1")
     usual = Client(REMOTE_ADDR="198.51.100.7")
     assert login(usual, "/login/", "admin", "admin-password-1").status_code == 302  # now a known address
     usual.logout()
-    failures = ACCOUNT_LIMIT_FACTOR * settings.LOGIN_FAILURE_LIMIT
+    failures = ACCOUNT_LIMIT_FACTOR * signin.LOGIN_FAILURE_LIMIT
     for n in range(failures):  # a botnet: each address stays under the per-place limit
         login(Client(REMOTE_ADDR=f"203.0.{n // 4}.{n % 4 + 1}"), "/login/", "admin", "guess")
     newcomer = Client(REMOTE_ADDR="192.0.2.44")

@@ -9,6 +9,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from api import openai as api_openai
+from api import openai as v1
+from chat import questions
 from tests.chat.chat_corpus import GUIDE, make_collection, make_document
 
 pytestmark = pytest.mark.django_db
@@ -73,8 +75,8 @@ def validations(monkeypatch) -> list[int]:
     return seen
 
 
-def test_v1_refuses_too_many_messages_before_validating_them(api, settings, validations):
-    settings.V1_MAX_MESSAGES = 50
+def test_v1_refuses_too_many_messages_before_validating_them(api, settings, validations, monkeypatch):
+    monkeypatch.setattr(v1, "V1_MAX_MESSAGES", 50)
     messages = [{"role": "user", "content": "word"} for _ in range(51)]
 
     response = api.post("/v1/chat/completions", v1_body(messages), format="json")
@@ -122,8 +124,8 @@ def test_a_json_body_over_the_cap_is_a_413_before_it_is_parsed(api, path, monkey
     assert parsed == []
 
 
-def test_v1_within_the_limits_is_answered(api, settings, validations):
-    settings.V1_MAX_MESSAGES = 3
+def test_v1_within_the_limits_is_answered(api, settings, validations, monkeypatch):
+    monkeypatch.setattr(v1, "V1_MAX_MESSAGES", 3)
     messages = [{"role": "user", "content": "Tell me about deployment."},
                 {"role": "assistant", "content": "It is described in the guide."},
                 {"role": "user", "content": QUESTION}]
@@ -147,8 +149,8 @@ def test_the_question_check_is_the_same_on_api_ask_and_v1(api, question, message
     assert v1.status_code == 400 and v1.json()["error"]["message"] == f"messages: {message}"
 
 
-def test_the_question_cap_is_a_setting(api, settings):
-    settings.MAX_QUESTION_CHARS = 10
+def test_the_question_cap_is_a_setting(api, settings, monkeypatch):
+    monkeypatch.setattr(questions, "MAX_QUESTION_CHARS", 10)
 
     response = api.post("/api/ask/", {"question": "What is the timeout?"}, format="json")
 

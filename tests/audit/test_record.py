@@ -6,6 +6,7 @@ import pytest
 from django.test import RequestFactory
 
 import audit
+from audit import services as audit_services
 from audit.models import Action
 from audit.services import REDACTED
 
@@ -35,8 +36,8 @@ def test_secrets_are_redacted_at_any_depth():
                             "key_replaced": True, "model": "gpt-4o-mini"}
 
 
-def test_a_large_detail_is_cut(settings):
-    settings.AUDIT_DETAIL_MAX_CHARS = 300
+def test_a_large_detail_is_cut(settings, monkeypatch):
+    monkeypatch.setattr(audit_services, "AUDIT_DETAIL_MAX_CHARS", 300)
     event = audit.record(Action.SOURCE_CHANGED, detail={"pages": ["x" * 50] * 100})
     assert event.detail["truncated"] is True
     assert len(event.detail["preview"]) <= 300

@@ -4,6 +4,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from chat import questions
 from tests.chat.chat_corpus import GUIDE, make_collection, make_document
 
 pytestmark = pytest.mark.django_db
@@ -47,8 +48,8 @@ def test_ask_command_says_plainly_when_nothing_answers(user, corpus, no_llm):
         "", [], "Nothing in the collection “Guides” answers this question.")
 
 
-def test_ask_command_has_the_question_cap_of_the_other_ways(user, corpus, settings):
-    settings.MAX_QUESTION_CHARS = 10
+def test_ask_command_has_the_question_cap_of_the_other_ways(user, corpus, settings, monkeypatch):
+    monkeypatch.setattr(questions, "MAX_QUESTION_CHARS", 10)
 
     with pytest.raises(CommandError, match="The question is longer than 10 characters."):
         call_command("ask", "What is the default request timeout?", "--user", "alice", stdout=StringIO())

@@ -6,6 +6,7 @@ import pytest
 from django.core.cache import caches
 from django.urls import reverse
 
+from chat import questions
 from chat.models import Conversation, Feedback, Message
 from chat.services import conversation_start, message_ask
 from tests.chat.chat_corpus import GUIDE, make_collection, make_document
@@ -64,8 +65,8 @@ def test_a_bad_question_is_a_400_and_nothing_is_stored(alice, corpus, question, 
     assert not Message.objects.exists() and not Conversation.objects.exists()
 
 
-def test_the_page_caps_the_question_box(alice, settings):
-    settings.MAX_QUESTION_CHARS = 300
+def test_the_page_caps_the_question_box(alice, settings, monkeypatch):
+    monkeypatch.setattr(questions, "MAX_QUESTION_CHARS", 300)
 
     assert 'maxlength="300"' in alice.get(reverse("chat:index")).content.decode()
 

@@ -84,6 +84,36 @@ def test_the_page_says_when_the_environment_wins(staff, settings):
     assert "Answers are written by <strong>env-model</strong>" in html and "from the environment" in html
 
 
+def test_the_page_is_read_only_while_the_environment_sets_the_llm(staff, server, settings):
+    staff.post(URL, {"base_url": server.base_url, "model": "small-model", "new_api_key": KEY, "_save": "Save"})
+    saved = LLMSettings.objects.get()
+    settings.LLM_BASE_URL, settings.LLM_MODEL, settings.LLM_API_KEY = "http://127.0.0.1:9/v1", "env-model", "env-key"
+    page = staff.get(URL)
+    html = page.content.decode()
+    assert page.status_code == 200 and 'id="llm-locked"' in html
+    # The environment's LLM in disabled fields, no Save or Test, no key typed or shown.
+    form = page.context["form"]
+    assert all(field.disabled for field in form.fields.values())
+    assert form["base_url"].value() == "http://127.0.0.1:9/v1" and form["model"].value() == "env-model"
+    assert 'name="_save"' not in html and 'name="_test"' not in html
+    assert '<strong id="llm-key-state">set</strong>' in html and "env-key" not in html
+    # A POST (a page opened before the lock, or crafted) saves and tests nothing.
+    calls_before = (len(server.requests), len(server.gets))
+    for button in ("_save", "_test"):
+        response = staff.post(URL, {"base_url": server.base_url, "model": "other-model", "new_api_key": "k2",
+                                    button: "1"})
+        assert response.status_code == 403
+        assert any("this page is read-only" in m for m in messages_of(response))
+    assert (len(server.requests), len(server.gets)) == calls_before
+    row = LLMSettings.objects.get()
+    assert (row.base_url, row.model, row.api_key_encrypted) == (saved.base_url, saved.model, saved.api_key_encrypted)
+    assert not AuditEvent.objects.filter(action=Action.LLM_TESTED).exists()
+    # Without the environment's LLM the page is the admin's again.
+    settings.LLM_BASE_URL = ""
+    html = staff.get(URL).content.decode()
+    assert 'id="llm-locked"' not in html and 'name="_save"' in html
+
+
 def test_half_a_configuration_is_refused_with_a_message(staff):
     response = staff.post(URL, {"base_url": "http://127.0.0.1:9/v1", "model": "", "_save": "Save"})
     assert response.status_code == 400 and "Give both the base URL and the model" in response.content.decode()

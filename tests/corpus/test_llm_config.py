@@ -65,8 +65,8 @@ def test_saving_without_a_new_key_keeps_the_stored_one_and_clearing_removes_it(s
     assert LLMSettings.objects.get().api_key_encrypted == "" and llm.current().api_key == ""
 
 
-def test_other_processes_follow_a_change_within_the_cache_time(server, settings):
-    settings.LLM_SETTINGS_CACHE_SECONDS = 0.5
+def test_other_processes_follow_a_change_within_the_cache_time(server, settings, monkeypatch):
+    monkeypatch.setattr(llm, "CACHE_SECONDS", 0.5)
     llm_settings_save(base_url=server.base_url, model="first")
     assert llm.current().model == "first"
     # Another process saves: the row changes without this process's cache being dropped.

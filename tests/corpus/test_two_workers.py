@@ -25,6 +25,7 @@ def _succeeded(worker) -> int:
     return len(re.findall(r"corpus\.process_document\[[^\]]+\] succeeded", worker.log.read_text()))
 
 
+@pytest.mark.slow  # two real worker processes build a batch to its end: make test-slow
 @pytest.mark.django_db(transaction=True)
 def test_two_workers_share_the_queue_and_build_each_document_exactly_once(settings):
     # Each builds two documents at once, as `make run`'s worker does (two pool processes).

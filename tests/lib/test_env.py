@@ -1,7 +1,7 @@
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from lib.env import env_bool, env_choice, env_float, env_int, env_list, env_url
+from lib.env import env_bool, env_float, env_int, env_list, env_url
 
 
 @pytest.mark.parametrize(("raw", "expected"), [("1", True), ("true", True), ("Yes", True), ("on", True),
@@ -17,13 +17,6 @@ def test_env_bool_default_when_unset():
 def test_env_bool_rejects_garbage():
     with pytest.raises(ImproperlyConfigured, match="DEBUG must be a boolean"):
         env_bool("DEBUG", False, environ={"DEBUG": "maybe"})
-
-
-def test_env_choice_accepts_listed_values_only():
-    assert env_choice("SEARCH_FUSION", "convex", ("convex", "rrf"), environ={"SEARCH_FUSION": " RRF "}) == "rrf"
-    assert env_choice("SEARCH_FUSION", "convex", ("convex", "rrf"), environ={}) == "convex"
-    with pytest.raises(ImproperlyConfigured, match="must be one of convex, rrf, got 'sum'"):
-        env_choice("SEARCH_FUSION", "convex", ("convex", "rrf"), environ={"SEARCH_FUSION": "sum"})
 
 
 def test_env_int_parses_and_bounds():

@@ -16,11 +16,17 @@ from pathlib import Path
 
 import pytest
 
-from lib.gunicorn_worker import request_complete
+from lib.gunicorn_worker import BufferingThreadWorker, request_complete
 from reliability.slow import trickle
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKER = "lib.gunicorn_worker.BufferingThreadWorker"
+
+
+class QuickTimeoutWorker(BufferingThreadWorker):
+    """The worker with a 1 s request timeout (a class attribute, not a setting), for the 408 test."""
+
+    request_timeout = 1.0
 
 
 def echo_app(environ, start_response):
@@ -141,7 +147,7 @@ def test_a_client_expecting_100_continue_is_told_to_send_its_body(serve):
 
 
 def test_an_unfinished_request_gets_408_after_the_timeout(serve):
-    port = serve(WORKER, WEB_REQUEST_TIMEOUT="1")
+    port = serve("tests.lib.test_gunicorn_worker.QuickTimeoutWorker")
     with socket.create_connection(("127.0.0.1", port), timeout=6) as sock:
         sock.sendall(b"GET /never-finished HTTP/1.1\r\nHost: x\r\n")
         started = time.monotonic()

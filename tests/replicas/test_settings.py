@@ -9,12 +9,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 PRINT = ("import django, json; from django.conf import settings; django.setup(); "
-         "from django.db import router; "
+         "from django.db import router; from replicas import health; "
          "print(json.dumps({'aliases': settings.REPLICA_DATABASES, "
          "'hosts': {a: [d['HOST'], d['PORT'], d['NAME'], d['TEST']['MIRROR'], d['OPTIONS']['connect_timeout']] "
          "for a, d in settings.DATABASES.items() if a != 'default'}, "
          "'migrate': [router.allow_migrate(a, 'corpus') for a in settings.DATABASES], "
-         "'lag': settings.REPLICA_MAX_LAG_SECONDS}))")
+         "'lag': health.MAX_LAG_SECONDS}))")
 
 
 def load(tmp_path, **env):
@@ -31,13 +31,13 @@ def test_no_replicas_by_default(tmp_path):
 
 def test_each_url_is_a_read_database_that_is_never_migrated(tmp_path):
     out = load(tmp_path, DATABASE_REPLICA_URLS="postgres://r:pw@replica-a:5433/ragweb, postgresql://r:pw@replica-b/ragweb",
-               REPLICA_MAX_LAG_SECONDS="2.5")
+               REPLICA_MAX_LAG_SECONDS="2.5")  # a constant now (replicas.health.MAX_LAG_SECONDS): ignored
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == {
         "aliases": ["replica0", "replica1"],
         "hosts": {"replica0": ["replica-a", 5433, "ragweb", "default", 2],
                   "replica1": ["replica-b", "", "ragweb", "default", 2]},
-        "migrate": [True, False, False], "lag": 2.5}
+        "migrate": [True, False, False], "lag": 10.0}
 
 
 def test_a_bad_replica_url_is_refused_with_its_setting_name(tmp_path):

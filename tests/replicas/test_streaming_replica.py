@@ -52,7 +52,7 @@ def replica(transactional_db, standby, settings, monkeypatch):
     config.update(PORT=str(standby.port), OPTIONS={"connect_timeout": 2, "application_name": "ragweb-replica-read"})
     connections[ALIAS] = load_backend(config["ENGINE"]).DatabaseWrapper(config, ALIAS)
     settings.REPLICA_DATABASES = [ALIAS]
-    settings.REPLICA_MAX_LAG_SECONDS = 60
+    monkeypatch.setattr(health, "MAX_LAG_SECONDS", 60)
     monkeypatch.setattr(health, "CHECK_SECONDS", 60)
     health.forget()
     yield standby
@@ -129,7 +129,7 @@ def test_searches_read_from_the_replica_and_fall_back_when_it_lags(replica, clie
         assert _search(client, "lentil soup simmer")[1:] == ({"bread.txt"}, 0, 1)
 
         # Lagging more than REPLICA_MAX_LAG_SECONDS: searches go to the primary, which has the soup.
-        settings.REPLICA_MAX_LAG_SECONDS = 0.5
+        monkeypatch.setattr(health, "MAX_LAG_SECONDS", 0.5)
         monkeypatch.setattr(health, "CHECK_SECONDS", 0)
         _wait_for(lambda: _on_replica("SELECT pg_last_wal_receive_lsn() > pg_last_wal_replay_lsn()")[0],
                   "the standby did not receive the WAL it does not replay")

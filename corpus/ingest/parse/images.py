@@ -33,11 +33,11 @@ def parse_image(data: bytes, on_progress: Progress | None = None) -> tuple[str, 
         image = Image.open(io.BytesIO(data))
         frames = getattr(image, "n_frames", 1)
     except Image.DecompressionBombError as exc:  # Pillow's own, larger bound, checked on opening
-        raise ParseError(_pixels_message("", settings.OCR_MAX_IMAGE_PIXELS)) from exc
+        raise ParseError(_pixels_message("", ocr.OCR_MAX_IMAGE_PIXELS)) from exc
     except Exception as exc:  # noqa: BLE001 - Pillow signals a damaged file with many exception types
         raise ParseError(DAMAGED_MESSAGE) from exc
-    if frames > settings.OCR_MAX_PAGES:
-        raise ParseError(f"The image has {frames:,} pages; OCR reads at most {settings.OCR_MAX_PAGES:,} pages of "
+    if frames > ocr.OCR_MAX_PAGES:
+        raise ParseError(f"The image has {frames:,} pages; OCR reads at most {ocr.OCR_MAX_PAGES:,} pages of "
                          "one file: split it into smaller files.")
     texts = []
     for index in range(frames):
@@ -59,7 +59,7 @@ def parse_image(data: bytes, on_progress: Progress | None = None) -> tuple[str, 
 
 def check_pixels(width: int, height: int) -> None:
     """Refuse an image larger than OCR_MAX_IMAGE_PIXELS before it is decoded."""
-    limit = settings.OCR_MAX_IMAGE_PIXELS
+    limit = ocr.OCR_MAX_IMAGE_PIXELS
     if width * height > limit:
         raise ParseError(_pixels_message(f" {width:,} × {height:,} pixels,", limit))
 
@@ -72,7 +72,7 @@ def _pixels_message(size: str, limit: int) -> str:
 def _decoded(image):
     """The current frame decoded, a JPEG at the smallest scale still over OCR_MAX_PIXELS."""
     if image.format == "JPEG":
-        limit = settings.OCR_MAX_PIXELS
+        limit = ocr.OCR_MAX_PIXELS
         scale = (limit / (image.width * image.height)) ** 0.5
         if scale < 1:
             image.draft("RGB", (int(image.width * scale) + 1, int(image.height * scale) + 1))

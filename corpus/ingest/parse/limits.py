@@ -3,15 +3,27 @@
 A 3 MB .docx can inflate to gigabytes (a zip bomb), an HTML or Word file can hold millions of empty
 elements (each a node in lxml's tree), and a PDF's compressed streams can hold far more text than
 the file's size suggests. Each parser checks these bounds while it reads and stops with a
-ParseError a person can act on, before memory runs away. The numbers come from settings
-(MAX_DECOMPRESSED_BYTES, MAX_MARKUP_ELEMENTS, MAX_DOCUMENT_CHARS).
+ParseError a person can act on, before memory runs away. The numbers are the constants below: they
+guard the worker's memory against hostile files, and the largest upload an operator accepts is the
+operator's setting (MAX_UPLOAD_BYTES), not these.
 """
 
 from __future__ import annotations
 
-from django.conf import settings
-
 from corpus.ingest.parse.base import ParseError
+
+# Bytes a compressed part (a .docx's parts together, one PDF stream) may inflate to: twice the largest
+# default upload, so an honest 50 MB document unpacks, while a zip bomb stops block by block before it
+# takes memory (`make reliability`'s bombs peaked the worker under 1.2 GB).
+MAX_DECOMPRESSED_BYTES = 100 * 1024 * 1024
+# Elements in a DOCX/XLSX/PPTX/ODT/EPUB part or an HTML page: each costs ~110 bytes in lxml's tree,
+# so ~330 MB at most; the largest real manual in the fidelity suite has well under 100,000.
+MAX_MARKUP_ELEMENTS = 3_000_000
+# Cells of one workbook or CSV file, empty ones inside the used range included (a sheet claiming the
+# whole A1:XFD1048576 grid fails fast); openpyxl reads ~50,000 cells/s here, so ~10 s.
+MAX_SPREADSHEET_CELLS = 500_000
+# Characters of extracted text per document (~2,500 pages of prose; ~12,000 chunks of 800 characters).
+MAX_DOCUMENT_CHARS = 10_000_000
 
 
 def size_text(n: int) -> str:
@@ -24,15 +36,15 @@ def size_text(n: int) -> str:
 
 
 def max_decompressed_bytes() -> int:
-    return settings.MAX_DECOMPRESSED_BYTES
+    return MAX_DECOMPRESSED_BYTES
 
 
 def max_markup_elements() -> int:
-    return settings.MAX_MARKUP_ELEMENTS
+    return MAX_MARKUP_ELEMENTS
 
 
 def max_text_chars() -> int:
-    return settings.MAX_DOCUMENT_CHARS
+    return MAX_DOCUMENT_CHARS
 
 
 def decompressed_error(what: str) -> ParseError:
@@ -63,7 +75,7 @@ def check_markup(data: bytes, what: str) -> None:
 
 
 def max_spreadsheet_cells() -> int:
-    return settings.MAX_SPREADSHEET_CELLS
+    return MAX_SPREADSHEET_CELLS
 
 
 def cells_error(what: str) -> ParseError:

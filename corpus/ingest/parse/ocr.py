@@ -4,7 +4,7 @@ The engine is RapidOCR (PP-OCR detection, orientation and recognition models run
 its models ship inside the `rapidocr` wheel, so nothing is downloaded at run time. It is loaded
 once per process, on the first page, and used by one page at a time (a lock).
 
-Bounds, from settings: an image over OCR_MAX_PIXELS is scaled down to it before the engine sees
+Bounds (the constants below): an image over OCR_MAX_PIXELS is scaled down to it before the engine sees
 it; a page still being read after OCR_PAGE_SECONDS is stopped inside onnxruntime (a RunOptions
 terminate flag set by a timer, checked by every model call) and fails with a ParseError.
 
@@ -18,14 +18,26 @@ import math
 import threading
 from dataclasses import dataclass
 
-from django.conf import settings
-
 from corpus.ingest.parse.base import ParseError
 from corpus.ingest.parse.words import split_joined_words
 
 logger = logging.getLogger(__name__)
 
 DETECTION_MIN_SIDE = 320
+
+# What OCR may cost per document. Constants, not settings: each bounds memory or time against hostile or
+# oversized scans, and none is a choice about the deployment (docs/evaluation.md, "OCR of scans": ~6 s of CPU
+# a page on the 2-core machine, 3-4 s quiet). OCR_ENABLED (settings) is the operator's one OCR choice.
+# Pages of a scanned PDF are rendered at this resolution: 200 dpi read the scanned test pages at 0.05% CER.
+OCR_DPI = 200
+# A page or image larger than this is scaled down first (A4 at 200 dpi is ~3.9 million pixels).
+OCR_MAX_PIXELS = 6_000_000
+# An image claiming more pixels is refused before it is decoded: a decompression bomb.
+OCR_MAX_IMAGE_PIXELS = 80_000_000
+# A page still being read after this long stops the document (~20x a page's measured CPU time).
+OCR_PAGE_SECONDS = 120.0
+# A document with more scanned pages (or image frames) is refused before any is read (~10 min of CPU).
+OCR_MAX_PAGES = 200
 
 _lock = threading.Lock()
 _engine = None
@@ -82,7 +94,7 @@ def _load():
 
 def scaled_to_bound(image):
     """`image` (PIL) scaled down, keeping its proportions, to at most OCR_MAX_PIXELS pixels."""
-    limit = settings.OCR_MAX_PIXELS
+    limit = OCR_MAX_PIXELS
     pixels = image.width * image.height
     if pixels <= limit:
         return image
@@ -111,7 +123,7 @@ def page_text(image) -> str:
     with _lock:
         engine = _load()
         _deadline = _Deadline()
-        timer = threading.Timer(settings.OCR_PAGE_SECONDS, _deadline.expire)
+        timer = threading.Timer(OCR_PAGE_SECONDS, _deadline.expire)
         timer.start()
         try:
             result = engine(pixels)
@@ -124,7 +136,7 @@ def page_text(image) -> str:
             timer.cancel()
             _deadline = None
     if expired:
-        raise ParseError(f"OCR of a page took longer than {settings.OCR_PAGE_SECONDS:g} seconds, over the limit; "
+        raise ParseError(f"OCR of a page took longer than {OCR_PAGE_SECONDS:g} seconds, over the limit; "
                          "upload a smaller or clearer scan.")
     if result.boxes is None or not result.txts:
         return ""

@@ -26,9 +26,9 @@ def ocr_pages(data: bytes, indexes: list[int], on_progress: Progress | None = No
 
     if not settings.OCR_ENABLED:
         raise ParseError(DISABLED_MESSAGE)
-    if len(indexes) > settings.OCR_MAX_PAGES:
+    if len(indexes) > ocr.OCR_MAX_PAGES:
         raise ParseError(f"The PDF has {len(indexes):,} scanned pages without a text layer; OCR reads at most "
-                         f"{settings.OCR_MAX_PAGES:,} pages of one document: split it into smaller files.")
+                         f"{ocr.OCR_MAX_PAGES:,} pages of one document: split it into smaller files.")
     texts: dict[int, str] = {}
     try:
         document = pypdfium2.PdfDocument(data)
@@ -46,10 +46,10 @@ def ocr_pages(data: bytes, indexes: list[int], on_progress: Progress | None = No
 
 def render_scale(width_points: float, height_points: float) -> float:
     """The rendering scale (1 = 72 dpi) of a page: OCR_DPI, lowered to stay within OCR_MAX_PIXELS."""
-    scale = settings.OCR_DPI / 72
+    scale = ocr.OCR_DPI / 72
     pixels = width_points * height_points * scale * scale
-    if pixels > settings.OCR_MAX_PIXELS:
-        scale *= math.sqrt(settings.OCR_MAX_PIXELS / pixels)
+    if pixels > ocr.OCR_MAX_PIXELS:
+        scale *= math.sqrt(ocr.OCR_MAX_PIXELS / pixels)
     return scale
 
 

@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from chat.answering import pipeline as answer_pipeline
 from chat.answering.grounding import UNSUPPORTED_NOTE
 from chat.answering.pipeline import UNSUPPORTED_ANSWER
 from chat.models import Message
@@ -229,8 +230,9 @@ def test_an_off_topic_question_is_not_found(user, corpus, no_llm):
     assert reply.error == "Nothing in the collection “Guides” answers this question."
 
 
-def test_a_follow_up_that_finds_nothing_alone_is_searched_in_context(user, corpus, no_llm, settings):
-    settings.ANSWER_MIN_COVERAGE = 0  # retrieval in context only: "duration", "chosen" are not the guide's words
+def test_a_follow_up_that_finds_nothing_alone_is_searched_in_context(user, corpus, no_llm, settings, monkeypatch):
+    # retrieval in context only: "duration", "chosen" are not the guide's words
+    monkeypatch.setattr(answer_pipeline, "ANSWER_MIN_COVERAGE", 0)
     conversation = conversation_start(user=user)
     run(conversation, "How is the request timeout configured?", stream=False)
     reply = run(conversation, "Could a different duration be chosen?", stream=False)[-1].message
@@ -241,12 +243,13 @@ def test_a_follow_up_that_finds_nothing_alone_is_searched_in_context(user, corpu
     assert alone.status == "not_found"
 
 
-def test_sources_that_hardly_hold_the_question_s_words_do_not_answer_it(user, corpus, no_llm, settings):
-    settings.ANSWER_MIN_RELEVANCE = 0  # the guide is near the subject; only what the question names is missing
+def test_sources_that_hardly_hold_the_question_s_words_do_not_answer_it(user, corpus, no_llm, settings, monkeypatch):
+    # the guide is near the subject; only what the question names is missing
+    monkeypatch.setattr(answer_pipeline, "ANSWER_MIN_RELEVANCE", 0)
     question = "Which port number does the deployed service listen on?"
     reply = run(conversation_start(user=user), question, stream=False)[-1].message
     assert reply.status == "not_found" and reply.citations == []
-    settings.ANSWER_MIN_COVERAGE = 0
+    monkeypatch.setattr(answer_pipeline, "ANSWER_MIN_COVERAGE", 0)
     assert run(conversation_start(user=user), question, stream=False)[-1].message.status == "complete"
 
 

@@ -4,6 +4,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from chat.retrieval import tuning
 from corpus.ingest.embed import embed_texts
 from tests.chat.factories import make_collection, make_document
 
@@ -122,13 +123,13 @@ def test_questions_without_evidence_count_for_ranks_but_not_coverage(eval_file, 
 
 
 def test_exact_searches_vectors_without_the_hnsw_graph(eval_file, tmp_path, settings, monkeypatch):
-    from chat.retrieval import candidates, tuning
+    from chat.retrieval import candidates
     from corpus.graph.merge import graph_merge
 
     graph_merge()  # published chunks wait outside the graph until merged; this test is about the graph
     # The kitchen is tiny: it is scanned exactly unless no collection counts as small and the HNSW
     # scan finds the candidates asked for (3 of its 6 chunks).
-    settings.SEARCH_EXACT_MAX_CHUNKS = 0
+    monkeypatch.setattr(tuning, "EXACT_MAX_CHUNKS", 0)
     monkeypatch.setattr(tuning, "CANDIDATES", 3)
     scans = []
     real_run = candidates._run
@@ -145,7 +146,8 @@ def test_exact_searches_vectors_without_the_hnsw_graph(eval_file, tmp_path, sett
     scans.clear()
     _, exact = _evaluate(eval_file, tmp_path / "exact", "--k", "3", "--exact")
     assert scans and set(scans) == {"exact"}
-    assert exact["settings"]["SEARCH_EXACT_MAX_CHUNKS"] == 2**31 - 1
-    assert report["settings"]["SEARCH_EXACT_MAX_CHUNKS"] == 0
+    assert exact["settings"]["tuning.EXACT_MAX_CHUNKS"] == 2**31 - 1
+    assert report["settings"]["tuning.EXACT_MAX_CHUNKS"] == 0
+    assert tuning.EXACT_MAX_CHUNKS == 0  # --exact put the constant back
     assert report["settings"]["tuning.CANDIDATES"] == 3 and report["settings"]["tuning.BM25_K1"] == 1.2
     assert [r["rank"] for r in exact["items"]["hybrid"]] == [r["rank"] for r in report["items"]["hybrid"]]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from django.db import connection
 
-from chat.retrieval import search
+from chat.retrieval import search, tuning
 from chat.retrieval.candidates import _MODE_SIDES, _parameters, _statement, fetch_candidates
 from chat.retrieval.filters import NO_FILTERS, FilterError, SearchFilters, parse_filters
 from chat.retrieval.vector import session_settings_sql
@@ -123,10 +123,10 @@ def _clustered_vectors(n: int, rng: np.random.Generator, centres: np.ndarray) ->
 
 
 @pytest.mark.django_db
-def test_a_filtered_hnsw_search_finds_what_an_exact_search_finds(settings):
+def test_a_filtered_hnsw_search_finds_what_an_exact_search_finds(settings, monkeypatch):
     """4,000 chunks in 100 documents, the filter matching one of them (1%): the HNSW side (not the
     exact one, which would be perfect by construction) must still return the filtered nearest chunks."""
-    settings.SEARCH_EXACT_MAX_CHUNKS = 100  # force the index path
+    monkeypatch.setattr(tuning, "EXACT_MAX_CHUNKS", 100)  # force the index path
     rng = np.random.default_rng(7)
     centres = rng.standard_normal((40, 384)).astype(np.float32)
     collection = make_collection("synthetic")

@@ -38,8 +38,8 @@ def _near(vector: np.ndarray, n: int, seed: int) -> np.ndarray:
 
 
 @pytest.mark.django_db
-def test_a_document_is_found_by_the_hnsw_branch_the_moment_it_is_published(settings):
-    settings.SEARCH_EXACT_MAX_CHUNKS = 0  # the HNSW branch
+def test_a_document_is_found_by_the_hnsw_branch_the_moment_it_is_published(settings, monkeypatch):
+    monkeypatch.setattr(tuning, "EXACT_MAX_CHUNKS", 0)  # the HNSW branch
     col = _in_graph_collection("big")
     query = random_unit_vectors(1, seed=99)[0]
     fresh = make_document(col, "fresh.txt", ["new one ", "new two ", "new three "], embeddings=_near(query, 3, 5))
@@ -53,7 +53,7 @@ def test_a_document_is_found_by_the_hnsw_branch_the_moment_it_is_published(setti
 
 
 @pytest.mark.django_db(transaction=True)  # VACUUM runs outside a transaction
-def test_the_results_are_the_same_before_and_after_the_merge(settings):
+def test_the_results_are_the_same_before_and_after_the_merge(settings, monkeypatch):
     """Each query's ten nearest chunks stand clear of the rest, six of them in the graph and four in
     the tail: the same ten, in the same order, with the same similarities, before and after."""
     # The graph starts without the entries earlier tests' rolled-back rows left in it (thousands,
@@ -61,7 +61,7 @@ def test_the_results_are_the_same_before_and_after_the_merge(settings):
     # miss near chunks that an exact scan of the tail finds.
     with connection.cursor() as cursor:
         cursor.execute("VACUUM corpus_chunk")
-    settings.SEARCH_EXACT_MAX_CHUNKS = 0
+    monkeypatch.setattr(tuning, "EXACT_MAX_CHUNKS", 0)
     settings.SEARCH_HNSW_EF = 200
     queries = random_unit_vectors(12, seed=42)
     col = make_collection("big")
@@ -93,8 +93,8 @@ def test_the_results_are_the_same_before_and_after_the_merge(settings):
 
 
 @pytest.mark.django_db
-def test_a_short_graph_side_falls_back_to_the_exact_scan_of_every_chunk(settings):
-    settings.SEARCH_EXACT_MAX_CHUNKS = 0
+def test_a_short_graph_side_falls_back_to_the_exact_scan_of_every_chunk(settings, monkeypatch):
+    monkeypatch.setattr(tuning, "EXACT_MAX_CHUNKS", 0)
     col = make_collection("fresh")
     make_document(col, "old.txt", ["o1 ", "o2 ", "o3 "], embeddings=random_unit_vectors(3, seed=1))
     graph_merge()
@@ -108,8 +108,8 @@ def test_a_short_graph_side_falls_back_to_the_exact_scan_of_every_chunk(settings
 
 
 @pytest.mark.django_db
-def test_the_graph_side_reads_the_partial_index_and_the_tail_its_own(settings):
-    settings.SEARCH_EXACT_MAX_CHUNKS = 0
+def test_the_graph_side_reads_the_partial_index_and_the_tail_its_own(settings, monkeypatch):
+    monkeypatch.setattr(tuning, "EXACT_MAX_CHUNKS", 0)
     col = make_collection("plan")
     make_document(col, "a.txt", [f"a{i} " for i in range(30)], embeddings=random_unit_vectors(30))
     with connection.cursor() as cursor:

@@ -78,7 +78,7 @@ def test_a_failing_pass_fails_its_searches_and_the_next_ones_still_run():
 
 @pytest.fixture
 def fresh_batcher(monkeypatch, settings):
-    settings.QUERY_EMBEDDING_BATCH = 8
+    monkeypatch.setattr(query_batching, "QUERY_EMBEDDING_BATCH", 8)
     monkeypatch.setattr(query_batching, "_batchers", {})
 
 

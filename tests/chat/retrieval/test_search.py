@@ -258,7 +258,7 @@ def test_filtered_vector_search_still_returns_k_when_other_collections_are_large
     # counts those against hnsw.max_scan_tuples, and enough of them ended it short (then exact).
     with connection.cursor() as cursor:
         cursor.execute("VACUUM corpus_chunk")
-    settings.SEARCH_EXACT_MAX_CHUNKS = 0
+    monkeypatch.setattr(tuning, "EXACT_MAX_CHUNKS", 0)
     settings.SEARCH_HNSW_EF = 10
     monkeypatch.setattr(tuning, "CANDIDATES", 25)
     big, small = make_collection("big"), make_collection("small")
@@ -278,7 +278,7 @@ def test_filtered_vector_search_still_returns_k_when_other_collections_are_large
 
 
 def test_exact_fallback_when_the_index_scan_gives_up(settings, monkeypatch):
-    settings.SEARCH_EXACT_MAX_CHUNKS = 0
+    monkeypatch.setattr(tuning, "EXACT_MAX_CHUNKS", 0)
     monkeypatch.setattr(tuning, "HNSW_MAX_SCAN_TUPLES", 50)  # the iterative scan stops long before finding 20
     with connection.cursor() as cursor:
         # On a table this small the planner may read the collection's chunks and sort them instead

@@ -1,6 +1,7 @@
 import pytest
 from django.db import connection, transaction
 
+from chat.retrieval import tuning
 from chat.retrieval.vector import execute_with_session_settings
 
 SETTINGS = ("SELECT current_setting('hnsw.ef_search', true), current_setting('hnsw.iterative_scan', true), "
@@ -47,13 +48,13 @@ def test_inside_a_transaction_the_settings_last_until_it_ends(settings):
 
 
 @pytest.mark.django_db
-def test_the_hnsw_index_serves_the_order_by_the_query_vector_written_once(settings):
+def test_the_hnsw_index_serves_the_order_by_the_query_vector_written_once(settings, monkeypatch):
     # The statement holds the vector once (query_vector CTE) and orders by a subquery of it: the
     # index must still be able to produce that order.
     from chat.retrieval.candidates import _MODE_SIDES, _parameters, _statement
     from tests.chat.factories import make_collection, make_document, random_unit_vectors
 
-    settings.SEARCH_EXACT_MAX_CHUNKS = 0
+    monkeypatch.setattr(tuning, "EXACT_MAX_CHUNKS", 0)
     collection = make_collection("vectors")
     make_document(collection, "v.txt", [f"chunk {i} " for i in range(50)], embeddings=random_unit_vectors(50))
     sql = _statement(_MODE_SIDES["hybrid"])

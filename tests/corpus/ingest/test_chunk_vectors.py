@@ -34,7 +34,7 @@ def test_plain_chunks_are_embedded_alone(model):
 
 def test_neighbour_blending_stays_within_each_document(model, settings):
     got = vectors(Collection.EmbeddingMode.NEIGHBOURS, model=model, documents=[1, 1, 2, 2])
-    weight = settings.EMBEDDING_NEIGHBOUR_WEIGHT
+    weight = Collection.NEIGHBOUR_WEIGHT
     assert np.allclose(got[:2], blend_neighbours(one_hot(INPUTS)[:2], weight))
     assert np.allclose(got[2:], blend_neighbours(one_hot(INPUTS)[2:], weight))
     assert got[1, 2] == 0 and got[2, 1] == 0  # nothing crosses from one document to the next
@@ -43,7 +43,7 @@ def test_neighbour_blending_stays_within_each_document(model, settings):
 def test_late_chunking_only_with_the_model_it_runs_and_when_the_caller_can(model, settings):
     assert np.array_equal(vectors(Collection.EmbeddingMode.LATE, model=model), LATE)
     other = vectors(Collection.EmbeddingMode.LATE, model="another-model")  # a re-embed pending: per chunk, blended
-    assert np.allclose(other, blend_neighbours(one_hot(INPUTS), settings.EMBEDDING_NEIGHBOUR_WEIGHT))
+    assert np.allclose(other, blend_neighbours(one_hot(INPUTS), Collection.NEIGHBOUR_WEIGHT))
     collection = Collection(slug="c", name="C", embedding_mode=Collection.EmbeddingMode.LATE)
     without_late = chunk_vectors(collection, model, INPUTS, embed=one_hot)  # a re-embed cannot late-chunk
     assert np.allclose(without_late, other)

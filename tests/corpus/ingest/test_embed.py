@@ -7,6 +7,7 @@ import os
 import numpy as np
 import pytest
 
+from chat.retrieval import query_batching
 from chat.retrieval.query_batching import embed_queries
 from corpus.ingest import embed as embedding
 from corpus.ingest.tokens import tokenize
@@ -33,7 +34,7 @@ def test_one_batch_bypasses_encode_and_gets_exactly_its_vectors(monkeypatch, set
     queries = ["How often should tomatoes be watered?", "aphids", "Which roses need full sun (plot 12)?",
                "What did the notes say about compost and worms? " * 40]  # the last one beyond 256 tokens
     model = embedding.get_model()
-    settings.QUERY_EMBEDDING_THREADS = 1
+    monkeypatch.setattr(query_batching, "QUERY_EMBEDDING_THREADS", 1)
     expected = []
     for n, threads in ((1, 1), (4, 2)):  # the bits depend on the thread count: encode() on the same as each call
         torch.set_num_threads(threads)
@@ -134,11 +135,11 @@ def test_the_web_process_sets_the_policy_before_torch_loads():
     assert out.stdout.split() == ["PASSIVE", "False"]
 
 
-def test_queries_and_batches_embed_on_their_own_thread_counts(settings):
+def test_queries_and_batches_embed_on_their_own_thread_counts(settings, monkeypatch):
     import torch
 
     settings.EMBEDDING_THREADS = 2
-    settings.QUERY_EMBEDDING_THREADS = 1
+    monkeypatch.setattr(query_batching, "QUERY_EMBEDDING_THREADS", 1)
     texts = ["How do I add a field to a model?", "Migrations record changes to models."]
     batch = embedding.embed_texts(texts)
     assert torch.get_num_threads() == 2
@@ -149,6 +150,6 @@ def test_queries_and_batches_embed_on_their_own_thread_counts(settings):
     text = "A field is a column. A model is a table."
     embedding.late_chunk_embeddings(text, [(0, 19), (20, 40)], tokens=tokenize(text))
     assert torch.get_num_threads() == 2  # late chunking is batch work
-    settings.QUERY_EMBEDDING_THREADS = 0  # one per available CPU
+    monkeypatch.setattr(query_batching, "QUERY_EMBEDDING_THREADS", 0)  # one per available CPU
     embed_queries(texts[:1])
     assert torch.get_num_threads() == len(os.sched_getaffinity(0))

@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from chat.evaluation.scans import degrade, image_pdf, png, render_pages
-from corpus.ingest.parse import ParseError, parse_document
+from corpus.ingest.parse import ParseError, ocr, parse_document
 from corpus.ingest.parse.formats import PDF, PNG, TIFF
 from corpus.ingest.parse.ocr import TextBox, lines_text, scaled_to_bound
 from reliability import bombs
@@ -93,8 +93,8 @@ def test_an_image_claiming_too_many_pixels_is_refused_unread():
         "resolution); it was not read.")
 
 
-def test_a_large_image_is_scaled_down_to_the_pixel_bound(settings):
-    settings.OCR_MAX_PIXELS = 1_000_000
+def test_a_large_image_is_scaled_down_to_the_pixel_bound(settings, monkeypatch):
+    monkeypatch.setattr(ocr, "OCR_MAX_PIXELS", 1_000_000)
 
     scaled = scaled_to_bound(Image.new("L", (4000, 3000), 255))
 
@@ -104,15 +104,15 @@ def test_a_large_image_is_scaled_down_to_the_pixel_bound(settings):
     assert scaled_to_bound(small) is small
 
 
-def test_a_page_over_the_time_limit_fails_with_a_message(settings):
-    settings.OCR_PAGE_SECONDS = 0.001
+def test_a_page_over_the_time_limit_fails_with_a_message(settings, monkeypatch):
+    monkeypatch.setattr(ocr, "OCR_PAGE_SECONDS", 0.001)
 
     assert parse_error(png(page(HERONS)), "slow.png") == (
         "OCR of a page took longer than 0.001 seconds, over the limit; upload a smaller or clearer scan.")
 
 
-def test_too_many_scanned_pages_are_refused_before_any_is_read(settings):
-    settings.OCR_MAX_PAGES = 1
+def test_too_many_scanned_pages_are_refused_before_any_is_read(settings, monkeypatch):
+    monkeypatch.setattr(ocr, "OCR_MAX_PAGES", 1)
 
     assert parse_error(image_pdf([page(HERONS), page(INVOICE)]), "book.pdf") == (
         "The PDF has 2 scanned pages without a text layer; OCR reads at most 1 pages of one document: split it "

@@ -9,7 +9,7 @@ import zipfile
 
 import pytest
 
-from corpus.ingest.parse import ParseError, detect_media_type, parse_document
+from corpus.ingest.parse import ParseError, detect_media_type, limits, parse_document
 from corpus.ingest.parse.detect import CSV, EML, EPUB, ODT, PPTX, XLSX, ZIP
 from corpus.ingest.parse.tables import BLOCK_CHARS
 from reliability import bombs
@@ -103,8 +103,8 @@ def test_a_long_sheet_repeats_its_header_so_every_block_of_rows_says_what_its_ce
     assert row_lines == [f"| P{i} | crop {i} | {i} |" for i in range(300)]
 
 
-def test_a_spreadsheet_over_the_cell_limit_is_refused(settings):
-    settings.MAX_SPREADSHEET_CELLS = 1_000
+def test_a_spreadsheet_over_the_cell_limit_is_refused(settings, monkeypatch):
+    monkeypatch.setattr(limits, "MAX_SPREADSHEET_CELLS", 1_000)
     assert parse_document(formats.xlsx({"S": [[i, i] for i in range(400)]}), filename="s.xlsx").text
 
     assert parse_error(formats.xlsx({"S": [[i, i, i] for i in range(400)]}), "s.xlsx") == (
@@ -132,15 +132,15 @@ def test_a_sheet_of_600k_cells_is_refused_with_bounded_memory(tmp_path):
     assert result["seconds"] < 120, result  # 11 s on a shared machine
 
 
-def test_xlsx_zip_bomb_is_refused(settings):
-    settings.MAX_DECOMPRESSED_BYTES = 2_000_000
+def test_xlsx_zip_bomb_is_refused(settings, monkeypatch):
+    monkeypatch.setattr(limits, "MAX_DECOMPRESSED_BYTES", 2_000_000)
 
     assert "The spreadsheet unpacks to more than 1.9 MB, over the limit" in parse_error(
         bombs.xlsx_bomb(3_000_000), "bomb.xlsx")
 
 
-def test_xlsx_text_stops_at_the_character_limit(settings):
-    settings.MAX_DOCUMENT_CHARS = 500
+def test_xlsx_text_stops_at_the_character_limit(settings, monkeypatch):
+    monkeypatch.setattr(limits, "MAX_DOCUMENT_CHARS", 500)
     # One shared string used in every cell: the file is small, its text is not.
     data = formats.xlsx({"S": [["x" * 100] * 10 for _ in range(10)]})
 
@@ -177,8 +177,8 @@ def test_csv_with_an_unclosed_quote_past_the_field_limit_is_refused():
         "The CSV file could not be read (line 2): field larger than field limit (131072).")
 
 
-def test_csv_over_the_cell_limit_is_refused(settings):
-    settings.MAX_SPREADSHEET_CELLS = 100
+def test_csv_over_the_cell_limit_is_refused(settings, monkeypatch):
+    monkeypatch.setattr(limits, "MAX_SPREADSHEET_CELLS", 100)
 
     assert parse_error(b"a,b\n" + b"1,2\n" * 60, "big.csv") == (
         "The CSV file has more than 100 cells, over the limit; split it into smaller files.")
@@ -205,15 +205,15 @@ def test_pptx_slides_are_sections_with_their_text_tables_and_notes():
                                        (1, "Slide 2: Costs", "Slide 2: Costs"), (1, "Slide 3", "Slide 3")]
 
 
-def test_pptx_with_a_huge_slide_is_refused(settings):
-    settings.MAX_MARKUP_ELEMENTS = 50_000
+def test_pptx_with_a_huge_slide_is_refused(settings, monkeypatch):
+    monkeypatch.setattr(limits, "MAX_MARKUP_ELEMENTS", 50_000)
 
     assert parse_error(bombs.pptx_huge_slide(60_000), "huge.pptx") == (
         "The presentation has more than 50,000 markup elements, over the limit; split it into smaller files.")
 
 
-def test_pptx_text_stops_at_the_character_limit(settings):
-    settings.MAX_DOCUMENT_CHARS = 200
+def test_pptx_text_stops_at_the_character_limit(settings, monkeypatch):
+    monkeypatch.setattr(limits, "MAX_DOCUMENT_CHARS", 200)
     data = formats.pptx([(f"Slide {i}", "Words " * 20, "") for i in range(5)])
 
     assert parse_error(data, "long.pptx").startswith("The document's text is longer than 200 characters")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from corpus.ingest.parse import ParseError, parse_document
+from corpus.ingest.parse import ParseError, limits, parse_document
 from reliability import bombs
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -74,31 +74,31 @@ def test_a_docx_inflating_to_a_gigabyte_fails_fast_with_bounded_memory(tmp_path,
     assert result["peak"] < 400 * 1024 * 1024, result  # parsing the fixture alone peaks near 100 MB
 
 
-def test_a_docx_whose_headers_understate_a_part_is_refused(settings):
-    settings.MAX_DECOMPRESSED_BYTES = 10_000_000
+def test_a_docx_whose_headers_understate_a_part_is_refused(settings, monkeypatch):
+    monkeypatch.setattr(limits, "MAX_DECOMPRESSED_BYTES", 10_000_000)
     data = bombs.docx_lying_sizes(50_000_000)  # declares 1 KB, inflates to 50 MB
 
     assert parse_error(data, "report.docx") == (
         "The Word file is damaged or is not a .docx document and could not be read.")
 
 
-def test_a_docx_inflating_past_the_limit_is_refused_even_if_under_it_declared(settings):
-    settings.MAX_DECOMPRESSED_BYTES = 2_000_000
+def test_a_docx_inflating_past_the_limit_is_refused_even_if_under_it_declared(settings, monkeypatch):
+    monkeypatch.setattr(limits, "MAX_DECOMPRESSED_BYTES", 2_000_000)
     data = bombs.docx_bomb(3_000_000)
 
     assert "The Word file unpacks to more than 1.9 MB, over the limit" in parse_error(data, "report.docx")
 
 
-def test_a_docx_with_too_many_elements_is_refused(settings):
-    settings.MAX_MARKUP_ELEMENTS = 50_000
+def test_a_docx_with_too_many_elements_is_refused(settings, monkeypatch):
+    monkeypatch.setattr(limits, "MAX_MARKUP_ELEMENTS", 50_000)
     assert parse_document(bombs.docx_many_paragraphs(1_000), filename="report.docx").text
 
     assert parse_error(bombs.docx_many_paragraphs(60_000), filename="report.docx") == (
         "The Word file has more than 50,000 markup elements, over the limit; split it into smaller files.")
 
 
-def test_html_with_too_many_elements_is_refused(settings):
-    settings.MAX_MARKUP_ELEMENTS = 1_000
+def test_html_with_too_many_elements_is_refused(settings, monkeypatch):
+    monkeypatch.setattr(limits, "MAX_MARKUP_ELEMENTS", 1_000)
     page = b"<html><body>" + b"<p>x</p>" * 600 + b"</body></html>"
 
     assert parse_error(page, "page.html") == (
@@ -112,8 +112,8 @@ def test_html_nested_100k_deep_is_parsed_safely():
     assert parse_document(page, filename="deep.html").text.startswith("Shallow text.")
 
 
-def test_a_pdf_stream_inflating_past_the_limit_is_refused(settings):
-    settings.MAX_DECOMPRESSED_BYTES = 1_000_000
+def test_a_pdf_stream_inflating_past_the_limit_is_refused(settings, monkeypatch):
+    monkeypatch.setattr(limits, "MAX_DECOMPRESSED_BYTES", 1_000_000)
 
     assert parse_error(bombs.pdf_bomb(5_000_000), "bomb.pdf") == (
         "The PDF unpacks to more than 976.6 KB, over the limit (a compressed 'zip bomb', or a document too large "
@@ -130,16 +130,16 @@ def test_a_pdf_keeps_one_decoded_page_at_a_time(tmp_path):
     assert result["peak"] < 300 * 1024 * 1024, result
 
 
-def test_text_over_the_character_limit_is_refused(settings):
-    settings.MAX_DOCUMENT_CHARS = 1_000
+def test_text_over_the_character_limit_is_refused(settings, monkeypatch):
+    monkeypatch.setattr(limits, "MAX_DOCUMENT_CHARS", 1_000)
     assert parse_document(b"word " * 200, filename="notes.txt").text
 
     assert parse_error(b"word " * 201, "notes.txt") == (
         "The document's text is longer than 1,000 characters, over the limit; split it into smaller files.")
 
 
-def test_pdf_and_docx_text_stop_at_the_character_limit(settings):
-    settings.MAX_DOCUMENT_CHARS = 40
+def test_pdf_and_docx_text_stop_at_the_character_limit(settings, monkeypatch):
+    monkeypatch.setattr(limits, "MAX_DOCUMENT_CHARS", 40)
     pdf = bombs.pdf_text("Twenty-five characters...", pages=3)
 
     assert parse_error(pdf, "pages.pdf").startswith("The document's text is longer than 40 characters")

@@ -245,8 +245,8 @@ def test_late_chunking_gives_normalised_context_aware_vectors(django_capture_on_
 
 
 @pytest.mark.django_db
-def test_neighbours_mode_blends_each_chunk_with_its_neighbours(django_capture_on_commit_callbacks, settings):
-    settings.EMBEDDING_NEIGHBOUR_WEIGHT = 0.5
+def test_neighbours_mode_blends_each_chunk_with_its_neighbours(django_capture_on_commit_callbacks, monkeypatch):
+    monkeypatch.setattr(Collection, "NEIGHBOUR_WEIGHT", 0.5)
     plain = ingest(make_collection(slug="plain", embedding_mode=Collection.EmbeddingMode.PLAIN), GUIDE_V1,
                    "guide.md", django_capture_on_commit_callbacks)
     blended = ingest(make_collection(slug="blended"), GUIDE_V1, "guide.md", django_capture_on_commit_callbacks)
@@ -261,14 +261,14 @@ def test_neighbours_mode_blends_each_chunk_with_its_neighbours(django_capture_on
 
 
 @pytest.mark.django_db
-def test_changing_the_neighbour_weight_rebuilds_on_reingest(settings):
+def test_changing_the_neighbour_weight_rebuilds_on_reingest(settings, monkeypatch):
     collection = make_collection()
     before = collection.pipeline_signature()
-    settings.EMBEDDING_NEIGHBOUR_WEIGHT = 0.1
+    monkeypatch.setattr(Collection, "NEIGHBOUR_WEIGHT", 0.1)
     assert collection.pipeline_signature() != before
     collection.embedding_mode = Collection.EmbeddingMode.PLAIN
     plain = collection.pipeline_signature()
-    settings.EMBEDDING_NEIGHBOUR_WEIGHT = 0.2
+    monkeypatch.setattr(Collection, "NEIGHBOUR_WEIGHT", 0.2)
     assert collection.pipeline_signature() == plain  # plain vectors do not depend on it
 
 
@@ -277,7 +277,7 @@ def test_changing_the_neighbour_weight_rebuilds_on_reingest(settings):
 @pytest.mark.django_db
 def test_a_document_over_the_chunk_ceiling_fails_before_embedding(settings, monkeypatch,
                                                                    django_capture_on_commit_callbacks):
-    settings.MAX_CHUNKS_PER_DOCUMENT = 5
+    monkeypatch.setattr(pipeline, "MAX_CHUNKS_PER_DOCUMENT", 5)
     embedded = []
     monkeypatch.setattr(pipeline.embedding, "embed_texts", lambda texts, **kw: embedded.append(texts) or 1 / 0)
 

@@ -7,7 +7,7 @@ import datetime as dt
 
 import pytest
 
-from corpus.ingest.parse import ParseError
+from corpus.ingest.parse import ParseError, limits
 from corpus.ingest.parse.base import Heading
 from corpus.ingest.parse.sections import Sections
 from corpus.ingest.parse.tables import BLOCK_CHARS, CellBudget, cell_text, table_rows, table_text
@@ -43,9 +43,9 @@ def test_table_text_repeats_the_header_between_blocks_of_rows():
     assert table_text([]) == ""
 
 
-def test_cell_budget_counts_cells_and_characters(settings):
-    settings.MAX_SPREADSHEET_CELLS = 10
-    settings.MAX_DOCUMENT_CHARS = 100
+def test_cell_budget_counts_cells_and_characters(settings, monkeypatch):
+    monkeypatch.setattr(limits, "MAX_SPREADSHEET_CELLS", 10)
+    monkeypatch.setattr(limits, "MAX_DOCUMENT_CHARS", 100)
     budget = CellBudget("The sheet")
     budget.take(10, 100)
 
@@ -55,7 +55,7 @@ def test_cell_budget_counts_cells_and_characters(settings):
         CellBudget("The sheet").take(1, 101)
 
 
-def test_sections_join_blocks_record_headings_and_move_parsed_headings(settings):
+def test_sections_join_blocks_record_headings_and_move_parsed_headings(settings, monkeypatch):
     sections = Sections()
     assert sections.add("Sheet: Budget", level=1)
     assert not sections.add("  \n ")
@@ -67,6 +67,6 @@ def test_sections_join_blocks_record_headings_and_move_parsed_headings(settings)
         (1, "Sheet: Budget", "Sheet: Budget"), (2, "Chapter", "Chapter")]
     assert sections.title() == "Sheet: Budget"
 
-    settings.MAX_DOCUMENT_CHARS = 10
+    monkeypatch.setattr(limits, "MAX_DOCUMENT_CHARS", 10)
     with pytest.raises(ParseError, match="longer than 10 characters"):
         Sections().add("x" * 11)

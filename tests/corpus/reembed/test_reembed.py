@@ -15,6 +15,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
+from chat.retrieval import tuning
 from chat.retrieval.search import search
 from corpus.ingest import embed
 from corpus.models import Chunk, ChunkVector, Collection, Document, ReembedStatus
@@ -300,7 +301,7 @@ def test_only_active_staff_who_manage_it_may_reembed(garden, django_user_model):
     assert can_reembed(other, garden) is False
 
 
-def test_after_the_switch_the_index_branch_finds_the_same_chunks_as_the_exact_scan(new_model, garden, settings):
+def test_after_the_switch_the_index_branch_finds_the_same_chunks_as_the_exact_scan(new_model, garden, monkeypatch):
     reembed.reembed_start(collection=garden)
     reembed.reembed_run(garden.pk)
     from chat.retrieval.candidates import fetch_candidates
@@ -308,7 +309,7 @@ def test_after_the_switch_the_index_branch_finds_the_same_chunks_as_the_exact_sc
     vector = embed.embed_texts([QUESTION], model=NEW_MODEL)[0]
     exact = fetch_candidates(query=QUESTION, vector=vector, collection_ids=[garden.pk], mode="hybrid",
                              candidates=4, model=NEW_MODEL)
-    settings.SEARCH_EXACT_MAX_CHUNKS = 0  # always the HNSW branch
+    monkeypatch.setattr(tuning, "EXACT_MAX_CHUNKS", 0)  # always the HNSW branch
     indexed = fetch_candidates(query=QUESTION, vector=vector, collection_ids=[garden.pk], mode="hybrid",
                                candidates=4, model=NEW_MODEL)
     assert (exact.vector_scan, indexed.vector_scan) == ("exact", "hnsw")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from corpus.ingest.parse import limits
 from corpus.ingest.parse.base import ParseError
 from sources.web.extract import page_document
 
@@ -79,8 +80,8 @@ def test_an_empty_or_unreadable_page_is_a_clear_error(body, message):
         page_document(body, "https://example.org/x", "text/html")
 
 
-def test_a_markup_bomb_is_refused_before_parsing(settings):
-    settings.MAX_MARKUP_ELEMENTS = 1000
+def test_a_markup_bomb_is_refused_before_parsing(settings, monkeypatch):
+    monkeypatch.setattr(limits, "MAX_MARKUP_ELEMENTS", 1000)
     with pytest.raises(ParseError, match="more than 1,000 markup elements"):
         page_document(b"<html><body>" + b"<div>" * 5000 + b"</body></html>", "https://example.org/x", "text/html")
 

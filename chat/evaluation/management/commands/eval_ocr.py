@@ -15,11 +15,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from chat.evaluation.scans import character_error_rate, degrade, image_pdf, png, render_pages
-from corpus.ingest.parse import parse_document
+from corpus.ingest.parse import ocr, parse_document
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "ocr" / "sample.txt"
 
@@ -33,15 +32,15 @@ class Command(BaseCommand):
 
     def handle(self, *args, text: Path, seed: int, **options) -> None:
         # Measured, not bounded: on a machine busy with other work a page may take minutes of wall clock.
-        settings.OCR_PAGE_SECONDS = max(settings.OCR_PAGE_SECONDS, 3600)
+        ocr.OCR_PAGE_SECONDS = max(ocr.OCR_PAGE_SECONDS, 3600)
         paragraphs = [" ".join(p.split()) for p in text.read_text().split("\n\n") if p.strip()]
         pages, page_texts = render_pages(paragraphs)
         reference = "\n\n".join(page_texts)
         degraded = [degrade(page, seed=seed + i) for i, page in enumerate(pages)]
         # Load the engine first, so the figures are of reading, not of starting.
         parse_document(png(pages[0].crop((0, 0, 1240, 300))), filename="warm-up.png")
-        self.stdout.write(f"{len(pages)} pages, {len(reference):,} characters; OCR_DPI={settings.OCR_DPI}, "
-                          f"OCR_MAX_PIXELS={settings.OCR_MAX_PIXELS:,}")
+        self.stdout.write(f"{len(pages)} pages, {len(reference):,} characters; OCR_DPI={ocr.OCR_DPI}, "
+                          f"OCR_MAX_PIXELS={ocr.OCR_MAX_PIXELS:,}")
         self.stdout.write(f"{'variant':<28} {'CER':>7} {'pages/s':>8} {'s/page':>7} {'CPU s/page':>10}")
         variants = [
             ("clean PNG pages", [(png(page), f"page{i}.png") for i, page in enumerate(pages)]),

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
-from django.test.utils import override_settings
 
 from chat.answering.citations import CONTEXT_CHARS, build_citations
 from chat.evaluation.metrics import (
@@ -33,7 +32,7 @@ from chat.evaluation.metrics import (
 from chat.retrieval import search, tuning
 from corpus.models import Collection
 
-# run name -> (search mode, RSE preset or None, fusion or None for SEARCH_FUSION)
+# run name -> (search mode, RSE preset or None, fusion or None for tuning.FUSION)
 RUNS = {
     "bm25": ("keyword", None, None),
     "vector": ("vector", None, None),
@@ -44,7 +43,7 @@ RUNS = {
     "hybrid+rse:find_all": ("hybrid", "find_all", None),
 }
 BUDGETS = (8000, 16000)
-EXACT_EVERYWHERE = 2**31 - 1  # SEARCH_EXACT_MAX_CHUNKS under --exact
+EXACT_EVERYWHERE = 2**31 - 1  # tuning.EXACT_MAX_CHUNKS under --exact
 
 
 def evaluate_item(item: Item, collections, mode: str, rse: str | None, k: int, fusion: str | None = None) -> dict:
@@ -285,8 +284,11 @@ class Command(BaseCommand):
         if not exact:
             return self._evaluate(**options)
         # Every collection counts as small enough for the exact scan.
-        with override_settings(SEARCH_EXACT_MAX_CHUNKS=EXACT_EVERYWHERE):
+        saved, tuning.EXACT_MAX_CHUNKS = tuning.EXACT_MAX_CHUNKS, EXACT_EVERYWHERE
+        try:
             return self._evaluate(**options)
+        finally:
+            tuning.EXACT_MAX_CHUNKS = saved
 
     def _evaluate(self, *, eval_file: Path, collection: str, docs: Path | None, report: Path, k: int,
                   runs: list[str], limit: int | None, baseline: Path | None, **options):
