@@ -13,7 +13,6 @@ from corpus.ingest import embed as embedding
 from corpus.ingest.tokens import tokenize
 
 
-@pytest.mark.slow
 def test_embed_texts_matches_plain_encode_and_is_normalised():
     texts = ["short", "a much longer sentence about tomatoes and their watering " * 6, "mid-length words"]
 
@@ -27,7 +26,6 @@ def test_embed_texts_matches_plain_encode_and_is_normalised():
     assert np.allclose(embedding.embed_texts(texts[:1])[0], vectors[0], atol=1e-5)
 
 
-@pytest.mark.slow
 def test_one_batch_bypasses_encode_and_gets_exactly_its_vectors(monkeypatch, settings):
     import torch
 
@@ -71,7 +69,6 @@ def test_windows_overlap_by_half_and_cover_everything():
     assert all(end - start == 500 for start, end in windows)
 
 
-@pytest.mark.slow
 def test_late_chunking_over_several_windows_gives_one_normalised_vector_per_span():
     text = " ".join(f"Sentence {i} is about topic {i % 7} in the garden." for i in range(300))
     spans = [(start, min(len(text), start + 400)) for start in range(0, len(text), 400)]
