@@ -135,14 +135,14 @@ class Command(BaseCommand):
 
 def format_table(runtimes: list[str], speed: dict, quality: dict) -> str:
     """One row per runtime: speed, and quality when measured."""
-    header = (f"{'runtime':<24}{'load s':>8}{'chunks/s':>10}{'x torch':>9}{'query p50 ms':>14}{'p95 ms':>8}"
+    header = (f"{'runtime':<31}{'load s':>8}{'chunks/s':>10}{'x torch':>9}{'query p50 ms':>14}{'p95 ms':>8}"
               f"{'cos mean':>10}{'cos min':>9}")
     if quality:
         header += f"{'vector MRR@10':>15}{'hybrid MRR@10':>15}{'F@8k':>6}{'S@8k':>6}"
     lines = [header]
     for runtime in runtimes:
         s = speed[runtime]
-        line = (f"{runtime_model(runtime):<24}{s['load_s']:>8.1f}{s['rate']:>10.1f}{s.get('ratio', float('nan')):>9.2f}"
+        line = (f"{runtime_model(runtime):<31}{s['load_s']:>8.1f}{s['rate']:>10.1f}{s.get('ratio', float('nan')):>9.2f}"
                 f"{percentile(s['latencies'], 50):>14.1f}{percentile(s['latencies'], 95):>8.1f}"
                 f"{s.get('cosine_mean', float('nan')):>10.4f}{s.get('cosine_min', float('nan')):>9.4f}")
         if runtime in quality:
