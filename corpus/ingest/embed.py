@@ -144,7 +144,7 @@ def get_model(name: str | None = None):
                 else:
                     from corpus.ingest.onnx_encoder import OnnxEncoder
 
-                    model = OnnxEncoder(path, _graph(base, runtime))
+                    model = OnnxEncoder(path, _graph(base, runtime), alone=runtime == ONNX_INT8)
                     dimensions = model.dimensions
                 if name == settings.EMBEDDING_COLUMN_MODEL and dimensions != settings.EMBEDDING_DIMENSIONS:
                     raise ImproperlyConfigured(

@@ -30,7 +30,12 @@ class OnnxEncoder:
     output the token embeddings). The session is loaded here, once, and may be shared by forked
     children (ragweb.onnx_sessions)."""
 
-    def __init__(self, model_dir: str | Path, graph: str | Path) -> None:
+    def __init__(self, model_dir: str | Path, graph: str | Path, *, alone: bool = False) -> None:
+        """alone: run every text as a batch of its own. A dynamically quantised graph needs it for
+        its vectors to be a function of the text: it quantises each activation tensor with one
+        scale over the whole batch, so a text's int8 vector moved with its batch-mates (and their
+        padding) by up to 0.006 a component, as much as int8 differs from float32; one text a run
+        gives it the same vector as a chunk, a query or a sentence (and costs no padding)."""
         from tokenizers import Tokenizer
 
         model_dir = Path(model_dir)
@@ -48,6 +53,7 @@ class OnnxEncoder:
         self.cls_id = self.tokenizer.token_to_id("[CLS]")
         self.sep_id = self.tokenizer.token_to_id("[SEP]")
         self.graph = Path(graph)
+        self.alone = alone
         self.session = load_session(self.graph)
         self.dimensions = int(self.session.get_outputs()[0].shape[-1])
 
@@ -71,10 +77,13 @@ class OnnxEncoder:
 
     def encode(self, texts: list[str], *, batch_size: int = 32, threads: int = 1) -> np.ndarray:
         """(len(texts), dimensions) float32, L2-normalised. Texts are sorted by length and cut into
-        batches of `batch_size` (less padding), run on up to `threads` threads at once."""
+        batches of `batch_size` (less padding; one text each when `alone`), run on up to `threads`
+        threads at once."""
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
+        if self.alone:
+            batch_size = 1
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         batches = [[texts[i] for i in order[s: s + batch_size]] for s in range(0, len(order), batch_size)]
         vectors = np.empty((len(texts), self.dimensions), dtype=np.float32)

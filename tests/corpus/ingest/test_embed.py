@@ -134,6 +134,7 @@ def test_the_web_process_sets_the_policy_before_torch_loads():
 def test_queries_and_batches_embed_on_their_own_thread_counts(settings):
     import torch
 
+    settings.EMBEDDING_MODEL = TORCH  # torch's thread counts; ONNX Runtime's sessions own none
     settings.EMBEDDING_THREADS = 2
     settings.QUERY_EMBEDDING_THREADS = 1
     texts = ["How do I add a field to a model?", "Migrations record changes to models."]
@@ -183,7 +184,8 @@ def test_int8_vectors_are_close_to_torchs_and_do_not_depend_on_batching():
     assert np.allclose(np.linalg.norm(int8, axis=1), 1.0, atol=1e-5)
     cosines = (int8 * torch_vectors).sum(axis=1)
     assert cosines.min() > 0.98 and cosines.max() < 0.99999  # close, and yet another vector space
-    assert np.allclose(one_by_one, int8, atol=1e-5) and np.allclose(two_threads, int8, atol=1e-5)
+    # A text's int8 vector is the same whatever it is batched with (onnx_encoder: alone).
+    assert np.array_equal(one_by_one, int8) and np.array_equal(two_threads, int8)
 
 
 @pytest.mark.slow
