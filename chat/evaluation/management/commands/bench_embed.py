@@ -127,8 +127,8 @@ class Command(BaseCommand):
                 summaries[run] = summarise([evaluate_item(item, collections, mode, rse, 10) for item in items])
             results[runtime] = {
                 "vector_mrr": summaries["vector"]["mrr@10"], "hybrid_mrr": summaries["hybrid"]["mrr@10"],
-                "factoid_8k": summaries["rse"]["factoid_fitted_coverage_8000"],
-                "section_8k": summaries["rse"]["section_fitted_coverage_8000"],
+                "factoid_8k": summaries["rse"].get("factoid_fitted_coverage_8000", float("nan")),
+                "section_8k": summaries["rse"].get("section_fitted_coverage_8000", float("nan")),
             }
         return results
 
