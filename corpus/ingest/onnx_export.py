@@ -1,15 +1,21 @@
 """Exporting a sentence-transformers model's transformer to ONNX, and quantising it to int8.
 
-Build-time work (torch, onnx): `manage.py export_onnx` writes the int8 graph of the packaged model
+Exporting needs torch and onnx. `manage.py export_onnx` writes the int8 graph of the packaged model
 that the repository ships (corpus/ingest/onnx/), so that every worker on every machine runs the very
-same file and their vectors stay comparable; the float32 graph, 90 MB, is exported on first use
-into VAR_DIR/models (corpus.ingest.embed) for evaluations and benchmarks.
+same file; the float32 graph (the default runtime's), 90 MB, too big to commit, is exported on first
+use into VAR_DIR/models (corpus.ingest.embed), in a child process: the process that asked, often one
+about to fork the app's workers, never imports torch. Its vectors are torch's to ~1e-7 (cosine
+1.0000), so where it was exported does not matter.
+
+`python -m corpus.ingest.onnx_export MODEL_DIR DEST` is that child.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 # ONNX opset of the export: ONNX Runtime 1.31 runs it, the quantiser reads it.
@@ -83,10 +89,17 @@ def _once(dest: Path, build) -> Path:
 
 
 def ensure_float32(model_dir: str | Path, dest: Path) -> Path:
-    """The float32 graph of the model in `model_dir` at `dest`, exported on first use."""
-    return _once(dest, lambda path: export_float32(model_dir, path))
+    """The float32 graph of the model in `model_dir` at `dest`, exported on first use by a child
+    process (torch stays out of this one)."""
+    project = Path(__file__).resolve().parents[2]
+    return _once(dest, lambda path: subprocess.run(
+        [sys.executable, "-m", "corpus.ingest.onnx_export", str(model_dir), str(path)], cwd=project, check=True))
 
 
 def ensure_int8(float32: Path, dest: Path) -> Path:
     """The int8 graph quantised from `float32` at `dest`, on first use."""
     return _once(dest, lambda path: quantize_int8(float32, path))
+
+
+if __name__ == "__main__":
+    export_float32(sys.argv[1], sys.argv[2])

@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_media")]
 TOLERANCE = 2e-3
 QUESTION = "How do I get rid of aphids?"
 NEW_MODEL = "test-minilm-256-sentences"
-DEFAULT_MODEL = f"{embed.PACKAGED_MODEL}@{embed.ONNX_INT8}"  # EMBEDDING_MODEL's default
+DEFAULT_MODEL = f"{embed.PACKAGED_MODEL}@{embed.ONNX}"  # EMBEDDING_MODEL's default
 
 
 @pytest.fixture

