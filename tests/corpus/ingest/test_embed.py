@@ -12,8 +12,12 @@ from chat.retrieval.query_batching import embed_queries
 from corpus.ingest import embed as embedding
 from corpus.ingest.tokens import tokenize
 
+TORCH = embedding.PACKAGED_MODEL
+INT8 = f"{embedding.PACKAGED_MODEL}@onnx-int8"
 
-def test_embed_texts_matches_plain_encode_and_is_normalised():
+
+def test_embed_texts_matches_plain_encode_and_is_normalised(settings):
+    settings.EMBEDDING_MODEL = TORCH
     texts = ["short", "a much longer sentence about tomatoes and their watering " * 6, "mid-length words"]
 
     vectors = embedding.embed_texts(texts)
@@ -31,7 +35,7 @@ def test_one_batch_bypasses_encode_and_gets_exactly_its_vectors(monkeypatch, set
 
     queries = ["How often should tomatoes be watered?", "aphids", "Which roses need full sun (plot 12)?",
                "What did the notes say about compost and worms? " * 40]  # the last one beyond 256 tokens
-    model = embedding.get_model()
+    model = embedding.get_model(TORCH)
     monkeypatch.setattr(query_batching, "QUERY_EMBEDDING_THREADS", 1)
     expected = []
     for n, threads in ((1, 1), (4, 2)):  # the bits depend on the thread count: encode() on the same as each call
@@ -40,7 +44,7 @@ def test_one_batch_bypasses_encode_and_gets_exactly_its_vectors(monkeypatch, set
     calls = []
     monkeypatch.setattr(model, "encode", lambda *a, **k: calls.append(a) or pytest.fail("encode() was called"))
 
-    got = [embed_queries(queries[:1]), embedding.embed_texts(queries, threads=2)]
+    got = [embed_queries(queries[:1], model=TORCH), embedding.embed_texts(queries, threads=2, model=TORCH)]
 
     assert calls == []
     for vectors, reference in zip(got, expected, strict=True):
@@ -135,6 +139,7 @@ def test_the_web_process_sets_the_policy_before_torch_loads():
 def test_queries_and_batches_embed_on_their_own_thread_counts(settings, monkeypatch):
     import torch
 
+    settings.EMBEDDING_MODEL = TORCH  # torch's thread counts; ONNX Runtime's sessions own none
     settings.EMBEDDING_THREADS = 2
     monkeypatch.setattr(query_batching, "QUERY_EMBEDDING_THREADS", 1)
     texts = ["How do I add a field to a model?", "Migrations record changes to models."]
@@ -150,3 +155,71 @@ def test_queries_and_batches_embed_on_their_own_thread_counts(settings, monkeypa
     monkeypatch.setattr(query_batching, "QUERY_EMBEDDING_THREADS", 0)  # one per available CPU
     embed_queries(texts[:1])
     assert torch.get_num_threads() == len(os.sched_getaffinity(0))
+
+
+def test_a_runtime_suffix_names_the_runtime_and_the_same_model_directory():
+    assert embedding.split_runtime(INT8) == (embedding.PACKAGED_MODEL, "onnx-int8")
+    assert embedding.split_runtime(f"{embedding.PACKAGED_MODEL}@onnx") == (embedding.PACKAGED_MODEL, "onnx")
+    assert embedding.split_runtime(TORCH) == (TORCH, "torch")
+    assert embedding.split_runtime("/models/me@home") == ("/models/me@home", "torch")  # not a runtime
+    assert embedding.model_path(INT8) == embedding.model_path(TORCH)
+
+
+def test_the_default_model_is_onnx_float32_giving_torchs_vectors(settings):
+    from corpus.ingest.onnx_encoder import OnnxEncoder
+
+    assert settings.EMBEDDING_MODEL == f"{TORCH}@onnx" == settings.EMBEDDING_COLUMN_MODEL
+    model = embedding.get_model()
+    assert isinstance(model, OnnxEncoder) and model.graph == settings.VAR_DIR / "models" / f"{TORCH}-float32.onnx"
+    assert model.dimensions == 384 and model.max_seq_length == 256 and not model.alone
+    texts = ["How do I add a field to a model?", "Middleware is a framework of hooks. " * 20]
+    assert np.allclose(embedding.embed_texts(texts), embedding.embed_texts(texts, model=TORCH), atol=1e-5)
+
+
+@pytest.mark.slow
+def test_the_float32_graph_is_exported_in_a_child_process(tmp_path):
+    """The process that asks for the graph (make run's parent, about to fork the app) never imports torch."""
+    import subprocess
+    import sys
+
+    from django.conf import settings
+
+    code = ("import sys; from corpus.ingest import onnx_export; from pathlib import Path; "
+            f"path = onnx_export.ensure_float32({embedding.model_path(TORCH)!r}, Path({str(tmp_path / 'f.onnx')!r})); "
+            "print(path.stat().st_size > 80e6, 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=settings.BASE_DIR, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert out.stdout.split() == ["True", "False"]
+
+
+@pytest.mark.slow
+def test_int8_vectors_are_close_to_torchs_and_do_not_depend_on_batching():
+    texts = ["How do I add a field to a model?", "aphids",
+             "Middleware is a framework of hooks into Django's request/response processing. " * 3,
+             "What did the notes say about compost and worms? " * 40]  # beyond 256 tokens: truncated alike
+
+    torch_vectors = embedding.embed_texts(texts, model=TORCH)
+    int8 = embedding.embed_texts(texts, model=INT8)
+    one_by_one = np.concatenate([embed_queries([t], model=INT8) for t in texts])
+    two_threads = embedding.get_model(INT8).encode(texts[::-1], batch_size=1, threads=2)[::-1]
+
+    assert int8.shape == (4, 384) and int8.dtype == np.float32
+    assert np.allclose(np.linalg.norm(int8, axis=1), 1.0, atol=1e-5)
+    cosines = (int8 * torch_vectors).sum(axis=1)
+    assert cosines.min() > 0.98 and cosines.max() < 0.99999  # close, and yet another vector space
+    # A text's int8 vector is the same whatever it is batched with (onnx_encoder: alone).
+    assert np.array_equal(one_by_one, int8) and np.array_equal(two_threads, int8)
+
+
+@pytest.mark.slow
+def test_late_chunking_on_onnx_follows_late_chunking_on_torch(settings):
+    text = " ".join(f"Sentence {i} is about topic {i % 7} in the garden." for i in range(120))
+    spans = [(start, min(len(text), start + 300)) for start in range(0, len(text), 300)]
+
+    settings.EMBEDDING_MODEL = TORCH
+    on_torch = embedding.late_chunk_embeddings(text, spans, tokens=tokenize(text), prefix="Garden notes")
+    settings.EMBEDDING_MODEL = INT8
+    on_onnx = embedding.late_chunk_embeddings(text, spans, tokens=tokenize(text), prefix="Garden notes")
+
+    assert on_onnx.shape == on_torch.shape == (len(spans), 384)
+    assert (on_onnx * on_torch).sum(axis=1).min() > 0.98
