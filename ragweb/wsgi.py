@@ -18,6 +18,10 @@ if os.environ.get("RAGWEB_WARM_UP", "1") == "1":
     from django.conf import settings
 
     import_module(settings.ROOT_URLCONF)  # the views and what they import: shared by the workers too
+    # The quotas' Redis cache backend (and redis-py) too, imported now and not by a flood of first
+    # requests at once, each waiting on the import (no connection is opened before the fork).
+    for module in ("redis", "django.core.cache.backends.redis"):
+        import_module(module)
     load_before_fork()
     from chat.answering.reading import preload  # the reader's model (one inference thread: fork-safe)
 
