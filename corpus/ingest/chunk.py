@@ -14,9 +14,9 @@ caps words at 100 characters, so this needs a tiny `size`). No chunk has more th
 characters, whatever the tokenizer says: a 20 MB line without spaces is one [UNK] "word" to it,
 so a longer chunk is cut again, at whitespace or a word start when there is one in its last half,
 else where the bound falls (inside a word: the pieces are within `size` in the text's own tokens,
-but a piece tokenised alone may count more, "ere.g." of "...tokenizere.g."). No chunk is empty or whitespace-only, except the one chunk of a text
-that is itself only whitespace (zero tokens, returned whole up to `max_chars`) and the pieces of a
-whitespace run longer than `max_chars`.
+but a piece tokenised alone may count more, "ere.g." of "...tokenizere.g."). No chunk is empty
+or whitespace-only, except the one chunk of a text that is itself only whitespace (zero tokens,
+returned whole up to `max_chars`) and the pieces of a whitespace run longer than `max_chars`.
 
 A table's rows stay under their header: no strategy but "sliding" cuts inside a Markdown table
 block where the block fits in a chunk, nor inside a row where it does not (chunk_tables).
