@@ -42,6 +42,7 @@ from chat.services import (
 )
 from chat.sse import sse_event, sse_response
 from chat.throttles import ask_wait
+from corpus import sharing
 from corpus.models import Document
 from corpus.permissions import Denied, collection_for, document_for, readable_collections
 from lib.numbers import parse_int
@@ -121,6 +122,8 @@ def _page(request: HttpRequest, conversation: Conversation | None, *, question: 
         "max_question_chars": questions.MAX_QUESTION_CHARS,
         "picked": conversation.collection if conversation else None,
         "elsewhere": not others and Conversation.objects.others_of(request.user).exists(),
+        # Where a user lands after logging in: collections shared with them wait for their answer there.
+        "invitations": () if conversation else sharing.invitations_pending(user=request.user)[:3],
     }, status=status)
     patch_vary_headers(response, ["HX-Request", "HX-Target"])
     return response

@@ -51,6 +51,15 @@ def test_sharing_on_the_page_invites_and_the_recipient_accepts(user, other_user,
     assert audited(Action.SHARE_ACCEPTED) == [("bob", {"role": "read", "invited_by": "alice"})]
 
 
+def test_the_chat_page_a_user_lands_on_points_to_their_invitations(user, other_user, mine):
+    bob = signed_in(other_user)
+    assert "Accept or decline" not in bob.get("/").content.decode()
+    sharing.collection_share(collection=mine, readers=[other_user], sharer=user)
+    page = bob.get("/").content.decode()
+    assert "<strong>alice</strong> shares <strong>Mine</strong> with you." in page
+    assert '<a href="/documents/">Accept or decline on the Documents page</a>' in page
+
+
 def test_declining_shares_nothing_and_is_audited(user, other_user, mine, client_of):
     sharing.collection_share(collection=mine, editors=[other_user], sharer=user)
     invitation = ShareInvitation.objects.get()
