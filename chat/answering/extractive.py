@@ -380,13 +380,20 @@ def select_quotes(query: str, citations: Sequence[dict], *, hits: Sequence[Hit] 
         return Quotes((), coverage, confidence=0.0 if scorer == reading.READER else None,
                       answers=scorer != reading.READER)
     scored = score_sentences(query, found, embed, query_vector=query_vector)
-    best = max(range(len(found)), key=lambda i: scored.scores[i])
-    if scorer == reading.READER or (scorer == reading.AUTO and found[best].row):
+    ranked = sorted(range(len(found)), key=lambda i: -scored.scores[i])
+    best = ranked[0]
+    row_near_top = any(found[i].row for i in ranked[:reading.ROW_NEAR_TOP])
+    if scorer == reading.READER or (scorer == reading.AUTO and row_near_top):
         try:
             verdict = reading.read(query, found, scored.scores, max_chars=max_chars)
         except Exception:  # a broken reader must not take answers down: the heuristic still chooses
             logger.warning("the reader failed; choosing sentences by the heuristic", exc_info=True)
-        else:
+            verdict = None
+        # auto: the reader decides when the heuristic's best is a row, or when it finds a row among
+        # the heuristic's best that answers better than the heuristic's prose (a spreadsheet beside
+        # a guide); prose against prose stays the heuristic's.
+        if verdict is not None and (scorer == reading.READER or found[best].row
+                                    or (verdict.chosen and found[verdict.chosen[0][0]].row)):
             leads: dict[int, str] = {}
             for i, _ in verdict.chosen:
                 leads.setdefault(found[i].n, found[i].text)

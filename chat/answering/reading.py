@@ -14,7 +14,8 @@ points to (reader.candidates).
 
 Which scorer answers is `current()`: AUTO when the reader's model is in the repository (the
 heuristic chooses among prose sentences, the reader decides when the best candidate is a table
-row: on prose the reader, trained on questions made by rules, does not beat the heuristic yet;
+row, or when a row among the heuristic's best ROW_NEAR_TOP is the reader's first choice: on prose
+the reader, trained on questions made by rules, does not beat the heuristic yet;
 docs/evaluation.md), unless a caller chose otherwise with `using()` (the evaluation runs them side
 by side). The heuristic's answer quotes its best sentence first too, and a sentence that points
 back with what it points to.
@@ -53,6 +54,10 @@ MAX_QUOTES = 4
 # read when it is at least this relevant and the best candidate is a table row (chat.answering.pipeline):
 # the held-out tables' row questions retrieve at 0.24-0.56, off-topic questions below 0.35.
 ROW_MIN_RELEVANCE = 0.2
+# auto reads when a table row is among the heuristic's best ROW_NEAR_TOP candidates: in a collection
+# of prose and tables the heuristic may rank a sentence on the row's subject above the row that
+# answers ("Where is the rotavator kept?" beside a guide that mentions the rotavator).
+ROW_NEAR_TOP = 3
 
 _chosen: ContextVar[str | None] = ContextVar("answer_scorer", default=None)
 

@@ -4,7 +4,7 @@ itself is tested in tests/reader/test_runtime.py)."""
 import numpy as np
 import pytest
 
-from chat.answering import reading
+from chat.answering import extractive, reading
 from chat.answering.extractive import UNSURE, render_quotes, select_quotes
 
 
@@ -89,3 +89,42 @@ def test_a_failing_reader_falls_back_to_the_heuristic(monkeypatch):
     with reading.using(reading.READER):
         quotes = select_quotes("What is the default weight?", [_citation(1, SOURCE)], embed=_embed)
     assert quotes.sentences and quotes.confidence is None and quotes.answers
+
+
+GUIDE_AND_TABLE = ("The rotavator is only used in spring, to break up the vegetable beds. "
+                   "Keep the blades oiled over winter.\n\n"
+                   "| Item | Location |\n| --- | --- |\n| Rotavator | Shed B (north wall) |\n| Spade | Barn |\n")
+
+
+def _heuristic_prefers(monkeypatch, word):
+    """The heuristic ranks the sentences holding `word` first, the rest by their order."""
+    def scores(query, sentences, embed=None, **kwargs):
+        values = [(1.0 if word in s.text else 0.5) - i / 100 for i, s in enumerate(sentences)]
+        return extractive.Scored(values, np.zeros((len(sentences), 2)))
+
+    monkeypatch.setattr(extractive, "score_sentences", scores)
+
+
+@pytest.fixture
+def auto(monkeypatch):
+    likely = {}
+    monkeypatch.setattr(reading.runtime, "score", lambda question, texts: np.array(
+        [next((p for word, p in likely.items() if word in t), 0.05) for t in texts]))
+    with reading.using(reading.AUTO):
+        yield likely
+
+
+def test_auto_lets_the_reader_choose_a_row_the_heuristic_ranked_below_prose(auto, monkeypatch):
+    _heuristic_prefers(monkeypatch, "only used in spring")
+    auto.update({"Shed B": 0.9, "only used in spring": 0.3})
+    quotes = select_quotes("Where is the rotavator kept?", [_citation(1, GUIDE_AND_TABLE)], embed=_embed)
+    assert quotes.sentences[0].text == "Item: Rotavator; Location: Shed B (north wall)"
+    assert quotes.confidence == pytest.approx(0.9) and quotes.sure
+
+
+def test_auto_keeps_the_heuristics_prose_when_the_reader_prefers_prose(auto, monkeypatch):
+    _heuristic_prefers(monkeypatch, "only used in spring")
+    auto.update({"blades oiled": 0.8, "Shed B": 0.2})
+    quotes = select_quotes("When is the rotavator used?", [_citation(1, GUIDE_AND_TABLE)], embed=_embed)
+    assert quotes.confidence is None  # the heuristic's answer: prose says no confidence
+    assert quotes.sentences[0].text.startswith("The rotavator is only used in spring")

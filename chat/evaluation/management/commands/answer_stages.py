@@ -3,8 +3,8 @@
 The extractive answer's cost per stage, over the questions of an evaluation set (the ../shared/eval
 format): search (hybrid + RSE, as the answer pipeline searches), numbering the sources, splitting
 them into sentences, the sentence vectors, scoring, the reader (CPU milliseconds of its one
-inference thread reading the shortlist, timed on every question: the auto scorer reads only when the
-best candidate is a row), choosing, rendering and pinning pages. Each round asks every question
+inference thread reading the shortlist, timed on every question: the auto scorer reads only when a
+row is among the best candidates), choosing, rendering and pinning pages. Each round asks every question
 once; sentence vectors come from the shared store (chat.answering.sentence_vectors, filled at
 ingestion and by earlier answers). Prints the mean and p95 milliseconds of each stage per round, and
 how many sentence vectors were found stored and how many had to be embedded.
