@@ -180,7 +180,8 @@ def invitations_pending(*, user) -> QuerySet[ShareInvitation]:
 def invitation_accept(*, invitation: ShareInvitation, request=None) -> Collection:
     """Make the invited person a reader or an editor (the invitation's role) and drop the
     invitation. Audited ("share invitation accepted", by them). Denied (404) if it was withdrawn
-    or answered meanwhile."""
+    or answered meanwhile, or if its sender may no longer share the collection (the invitation is
+    then dropped, audited as declined with "lapsed")."""
     return _answer(invitation, accept=True, request=request)
 
 
@@ -197,13 +198,20 @@ def _answer(invitation: ShareInvitation, *, accept: bool, request) -> Collection
                   .filter(pk=invitation.pk).first())
         if collection is None or locked is None:
             raise permissions.Denied("This invitation was withdrawn or already answered.", status=404)
-        if accept:
+        sharer = locked.invited_by
+        # An offer holds only while its sender may still share the collection (an owner who handed
+        # it over, a superuser demoted, an account closed): accepting it drops it, audited as declined.
+        lapsed = accept and (sharer is None or not sharer.is_active
+                             or not permissions.can_manage_collection(sharer, collection))
+        if accept and not lapsed:
             (collection.editors if locked.role == Role.WRITE else collection.readers).add(locked.user)
-        audit_record(Action.SHARE_ACCEPTED if accept else Action.SHARE_DECLINED, target=collection,
-                     actor=locked.user, request=request,
-                     detail={"role": locked.role, "invited_by": locked.invited_by.get_username()
-                             if locked.invited_by else None})
+        detail = {"role": locked.role, "invited_by": sharer.get_username() if sharer else None}
+        audit_record(Action.SHARE_ACCEPTED if accept and not lapsed else Action.SHARE_DECLINED, target=collection,
+                     actor=locked.user, request=request, detail=detail | ({"lapsed": True} if lapsed else {}))
         locked.delete()
+    if lapsed:
+        raise permissions.Denied("This invitation no longer holds: the person who sent it can no longer share "
+                                 "this collection.", status=404)
     return collection
 
 

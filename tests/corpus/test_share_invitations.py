@@ -166,3 +166,25 @@ def test_invitations_are_capped_per_sharer_and_per_person(user, other_user, caro
     for n in range(4):  # superusers are not held to the caps
         made = client_of(root).post("/api/collections/", {"name": f"Root {n}", "readers": ["bob"]}, format="json")
         assert made.status_code == 201
+
+
+def test_an_invitation_lapses_when_its_sender_may_no_longer_share(user, other_user, carol, mine, client_of):
+    sharing.collection_share(collection=mine, editors=[other_user], sharer=user)
+    invitation = ShareInvitation.objects.get()
+    mine.owner = carol  # alice hands the collection over: her offer to bob no longer holds
+    mine.save(update_fields=["owner"])
+    response = client_of(other_user).post(f"/api/invitations/{invitation.pk}/accept/")
+    assert response.status_code == 404 and "no longer holds" in response.json()["detail"]
+    assert not permissions.can_read_collection(other_user, mine) and not ShareInvitation.objects.exists()
+    assert audited(Action.SHARE_DECLINED) == [("bob", {"role": "write", "invited_by": "alice", "lapsed": True})]
+    assert audited(Action.SHARE_ACCEPTED) == []
+
+
+def test_an_invitation_from_a_closed_account_lapses(user, other_user, mine):
+    sharing.collection_share(collection=mine, readers=[other_user], sharer=user)
+    invitation = ShareInvitation.objects.get()
+    user.is_active = False
+    user.save(update_fields=["is_active"])
+    page = signed_in(other_user).post(f"/documents/invitations/{invitation.pk}/accept/")
+    assert page.status_code == 404
+    assert not permissions.can_read_collection(other_user, mine) and not ShareInvitation.objects.exists()
