@@ -99,16 +99,24 @@ class Reading:
         return self.confidence >= SURE
 
 
-def read(question: str, sentences: Sequence, scores: Sequence[float], *, max_chars: int) -> Reading:
-    """Read the SHORTLIST best of `sentences` (chat.answering.extractive.Sentence, scored by the
-    heuristic `scores`) with `question`."""
+def shortlist(sentences: Sequence, scores: Sequence[float]) -> tuple[list[int], list[int | None], list[str]]:
+    """What the reader reads: the SHORTLIST best of `sentences` by the heuristic `scores` (their
+    indexes, best first), the index of the sentence each points back to (or None), and the texts
+    the reader is given (reader.candidates.candidate_text)."""
     order = sorted(range(len(sentences)), key=lambda i: -scores[i])[:SHORTLIST]
-    if not order:
-        return Reading((), 0.0)
     befores = [_before(sentences, i) for i in order]
     texts = [candidate_text(sentences[i].heading, sentences[i].text,
                             before=sentences[b].text if b is not None else "")
              for i, b in zip(order, befores, strict=True)]
+    return order, befores, texts
+
+
+def read(question: str, sentences: Sequence, scores: Sequence[float], *, max_chars: int) -> Reading:
+    """Read the shortlist() of `sentences` (chat.answering.extractive.Sentence, scored by the
+    heuristic `scores`) with `question`."""
+    order, befores, texts = shortlist(sentences, scores)
+    if not order:
+        return Reading((), 0.0)
     probabilities = runtime.score(question, texts)
     ranked = sorted(range(len(order)), key=lambda k: -probabilities[k])
     best = float(probabilities[ranked[0]])

@@ -30,7 +30,6 @@ from chat.evaluation.answer_sets import load_unanswerable
 from chat.evaluation.metrics import EvalFormatError, coverage, load_items
 from chat.evaluation.reader_training.train import auc
 from corpus.models import Collection
-from reader.candidates import candidate_text
 from reader.runtime import MODEL_DIR, Reader
 
 
@@ -43,11 +42,8 @@ def shortlist(question: str, collections) -> tuple[list[str], list[str], np.ndar
     if not found:
         return [], [], np.zeros(0)
     scored = extractive.score_sentences(question, found, query_vector=pipeline.question_vector(result, question))
-    order = sorted(range(len(found)), key=lambda i: -scored.scores[i])[:reading.SHORTLIST]
-    befores = [reading._before(found, i) for i in order]
+    order, befores, texts = reading.shortlist(found, scored.scores)
     plain = [(found[b].text + " " if b is not None else "") + found[i].text
-             for i, b in zip(order, befores, strict=True)]
-    texts = [candidate_text(found[i].heading, found[i].text, before=found[b].text if b is not None else "")
              for i, b in zip(order, befores, strict=True)]
     return plain, texts, np.array([scored.scores[i] for i in order], dtype=float)
 
