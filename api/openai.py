@@ -116,8 +116,8 @@ class ChatCompletionOutput(serializers.Serializer):
         "How the answer was written: by the LLM, or quoted from the sources (extractive, no LLM); "
         "empty when nothing was answered."))
     ragweb_confidence = serializers.FloatField(allow_null=True, required=False, help_text=(
-        "Extractive answers the reader chose: how likely (0-1) the first quote answers the question; below "
-        "0.8 the answer says the passages may not answer it. null otherwise."))
+        "Extractive answers: how likely (0-1) the reader found it that the first quote answers the question; "
+        "below 0.8 the answer says the passages may not answer it. null otherwise."))
 
 
 class DeltaOutput(serializers.Serializer):
@@ -141,8 +141,8 @@ class ChatCompletionChunkOutput(serializers.Serializer):
     choices = ChunkChoiceOutput(many=True)
     citations = SourceOutput(many=True, required=False, help_text="On the last chunk only.")
     ragweb_confidence = serializers.FloatField(allow_null=True, required=False, help_text=(
-        "On the last chunk only. Extractive answers the reader chose: how likely (0-1) the first quote "
-        "answers the question; below 0.8 the answer says the passages may not answer it. null otherwise."))
+        "On the last chunk only. Extractive answers: how likely (0-1) the reader found it that the first "
+        "quote answers the question; below 0.8 the answer says the passages may not answer it. null otherwise."))
 
 
 class OpenAIErrorBody(serializers.Serializer):

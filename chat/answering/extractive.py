@@ -349,10 +349,12 @@ class Quotes:
     # (n, text): the best sentence quoted from source n, for each source quoted; its page is the
     # citation's page and the passage view opens at it (chat.answering.support, "lead").
     leads: tuple[tuple[int, str], ...] = ()
-    # The reader's verdict (chat.answering.reading; None when the heuristic chose the sentences):
-    # the probability that the best quote answers the question, and whether the sources answer it.
+    # How likely the best quote answers the question (the reader's probability; None without the
+    # reader). `read`: the reader chose the quotes and decides whether the sources answer at all
+    # (`answers`); otherwise the heuristic chose them and the reader only rated the best one.
     confidence: float | None = None
     answers: bool = True
+    read: bool = False
 
     @property
     def sure(self) -> bool:
@@ -378,7 +380,7 @@ def select_quotes(query: str, citations: Sequence[dict], *, hits: Sequence[Hit] 
     coverage = question_coverage(searched or query, citations, found)
     if not found:
         return Quotes((), coverage, confidence=0.0 if scorer == reading.READER else None,
-                      answers=scorer != reading.READER)
+                      answers=scorer != reading.READER, read=scorer == reading.READER)
     scored = score_sentences(query, found, embed, query_vector=query_vector)
     ranked = sorted(range(len(found)), key=lambda i: -scored.scores[i])
     best = ranked[0]
@@ -398,12 +400,30 @@ def select_quotes(query: str, citations: Sequence[dict], *, hits: Sequence[Hit] 
             for i, _ in verdict.chosen:
                 leads.setdefault(found[i].n, found[i].text)
             return Quotes(tuple(reading.quoted_sentences(found, verdict)), coverage, tuple(leads.items()),
-                          confidence=verdict.confidence, answers=verdict.answers)
+                          confidence=verdict.confidence, answers=verdict.answers, read=True)
     picked = chosen(found, scored, max_chars=max_chars)
     leads = {}
     for sentence in picked:
         leads.setdefault(sentence.n, sentence.text)
-    return Quotes(tuple(reading.with_antecedents(found, _in_source_order(picked))), coverage, tuple(leads.items()))
+    return Quotes(tuple(reading.with_antecedents(found, _in_source_order(picked))), coverage, tuple(leads.items()),
+                  confidence=_rated(query, found, picked, scorer))
+
+
+def _rated(query: str, found: Sequence[Sentence], picked: Sequence[Sentence], scorer: str) -> float | None:
+    """With the reader at hand (AUTO), how sure the heuristic's prose answer is: the reader's
+    probability for its best sentence (picked[0]), which the answer quotes first. On the held-out
+    sets the answers it rates SURE or more hold the evidence far more often than the rest
+    (docs/evaluation.md, "How sure a prose answer is")."""
+    if scorer != reading.AUTO or not picked:
+        return None
+    best = next((i for i, s in enumerate(found) if s is picked[0]), None)
+    if best is None:
+        return None
+    try:
+        return reading.rate(query, found, best)
+    except Exception:  # a broken reader must not take answers down: the answer goes without a confidence
+        logger.warning("the reader failed to rate the answer", exc_info=True)
+        return None
 
 
 # Under an answer whose best quote the reader found only fairly likely to answer the question.

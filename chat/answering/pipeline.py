@@ -149,7 +149,7 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
         # found the right sources, and would only pull the quotes back towards the earlier turn's subject.
         quotes = select_quotes(question, citations, hits=hits, searched=query,
                                query_vector=question_vector(result, question))
-        if on_probation and (quotes.confidence is None or not quotes.answers):
+        if on_probation and not (quotes.read and quotes.answers):
             raise NotFound(not_found_message(scope))
         coverage = quotes.coverage
         # Numbered as the answer cites them, so its sources are listed from 1 whichever it quotes.
@@ -160,7 +160,7 @@ def prepare(*, question: str, collections, history: Sequence[tuple[str, str]] = 
     else:
         # The LLM writes the answer: no sentence needs scoring (embedding) unless it proves unsupported.
         quotes, coverage = None, question_coverage(query, citations, candidates(citations, hits))
-    if quotes is not None and quotes.confidence is not None:
+    if quotes is not None and quotes.read:
         # The reader read the question with each candidate: it decides whether any answers it.
         if not quotes.answers:
             raise NotFound(not_found_message(scope))

@@ -18,7 +18,9 @@ row, or when a row among the heuristic's best ROW_NEAR_TOP is the reader's first
 the reader, trained on questions made by rules, does not beat the heuristic yet;
 docs/evaluation.md), unless a caller chose otherwise with `using()` (the evaluation runs them side
 by side). The heuristic's answer quotes its best sentence first too, and a sentence that points
-back with what it points to.
+back with what it points to; under AUTO the reader rates that best sentence (rate()), which is how
+sure the prose answer says it is (the reader's probability separates right from wrong prose answers
+on the held-out sets, though it does not choose the sentences better than the heuristic).
 """
 
 from __future__ import annotations
@@ -135,6 +137,16 @@ def read(question: str, sentences: Sequence, scores: Sequence[float], *, max_cha
         chosen.append((i, b))
         used += length
     return Reading(tuple(chosen), best)
+
+
+def rate(question: str, sentences: Sequence, i: int) -> float:
+    """How likely `sentences[i]`, the heuristic's best sentence, answers `question` (the reader's
+    probability, reading it after the sentence it points back to): how sure a prose answer the
+    heuristic chose is. Raises what the reader raises."""
+    b = _before(sentences, i)
+    text = candidate_text(sentences[i].heading, sentences[i].text,
+                          before=sentences[b].text if b is not None else "")
+    return float(runtime.score(question, [text])[0])
 
 
 def _before(sentences: Sequence, i: int) -> int | None:

@@ -125,7 +125,17 @@ def test_a_table_row_answers_with_the_readers_confidence(api, user, no_llm):
     assert body["confidence"] > 0.8
 
 
-def test_a_prose_answer_has_no_confidence(api, corpus, no_llm):
+def test_a_prose_answer_carries_the_readers_rating_of_its_first_quote(api, corpus, no_llm):
     body = api.post("/api/ask/", {"question": "What is the default request timeout?", "collection": "guides"},
                     format="json").json()
-    assert body["mode"] == "extractive" and body["confidence"] is None
+    assert body["mode"] == "extractive" and body["answer"].startswith("- The request timeout is thirty seconds")
+    assert body["confidence"] >= 0.8 and "may not answer" not in body["answer"]
+
+
+def test_a_prose_answer_the_reader_doubts_says_so(api, corpus, no_llm):
+    body = api.post("/api/ask/", {"question": "Which log levels can the service be set to?",
+                                  "collection": "guides"}, format="json").json()
+    assert body["status"] == "complete", body
+    assert body["answer"].startswith("- Logs are written to standard output")
+    assert body["confidence"] < 0.8
+    assert body["answer"].endswith("*These passages may not answer your question.*")

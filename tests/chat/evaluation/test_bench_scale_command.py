@@ -56,7 +56,7 @@ def test_benchmark_grows_measures_rebuilds_the_indexes_and_cleans_up(tmp_path):
                  "--small-share", "0.1", stdout=out)
     text = out.getvalue()
     assert "-- 1,060 chunks searched (100 in the small collection)" in text
-    assert re.search(r"disk \+[\d,]+ MiB", text)
+    assert re.search(r"disk [+-][\d,]+ MiB", text)  # rebuilt indexes may be smaller than the bloated ones before
     for publishers in (1, 2):
         assert re.search(rf"publish \(pipeline's publish step, 20 documents of 100 chunks, {publishers} at a time\): "
                          r"[\d,]+ chunks/s", text)

@@ -243,7 +243,7 @@ class Command(BaseCommand):
         grown = added / 100_000
         disk = (_disk_bytes() - disk_before) / 2**20
         self.stdout.write(f"  load {loaded:.0f} s ({loaded / grown:.0f} s per 100k), indexes built after it "
-                          f"{indexed:.0f} s, disk +{disk:,.0f} MiB ({disk / grown:,.0f} MiB per 100k chunks)")
+                          f"{indexed:.0f} s, disk {disk:+,.0f} MiB ({disk / grown:,.0f} MiB per 100k chunks)")
 
     # -- measurements -------------------------------------------------------------------------------
 
