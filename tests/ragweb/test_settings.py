@@ -254,3 +254,35 @@ def test_a_retired_variable_still_set_gets_one_warning_line_naming_its_replaceme
     assert values["SECURE_SSL_REDIRECT"] is False and values["MEDIA_ROOT"] == str(tmp_path / "media")
     _, stderr = settings_of(tmp_path)
     assert "no longer read" not in stderr
+
+
+REQUESTS = """
+import django, json
+django.setup()
+from django.test import Client
+client = Client()
+plain = client.get("/login/", HTTP_HOST="docs.example.org")
+proxied = client.get("/login/", HTTP_HOST="docs.example.org", HTTP_X_FORWARDED_PROTO="https",
+                     HTTP_X_FORWARDED_FOR="203.0.113.9")
+other_host = client.get("/login/", HTTP_HOST="evil.example.net", HTTP_X_FORWARDED_PROTO="https")
+print(json.dumps({"plain": [plain.status_code, plain.get("Location")],
+                  "proxied": [proxied.status_code, proxied.get("Strict-Transport-Security"),
+                              proxied.cookies["csrftoken"]["secure"]],
+                  "other_host": other_host.status_code}))
+"""
+
+
+def test_behind_the_proxy_an_https_public_url_redirects_and_sends_hsts_and_secure_cookies(tmp_path):
+    """The one setting, end to end through Django's middleware: what the browser behind nginx gets."""
+    import json
+
+    clean = {k: v for k, v in os.environ.items() if k in (*_PASSTHROUGH, "RAGWEB_PG_PORT", "RAGWEB_REDIS_PORT")}
+    clean.update(RAGWEB_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="ragweb.settings", RAGWEB_WARM_UP="0",
+                 PUBLIC_URL="https://docs.example.org", SECRET_KEY=KEY, TRUSTED_PROXY_COUNT="1")
+    out = subprocess.run([sys.executable, "-c", REQUESTS], cwd=ROOT, env=clean, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    values = json.loads(out.stdout.strip().splitlines()[-1])
+    assert values["plain"] == [301, "https://docs.example.org/login/"]
+    assert values["proxied"] == [200, "max-age=31536000; includeSubDomains", True]
+    assert values["other_host"] == 400  # not PUBLIC_URL's host
