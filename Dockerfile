@@ -8,9 +8,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu \
     HF_HUB_OFFLINE=1 \
     TRANSFORMERS_OFFLINE=1 \
-    RAGWEB_VAR_DIR=/data \
-    MEDIA_ROOT=/data/media \
-    STATIC_ROOT=/app/staticfiles
+    # The data folder: uploaded documents in /data/media (compose's media volume), collectstatic's output
+    # in /data/staticfiles (made below, inside the image).
+    RAGWEB_VAR_DIR=/data
 
 RUN apt-get update \
     && apt-get install -y --no-install-recommends libpq5 \

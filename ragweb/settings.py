@@ -6,6 +6,7 @@ With nothing set, the embedded set-up is used: Postgres + pgvector and Redis sta
 `scripts/services.py` on 127.0.0.1, with data under var/.
 """
 
+import logging
 import os
 import secrets
 from pathlib import Path
@@ -26,26 +27,50 @@ from lib.env import (
     secret_file,
 )
 from lib.numbers import parse_int
+from lib.retired_settings import retired_warnings
 from outbound.addresses import AllowList
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("RAGWEB_VAR_DIR", str(BASE_DIR / "var")))
+
+# Where people reach ragweb: PUBLIC_URL, such as https://docs.example.org (comma-separated when it answers to
+# several names). Its hosts are the ones answered (with the loopback names: the container health check and
+# make run use them), its origins the ones forms may come from, and https:// turns HTTPS on throughout
+# (the HTTPS settings below). Unset: the embedded set-up, plain HTTP on the loopback names.
+PUBLIC_URLS = []
+for _url in env_list("PUBLIC_URL", []):
+    _url = env_url("PUBLIC_URL", "", schemes=("http", "https"), credentials=False, environ={"PUBLIC_URL": _url})
+    if urlparse(_url).path.strip("/") or urlparse(_url).query:
+        raise ImproperlyConfigured(f"PUBLIC_URL must be scheme://host[:port] without a path, got {_url!r} "
+                                   "(ragweb is served at the root of its host)")
+    PUBLIC_URLS.append(_url.rstrip("/"))
+if len({urlparse(u).scheme for u in PUBLIC_URLS}) > 1:
+    raise ImproperlyConfigured("PUBLIC_URL mixes http:// and https://: give one scheme for every name")
+HTTPS = bool(PUBLIC_URLS) and PUBLIC_URLS[0].startswith("https://")
+_LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
+ALLOWED_HOSTS = list(dict.fromkeys(
+    [f"[{h}]" if ":" in h else h for h in (urlparse(u).hostname for u in PUBLIC_URLS)] + _LOOPBACK_HOSTS
+)) if PUBLIC_URLS else [*_LOOPBACK_HOSTS, "testserver"]
+CSRF_TRUSTED_ORIGINS = [f"{urlparse(u).scheme}://{urlparse(u).netloc}" for u in PUBLIC_URLS]
 
 DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = env_str("SECRET_KEY", "")
 if SECRET_KEY:
     SECRET_KEY = checked_secret_key(SECRET_KEY, source="SECRET_KEY")
 else:
-    if not DEBUG and env_bool("RAGWEB_REQUIRE_SECRET_KEY", False):
-        raise ImproperlyConfigured("SECRET_KEY must be set in production")
+    # A site served over HTTPS is a deployment: its processes may run on several machines, or in containers
+    # whose var/ does not last; each would make a key of its own, and the sessions and CSRF tokens of one
+    # would fail on the others or after a restart.
+    if HTTPS and not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY must be set when PUBLIC_URL is https:// (every process must share "
+                                   "one key); generate one with: python -c 'import secrets; "
+                                   "print(secrets.token_urlsafe(50))'")
     # Embedded/dev default: a key kept under var/ so sessions survive restarts.
     from django.core.management.utils import get_random_secret_key
 
     key_file = VAR_DIR / "secret_key"
     SECRET_KEY = checked_secret_key(secret_file(key_file, make=get_random_secret_key), source=str(key_file))
 
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
-CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -161,7 +186,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = Path(env_str("STATIC_ROOT", str(VAR_DIR / "staticfiles")))
+STATIC_ROOT = VAR_DIR / "staticfiles"
 # WhiteNoise serves static files in every mode (runserver with DEBUG off included); from the
 # app folders when collectstatic has not run (embedded set-up), from STATIC_ROOT in production.
 WHITENOISE_USE_FINDERS = True
@@ -170,14 +195,15 @@ WHITENOISE_USE_FINDERS = True
 # default: a file-system check per request, not paid in production); docs/configuration.md ("DEBUG") tells
 # self-hosters editing static files to use it or restart.
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
-MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
+MEDIA_ROOT = VAR_DIR / "media"  # the stored documents: back it up with the database
 MEDIA_URL = "media/"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "chat:index"
 LOGOUT_REDIRECT_URL = "login"
 
-# Single sign-on with OpenID Connect (sso/, README "SSO"): off unless OIDC_ISSUER is set. The provider's
-# endpoints come from its discovery document (sso/discovery.py); mozilla-django-oidc does the code flow.
+# Single sign-on with OpenID Connect (sso/, docs/features.md "SSO"): off unless OIDC_ISSUER is set. The
+# provider's endpoints, scopes and ID token algorithms come from its discovery document (sso/discovery.py);
+# the claims read are the usual ones (sso/services.py); mozilla-django-oidc does the code flow.
 OIDC_ISSUER = env_str("OIDC_ISSUER", "").strip().rstrip("/")
 LOCAL_LOGIN = env_bool("LOCAL_LOGIN", True)
 OIDC_RP_CLIENT_ID = env_str("OIDC_CLIENT_ID", "")
@@ -192,13 +218,6 @@ if OIDC_ISSUER:
         raise ImproperlyConfigured("OIDC_CLIENT_ID and OIDC_CLIENT_SECRET must be set when OIDC_ISSUER is set")
 elif not LOCAL_LOGIN:
     raise ImproperlyConfigured("LOCAL_LOGIN=0 needs single sign-on (OIDC_ISSUER): nobody could sign in")
-OIDC_PROVIDER_NAME = env_str("OIDC_PROVIDER_NAME", "single sign-on")
-OIDC_RP_SCOPES = env_str("OIDC_SCOPES", "openid email profile")
-OIDC_RP_SIGN_ALGO = env_str("OIDC_SIGN_ALGO", "RS256").strip().upper()  # the provider's ID token signature
-if OIDC_RP_SIGN_ALGO not in ("RS256", "RS384", "RS512", "ES256", "ES384", "ES512", "PS256"):
-    raise ImproperlyConfigured(f"OIDC_SIGN_ALGO must be RS256/384/512, ES256/384/512 or PS256: {OIDC_RP_SIGN_ALGO!r}")
-OIDC_GROUPS_CLAIM = env_str("OIDC_GROUPS_CLAIM", "groups")
-OIDC_USERNAME_CLAIM = env_str("OIDC_USERNAME_CLAIM", "preferred_username")
 # Members of this provider group are staff (admin access; permissions come from Django groups); empty:
 # the provider never decides who is staff. Nobody is ever made a superuser from a claim.
 OIDC_STAFF_GROUP = env_str("OIDC_STAFF_GROUP", "")
@@ -297,17 +316,12 @@ SOURCES_FOLDERS = env_list("SOURCES_FOLDERS", [])
 SOURCES_FOLDERS_ANYONE = env_bool("SOURCES_FOLDERS_ANYONE", False)
 CELERY_BEAT_SCHEDULE = {"sources-sync-due": {"task": "sources.sync_due", "schedule": 60.0}}
 
-# Web sources (sources/web/): what fetching a page or a site may do. Private, loopback, link-local and
-# other non-public addresses are refused unless SOURCES_ALLOW_PRIVATE (tests and intranet set-ups).
+# Web sources (sources/web/): private, loopback, link-local and other non-public addresses are refused
+# unless SOURCES_ALLOW_PRIVATE (tests and intranet set-ups). What one fetch may cost (size, time) and the
+# spacing of requests to one host are constants in sources/web/hops.py and pacing.py.
 SOURCES_ALLOW_PRIVATE = env_bool("SOURCES_ALLOW_PRIVATE", False)
-SOURCES_USER_AGENT = env_str("SOURCES_USER_AGENT", "ragweb/1.0" + (
-    f" (+{CSRF_TRUSTED_ORIGINS[0]})" if CSRF_TRUSTED_ORIGINS else ""))
-SOURCES_MAX_BYTES = env_int("SOURCES_MAX_BYTES", 10 * 1024 * 1024, minimum=1024)
-SOURCES_CONNECT_TIMEOUT = env_float("SOURCES_CONNECT_TIMEOUT", 10.0, minimum=0.1)
-# Seconds for one whole response (headers and body): a server that drips bytes cannot hold a worker.
-SOURCES_TIMEOUT = env_float("SOURCES_TIMEOUT", 30.0, minimum=0.1)
-# Seconds between two requests to the same host, shared by every process through Redis.
-SOURCES_HOST_INTERVAL = env_float("SOURCES_HOST_INTERVAL", 1.0, minimum=0.0)
+# How ragweb names itself to the sites it fetches: with the address where their owners can see who it is.
+SOURCES_USER_AGENT = "ragweb/1.0" + (f" (+{PUBLIC_URLS[0]})" if PUBLIC_URLS else "")
 SOURCES_PACING_URL = _redis_database(2)
 
 # Models.
@@ -430,37 +444,38 @@ SPECTACULAR_SETTINGS = {
 # Error pages (DEBUG's included) never show service URLs, their passwords or the URL patterns.
 DEFAULT_EXCEPTION_REPORTER_FILTER = "api.error_reports.SettingsFilter"
 
-# api/csp.py; "" sends none. Everything comes from this site; no inline script or style. Forms post here
-# only, and with single sign-on to the provider too: sign-out's form is redirected to its end_session_endpoint.
+# api/csp.py. Everything comes from this site; no inline script or style. Forms post here only, and with
+# single sign-on to the provider too: sign-out's form is redirected to its end_session_endpoint. Not a
+# setting: the templates are written for it (tests/browser/test_csp_browser.py); a proxy may add its own.
 _FORM_ACTION = "'self'" + (" " + "{0.scheme}://{0.netloc}".format(urlparse(OIDC_ISSUER)) if OIDC_ISSUER else "")
-CONTENT_SECURITY_POLICY = env_str(
-    "CONTENT_SECURITY_POLICY",
+CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self' data:; "
     f"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action {_FORM_ACTION}; frame-ancestors 'none'")
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
-# HTTPS. Off by default (make run serves plain HTTP on 127.0.0.1); docker-compose turns all of it on,
-# with nginx terminating TLS in front (README "Security"). X-Forwarded-Proto is trusted only when
-# TRUST_X_FORWARDED_PROTO is set: only right behind a proxy that overwrites it, as compose's nginx does.
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("TRUST_X_FORWARDED_PROTO", False) else None
 # The client's address (audit trail, sign-in and API throttles): REMOTE_ADDR, unless the app sits
 # behind TRUSTED_PROXY_COUNT proxies that each append to X-Forwarded-For (nginx's
 # $proxy_add_x_forwarded_for); then the entry that many from the right. Left of it, anyone can write.
 TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0, minimum=0, maximum=5)
 REST_FRAMEWORK["NUM_PROXIES"] = TRUSTED_PROXY_COUNT  # DRF's default (None) trusts any X-Forwarded-For
-SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+# HTTPS, all of it or none, from PUBLIC_URL's scheme: off for the embedded set-up (make run serves plain
+# HTTP on 127.0.0.1); docker-compose's https:// PUBLIC_URL turns it on, nginx terminating TLS in front.
+# Behind trusted proxies (which must overwrite X-Forwarded-Proto, as deploy/nginx.conf does), their
+# X-Forwarded-Proto tells whether the browser came over HTTPS; without one, the connection itself does.
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if HTTPS and TRUSTED_PROXY_COUNT else None
+SECURE_SSL_REDIRECT = HTTPS
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # the container health check asks the web process over plain HTTP
-SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0)
-SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
-SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
-SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
-CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE  # both cookies HTTPS-only, or neither
+# A year, with this host's subdomains (not its siblings'): what Django's deployment check asks for.
+SECURE_HSTS_SECONDS = 365 * 24 * 3600 if HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
+# Asking browsers to preload HSTS for a whole domain is a commitment for every host in it: the proxy's
+# header to add on purpose, not ragweb's; so the deployment check's reminder (W021) is silenced.
+SECURE_HSTS_PRELOAD = False
+SILENCED_SYSTEM_CHECKS = ["security.W021"]
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = HTTPS  # both cookies HTTPS-only, or neither
 # A refused form is told in the app's look, with what to do (not Django's developer page).
 CSRF_FAILURE_VIEW = "api.errors.csrf_failure"
-# Asking browsers to preload HSTS for the domain is a commitment an operator makes on purpose
-# (SECURE_HSTS_PRELOAD=1), not a default, so its deployment warning is not one to act on.
-SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
 
 LOGGING = {
     "version": 1,
@@ -470,3 +485,9 @@ LOGGING = {
     # The MCP SDK logs every stateless request's set-up and tear-down at INFO (mcp_server.transport).
     "loggers": {"mcp": {"level": "WARNING"}},
 }
+
+# Variables read once and no more (lib/retired_settings.py): one warning line each, naming what replaces
+# it, rather than a value that is silently ignored. Logged before Django configures logging, so the
+# line goes to standard error as it is.
+for _line in retired_warnings():
+    logging.getLogger("ragweb.settings").warning(_line)

@@ -49,16 +49,24 @@ def _peak_rss():
 
 
 @contextmanager
-def _web_settings(**overrides):
+def _web_settings(response_timeout: float | None = None, *, allow_private: bool = True):
+    """Private addresses allowed (the harness's sites are on 127.0.0.1) and no pacing, and the response
+    timeout (sources.web.hops.RESPONSE_TIMEOUT) shortened when given."""
     from django.test import override_settings
 
-    from sources.web import robots
+    from sources.web import hops, pacing, robots
 
     robots.forget()
-    values = {"SOURCES_ALLOW_PRIVATE": True, "SOURCES_HOST_INTERVAL": 0, **overrides}
-    with override_settings(**values):
-        yield
-    robots.forget()
+    saved = pacing.HOST_INTERVAL, hops.RESPONSE_TIMEOUT
+    pacing.HOST_INTERVAL = 0
+    if response_timeout is not None:
+        hops.RESPONSE_TIMEOUT = response_timeout
+    try:
+        with override_settings(SOURCES_ALLOW_PRIVATE=allow_private):
+            yield
+    finally:
+        pacing.HOST_INTERVAL, hops.RESPONSE_TIMEOUT = saved
+        robots.forget()
 
 
 def _reason(call) -> tuple[str | None, float]:
@@ -87,7 +95,7 @@ def ssrf_attempts() -> Check:
             "http://[64:ff9b::7f00:1]/", "http://docs.localtest.me/", "file:///etc/passwd", "gopher://127.0.0.1/"]
     failures, refused = [], 0
     original_resolver, original_refusal = hops.resolver, addresses.refusal
-    with _web_settings(SOURCES_ALLOW_PRIVATE=False), HttpSite() as site:
+    with _web_settings(allow_private=False), HttpSite() as site:
         def resolver(host, port):
             return {"docs.localtest.me": ["127.0.0.1"], "public.example": ["127.0.0.1"]}.get(host) \
                 or original_resolver(host, port)
@@ -140,8 +148,7 @@ def redirect_loop() -> Check:
 
 def huge_response() -> Check:
     """A server streaming zeros with no end (a '2 GB response'), and one declaring 2 GB up front."""
-    from django.conf import settings
-
+    from sources.web import hops
     from sources.web.fetch import fetch
     from tests.sources.http_site import HttpSite, Page
 
@@ -154,7 +161,7 @@ def huge_response() -> Check:
         time.sleep(0.2)
         streamed = site.streamed
         declared, declared_s = _reason(lambda: fetch(site.url("/declared")))
-        cap = settings.SOURCES_MAX_BYTES
+        cap = hops.MAX_BYTES
     too_large = f"too large: more than {cap // MB} MB"
     ok = endless == too_large and declared == too_large and rss["growth"] < MAX_RSS_GROWTH and endless_s < 30
     return ("2 GB response (endless zeros; and Content-Length: 2 GB)", ok,
@@ -167,11 +174,11 @@ def slow_drip() -> Check:
     from sources.web.fetch import fetch
     from tests.sources.http_site import HttpSite, Page
 
-    with _web_settings(SOURCES_TIMEOUT=3.0), HttpSite() as site:
+    with _web_settings(response_timeout=3.0), HttpSite() as site:
         site.pages["/drip"] = Page("<p>" + "x" * 10_000 + "</p>", drip_seconds=0.5)
         reason, seconds = _reason(lambda: fetch(site.url("/drip")))
     ok = bool(reason and reason.startswith("too slow") and seconds < 6)
-    return ("slow drip (one byte every 0.5 s, SOURCES_TIMEOUT=3)", ok,
+    return ("slow drip (one byte every 0.5 s, a response timeout of 3 s)", ok,
             f"{reason!r} after {seconds:.2f} s (the whole body would take 83 min)")
 
 

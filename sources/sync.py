@@ -51,7 +51,7 @@ LOCK_CLASS = 29_000  # advisory lock namespace of source syncs (the second key i
 OWNER_LOCK_CLASS = 29_001  # ... and of one running sync per owner (the second key is the user's id)
 Progress = Callable[[str, str], None]  # (outcome: new/changed/unchanged/removed/failed, item)
 # A task's run of a sync: at most this long (then after the item under way: one fetch, at most
-# SOURCES_TIMEOUT plus a Crawl-delay), and at most a third of the broker's visibility timeout, so its
+# sources.web.hops.RESPONSE_TIMEOUT plus a Crawl-delay), and at most a third of the broker's visibility timeout, so its
 # message is acknowledged before Redis would hand it to a second worker; and at most SYNC_ITEMS
 # items, so a big folder or sitemap does not put thousands of one person's documents in the
 # ingestion queue at once.

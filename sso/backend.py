@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import jwt
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import SuspiciousOperation
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
-from sso.discovery import provider_metadata, same_issuer
+from sso.discovery import id_token_algorithms, provider_metadata, same_issuer
 from sso.services import ClaimsError, user_sign_in
 
 
@@ -25,7 +26,7 @@ class OidcBackend(OIDCAuthenticationBackend):
         self.UserModel = get_user_model()
         self.OIDC_RP_CLIENT_ID = settings.OIDC_RP_CLIENT_ID
         self.OIDC_RP_CLIENT_SECRET = settings.OIDC_RP_CLIENT_SECRET
-        self.OIDC_RP_SIGN_ALGO = settings.OIDC_RP_SIGN_ALGO
+        self.OIDC_RP_SIGN_ALGO = "RS256"  # until verify_token reads the token's (the base checks it is this one)
         self.OIDC_RP_IDP_SIGN_KEY = None  # the provider's keys come from its jwks_uri
 
     @property
@@ -39,6 +40,20 @@ class OidcBackend(OIDCAuthenticationBackend):
     @property
     def OIDC_OP_JWKS_ENDPOINT(self) -> str:  # noqa: N802
         return provider_metadata()["jwks_uri"]
+
+    def verify_token(self, token: str, **kwargs):
+        """The base verifies the signature with the algorithm it is told; that is the token's own, when it
+        is one of the provider's (discovery) and an asymmetric one: an HS256 token signed with anything
+        else, or "none", is refused before any key is looked at."""
+        try:
+            algorithm = jwt.get_unverified_header(token).get("alg")
+        except jwt.InvalidTokenError as exc:
+            raise SuspiciousOperation(f"the ID token is not a JWT: {exc}") from exc
+        allowed = id_token_algorithms(provider_metadata())
+        if algorithm not in allowed:
+            raise SuspiciousOperation(f"ID token signed with {algorithm!r}; accepted: {', '.join(allowed)}")
+        self.OIDC_RP_SIGN_ALGO = algorithm
+        return super().verify_token(token, **kwargs)
 
     def authenticate(self, request, **kwargs):
         # Only the callback view passes a nonce: a password form posted to a URL carrying ?code=&state=

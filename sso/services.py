@@ -1,6 +1,7 @@
 """Sign-in through the identity provider: the ragweb user behind a set of claims, made on first
 sign-in, with its groups (and, when OIDC_STAFF_GROUP says so, its staff flag) set from the claims
-on every sign-in."""
+on every sign-in. The claims read are the common ones (Keycloak, Authentik, Okta, Dex and Entra ID
+all send `groups`), not settings."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ logger = logging.getLogger(__name__)
 
 MAX_GROUPS = 500  # a claim listing more is cut (and logged): a bound on the rows one sign-in writes
 USERNAME_MAX = 150  # django.contrib.auth's username length
+GROUPS_CLAIM = "groups"  # the user's groups, from the ID token or userinfo
+USERNAME_CLAIM = "preferred_username"  # a new user's name; else the e-mail's local part, else `sub`
 _UNSAFE = re.compile(r"[^\w.@+-]+")  # what Django's username validator refuses
 
 
@@ -41,9 +44,9 @@ def group_names(value: Any) -> list[str]:
 
 
 def username_base(claims: Mapping[str, Any]) -> str:
-    """A safe username from the claims: OIDC_USERNAME_CLAIM, else the e-mail's local part, else `sub`;
+    """A safe username from the claims: USERNAME_CLAIM, else the e-mail's local part, else `sub`;
     characters Django refuses become "-", cut to leave room for a "-N" suffix."""
-    for raw in (claims.get(settings.OIDC_USERNAME_CLAIM), str(claims.get("email") or "").partition("@")[0],
+    for raw in (claims.get(USERNAME_CLAIM), str(claims.get("email") or "").partition("@")[0],
                 claims.get("sub")):
         if isinstance(raw, str):
             name = _UNSAFE.sub("-", raw.strip()).strip("-.")[: USERNAME_MAX - 8]
@@ -106,7 +109,7 @@ def _identity_user(issuer: str, subject: str, claims: Mapping[str, Any], email: 
 def user_sign_in(*, issuer: str, claims: Mapping[str, Any]) -> AbstractUser:
     """The user behind (issuer, claims["sub"]): made on first sign-in (no password: they sign in
     through the provider), and on every sign-in its e-mail and names refreshed, its provider-managed
-    groups set from OIDC_GROUPS_CLAIM and, only when OIDC_STAFF_GROUP is set, is_staff set to
+    groups set from GROUPS_CLAIM and, only when OIDC_STAFF_GROUP is set, is_staff set to
     membership of that group. Never makes a superuser. Raises ClaimsError without a usable `sub`."""
     subject = claims.get("sub")
     if not isinstance(subject, str) or not subject or len(subject) > 255:
@@ -117,7 +120,7 @@ def user_sign_in(*, issuer: str, claims: Mapping[str, Any]) -> AbstractUser:
     for field, claim in (("first_name", "given_name"), ("last_name", "family_name")):
         if isinstance(claims.get(claim), str):
             setattr(user, field, claims[claim][:150])
-    names = group_names(claims.get(settings.OIDC_GROUPS_CLAIM))
+    names = group_names(claims.get(GROUPS_CLAIM))
     if settings.OIDC_STAFF_GROUP:
         user.is_staff = settings.OIDC_STAFF_GROUP in names
     user.save()

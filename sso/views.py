@@ -21,7 +21,8 @@ from django.views.generic import View
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
 
 from accounts.signin import ThrottledAuthenticationForm
-from sso.discovery import DiscoveryError, provider_metadata
+from sso.context_processors import PROVIDER_LABEL
+from sso.discovery import DiscoveryError, provider_metadata, requested_scopes
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +33,7 @@ def _failed(request: HttpRequest, message: str, *, status: int) -> HttpResponse:
 
 def _unreachable(request: HttpRequest, exc: Exception) -> HttpResponse:
     logger.warning("sso: the identity provider cannot be reached: %s", exc)
-    return _failed(request, f"{settings.OIDC_PROVIDER_NAME} cannot be reached just now. Try again in a "
+    return _failed(request, f"{PROVIDER_LABEL.capitalize()} cannot be reached just now. Try again in a "
                             "moment; if it lasts, tell your administrator.", status=503)
 
 
@@ -91,10 +92,15 @@ class SignInStart(OIDCAuthenticationRequestView):
         if not settings.OIDC_ISSUER:
             raise Http404("single sign-on is not configured")
         try:
-            self.OIDC_OP_AUTH_ENDPOINT = provider_metadata()["authorization_endpoint"]
+            self.metadata = provider_metadata()
         except DiscoveryError as exc:
             return _unreachable(request, exc)
+        self.OIDC_OP_AUTH_ENDPOINT = self.metadata["authorization_endpoint"]
         return super().get(request)
+
+    def get_extra_params(self, request) -> dict[str, str]:
+        """The scopes, from discovery (added after the base's own "scope", so this one is sent)."""
+        return {**super().get_extra_params(request), "scope": requested_scopes(self.metadata)}
 
 
 class SignInCallback(OIDCAuthenticationCallbackView):
@@ -115,5 +121,5 @@ class SignInCallback(OIDCAuthenticationCallbackView):
 
     def login_failure(self):
         """Cancelled at the provider, refused claims, or an account deactivated here."""
-        return _failed(self.request, f"Sign-in with {settings.OIDC_PROVIDER_NAME} did not succeed. Try again; "
+        return _failed(self.request, f"Sign-in with {PROVIDER_LABEL} did not succeed. Try again; "
                                      "if it keeps failing, your account may be disabled here.", status=403)

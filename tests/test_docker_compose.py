@@ -163,13 +163,23 @@ def test_check_deploy_is_clean_under_the_compose_settings(compose, tmp_path):
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
     for key, value in compose["services"]["web"]["environment"].items():
         env[key] = resolve(value)
-    env.update(SECRET_KEY="compose-test-key-" + "x1y2z3" * 10, MEDIA_ROOT=str(tmp_path / "media"),
-               STATIC_ROOT=str(tmp_path / "static"), RAGWEB_VAR_DIR=str(tmp_path), RAGWEB_SKIP_SERVICES="1",
-               DJANGO_SETTINGS_MODULE="ragweb.settings")
+    env.update(SECRET_KEY="compose-test-key-" + "x1y2z3" * 10, PUBLIC_URL="https://docs.example.org",
+               RAGWEB_VAR_DIR=str(tmp_path), RAGWEB_SKIP_SERVICES="1", DJANGO_SETTINGS_MODULE="ragweb.settings")
     out = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], cwd=ROOT,
                          env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "System check identified no issues" in out.stdout
+    assert "no longer read" not in out.stderr  # compose sets no retired variable
+
+
+def test_compose_and_the_image_set_no_retired_variable(compose):
+    from lib.retired_settings import RETIRED
+
+    env = compose["x-app-env"] if "x-app-env" in compose else compose["services"]["web"]["environment"]
+    assert not set(env) & set(RETIRED)
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert not [name for name in RETIRED if re.search(rf"\b{name}=", dockerfile)]
+    assert resolve(env["PUBLIC_URL"]) == "<PUBLIC_URL>", "compose must refuse to start without a PUBLIC_URL"
 
 
 def test_the_replica_profile_streams_from_db_and_is_optional(compose):

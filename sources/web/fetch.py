@@ -4,7 +4,7 @@
 Modified to the validators given. It raises FetchError (`.reason` readable, `.status` the HTTP
 status when there was one) on anything else: a URL that is not http(s), an address that is not
 public (unless SOURCES_ALLOW_PRIVATE), robots.txt disallowing it, too many redirects or a loop,
-a body over SOURCES_MAX_BYTES, no complete answer within SOURCES_TIMEOUT, an HTTP error status, or
+a body over hops.MAX_BYTES, no complete answer within hops.RESPONSE_TIMEOUT, an HTTP error status, or
 a content type that is neither HTML, XML nor one of the document formats ragweb parses. Every
 redirect hop is checked again (hops.py); requests to a host are spaced (pacing.py).
 """

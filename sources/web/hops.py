@@ -30,6 +30,16 @@ ALLOW_HINT = "set SOURCES_ALLOW_PRIVATE=1 to allow"
 MAX_REDIRECTS = 5
 # Characters left as they are in a request target (RFC 3986's reserved and unreserved ones, and "%").
 _URL_SAFE = "/?#[]@!$&'()*+,;=:%-._~"
+# What one request may cost. Constants, not settings: they bound a worker's time and memory per page,
+# which the sync's budget (sources/sync.py) and the reliability harness's web section are measured against.
+# The largest body read (decompressed): 10 MB holds a long HTML manual page many times over; a bigger
+# answer is refused, not cut, so a document is never half a page.
+MAX_BYTES = 10 * 1024 * 1024
+# Seconds to connect to one address: a host that is up answers in well under a second from anywhere.
+CONNECT_TIMEOUT = 10.0
+# Seconds for a whole response, headers and body: a server that drips bytes cannot hold a worker
+# (reliability: "slow drip"); 30 s reads 10 MB at ~350 KB/s.
+RESPONSE_TIMEOUT = 30.0
 # Addresses of one name tried in turn when the first cannot be reached (each with its connect timeout).
 MAX_ADDRESSES = 3
 # Replaced by tests that need a host name to resolve to an address of their choosing.
@@ -88,8 +98,8 @@ def _send(hop: _Hop, headers: dict[str, str], *, crawl_delay: float = 0.0) -> Re
     for address in hop.addresses[:MAX_ADDRESSES]:  # the next checked address when one cannot be reached
         try:
             return exchange(scheme=hop.scheme, host=hop.host, port=hop.port, address=address, target=hop.target,
-                            headers=headers, max_bytes=settings.SOURCES_MAX_BYTES,
-                            connect_timeout=settings.SOURCES_CONNECT_TIMEOUT, timeout=settings.SOURCES_TIMEOUT,
+                            headers=headers, max_bytes=MAX_BYTES,
+                            connect_timeout=CONNECT_TIMEOUT, timeout=RESPONSE_TIMEOUT,
                             url=hop.url)
         except FetchError as exc:
             if not exc.reason.startswith("cannot connect"):

@@ -1,4 +1,4 @@
-"""A rate limit per host: requests to one host are spaced by SOURCES_HOST_INTERVAL seconds.
+"""A rate limit per host: requests to one host are spaced by HOST_INTERVAL seconds.
 
 `wait_turn(host)` blocks until this process may send its next request to host. The slots are
 booked in Redis (SOURCES_PACING_URL), so every worker and web process shares one schedule per host;
@@ -16,6 +16,10 @@ import redis
 from django.conf import settings
 
 log = logging.getLogger(__name__)
+
+# Seconds between two requests to one host, from every process together: one page a second is the common
+# courtesy of crawlers that give no Crawl-delay of their own; a robots.txt Crawl-delay may ask for more.
+HOST_INTERVAL = 1.0
 
 # Books the next free slot of a host atomically: returns the slot's time; the key expires soon after.
 _BOOK = """
@@ -50,9 +54,9 @@ def _book_local(host: str, now: float, gap: float) -> float:
 def book_slot(host: str, *, at_least: float = 0.0) -> float:
     """Books this process's next request to host; returns the wall-clock time it may be sent.
 
-    The gap after it is SOURCES_HOST_INTERVAL, or at_least (a robots.txt Crawl-delay) when longer.
+    The gap after it is HOST_INTERVAL, or at_least (a robots.txt Crawl-delay) when longer.
     """
-    gap = max(settings.SOURCES_HOST_INTERVAL, at_least)
+    gap = max(HOST_INTERVAL, at_least)
     now = time.time()
     if gap <= 0:
         return now
@@ -64,7 +68,7 @@ def book_slot(host: str, *, at_least: float = 0.0) -> float:
 
 
 def wait_turn(host: str, *, at_least: float = 0.0) -> None:
-    """Sleeps until a request to host keeps the spacing SOURCES_HOST_INTERVAL (or at_least) asks for."""
+    """Sleeps until a request to host keeps the spacing HOST_INTERVAL (or at_least) asks for."""
     delay = book_slot(host, at_least=at_least) - time.time()
     if delay > 0:
         time.sleep(delay)

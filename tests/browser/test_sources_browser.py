@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from corpus.models import Collection, Document
-from sources.web import robots
+from sources.web import pacing, robots
 from tests.browser.support import DESKTOP, NO_OVERFLOW, PHONE, in_db_thread, log_in
 from tests.sources.http_site import HttpSite, sitemap
 
@@ -31,13 +31,13 @@ def site():
 
 
 @pytest.fixture
-def eager_sources(settings, tmp_path):
+def eager_sources(settings, tmp_path, monkeypatch):
     from ragweb.celery import app
 
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.CELERY_TASK_ALWAYS_EAGER = True
     settings.SOURCES_ALLOW_PRIVATE = True  # the local server is on 127.0.0.1
-    settings.SOURCES_HOST_INTERVAL = 0
+    monkeypatch.setattr(pacing, "HOST_INTERVAL", 0)
     settings.SOURCES_FOLDERS = []
     robots.forget()
     app.conf.task_always_eager = True

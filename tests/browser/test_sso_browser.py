@@ -39,7 +39,7 @@ def collections(django_user_model):
 
 def sign_in(page, base_url: str, *, login: str) -> None:
     page.goto(f"{base_url}/login/")
-    page.click("text=Sign in with Test IdP")
+    page.click("text=Sign in with single sign-on")
     if page.locator("input[name=login]").count():  # the provider's login page (skipped while its session lasts)
         page.fill("input[name=login]", login)
         page.fill("input[name=password]", "any password")
@@ -72,7 +72,7 @@ def test_sign_in_through_the_provider_and_lose_a_group(live_server, collections,
     page.click(".account button:has-text('Log out')")
     page.click("button[value=yes]")  # the provider asks whether to end its session too
     page.wait_for_url(f"{base}/login/")
-    assert page.locator("text=Sign in with Test IdP").count() == 1
+    assert page.locator("text=Sign in with single sign-on").count() == 1
 
     provider.set_account("sub-ada", preferred_username="ada", email="ada@example.org", email_verified=True,
                          groups=["engineering"])

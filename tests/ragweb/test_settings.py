@@ -48,14 +48,14 @@ def test_environment_overrides_are_used(tmp_path):
     import json
 
     out = load(tmp_path, DATABASE_URL="postgres://app:pw@db.internal:5433/docs",
-               REDIS_URL="redis://cache:6379/2", DEBUG="1", ALLOWED_HOSTS="docs.example.com",
+               REDIS_URL="redis://cache:6379/2", DEBUG="1", PUBLIC_URL="http://docs.example.com",
                LLM_BASE_URL="http://llm:8080/v1", LLM_MODEL="qwen")
     assert out.returncode == 0, out.stderr
     values = json.loads(out.stdout)
     assert values["db"] == ["db.internal", 5433, "docs"]
     assert values["broker"] == "redis://cache:6379/2"
     assert values["debug"] is True
-    assert values["hosts"] == ["docs.example.com"]
+    assert values["hosts"] == ["docs.example.com", "127.0.0.1", "localhost", "[::1]"]
     assert values["llm"] == "qwen"
 
 
@@ -169,3 +169,120 @@ def test_the_test_run_uses_redis_databases_of_its_own(settings):
     assert settings.REDIS_DB == 3
     assert settings.CELERY_BROKER_URL.endswith("/3") and settings.CELERY_RESULT_BACKEND.endswith("/4")
     assert settings.SIGNIN_CACHE_URL.endswith("/5")
+
+
+HTTPS_PRINT = ("import django, json; from django.conf import settings as s; django.setup(); print(json.dumps({n: "
+               "getattr(s, n) for n in ('ALLOWED_HOSTS', 'CSRF_TRUSTED_ORIGINS', 'SECURE_SSL_REDIRECT', "
+               "'SECURE_HSTS_SECONDS', 'SECURE_HSTS_INCLUDE_SUBDOMAINS', 'SECURE_HSTS_PRELOAD', "
+               "'SESSION_COOKIE_SECURE', 'CSRF_COOKIE_SECURE', 'SECURE_PROXY_SSL_HEADER', 'SOURCES_USER_AGENT', "
+               "'MEDIA_ROOT', 'STATIC_ROOT')}, "
+               "default=str))")
+KEY = "k" + "ey-for-the-https-test-0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def settings_of(tmp_path, **env):
+    import json
+
+    clean = {k: v for k, v in os.environ.items() if k in _PASSTHROUGH}
+    clean.update(RAGWEB_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="ragweb.settings", **env)
+    out = subprocess.run([sys.executable, "-c", HTTPS_PRINT], cwd=ROOT, env=clean, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout), out.stderr
+
+
+def test_an_https_public_url_turns_on_every_https_setting(tmp_path):
+    values, _ = settings_of(tmp_path, PUBLIC_URL="https://docs.example.org/", SECRET_KEY=KEY, TRUSTED_PROXY_COUNT="1")
+    assert values["ALLOWED_HOSTS"] == ["docs.example.org", "127.0.0.1", "localhost", "[::1]"]
+    assert values["CSRF_TRUSTED_ORIGINS"] == ["https://docs.example.org"]
+    assert values["SECURE_SSL_REDIRECT"] is True
+    assert (values["SECURE_HSTS_SECONDS"], values["SECURE_HSTS_INCLUDE_SUBDOMAINS"]) == (31536000, True)
+    assert values["SECURE_HSTS_PRELOAD"] is False
+    assert values["SESSION_COOKIE_SECURE"] is values["CSRF_COOKIE_SECURE"] is True
+    assert values["SECURE_PROXY_SSL_HEADER"] == ["HTTP_X_FORWARDED_PROTO", "https"]  # behind the counted proxy
+    assert values["SOURCES_USER_AGENT"] == "ragweb/1.0 (+https://docs.example.org)"
+    # Without a trusted proxy, X-Forwarded-Proto is anyone's to write: the connection itself tells HTTPS.
+    values, _ = settings_of(tmp_path, PUBLIC_URL="https://docs.example.org", SECRET_KEY=KEY)
+    assert values["SECURE_PROXY_SSL_HEADER"] is None and values["SECURE_SSL_REDIRECT"] is True
+
+
+def test_without_an_https_public_url_https_stays_off(tmp_path):
+    for env in ({}, {"PUBLIC_URL": "http://ragweb.lan:8000,http://10.0.0.5:8000", "TRUSTED_PROXY_COUNT": "1"}):
+        values, _ = settings_of(tmp_path, **env)
+        assert not values["SECURE_SSL_REDIRECT"] and values["SECURE_HSTS_SECONDS"] == 0
+        assert not values["SESSION_COOKIE_SECURE"] and not values["CSRF_COOKIE_SECURE"]
+        assert values["SECURE_PROXY_SSL_HEADER"] is None
+    assert values["ALLOWED_HOSTS"] == ["ragweb.lan", "10.0.0.5", "127.0.0.1", "localhost", "[::1]"]
+    assert values["CSRF_TRUSTED_ORIGINS"] == ["http://ragweb.lan:8000", "http://10.0.0.5:8000"]
+    values, _ = settings_of(tmp_path)
+    assert values["ALLOWED_HOSTS"] == ["127.0.0.1", "localhost", "[::1]", "testserver"]
+    assert values["CSRF_TRUSTED_ORIGINS"] == [] and values["SOURCES_USER_AGENT"] == "ragweb/1.0"
+
+
+def test_the_data_folders_are_under_ragweb_var_dir(tmp_path):
+    values, _ = settings_of(tmp_path)
+    assert values["MEDIA_ROOT"] == str(tmp_path / "media")
+    assert values["STATIC_ROOT"] == str(tmp_path / "staticfiles")
+
+
+def test_bad_public_urls_and_a_missing_key_stop_the_start(tmp_path):
+    cases = {
+        "docs.example.org": "PUBLIC_URL must be a URL starting with one of http://, https://",
+        "https://docs.example.org/ragweb": "PUBLIC_URL must be scheme://host[:port] without a path",
+        "https://a.example.org,http://b.example.org": "PUBLIC_URL mixes http:// and https://",
+        "https://docs.example.org": "SECRET_KEY must be set when PUBLIC_URL is https://",
+    }
+    for value, message in cases.items():
+        out = load(tmp_path, PUBLIC_URL=value)
+        assert out.returncode != 0 and message in out.stderr, (value, out.stderr[-400:])
+
+
+def test_a_retired_variable_still_set_gets_one_warning_line_naming_its_replacement(tmp_path):
+    values, stderr = settings_of(tmp_path, SECURE_SSL_REDIRECT="1", MEDIA_ROOT="/srv/elsewhere",
+                                 OIDC_SIGN_ALGO="RS256", SOURCES_TIMEOUT="5")
+    lines = [line for line in stderr.splitlines() if "no longer read" in line]
+    assert lines == [
+        "ragweb: MEDIA_ROOT is set but no longer read; instead: RAGWEB_VAR_DIR (the stored documents are its "
+        "media/ folder)",
+        "ragweb: OIDC_SIGN_ALGO is set but no longer read; instead: the provider's discovery document "
+        "(id_token_signing_alg_values_supported)",
+        "ragweb: SECURE_SSL_REDIRECT is set but no longer read; instead: PUBLIC_URL with https:// (it turns on the "
+        "HTTPS redirect, HSTS and HTTPS-only cookies)",
+        "ragweb: SOURCES_TIMEOUT is set but no longer read; instead: nothing: a tuned constant beside its code now "
+        "(docs/configuration.md, 'What is not a setting')",
+    ]
+    # Warned, not obeyed: the values are those of the settings that replace them.
+    assert values["SECURE_SSL_REDIRECT"] is False and values["MEDIA_ROOT"] == str(tmp_path / "media")
+    _, stderr = settings_of(tmp_path)
+    assert "no longer read" not in stderr
+
+
+REQUESTS = """
+import django, json
+django.setup()
+from django.test import Client
+client = Client()
+plain = client.get("/login/", HTTP_HOST="docs.example.org")
+proxied = client.get("/login/", HTTP_HOST="docs.example.org", HTTP_X_FORWARDED_PROTO="https",
+                     HTTP_X_FORWARDED_FOR="203.0.113.9")
+other_host = client.get("/login/", HTTP_HOST="evil.example.net", HTTP_X_FORWARDED_PROTO="https")
+print(json.dumps({"plain": [plain.status_code, plain.get("Location")],
+                  "proxied": [proxied.status_code, proxied.get("Strict-Transport-Security"),
+                              proxied.cookies["csrftoken"]["secure"]],
+                  "other_host": other_host.status_code}))
+"""
+
+
+def test_behind_the_proxy_an_https_public_url_redirects_and_sends_hsts_and_secure_cookies(tmp_path):
+    """The one setting, end to end through Django's middleware: what the browser behind nginx gets."""
+    import json
+
+    clean = {k: v for k, v in os.environ.items() if k in (*_PASSTHROUGH, "RAGWEB_PG_PORT", "RAGWEB_REDIS_PORT")}
+    clean.update(RAGWEB_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="ragweb.settings", RAGWEB_WARM_UP="0",
+                 PUBLIC_URL="https://docs.example.org", SECRET_KEY=KEY, TRUSTED_PROXY_COUNT="1")
+    out = subprocess.run([sys.executable, "-c", REQUESTS], cwd=ROOT, env=clean, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    values = json.loads(out.stdout.strip().splitlines()[-1])
+    assert values["plain"] == [301, "https://docs.example.org/login/"]
+    assert values["proxied"] == [200, "max-age=31536000; includeSubDomains", True]
+    assert values["other_host"] == 400  # not PUBLIC_URL's host

@@ -60,16 +60,17 @@ def test_a_folder_swapped_for_a_link_after_the_check_is_refused(tmp_path):
         folders.read_file(listed, folder=folder.resolve())
 
 
-def test_a_sites_content_type_reaches_the_sources_api_as_plain_text(client_of, user, settings,
+def test_a_sites_content_type_reaches_the_sources_api_as_plain_text(client_of, user, settings, monkeypatch,
                                                                     django_capture_on_commit_callbacks):
     """A site's answer (here its Content-Type) ends up in the source's failures, which every reader of
     the collection lists at /api/sources/: like every other API text field, plain text."""
     from sources import services
     from sources.sync import source_sync
-    from sources.web import robots
+    from sources.web import pacing, robots
     from tests.sources.http_site import HttpSite, Page
 
-    settings.SOURCES_ALLOW_PRIVATE, settings.SOURCES_HOST_INTERVAL = True, 0
+    settings.SOURCES_ALLOW_PRIVATE = True
+    monkeypatch.setattr(pacing, "HOST_INTERVAL", 0)
     robots.forget()
     team = Collection.objects.create(slug="team", name="Team", owner=user)
     with HttpSite() as site:

@@ -11,7 +11,7 @@ from corpus.models import Document
 from sources import services
 from sources.models import Source
 from sources.sync import source_sync
-from sources.web import robots
+from sources.web import pacing, robots
 from tests.sources.helpers import write
 from tests.sources.http_site import HttpSite
 
@@ -76,10 +76,10 @@ def test_the_run_budget_is_a_third_of_the_visibility_timeout_at_most(settings):
 
 
 @pytest.fixture
-def chain(settings):
+def chain(settings, monkeypatch):
     """A site whose pages link one to the next (no sitemap): listing it is a crawl."""
     settings.SOURCES_ALLOW_PRIVATE = True
-    settings.SOURCES_HOST_INTERVAL = 0
+    monkeypatch.setattr(pacing, "HOST_INTERVAL", 0)
     robots.forget()
     with HttpSite() as served:
         for n in range(4):

@@ -9,7 +9,7 @@ import pytest
 from corpus.models import Document
 from sources import services
 from sources.sync import source_sync
-from sources.web import robots
+from sources.web import pacing, robots
 from tests.sources.http_site import HttpSite, Page, sitemap
 
 pytestmark = pytest.mark.django_db
@@ -22,9 +22,9 @@ def article(title: str, text: str) -> str:
 
 
 @pytest.fixture(autouse=True)
-def web_settings(settings):
+def web_settings(settings, monkeypatch):
     settings.SOURCES_ALLOW_PRIVATE = True
-    settings.SOURCES_HOST_INTERVAL = 0
+    monkeypatch.setattr(pacing, "HOST_INTERVAL", 0)
     robots.forget()
     yield
     robots.forget()

@@ -72,3 +72,17 @@ def test_an_unreachable_provider_is_a_discovery_error(settings):
     discovery.forget()
     with pytest.raises(discovery.DiscoveryError, match="could not read http://127.0.0.1:9/.well-known"):
         discovery.provider_metadata()
+
+
+def test_groups_is_asked_for_only_when_the_provider_offers_it():
+    assert discovery.requested_scopes({"scopes_supported": ["openid", "email", "groups"]}) == \
+        "openid email profile groups"
+    assert discovery.requested_scopes({"scopes_supported": ["openid", "email", "profile"]}) == "openid email profile"
+    assert discovery.requested_scopes({}) == "openid email profile"
+
+
+def test_id_token_algorithms_are_the_providers_asymmetric_ones():
+    document = {"id_token_signing_alg_values_supported": ["HS256", "ES256", "none", "RS256", "EdDSA"]}
+    assert discovery.id_token_algorithms(document) == ["RS256", "ES256"]
+    # Discovery documents without the list: RS256, which every provider must support.
+    assert discovery.id_token_algorithms({}) == ["RS256"]

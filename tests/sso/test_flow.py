@@ -103,14 +103,14 @@ def test_a_code_the_provider_refuses_is_a_failed_sign_in_not_an_outage(client, s
     state = parse_qs(urlsplit(start["Location"]).query)["state"][0]
     response = client.get(f"/oidc/callback/?code=made-up&state={state}")
     assert response.status_code == 403
-    assert b"Sign-in with Test IdP did not succeed" in response.content
+    assert b"Sign-in with single sign-on did not succeed" in response.content
 
 
 def test_a_sign_in_cancelled_at_the_provider_says_so(client, sso):
     client.get("/oidc/authenticate/")
     response = client.get("/oidc/callback/?error=access_denied&state=whatever")
     assert response.status_code == 403
-    assert b"Sign-in with Test IdP did not succeed" in response.content
+    assert b"Sign-in with single sign-on did not succeed" in response.content
 
 
 def test_a_deactivated_user_cannot_sign_in_through_the_provider(client, sso):
@@ -146,7 +146,7 @@ def test_an_unreachable_provider_is_a_clear_503_not_a_500(client, settings):
     idp.use(settings, idp.Provider(f"http://127.0.0.1:{idp.free_port()}", None, None))
     response = client.get("/oidc/authenticate/")
     assert response.status_code == 503
-    assert b"Test IdP cannot be reached just now" in response.content
+    assert b"Single sign-on cannot be reached just now" in response.content
 
 
 def test_sign_out_with_the_provider_down_still_ends_the_session_here(client, sso, settings):
@@ -161,3 +161,25 @@ def test_sign_out_with_the_provider_down_still_ends_the_session_here(client, sso
 
     assert response.status_code == 302 and response["Location"] == "/login/"
     assert client.get("/").status_code == 302
+
+
+def test_the_scopes_asked_for_come_from_the_providers_discovery_document(client, sso):
+    response = client.get("/oidc/authenticate/")
+    assert response.status_code == 302
+    query = parse_qs(urlsplit(response["Location"]).query)
+    # oidc-provider lists "groups" in scopes_supported (tests/sso/provider/provider.mjs): it is asked for.
+    assert query["scope"] == ["openid email profile groups"]
+
+
+@pytest.mark.parametrize("algorithm", ["HS256", "none"])
+def test_an_id_token_not_signed_with_the_providers_keys_is_refused(sso, algorithm):
+    import jwt
+    from django.core.exceptions import SuspiciousOperation
+
+    from sso.backend import OidcBackend
+
+    claims = {"iss": sso.issuer, "aud": idp.CLIENT_ID, "sub": "sub-ada", "nonce": "n"}
+    # HS256 with the client secret is what a confused verifier would accept: the discovery list decides.
+    token = jwt.encode(claims, idp.CLIENT_SECRET if algorithm == "HS256" else None, algorithm=algorithm)
+    with pytest.raises(SuspiciousOperation, match=f"ID token signed with '{algorithm}'; accepted: RS256"):
+        OidcBackend().verify_token(token, nonce="n")

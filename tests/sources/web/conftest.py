@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from sources.web import hops, robots
+from sources.web import hops, pacing, robots
 from tests.sources.http_site import HttpSite
 
 
 @pytest.fixture(autouse=True)
-def web_settings(settings):
+def web_settings(settings, monkeypatch):
     settings.SOURCES_ALLOW_PRIVATE = True
-    settings.SOURCES_HOST_INTERVAL = 0
-    settings.SOURCES_TIMEOUT = 10
+    monkeypatch.setattr(pacing, "HOST_INTERVAL", 0)
+    monkeypatch.setattr(hops, "RESPONSE_TIMEOUT", 10)
     robots.forget()
     yield settings
     robots.forget()

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from sources.web import robots
+from sources.web import hops, pacing, robots
 from sources.web.fetch import FetchError, fetch
 from tests.sources.http_site import Page
 from tests.sources.web.test_pacing import assert_slotted
@@ -71,8 +71,8 @@ def test_more_than_five_redirects_are_refused(site):
     assert "/r6" not in site.paths_requested()
 
 
-def test_an_oversized_body_is_refused_while_streaming(site, settings):
-    settings.SOURCES_MAX_BYTES = 1024 * 1024
+def test_an_oversized_body_is_refused_while_streaming(site, monkeypatch):
+    monkeypatch.setattr(hops, "MAX_BYTES", 1024 * 1024)
     site.pages["/zeros"] = Page(endless=True)
     started = time.monotonic()
     with pytest.raises(FetchError) as caught:
@@ -84,15 +84,15 @@ def test_an_oversized_body_is_refused_while_streaming(site, settings):
     assert site.streamed < 12 * 1024 * 1024
 
 
-def test_a_declared_length_over_the_cap_is_refused_before_reading(site, settings):
-    settings.SOURCES_MAX_BYTES = 2048
+def test_a_declared_length_over_the_cap_is_refused_before_reading(site, monkeypatch):
+    monkeypatch.setattr(hops, "MAX_BYTES", 2048)
     site.pages["/big"] = Page("x" * 5000)
     with pytest.raises(FetchError, match="too large: more than 2 KB"):
         fetch(site.url("/big"))
 
 
-def test_a_gzip_bomb_is_refused(site, settings):
-    settings.SOURCES_MAX_BYTES = 1024 * 1024
+def test_a_gzip_bomb_is_refused(site, monkeypatch):
+    monkeypatch.setattr(hops, "MAX_BYTES", 1024 * 1024)
     bomb = gzip.compress(bytes(50 * 1024 * 1024))
     site.pages["/bomb"] = Page(bomb, headers={"Content-Encoding": "gzip"})
     with pytest.raises(FetchError, match="too large: more than 1 MB once decompressed"):
@@ -104,8 +104,8 @@ def test_a_gzipped_page_is_decoded(site):
     assert fetch(site.url("/z")).body == b"<p>zipped</p>"
 
 
-def test_a_slow_drip_is_cut_at_the_total_timeout(site, settings):
-    settings.SOURCES_TIMEOUT = 1.5
+def test_a_slow_drip_is_cut_at_the_total_timeout(site, monkeypatch):
+    monkeypatch.setattr(hops, "RESPONSE_TIMEOUT", 1.5)
     site.pages["/slow"] = Page("<p>" + "x" * 100 + "</p>", drip_seconds=0.2)
     started = time.monotonic()
     with pytest.raises(FetchError, match=r"too slow: no complete answer within 1.5 s"):
@@ -194,8 +194,8 @@ def test_an_unreadable_robots_txt_disallows_everything(site):
         fetch(site.url("/a"))
 
 
-def test_requests_to_one_host_are_spaced(site, settings):
-    settings.SOURCES_HOST_INTERVAL = 0.4
+def test_requests_to_one_host_are_spaced(site, monkeypatch):
+    monkeypatch.setattr(pacing, "HOST_INTERVAL", 0.4)
     for n in range(3):
         site.pages[f"/{n}"] = f"<p>{n}</p>"
     threads = [threading.Thread(target=fetch, args=(site.url(f"/{n}"),)) for n in range(3)]

@@ -15,7 +15,9 @@ FETCH_TWO = """
 import os, sys, time
 import django
 django.setup()
+from sources.web import pacing
 from sources.web.fetch import fetch
+pacing.HOST_INTERVAL = 0.5
 start = float(sys.argv[1])
 time.sleep(max(0.0, start - time.time()))
 for path in sys.argv[3:]:
@@ -34,7 +36,7 @@ def test_two_processes_share_one_schedule_per_host(site):
     for path in ("/a", "/b", "/c", "/d"):
         site.pages[path] = "<p>x</p>"
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "ragweb.settings", "SOURCES_ALLOW_PRIVATE": "1",
-           "SOURCES_HOST_INTERVAL": "0.5", "RAGWEB_WARM_UP": "0"}
+           "RAGWEB_WARM_UP": "0"}
     start = time.time() + 4  # both send their first request at the same moment
     processes = [subprocess.Popen([sys.executable, "-c", FETCH_TWO, str(start), site.base_url, *paths], env=env,
                                   cwd=ROOT, stderr=subprocess.PIPE) for paths in (("/a", "/b"), ("/c", "/d"))]
@@ -48,8 +50,8 @@ def test_two_processes_share_one_schedule_per_host(site):
     assert_slotted(sorted(r.time for r in site.requests), interval=0.5)
 
 
-def test_without_redis_one_process_still_spaces_its_requests(settings, caplog):
-    settings.SOURCES_HOST_INTERVAL = 0.3
+def test_without_redis_one_process_still_spaces_its_requests(settings, caplog, monkeypatch):
+    monkeypatch.setattr(pacing, "HOST_INTERVAL", 0.3)
     settings.SOURCES_PACING_URL = "redis://127.0.0.1:9/0"  # nothing listens on the discard port
     host = f"no-redis.example:{time.monotonic_ns()}"
     with caplog.at_level(logging.WARNING, logger="sources.web.pacing"):
@@ -58,8 +60,8 @@ def test_without_redis_one_process_still_spaces_its_requests(settings, caplog):
     assert "pacing per process only, Redis unavailable" in caplog.text
 
 
-def test_hosts_are_paced_separately(settings):
-    settings.SOURCES_HOST_INTERVAL = 5
+def test_hosts_are_paced_separately(monkeypatch):
+    monkeypatch.setattr(pacing, "HOST_INTERVAL", 5)
     now = time.time()
     first = pacing.book_slot(f"one.example:{time.monotonic_ns()}")
     other = pacing.book_slot(f"two.example:{time.monotonic_ns()}")
