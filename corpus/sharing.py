@@ -14,7 +14,9 @@ shared, and anyone who manages the collection may take them off.
 Invitations are bounded (a flood of them would bury a person's page, and each is a row): a sharer
 has at most MAX_PENDING_BY_SHARER unanswered invitations in all, and at most
 MAX_PENDING_PER_PERSON waiting for any one person (ValidationError naming the field; nothing changes).
-Superusers are not held to either.
+A "no" is remembered (ShareDecline): the sharer whose invitation was declined may not invite that
+person to that collection again for DECLINE_COOL_OFF. Superusers are not held to any of these (a
+person who changes their mind meanwhile asks one, or the sharer invites them after the cool-off).
 
 Every change is audited: "sharing changed" (with who was invited and whose invitation was
 withdrawn), "share invitation accepted" and "declined" by the recipient.
@@ -23,16 +25,18 @@ withdrawn), "share invitation accepted" and "declined" by the recipient.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import timedelta
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, QuerySet
+from django.utils import timezone
 
 from audit import record as audit_record
 from audit.models import Action
 from corpus import permissions
-from corpus.models import Collection, ShareInvitation
+from corpus.models import Collection, ShareDecline, ShareInvitation
 
 Role = ShareInvitation.Role
 GROUP_FIELDS = ("reader_groups", "editor_groups")
@@ -40,6 +44,9 @@ GROUP_FIELDS = ("reader_groups", "editor_groups")
 # tens of people; a hundred open offers is a mailing list, and ten to one person is pestering.
 MAX_PENDING_BY_SHARER = 100
 MAX_PENDING_PER_PERSON = 10
+# How long a declined invitation keeps its sharer from inviting that person to that collection again:
+# asking again at once, and again, is pestering; after a month, needs may well have changed.
+DECLINE_COOL_OFF = timedelta(days=30)
 
 
 def _sharer(request, sharer):
@@ -133,7 +140,7 @@ def _share_people(collection: Collection, actor, readers: Iterable | None, edito
             changed[field] = sorted(names[pk] for pk in direct[role])
     withdrawn = [pk for pk in pending if pk not in invite]
     ShareInvitation.objects.filter(collection=collection, user_id__in=withdrawn).delete()
-    _check_invitation_caps(actor, [pk for pk in invite if pk not in pending], names, invite)
+    _check_may_invite(actor, collection, [pk for pk in invite if pk not in pending], names, invite)
     invited = []
     for pk, role in invite.items():
         invitation = pending.get(pk)
@@ -151,24 +158,39 @@ def _share_people(collection: Collection, actor, readers: Iterable | None, edito
     return changed
 
 
-def _check_invitation_caps(actor, new: list[int], names: dict[int, str], roles: dict[int, str]) -> None:
-    """ValidationError (on the field of the role) when inviting the people `new` would take `actor`
-    past MAX_PENDING_BY_SHARER or MAX_PENDING_PER_PERSON. The sharer's row is locked first, so two
-    shares at once count each other's invitations."""
+def _check_may_invite(actor, collection: Collection, new: list[int], names: dict[int, str],
+                           roles: dict[int, str]) -> None:
+    """ValidationError (on the field of the role) when `actor` may not invite the people `new` to
+    `collection`: one of them declined their invitation to it within DECLINE_COOL_OFF, or it would
+    take them past MAX_PENDING_BY_SHARER or MAX_PENDING_PER_PERSON. The sharer's row is locked
+    first, so two shares at once count each other's invitations."""
     if not new or actor is None or actor.is_superuser:
         return
+
+    def field_of(pk: int) -> str:
+        return "editors" if roles[pk] == Role.WRITE else "readers"
+
+    declined = set(ShareDecline.objects.filter(collection=collection, invited_by=actor, user_id__in=new,
+                                               declined_at__gt=timezone.now() - DECLINE_COOL_OFF)
+                   .values_list("user_id", flat=True))
+    if declined:
+        # Tells the sharer only what they know already: their invitation went unaccepted.
+        first = next(pk for pk in new if pk in declined)
+        raise ValidationError({field_of(first): f"{', '.join(sorted(names[pk] for pk in declined))} declined your "
+                                                f"invitation to this collection within the last "
+                                                f"{DECLINE_COOL_OFF.days} days: you may not invite them to it "
+                                                "again yet."}, code="declined")
     get_user_model().objects.select_for_update().filter(pk=actor.pk).first()
     theirs = ShareInvitation.objects.filter(invited_by=actor)
     if theirs.count() + len(new) > MAX_PENDING_BY_SHARER:
-        field = "editors" if roles[new[0]] == Role.WRITE else "readers"
-        raise ValidationError({field: f"You have {MAX_PENDING_BY_SHARER} invitations at most waiting for an answer; "
-                                      "withdraw some, or wait until they are answered."}, code="too_many_invitations")
+        raise ValidationError({field_of(new[0]): f"You have {MAX_PENDING_BY_SHARER} invitations at most waiting for "
+                                                 "an answer; withdraw some, or wait until they are answered."},
+                              code="too_many_invitations")
     per_person = dict(theirs.filter(user_id__in=new).values_list("user_id").annotate(n=Count("pk")))
     pestered = sorted(names[pk] for pk in new if per_person.get(pk, 0) + 1 > MAX_PENDING_PER_PERSON)
     if pestered:
         first = next(pk for pk in new if names[pk] == pestered[0])
-        field = "editors" if roles[first] == Role.WRITE else "readers"
-        raise ValidationError({field: f"{', '.join(pestered)} already has {MAX_PENDING_PER_PERSON} of your "
+        raise ValidationError({field_of(first): f"{', '.join(pestered)} already has {MAX_PENDING_PER_PERSON} of your "
                                       "invitations to answer."}, code="too_many_invitations")
 
 
@@ -186,8 +208,9 @@ def invitation_accept(*, invitation: ShareInvitation, request=None) -> Collectio
 
 
 def invitation_decline(*, invitation: ShareInvitation, request=None) -> Collection:
-    """Drop the invitation; nothing is shared. Audited ("share invitation declined", by them).
-    Denied (404) if it was withdrawn or answered meanwhile."""
+    """Drop the invitation; nothing is shared. The "no" is remembered (ShareDecline): its sender may
+    not invite them to the collection again for DECLINE_COOL_OFF. Audited ("share invitation
+    declined", by them). Denied (404) if it was withdrawn or answered meanwhile."""
     return _answer(invitation, accept=False, request=request)
 
 
@@ -205,6 +228,10 @@ def _answer(invitation: ShareInvitation, *, accept: bool, request) -> Collection
                              or not permissions.can_manage_collection(sharer, collection))
         if accept and not lapsed:
             (collection.editors if locked.role == Role.WRITE else collection.readers).add(locked.user)
+            ShareDecline.objects.filter(collection=collection, user=locked.user).delete()  # they said yes since
+        elif not accept and sharer is not None:
+            ShareDecline.objects.update_or_create(collection=collection, user=locked.user, invited_by=sharer,
+                                                  defaults={"declined_at": timezone.now()})
         detail = {"role": locked.role, "invited_by": sharer.get_username() if sharer else None}
         audit_record(Action.SHARE_ACCEPTED if accept and not lapsed else Action.SHARE_DECLINED, target=collection,
                      actor=locked.user, request=request, detail=detail | ({"lapsed": True} if lapsed else {}))
