@@ -6,7 +6,11 @@ counted, nor is a change of a collection's name or description."""
 
 from __future__ import annotations
 
-from accounts.quotas import UserQuota
+from django.http import HttpRequest
+
+from accounts.quotas import UserQuota, wait_seconds
+from corpus import services
+from corpus.models import Collection, Document
 
 
 class ForcedReingestQuota(UserQuota):
@@ -24,3 +28,13 @@ class CollectionRebuildQuota(UserQuota):
 
     scope = "collection_rebuild"
     rate = "10/hour"
+
+
+def move_rebuild_wait(request: HttpRequest, *, document: Document, collection: Collection) -> int | None:
+    """None when `request`'s user may move `document` into `collection` now; else the seconds to
+    wait. A move that rebuilds the document (services.document_move_rebuilds: the target's chunk
+    settings differ) is a forced re-ingest and is counted as one: moving a document back and forth
+    would rebuild it without end. Other moves cost nothing. The API and the admin's action call it."""
+    if not services.document_move_rebuilds(document=document, collection=collection):
+        return None
+    return wait_seconds(ForcedReingestQuota, request)

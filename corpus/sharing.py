@@ -191,7 +191,7 @@ def _check_may_invite(actor, collection: Collection, new: list[int], names: dict
     if pestered:
         first = next(pk for pk in new if names[pk] == pestered[0])
         raise ValidationError({field_of(first): f"{', '.join(pestered)} already has {MAX_PENDING_PER_PERSON} of your "
-                                      "invitations to answer."}, code="too_many_invitations")
+                                                "invitations to answer."}, code="too_many_invitations")
 
 
 def invitations_pending(*, user) -> QuerySet[ShareInvitation]:
