@@ -30,7 +30,7 @@ from corpus import (
     services,
     sharing,
 )
-from corpus.forms import GroupNamesField, MultipleFileField, UsernamesField
+from corpus.forms import GroupNamesField, MultipleFileField, UsernamesField, clean_shares
 from corpus.models import Chunk, Collection, Document
 from corpus.quotas import ForcedReingestQuota, move_rebuild_wait
 from corpus.uploads import SUPPORTED_HELP, accept_attribute
@@ -115,7 +115,7 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
 
         class SharingForm(form):
             """The people fields start with the invited people too (saving keeps their invitations);
-            a group the user is not in is refused on the form (corpus.sharing.check_groups)."""
+            the names typed become people and groups as on the collection page (forms.clean_shares)."""
 
             def __init__(self, *args, **inner):
                 super().__init__(*args, **inner)
@@ -127,12 +127,8 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
 
             def clean(self):
                 data = super().clean()
-                try:
-                    sharing.check_groups(self.instance, request.user,
-                                         {field: data.get(field) for field in sharing.GROUP_FIELDS})
-                except ValidationError as exc:
-                    for field, errors in exc.message_dict.items():
-                        self.add_error(field, errors)
+                if not self.errors:
+                    clean_shares(self, collection=self.instance if self.instance.pk else None, request=request)
                 return data
 
         return SharingForm

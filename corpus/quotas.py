@@ -30,6 +30,15 @@ class CollectionRebuildQuota(UserQuota):
     rate = "10/hour"
 
 
+class ShareQuota(UserQuota):
+    """Shares per user that name someone or a group not on the collection yet (corpus.sharing.share_targets):
+    each answers whether the names are people (groups) one may share with, so an endless run of them
+    would list the accounts; a team is shared with in a few changes."""
+
+    scope = "share"
+    rate = "30/hour"
+
+
 def move_rebuild_wait(request: HttpRequest, *, document: Document, collection: Collection) -> int | None:
     """None when `request`'s user may move `document` into `collection` now; else the seconds to
     wait. A move that rebuilds the document (services.document_move_rebuilds: the target's chunk

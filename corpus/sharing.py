@@ -18,6 +18,10 @@ A "no" is remembered (ShareDecline): the sharer whose invitation was declined ma
 person to that collection again for DECLINE_COOL_OFF. Superusers are not held to any of these (a
 person who changes their mind meanwhile asks one, or the sharer invites them after the cool-off).
 
+Sharing must not list the accounts: whether the names typed are people (groups) one may share with
+is answered by share_targets with one message naming none of them, at most MAX_NEW_NAMES names not
+on the collection yet per change, and such changes draw on an hourly budget per user (ShareQuota).
+
 Every change is audited: "sharing changed" (with who was invited and whose invitation was
 withdrawn), "share invitation accepted" and "declined" by the recipient.
 """
@@ -33,10 +37,12 @@ from django.db import transaction
 from django.db.models import Count, QuerySet
 from django.utils import timezone
 
+from accounts.quotas import wait_seconds
 from audit import record as audit_record
 from audit.models import Action
-from corpus import permissions
+from corpus import permissions, selectors
 from corpus.models import Collection, ShareDecline, ShareInvitation
+from corpus.quotas import ShareQuota
 
 Role = ShareInvitation.Role
 GROUP_FIELDS = ("reader_groups", "editor_groups")
@@ -47,6 +53,66 @@ MAX_PENDING_PER_PERSON = 10
 # How long a declined invitation keeps its sharer from inviting that person to that collection again:
 # asking again at once, and again, is pestering; after a month, needs may well have changed.
 DECLINE_COOL_OFF = timedelta(days=30)
+# Names of people and groups not on the collection yet that one change may carry: a team is shared with
+# a few at a time (or through a group); more would let one request try a list of likely accounts.
+MAX_NEW_NAMES = 20
+SHARE_FIELDS = {"readers": selectors.users_by_username, "editors": selectors.users_by_username,
+                "reader_groups": selectors.groups_by_name, "editor_groups": selectors.groups_by_name}
+
+
+class ShareThrottled(ValidationError):
+    """Too many shares naming someone new lately (ShareQuota); `wait`: seconds until the next."""
+
+    def __init__(self, wait: int):
+        super().__init__(f"You shared with new people or groups many times lately; try again in {wait} seconds.",
+                         code="throttled")
+        self.wait = wait
+
+
+def share_targets(*, collection: Collection | None, request, names: dict[str, list[str] | None]) -> dict:
+    """collection_share's arguments from the names typed: `names` maps SHARE_FIELDS (usernames for
+    readers and editors, group names for the groups) to the names given (None: the field is left as it
+    is). Names already on `collection` (None: a new one) as members, invited people or groups cost
+    nothing. Else, in this order: ValidationError if they carry more than MAX_NEW_NAMES new names;
+    ShareThrottled if the request's user (superusers aside) is past ShareQuota (this call is
+    counted); ValidationError per field, naming none of the names, if one is no active user, no
+    group, or a new group the user may not share with (check_groups)."""
+    given = {field: selectors.names_given(members) for field, members in names.items() if members is not None}
+    known = _names_on(collection)
+    new = [name for field, members in given.items() for name in members if name not in known[field]]
+    if len(new) > MAX_NEW_NAMES:
+        first = next(field for field, members in given.items() if set(members) - known[field])
+        raise ValidationError({first: f"At most {MAX_NEW_NAMES} new people or groups in one change: share in "
+                                      "steps, or with a group."}, code="too_many_names")
+    user = getattr(request, "user", None)
+    if new and not (user is not None and user.is_superuser):
+        wait = wait_seconds(ShareQuota, request)
+        if wait is not None:
+            raise ShareThrottled(wait)
+    targets: dict[str, list | None] = {field: None for field in names}
+    errors = {}
+    for field, members in given.items():
+        try:
+            targets[field] = SHARE_FIELDS[field](members)
+        except ValidationError as exc:
+            errors[field] = exc.messages
+    if errors:
+        raise ValidationError(errors, code="not_shareable")
+    check_groups(collection, _sharer(request, None), {field: targets.get(field) for field in GROUP_FIELDS})
+    return targets
+
+
+def _names_on(collection: Collection | None) -> dict[str, set[str]]:
+    """Per share field, the names a share may repeat without asking anything new: the people on
+    `collection` or invited to it, and its groups."""
+    if collection is None or collection.pk is None:
+        return {field: set() for field in SHARE_FIELDS}
+    people = (set(collection.readers.values_list("username", flat=True))
+              | set(collection.editors.values_list("username", flat=True))
+              | set(collection.invitations.values_list("user__username", flat=True)))
+    groups = (set(collection.reader_groups.values_list("name", flat=True))
+              | set(collection.editor_groups.values_list("name", flat=True)))
+    return {"readers": people, "editors": people, "reader_groups": groups, "editor_groups": groups}
 
 
 def _sharer(request, sharer):
@@ -86,9 +152,10 @@ def collection_share(*, collection: Collection, readers: Iterable | None = None,
 
 
 def check_groups(collection: Collection | None, actor, groups: dict[str, Iterable | None]) -> None:
-    """ValidationError naming the field when `groups` (field -> groups, None: unchanged) add a group
-    to `collection` (None: a new one) that `actor` may not share with (permissions.can_share_with_group).
-    Groups already shared stay allowed. Forms call it to show the error; collection_share calls it."""
+    """ValidationError on the field (selectors.NOT_SHAREABLE_GROUPS: the message of an unknown group,
+    naming none) when `groups` (field -> groups, None: unchanged) add a group to `collection` (None:
+    a new one) that `actor` may not share with (permissions.can_share_with_group). Groups already
+    shared stay allowed. share_targets and collection_share call it."""
     if actor is None:
         return
     shared = set() if collection is None or collection.pk is None else (
@@ -98,12 +165,10 @@ def check_groups(collection: Collection | None, actor, groups: dict[str, Iterabl
     for field, members in groups.items():
         if members is None:
             continue
-        refused = [group.name for group in members
-                   if group.pk not in shared and not permissions.can_share_with_group(actor, group)]
-        if refused:
-            errors[field] = (f"You may share only with groups you belong to; not with: {', '.join(sorted(refused))}.")
+        if any(group.pk not in shared and not permissions.can_share_with_group(actor, group) for group in members):
+            errors[field] = selectors.NOT_SHAREABLE_GROUPS  # as for a name that is no group
     if errors:
-        raise ValidationError(errors, code="not_a_member")
+        raise ValidationError(errors, code="not_shareable")
 
 
 def _share_people(collection: Collection, actor, readers: Iterable | None, editors: Iterable | None) -> dict:
