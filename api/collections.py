@@ -23,7 +23,6 @@ from chat.client_text import client_text
 from corpus import permissions, services, sharing
 from corpus.models import Collection
 from corpus.quotas import CollectionRebuildQuota
-from corpus.selectors import groups_by_name, users_by_username
 
 SETTINGS_FIELDS = list(services.COLLECTION_SETTINGS)
 
@@ -34,9 +33,8 @@ class NamesField(serializers.ListField):
     child = serializers.CharField(max_length=150)
 
 
-# role -> (how its members are named, the lookup that turns names into them)
-SHARES = {"readers": ("username", users_by_username), "editors": ("username", users_by_username),
-          "reader_groups": ("name", groups_by_name), "editor_groups": ("name", groups_by_name)}
+# role -> how its members are named
+SHARES = {"readers": "username", "editors": "username", "reader_groups": "name", "editor_groups": "name"}
 
 
 class PendingInvitationOutput(serializers.Serializer):
@@ -93,7 +91,7 @@ class CollectionOutput(serializers.ModelSerializer):
     def _names(self, collection: Collection, role: str) -> list[str] | None:
         if not self.get_can_manage(collection):
             return None
-        attribute = SHARES[role][0]
+        attribute = SHARES[role]
         return sorted(client_text(getattr(member, attribute)) for member in getattr(collection, role).all())
 
     def get_readers(self, collection: Collection) -> list[str] | None:
@@ -139,12 +137,15 @@ class CollectionInput(serializers.ModelSerializer):
         unknown = set(self.initial_data) - set(self.fields) if isinstance(self.initial_data, dict) else set()
         if unknown:
             raise serializers.ValidationError(f"Unknown field(s): {', '.join(sorted(unknown))}.")
-        for role, (_, lookup) in SHARES.items():
-            if role in attrs:
-                try:
-                    attrs[role] = lookup(attrs[role])
-                except DjangoValidationError as exc:
-                    raise serializers.ValidationError({role: exc.messages}) from exc
+        names = {role: attrs[role] for role in SHARES if role in attrs}
+        if names:
+            try:
+                attrs.update(sharing.share_targets(collection=self.context.get("collection"),
+                                                   request=self.context["request"], names=names))
+            except sharing.ShareThrottled as exc:
+                raise Throttled(wait=exc.wait, detail=exc.messages[0]) from None
+            except DjangoValidationError as exc:
+                raise serializers.ValidationError(exc.message_dict) from exc
         return attrs
 
 
@@ -192,7 +193,7 @@ class CollectionListView(APIView):
     @extend_schema(request=CollectionInput, responses={201: CollectionOutput, **errors(400, 401)},
                    tags=["collections"], summary="Create a collection (you own it)")
     def post(self, request: Request) -> Response:
-        data = CollectionInput(data=request.data)
+        data = CollectionInput(data=request.data, context={"request": request, "collection": None})
         data.is_valid(raise_exception=True)
         collection = _save(None, request, dict(data.validated_data))
         return Response(_shown(request, collection), status=status.HTTP_201_CREATED)
@@ -209,7 +210,7 @@ class CollectionDetailView(APIView):
                    tags=["collections"], summary="Change or share a collection (owner only)")
     def patch(self, request: Request, slug: str) -> Response:
         collection = permissions.collection_for(request.user, slug, manage=True)
-        data = CollectionInput(data=request.data, partial=True)
+        data = CollectionInput(data=request.data, partial=True, context={"request": request, "collection": collection})
         data.is_valid(raise_exception=True)
         collection = _save(collection, request, dict(data.validated_data))
         return Response(_shown(request, collection))

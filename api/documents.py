@@ -23,7 +23,7 @@ from api.serializers import PlainJSONField, PlainTextField
 from corpus import permissions, selectors, services
 from corpus.metadata import TAG_MAX_CHARS, TAGS_MAX, clean_tags
 from corpus.models import Chunk, Document
-from corpus.quotas import ForcedReingestQuota
+from corpus.quotas import ForcedReingestQuota, move_rebuild_wait
 from corpus.uploads import SUPPORTED_EXTENSIONS, limit_text
 
 
@@ -253,13 +253,12 @@ def _move(request: Request, pk: int) -> Response:
 
 
 def _charge_rebuild(request: Request, document: Document, target) -> None:
-    """A move that rebuilds the document (the target's chunk settings differ) is a forced re-ingest
-    and draws on that budget: moving a document back and forth would rebuild it without end."""
-    if services.document_move_rebuilds(document=document, collection=target):
-        wait = wait_seconds(ForcedReingestQuota, request)
-        if wait is not None:
-            raise Throttled(wait=wait, detail=f"Too many rebuilds (a move into a collection with other chunk "
-                                              f"settings rebuilds the document); try again in {wait} seconds.")
+    """Throttled (429) when the move would rebuild the document past the user's budget
+    (corpus.quotas.move_rebuild_wait)."""
+    wait = move_rebuild_wait(request, document=document, collection=target)
+    if wait is not None:
+        raise Throttled(wait=wait, detail=f"Too many rebuilds (a move into a collection with other chunk "
+                                          f"settings rebuilds the document); try again in {wait} seconds.")
 
 
 class DocumentReingestView(APIView):

@@ -21,6 +21,7 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.translation import ngettext
 
+from accounts.quotas import wait_seconds
 from corpus import (
     admin_llm,  # noqa: F401  (registers the LLM settings page)
     permissions,
@@ -29,8 +30,9 @@ from corpus import (
     services,
     sharing,
 )
-from corpus.forms import GroupNamesField, MultipleFileField, UsernamesField
+from corpus.forms import GroupNamesField, MultipleFileField, UsernamesField, clean_shares
 from corpus.models import Chunk, Collection, Document
+from corpus.quotas import ForcedReingestQuota, move_rebuild_wait
 from corpus.uploads import SUPPORTED_HELP, accept_attribute
 from lib.numbers import parse_int
 
@@ -113,7 +115,7 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
 
         class SharingForm(form):
             """The people fields start with the invited people too (saving keeps their invitations);
-            a group the user is not in is refused on the form (corpus.sharing.check_groups)."""
+            the names typed become people and groups as on the collection page (forms.clean_shares)."""
 
             def __init__(self, *args, **inner):
                 super().__init__(*args, **inner)
@@ -125,12 +127,8 @@ class CollectionAdmin(_StaffOnly, admin.ModelAdmin):
 
             def clean(self):
                 data = super().clean()
-                try:
-                    sharing.check_groups(self.instance, request.user,
-                                         {field: data.get(field) for field in sharing.GROUP_FIELDS})
-                except ValidationError as exc:
-                    for field, errors in exc.message_dict.items():
-                        self.add_error(field, errors)
+                if not self.errors:
+                    clean_shares(self, collection=self.instance if self.instance.pk else None, request=request)
                 return data
 
         return SharingForm
@@ -406,10 +404,21 @@ class DocumentAdmin(_StaffOnly, admin.ModelAdmin):
 
     @admin.action(description="Re-ingest the selected documents")
     def reingest_documents(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
-        done = self._for_each_writable(request, queryset,
-                                       lambda document: services.document_reingest(document=document, force=True))
+        over_budget: list[int] = []
+
+        def reingest(document: Document) -> None:
+            wait = wait_seconds(ForcedReingestQuota, request)  # the documents page's and the API's budget
+            if wait is not None:
+                over_budget.append(wait)
+                return
+            services.document_reingest(document=document, force=True)
+
+        done = self._for_each_writable(request, queryset, reingest) - len(over_budget)
         self.message_user(request, ngettext("Queued %(n)d document for re-ingestion.",
                                             "Queued %(n)d documents for re-ingestion.", done) % {"n": done})
+        if over_budget:
+            self.message_user(request, f"Not re-ingested: {len(over_budget)} (you re-ingested many documents "
+                                       f"lately); try again in {max(over_budget)} seconds.", level=messages.ERROR)
 
     @admin.action(description="Delete the selected documents (chunks and files too)")
     def delete_documents(self, request: HttpRequest, queryset: QuerySet[Document]):
@@ -436,8 +445,14 @@ class DocumentAdmin(_StaffOnly, admin.ModelAdmin):
                 "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME})
         target = form.cleaned_data["target"]
         clashes: list[str] = []
+        over_budget: list[tuple[Document, int]] = []
 
         def move(document: Document) -> None:
+            # A move that rebuilds the document draws on the same budget as on the API.
+            wait = move_rebuild_wait(request, document=document, collection=target)
+            if wait is not None:
+                over_budget.append((document, wait))
+                return
             try:
                 services.document_move(document=document, collection=target, request=request)
             except ValidationError as exc:
@@ -445,11 +460,18 @@ class DocumentAdmin(_StaffOnly, admin.ModelAdmin):
 
         # The target is one the user may write to (MoveForm); moving out takes the right to delete.
         done = self._for_each_writable(request, queryset, move, allowed=permissions.can_delete_document)
-        moved = done - len(clashes)
+        moved = done - len(clashes) - len(over_budget)
         self.message_user(request, ngettext("Moved %(n)d document to %(to)s", "Moved %(n)d documents to %(to)s", moved)
                           % {"n": moved, "to": target.name} + "; documents built under other settings are re-ingested.")
         for clash in clashes:
             self.message_user(request, clash, level=messages.ERROR)
+        if over_budget:
+            names = ", ".join(str(document) for document, _ in over_budget[:10])
+            more = f" and {len(over_budget) - 10} more" if len(over_budget) > 10 else ""
+            self.message_user(request, f"Not moved: {names}{more} (moving rebuilds a document under the chunk "
+                                       f"settings of {target.name}, and you rebuilt many documents lately); try "
+                                       f"again in {max(wait for _, wait in over_budget)} seconds.",
+                              level=messages.ERROR)
         return None
 
     def _for_each_writable(self, request: HttpRequest, queryset: QuerySet[Document], apply,

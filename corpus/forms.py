@@ -106,13 +106,13 @@ class CollectionForm(forms.ModelForm):
 
 
 class UsernamesField(forms.CharField):
-    """Users by username, separated by commas or spaces: cleans to the active users named (a
-    ValidationError names the unknown ones). Shows a list of users as their names, so no widget
-    ever lists every account (the admin's default one did, to any staff member)."""
+    """Users by username, separated by commas or spaces: cleans to the names typed (blank entries
+    and repeats dropped); corpus.sharing.share_targets turns them into users. Shows a list of users
+    as their names, so no widget ever lists every account (the admin's default one did, to any staff
+    member)."""
 
     widget = forms.Textarea(attrs={"rows": 2})
     name_attribute = "username"
-    lookup = staticmethod(selectors.users_by_username)
     separators = r"[\s,]+"  # a username has neither
 
     def __init__(self, **kwargs):
@@ -124,17 +124,31 @@ class UsernamesField(forms.CharField):
             return ", ".join(sorted(getattr(item, self.name_attribute, str(item)) for item in value))
         return value
 
-    def clean(self, value) -> list:
-        return self.lookup(re.split(self.separators, super().clean(value) or ""))
+    def clean(self, value) -> list[str]:
+        return selectors.names_given(re.split(self.separators, super().clean(value) or ""))
 
 
 class GroupNamesField(UsernamesField):
     """Groups by name, the same way but separated by commas or new lines only (a group's name may
-    have spaces: "Support team"); a ValidationError names the unknown ones."""
+    have spaces: "Support team")."""
 
     name_attribute = "name"
-    lookup = staticmethod(selectors.groups_by_name)
     separators = r"[,\n]+"
+
+
+def clean_shares(form: forms.Form, *, collection: Collection | None, request) -> None:
+    """Replace the names in `form.cleaned_data`'s share fields by the people and groups
+    (corpus.sharing.share_targets), or add its errors to the form: a field's on the field, a
+    throttle's or a cap's on the form when the field is not there."""
+    names = {field: form.cleaned_data[field] for field in sharing.SHARE_FIELDS if field in form.cleaned_data}
+    try:
+        form.cleaned_data.update(sharing.share_targets(collection=collection, request=request, names=names))
+    except ValidationError as exc:
+        if not hasattr(exc, "error_dict"):
+            form.add_error(None, exc)
+            return
+        for field, errors in exc.message_dict.items():
+            form.add_error(field if field in form.fields else None, errors)
 
 
 class ShareForm(forms.Form):
@@ -149,6 +163,16 @@ class ShareForm(forms.Form):
                                               "read.")
     editor_groups = GroupNamesField(label="Editor groups", help_text="Every member may also change documents. "
                                                                      "Only groups you belong to may be added.")
+
+    def __init__(self, *args, collection: Collection | None = None, request=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.collection, self.request = collection, request
+
+    def clean(self):
+        data = super().clean()
+        if not self.errors:
+            clean_shares(self, collection=self.collection, request=self.request)
+        return data
 
     @classmethod
     def for_collection(cls, collection: Collection) -> ShareForm:

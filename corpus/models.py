@@ -204,6 +204,25 @@ class ShareInvitation(models.Model):
         return f"{self.user} invited to {self.collection} ({self.role})"
 
 
+class ShareDecline(models.Model):
+    """A person's "no" to one sharer's invitation to a collection, remembered so that the sharer
+    cannot send it again at once (corpus.sharing.DECLINE_COOL_OFF). Not an invitation: nothing
+    that lists or counts invitations sees it. One row per (collection, person, sharer); declining
+    again moves `declined_at`; accepting an invitation to the collection later forgets it."""
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    invited_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    declined_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["collection", "user", "invited_by"],
+                                               name="share_decline_once")]
+
+    def __str__(self) -> str:
+        return f"{self.user} declined {self.invited_by}'s invitation to {self.collection}"
+
+
 class Document(models.Model):
     class Status(models.TextChoices):
         QUEUED = "queued"

@@ -6,7 +6,11 @@ counted, nor is a change of a collection's name or description."""
 
 from __future__ import annotations
 
-from accounts.quotas import UserQuota
+from django.http import HttpRequest
+
+from accounts.quotas import UserQuota, wait_seconds
+from corpus import services
+from corpus.models import Collection, Document
 
 
 class ForcedReingestQuota(UserQuota):
@@ -24,3 +28,22 @@ class CollectionRebuildQuota(UserQuota):
 
     scope = "collection_rebuild"
     rate = "10/hour"
+
+
+class ShareQuota(UserQuota):
+    """Shares per user that name someone or a group not on the collection yet (corpus.sharing.share_targets):
+    each answers whether the names are people (groups) one may share with, so an endless run of them
+    would list the accounts; a team is shared with in a few changes."""
+
+    scope = "share"
+    rate = "30/hour"
+
+
+def move_rebuild_wait(request: HttpRequest, *, document: Document, collection: Collection) -> int | None:
+    """None when `request`'s user may move `document` into `collection` now; else the seconds to
+    wait. A move that rebuilds the document (services.document_move_rebuilds: the target's chunk
+    settings differ) is a forced re-ingest and is counted as one: moving a document back and forth
+    would rebuild it without end. Other moves cost nothing. The API and the admin's action call it."""
+    if not services.document_move_rebuilds(document=document, collection=collection):
+        return None
+    return wait_seconds(ForcedReingestQuota, request)

@@ -44,36 +44,36 @@ def upload_target(*, user, viewing: Collection | None) -> Collection | None:
     return only[0] if len(only) == 1 else None
 
 
-# The message naming unknown users or groups echoes what was typed: bounded, so a pasted page of text
-# gives a line, not the page again.
-_NAMES_SHOWN, _NAME_CHARS = 10, 60
+# Sharing answers whether the names typed are people (groups) one may share with: its refusal names
+# none of them, so that a run of attempts does not list the accounts (with corpus.sharing's cap on new
+# names and the hourly ShareQuota). An unknown name, an inactive account, a group one is not in: one
+# message alike. The group one keeps the rule's words, since it is the reason a real group is refused.
+NOT_SHAREABLE_PEOPLE = "One or more of these usernames is not someone you may share with: check the spelling."
+NOT_SHAREABLE_GROUPS = ("You may share only with groups you belong to, and one or more of these names is not one: "
+                        "check the spelling.")
 
 
-def _no_such(kind: str, unknown: list[str]) -> str:
-    """"No such user: nobody, gone." with each name cut to _NAME_CHARS and at most _NAMES_SHOWN named."""
-    names = [name if len(name) <= _NAME_CHARS else name[:_NAME_CHARS - 1] + "…" for name in unknown[:_NAMES_SHOWN]]
-    more = f" and {len(unknown) - _NAMES_SHOWN} more" if len(unknown) > _NAMES_SHOWN else ""
-    return f"No such {kind}: {', '.join(names)}{more}."
+def names_given(names: Iterable[str]) -> list[str]:
+    """`names` stripped, without blanks and repeats, in the order given."""
+    return list(dict.fromkeys(name.strip() for name in names if name and name.strip()))
 
 
 def users_by_username(usernames: Iterable[str]) -> list:
     """The active users named in `usernames` (blank entries and repeats ignored), in the order
-    given. Raises ValidationError naming every username that matches no active user."""
-    wanted = list(dict.fromkeys(name.strip() for name in usernames if name and name.strip()))
+    given. ValidationError (NOT_SHAREABLE_PEOPLE, naming none) if any matches no active user."""
+    wanted = names_given(usernames)
     found = {user.get_username(): user
              for user in get_user_model().objects.filter(username__in=wanted, is_active=True)}
-    unknown = [name for name in wanted if name not in found]
-    if unknown:
-        raise ValidationError(_no_such("user", unknown), code="unknown_user")
+    if any(name not in found for name in wanted):
+        raise ValidationError(NOT_SHAREABLE_PEOPLE, code="not_shareable")
     return [found[name] for name in wanted]
 
 
 def groups_by_name(names: Iterable[str]) -> list[Group]:
-    """The groups named in `names` (blank entries and repeats ignored), in the order given. Raises
-    ValidationError naming every name that matches no group."""
-    wanted = list(dict.fromkeys(name.strip() for name in names if name and name.strip()))
+    """The groups named in `names` (blank entries and repeats ignored), in the order given.
+    ValidationError (NOT_SHAREABLE_GROUPS, naming none) if any matches no group."""
+    wanted = names_given(names)
     found = {group.name: group for group in Group.objects.filter(name__in=wanted)}
-    unknown = [name for name in wanted if name not in found]
-    if unknown:
-        raise ValidationError(_no_such("group", unknown), code="unknown_group")
+    if any(name not in found for name in wanted):
+        raise ValidationError(NOT_SHAREABLE_GROUPS, code="not_shareable")
     return [found[name] for name in wanted]

@@ -183,11 +183,11 @@ def collection_settings(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def collection_share(request: HttpRequest, slug: str) -> HttpResponse:
     collection = _collection(request, slug, manage=True)
-    form = ShareForm(request.POST)
+    form = ShareForm(request.POST, collection=collection, request=request)
     if form.is_valid():
         try:
             sharing.collection_share(collection=collection, request=request, **form.cleaned_data)
-        except ValidationError as exc:  # a group the user is not in
+        except ValidationError as exc:  # past a cap on invitations, a declined one (corpus.sharing)
             for field, errors in exc.message_dict.items():
                 form.add_error(field if field in form.fields else None, errors)
         else:

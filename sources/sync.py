@@ -15,6 +15,10 @@
   sources (another advisory lock, on the source's owner), so one person's slow sites (Crawl-delay)
   never hold every slot of the sources worker; their other syncs wait (`waiting`) and the task
   queues them again a little later. Operator sources (no owner) are not held to it.
+- A sync writes in its owner's name only while they may write to the collection: checked before the
+  run and again before every item (and before removing what is gone), so a run under way when they
+  lose write access stops there, the source paused (sources.ownership, audited) with the round kept
+  for whoever takes it over.
 - A failing item is counted and listed with its reason; the others go on.
 - A budget per run (the Celery task's; `manage.py sync_sources` has none): SYNC_SECONDS of wall
   clock and SYNC_ITEMS items. A round that does not fit goes on in the next run, which the task
@@ -78,6 +82,7 @@ class SyncResult:
     busy: bool = False
     waiting: bool = False  # another sync of the source's owner was running: nothing done, run it later
     more: bool = False  # the run's budget ran out: the round goes on in the next run
+    paused: bool = False  # its owner lost write access during the run: stopped, `error` says why
     round: dict = field(default_factory=dict)  # where the round stands (Source.sync_round); {} when complete
 
     @property
@@ -140,7 +145,10 @@ def source_sync(*, source_id: int, progress: Progress | None = None, seconds: fl
             result.failed += source.last_failed
             result.failures = (list(source.failures or []) + result.failures)[:FAILURES_KEPT]
         finished = timezone.now()
-        if result.more:
+        if result.paused:
+            # Stopped where it was, the round kept: whoever takes the source over goes on from there.
+            ending = {"state": Source.State.IDLE}
+        elif result.more:
             # Queued again by the task; next_sync_at now keeps beat from queueing it too (Source.objects.due).
             ending = {"state": Source.State.QUEUED, "next_sync_at": finished}
         else:
@@ -150,9 +158,10 @@ def source_sync(*, source_id: int, progress: Progress | None = None, seconds: fl
             **ending, error=result.error, sync_round=result.round, failures=result.failures,
             last_new=result.new, last_changed=result.changed, last_unchanged=result.unchanged,
             last_removed=result.removed, last_failed=result.failed)
-        logger.info("source %s synced%s: %s%s", source_id, " (so far)" if result.more else "", result.counts,
-                    f" ({result.error})" if result.error else "")
-        if not result.more and (result.error or result.new or result.changed or result.removed or result.failed):
+        logger.info("source %s synced%s: %s%s", source_id, " (so far)" if result.more or result.paused else "",
+                    result.counts, f" ({result.error})" if result.error else "")
+        finished_round = not (result.more or result.paused)
+        if finished_round and (result.error or result.new or result.changed or result.removed or result.failed):
             # A sync that found nothing new is not an event: scheduled syncs would flood the trail.
             audit.record(Action.SOURCE_SYNCED, target=source, detail={**result.counts, "error": result.error})
         return result
@@ -232,11 +241,19 @@ def _sync(source: Source, progress: Progress, *, deadline: float | None, items: 
                         (items is not None and handled >= items)):
             result.more, result.round = True, {**round_, "done": position}
             return result
+        reason = _paused(source)
+        if reason:
+            result.paused, result.error, result.round = True, reason, {**round_, "done": position}
+            return result
         item = listed[position]
         outcome, reason = _sync_item(source, kind, item, links.get(item.key))
         result.add(outcome, item.key, reason)
         progress(outcome, item.key)
         handled += 1
+    reason = _paused(source)
+    if reason:  # nothing is removed in the name of someone who may no longer write
+        result.paused, result.error, result.round = True, reason, {**round_, "done": len(listed)}
+        return result
     keys = {item.key for item in listed}
     for key, link in links.items():
         if key not in keys:
@@ -249,6 +266,20 @@ def _sync(source: Source, progress: Progress, *, deadline: float | None, items: 
     for key, reason in round_.get("skipped", [])[:max(0, FAILURES_KEPT - len(result.failures))]:
         result.failures.append({"item": key[:2000], "reason": reason[:1000]})
     return result
+
+
+def _paused(source: Source) -> str:
+    """Why the sync must stop now ("": it goes on): the source was paused or deleted meanwhile, or its
+    owner may no longer write to its collection (then it is paused now, audited: no signal told of
+    every way to lose access). A take-over meanwhile makes the new owner the one it writes for."""
+    sources_pause_unwritable(source_ids=[source.pk])
+    current = Source.objects.select_related("created_by").filter(pk=source.pk).first()
+    if current is None:
+        return "The source was deleted during the sync."
+    if current.paused_reason:
+        return current.paused_reason
+    source.created_by = current.created_by
+    return ""
 
 
 def _sync_item(source: Source, kind, item: Item, link: SourceDocument | None) -> tuple[str, str]:

@@ -7,6 +7,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from corpus.models import Collection, Document
+from corpus.selectors import NOT_SHAREABLE_PEOPLE
 
 pytestmark = pytest.mark.django_db
 
@@ -49,7 +50,7 @@ def test_create_makes_the_caller_owner_and_derives_the_slug(client_of, user, oth
     ({"name": "X", "chunk_size": 5}, "chunk_size", "between 16 and 2048"),
     ({"name": "X", "chunk_size": 100, "chunk_overlap": 100}, "chunk_overlap", "smaller than the chunk size"),
     ({"name": "X", "chunker": "magic"}, "chunker", "not a valid choice"),
-    ({"name": "X", "readers": ["nobody"]}, "readers", "No such user: nobody."),
+    ({"name": "X", "readers": ["nobody"]}, "readers", "is not someone you may share with"),
     ({"name": "X", "owner": "bob"}, "non_field_errors", "Unknown field(s): owner."),
 ])
 def test_create_refuses_bad_input_per_field(client_of, user, owned, body, field, message):
@@ -101,7 +102,7 @@ def test_a_failed_share_changes_nothing(client_of, user, owned):
     response = client_of(user).patch("/api/collections/recipes/", {"name": "Renamed", "readers": ["ghost"]},
                                      format="json")
 
-    assert response.status_code == 400 and response.json() == {"readers": ["No such user: ghost."]}
+    assert response.status_code == 400 and response.json() == {"readers": [NOT_SHAREABLE_PEOPLE]}
     owned.refresh_from_db()
     assert owned.name == "Recipes"
 

@@ -117,3 +117,63 @@ def test_moves_that_rebuild_draw_on_the_forced_reingest_budget(client_of, team, 
     assert other == [200, 200, 429] and patched.status_code == 429
     assert Document.objects.get(pk=document.pk).collection.slug == "team"
     caches["quotas"].clear()
+
+
+def test_the_admin_move_action_draws_on_the_same_rebuild_budget(client, team, user, monkeypatch,
+                                                                django_capture_on_commit_callbacks):
+    """The admin's move goes through corpus.quotas.move_rebuild_wait, like the API's: a move that
+    rebuilds a document counts as a forced re-ingest; past the budget the document stays, and the
+    message says why. A move that rebuilds nothing is not counted."""
+    from django.core.cache import caches
+
+    from corpus.quotas import ForcedReingestQuota
+
+    monkeypatch.setattr(ForcedReingestQuota, "rate", "1/hour")
+    caches["quotas"].clear()
+    user.is_staff = True
+    user.save()
+    big = Collection.objects.create(slug="big", name="Big chunks", owner=user, chunk_size=1500)
+    twin = Collection.objects.create(slug="twin", name="Twin", owner=user)  # team's settings
+    built = {"status": "ready", "content_hash": "h", "built_hash": "h", "built_signature": team.pipeline_signature()}
+    plan = Document.objects.create(collection=team, source="plan.md", title="Plan", **built)
+    memo = Document.objects.create(collection=team, source="memo.md", title="Memo", **built)
+    client.force_login(user)
+
+    def move(documents, target):
+        with django_capture_on_commit_callbacks(execute=False):
+            return client.post("/admin/corpus/document/", {
+                "action": "move_documents", "_selected_action": [d.pk for d in documents], "apply": "1",
+                "target": target.pk}, follow=True).content.decode()
+
+    page = move([plan, memo], big)
+    assert "Moved 1 document to Big chunks" in page
+    assert ("Not moved: Plan (moving rebuilds a document under the chunk settings of Big chunks, and you rebuilt "
+            "many documents lately); try again in ") in page
+    assert {d.source: d.collection.slug for d in Document.objects.all()} == {"plan.md": "team", "memo.md": "big"}
+    assert _moves() == [("alice", str(memo.pk), {"source": "memo.md", "from": "team", "to": "big"})]
+    assert "Moved 1 document to Twin" in move([plan], twin)  # the same settings: nothing to rebuild
+    page = move([memo], team)
+    assert "Not moved: Memo" in page and Document.objects.get(pk=memo.pk).collection == big
+    caches["quotas"].clear()
+
+
+def test_the_admin_reingest_action_draws_on_the_forced_reingest_budget(client, team, handbook, user, monkeypatch,
+                                                                       django_capture_on_commit_callbacks):
+    from django.core.cache import caches
+
+    from corpus.quotas import ForcedReingestQuota
+
+    monkeypatch.setattr(ForcedReingestQuota, "rate", "1/hour")
+    caches["quotas"].clear()
+    user.is_staff = True
+    user.save()
+    memo = Document.objects.create(collection=team, source="memo.md", title="Memo")
+    Document.objects.filter(pk__in=[handbook.pk, memo.pk]).update(status="ready")
+    client.force_login(user)
+    with django_capture_on_commit_callbacks(execute=False):
+        page = client.post("/admin/corpus/document/", {"action": "reingest_documents",
+                                                       "_selected_action": [handbook.pk, memo.pk]},
+                           follow=True).content.decode()
+    assert "Queued 1 document for re-ingestion." in page and "Not re-ingested: 1" in page
+    assert sorted(Document.objects.values_list("status", flat=True)) == ["queued", "ready"]
+    caches["quotas"].clear()

@@ -10,6 +10,7 @@ from django.contrib.auth.models import Group
 from django.test import Client
 from rest_framework.test import APIClient
 
+from corpus import selectors
 from corpus.models import Collection
 
 pytestmark = pytest.mark.django_db
@@ -44,7 +45,7 @@ def test_the_owner_shares_with_groups_on_the_settings_page(user, mine, teams):
     assert 'name="reader_groups"' in page and "design, ops</textarea>" in page
 
     unknown = web.post("/documents/collections/mine/share/", {"reader_groups": "design, nobody", "editor_groups": ""})
-    assert unknown.status_code == 400 and "No such group: nobody." in unknown.content.decode()
+    assert unknown.status_code == 400 and "one or more of these names is not one" in unknown.content.decode()
     assert names(mine, "editor_groups") == ["Support team", "ops"]  # nothing changed
 
 
@@ -64,7 +65,7 @@ def test_the_owner_shares_with_groups_in_the_admin(user, mine, teams):
     assert "design, ops</textarea>" in page and "sales</textarea>" in page
 
     refused = web.post(f"/admin/corpus/collection/{mine.pk}/change/", {**form, "reader_groups": "ghosts"})
-    assert refused.status_code == 200 and "No such group: ghosts." in refused.content.decode()
+    assert refused.status_code == 200 and "one or more of these names is not one" in refused.content.decode()
     assert names(mine, "reader_groups") == ["sales"]
 
 
@@ -86,7 +87,7 @@ def test_the_api_shares_with_groups_by_name_and_shows_them_to_managers_only(user
     assert member.patch("/api/collections/mine/", {"reader_groups": []}, format="json").status_code == 403
 
     bad = owner.patch("/api/collections/mine/", {"editor_groups": ["sales", "nobody"]}, format="json")
-    assert bad.status_code == 400 and bad.json() == {"editor_groups": ["No such group: nobody."]}
+    assert bad.status_code == 400 and bad.json() == {"editor_groups": [selectors.NOT_SHAREABLE_GROUPS]}
     made = owner.post("/api/collections/", {"name": "Shared", "reader_groups": ["ops"]}, format="json")
     assert made.status_code == 201 and made.json()["reader_groups"] == ["ops"]
     assert made.json()["editor_groups"] == []

@@ -11,7 +11,7 @@ from django.contrib.auth.models import Group
 from django.test import Client
 
 from audit.models import Action, AuditEvent
-from corpus import permissions, sharing
+from corpus import permissions, selectors, sharing
 from corpus.models import Collection, ShareInvitation
 
 pytestmark = pytest.mark.django_db
@@ -100,9 +100,9 @@ def test_one_shares_only_with_groups_one_belongs_to(user, other_user, mine, clie
     api = client_of(user)
     refused = api.patch("/api/collections/mine/", {"reader_groups": ["ours", "finance"]}, format="json")
     assert refused.status_code == 400
-    assert refused.json() == {"reader_groups": ["You may share only with groups you belong to; not with: finance."]}
+    assert refused.json() == {"reader_groups": [selectors.NOT_SHAREABLE_GROUPS]}
     page = signed_in(user).post("/documents/collections/mine/share/", {"editor_groups": "finance"})
-    assert page.status_code == 400 and "not with: finance" in page.content.decode()
+    assert page.status_code == 400 and "one or more of these names is not one" in page.content.decode()
     user.is_staff = True
     user.save()
     form = {"name": "Mine", "slug": "mine", "description": "", "chunker": mine.chunker,
@@ -110,7 +110,7 @@ def test_one_shares_only_with_groups_one_belongs_to(user, other_user, mine, clie
             "contextualization": mine.contextualization, "embedding_mode": mine.embedding_mode,
             "readers": "", "editors": "", "reader_groups": "finance", "editor_groups": ""}
     admin = signed_in(user).post(f"/admin/corpus/collection/{mine.pk}/change/", form)
-    assert admin.status_code == 200 and "not with: finance" in admin.content.decode()
+    assert admin.status_code == 200 and "one or more of these names is not one" in admin.content.decode()
     assert not mine.reader_groups.exists() and not permissions.can_read_collection(other_user, mine)
 
     assert api.patch("/api/collections/mine/", {"reader_groups": ["ours"]}, format="json").status_code == 200

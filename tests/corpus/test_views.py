@@ -304,7 +304,7 @@ def test_owner_shares_by_username(client, user, other_user, own_collection, djan
     assert "bob</textarea>" in page and "carol</textarea>" in page and "bob (read)" in page
 
     unknown = client.post("/documents/collections/mine/share/", {"readers": "bob nobody", "editors": ""})
-    assert unknown.status_code == 400 and "No such user: nobody." in unknown.content.decode()
+    assert unknown.status_code == 400 and "is not someone you may share with" in unknown.content.decode()
     assert set(own_collection.invitations.values_list("user__username", "role")) == invited  # nothing changed
 
 
