@@ -27,6 +27,7 @@ RETIRED: dict[str, str] = {
     "RAGWEB_REQUIRE_SECRET_KEY": "PUBLIC_URL (SECRET_KEY must be set whenever it is https://)",
     "SOURCES_USER_AGENT": "PUBLIC_URL (the sources' User-Agent names it: ragweb/1.0 (+PUBLIC_URL))",
     # Where the data lives: under the one data folder.
+    "MEDIA_ROOT": "RAGWEB_VAR_DIR (the stored documents are its media/ folder)",
     "STATIC_ROOT": "RAGWEB_VAR_DIR (collectstatic writes to its staticfiles/ folder)",
     # Single sign-on: the provider's discovery document and common defaults say the rest.
     "OIDC_SIGN_ALGO": "the provider's discovery document (id_token_signing_alg_values_supported)",

@@ -195,9 +195,7 @@ WHITENOISE_USE_FINDERS = True
 # default: a file-system check per request, not paid in production); docs/configuration.md ("DEBUG") tells
 # self-hosters editing static files to use it or restart.
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
-# The stored documents: back it up with the database. Read from the environment only so that tests can
-# point a worker process at the web process's temporary folder (docs/configuration.md, Development).
-MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
+MEDIA_ROOT = VAR_DIR / "media"  # the stored documents: back it up with the database
 MEDIA_URL = "media/"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "chat:index"

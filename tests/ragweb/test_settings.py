@@ -237,21 +237,21 @@ def test_bad_public_urls_and_a_missing_key_stop_the_start(tmp_path):
 
 
 def test_a_retired_variable_still_set_gets_one_warning_line_naming_its_replacement(tmp_path):
-    values, stderr = settings_of(tmp_path, SECURE_SSL_REDIRECT="1", STATIC_ROOT="/srv/elsewhere",
+    values, stderr = settings_of(tmp_path, SECURE_SSL_REDIRECT="1", MEDIA_ROOT="/srv/elsewhere",
                                  OIDC_SIGN_ALGO="RS256", SOURCES_TIMEOUT="5")
     lines = [line for line in stderr.splitlines() if "no longer read" in line]
     assert lines == [
+        "ragweb: MEDIA_ROOT is set but no longer read; instead: RAGWEB_VAR_DIR (the stored documents are its "
+        "media/ folder)",
         "ragweb: OIDC_SIGN_ALGO is set but no longer read; instead: the provider's discovery document "
         "(id_token_signing_alg_values_supported)",
         "ragweb: SECURE_SSL_REDIRECT is set but no longer read; instead: PUBLIC_URL with https:// (it turns on the "
         "HTTPS redirect, HSTS and HTTPS-only cookies)",
         "ragweb: SOURCES_TIMEOUT is set but no longer read; instead: nothing: a tuned constant beside its code now "
         "(docs/configuration.md, 'What is not a setting')",
-        "ragweb: STATIC_ROOT is set but no longer read; instead: RAGWEB_VAR_DIR (collectstatic writes to its "
-        "staticfiles/ folder)",
     ]
     # Warned, not obeyed: the values are those of the settings that replace them.
-    assert values["SECURE_SSL_REDIRECT"] is False and values["STATIC_ROOT"] == str(tmp_path / "staticfiles")
+    assert values["SECURE_SSL_REDIRECT"] is False and values["MEDIA_ROOT"] == str(tmp_path / "media")
     _, stderr = settings_of(tmp_path)
     assert "no longer read" not in stderr
 
