@@ -143,13 +143,14 @@ if "DATABASE_URL" not in os.environ:
     _pg_login += ":" + quote(secret_file(VAR_DIR / "pg_password", make=lambda: secrets.token_urlsafe(32)), safe="")
 DATABASE_URL = env_url("DATABASE_URL", f"postgres://{_pg_login}@127.0.0.1:{_pg_port}/ragweb",
                        schemes=("postgres", "postgresql"))
-# Seconds a request thread or worker process keeps its database connection (0: a new one per
-# request, as runserver needs). docker-compose keeps them: a fresh connection cost a search ~25 ms
-# (connect, a cold backend, re-preparing the search statements). Health checks drop a connection
-# that died in between (a database restart) before a request uses it.
-DB_CONN_MAX_AGE = env_int("DB_CONN_MAX_AGE", 0, minimum=0)
+# Seconds a request thread or worker process keeps its database connection: a fresh connection cost a
+# search ~25 ms (connect, a cold backend, re-preparing the search statements). Health checks drop a
+# connection that died in between (a database restart) before a request uses it. Not a setting: runserver
+# (and the test server) close each request thread's connections themselves (Django's ThreadedWSGIServer),
+# and pgbouncer in transaction mode needs nothing of it (docs/deployment.md).
+DB_CONN_MAX_AGE = 600
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=DB_CONN_MAX_AGE,
-                                              conn_health_checks=DB_CONN_MAX_AGE > 0)}
+                                              conn_health_checks=True)}
 DATABASES["default"]["ENGINE"] = "django.db.backends.postgresql"
 # Parallel test runs on one server need distinct test databases.
 DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME", "test_ragweb")}
@@ -163,7 +164,7 @@ for _n, _url in enumerate(DATABASE_REPLICA_URLS):
     _url = env_url("DATABASE_REPLICA_URLS", "", schemes=("postgres", "postgresql"),
                    environ={"DATABASE_REPLICA_URLS": _url})
     DATABASES[_alias] = dj_database_url.parse(_url, conn_max_age=DB_CONN_MAX_AGE,
-                                              conn_health_checks=DB_CONN_MAX_AGE > 0)
+                                              conn_health_checks=True)
     DATABASES[_alias]["ENGINE"] = "django.db.backends.postgresql"
     # A dead replica must cost a search seconds, not the TCP timeout; the name shows in pg_stat_activity.
     DATABASES[_alias]["OPTIONS"] = {**DATABASES[_alias].get("OPTIONS", {}), "connect_timeout": 2,

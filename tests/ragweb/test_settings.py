@@ -33,15 +33,17 @@ def test_defaults_point_at_embedded_services(tmp_path):
     assert values["db"] == ["127.0.0.1", 54329, "ragweb"]
     assert values["broker"] == "redis://127.0.0.1:63799/0"
     assert values["debug"] is False
-    assert values["conn"] == [0, False]  # runserver starts a thread per request: no persistent connections
+    assert values["conn"] == [600, True]  # persistent connections, with health checks, everywhere
 
 
-def test_persistent_connections_come_with_health_checks(tmp_path):
+def test_persistent_connections_are_no_longer_a_setting(tmp_path):
     import json
 
-    out = load(tmp_path, DB_CONN_MAX_AGE="600")
+    out = load(tmp_path, DB_CONN_MAX_AGE="0", DATABASE_REPLICA_URLS="postgres://r:pw@replica:5432/ragweb")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["conn"] == [600, True]
+    assert ("ragweb: DB_CONN_MAX_AGE is set but no longer read; instead: nothing: every process keeps its "
+            "connections 600 s, with health checks (runserver closes each request's itself)") in out.stderr
 
 
 def test_environment_overrides_are_used(tmp_path):
