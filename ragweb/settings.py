@@ -282,7 +282,11 @@ CACHES = {
     "quotas": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": SIGNIN_CACHE_URL,
                "KEY_PREFIX": "ragweb", "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2}},
 }
-CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 180, minimum=10)
+# Seconds before Redis hands the task of a worker that died (unacknowledged) to another. Long tasks (a
+# re-embed, a sync) work in slices of a third of it; a document's ingestion must finish within it, and
+# 600 s covers long OCR ingestions (it was compose's value). A development variable: tests and the
+# reliability harness shorten it to see a task come back.
+CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 600, minimum=10)
 # kombu (5.7) sweeps unacked messages only every interval x throttle seconds (default 10 x 10 = 100 s);
 # sweep every few seconds so a killed worker's task comes back soon after the visibility timeout.
 CELERY_BROKER_TRANSPORT_OPTIONS = {

@@ -291,8 +291,9 @@ def test_behind_the_proxy_an_https_public_url_redirects_and_sends_hsts_and_secur
 
 
 FIXED_PRINT = ("import django, json; from django.conf import settings as s; django.setup(); "
-               "from corpus.models import Chunk; d = s.DATABASES['default']; "
+               "from corpus.models import Chunk; "
                "print(json.dumps({'dimensions': s.EMBEDDING_DIMENSIONS, "
+               "'visibility': s.CELERY_BROKER_TRANSPORT_OPTIONS['visibility_timeout'], "
                "'column': Chunk._meta.get_field('embedding').dimensions}))")
 
 
@@ -313,3 +314,10 @@ def test_the_vector_width_is_the_columns_whatever_the_environment_says(tmp_path)
     assert warnings == ["ragweb: EMBEDDING_DIMENSIONS is set but no longer read; instead: nothing: the chunk "
                         "table's column is 384 wide (its migrations'); a model of any width goes by "
                         "EMBEDDING_MODEL and manage.py reembed"]
+
+
+def test_a_dead_workers_task_comes_back_after_ten_minutes_unless_a_test_shortens_it(tmp_path):
+    # 600 s everywhere (compose's value: a long OCR ingestion is not handed to a second worker mid-way).
+    assert fixed(tmp_path)[0]["visibility"] == 600
+    assert fixed(tmp_path, CELERY_VISIBILITY_TIMEOUT="15") == ({"dimensions": 384, "column": 384, "visibility": 15},
+                                                               [])
