@@ -24,7 +24,7 @@ left in progress (corpus.tasks). Migrations, the admin account and the demo corp
 
 gunicorn (lib.gunicorn_worker, gthread that reads each request whole before a thread takes it, so
 clients that send slowly hold no thread: WEB_WORKERS processes x WEB_THREADS threads, default 2 x 16, as
-docker-compose) serves many clients at once, each thread keeping its database connection (ragweb.settings.DB_CONN_MAX_AGE).
+docker-compose) serves many clients at once, each thread keeping its database connection (settings.DB_CONN_MAX_AGE).
 docker-compose keeps separate containers (web, worker, beat): there each holds its own copy.
 With DATABASE_URL / REDIS_URL set, the embedded services are not started.
 
