@@ -49,7 +49,7 @@ def process_document_task(self, document_id: int) -> str:
 
 # A re-embed runs in slices this long (plus the batch under way: reembed.services.BATCH_CHUNKS chunks, ~12 s at
 # 21 chunks/s), each task queueing the next, at most a third of the broker's visibility timeout
-# (CELERY_VISIBILITY_TIMEOUT, default 180 s): the message is acknowledged before Redis would hand it
+# (settings.CELERY_VISIBILITY_TIMEOUT, 600 s): the message is acknowledged before Redis would hand it
 # to a second worker.
 REEMBED_SLICE_SECONDS = 60.0
 

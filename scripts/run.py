@@ -24,7 +24,7 @@ left in progress (corpus.tasks). Migrations, the admin account and the demo corp
 
 gunicorn (lib.gunicorn_worker, gthread that reads each request whole before a thread takes it, so
 clients that send slowly hold no thread: WEB_WORKERS processes x WEB_THREADS threads, default 2 x 16, as
-docker-compose) serves many clients at once and keeps database connections (DB_CONN_MAX_AGE, default 600 here).
+docker-compose) serves many clients at once, each thread keeping its database connection (settings.DB_CONN_MAX_AGE).
 docker-compose keeps separate containers (web, worker, beat): there each holds its own copy.
 With DATABASE_URL / REDIS_URL set, the embedded services are not started.
 
@@ -309,8 +309,6 @@ def main() -> int:
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     # Ctrl-C: also when started from a shell that ignores SIGINT for background jobs.
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    # Set here: the manage.py subprocesses and the forked children inherit it.
-    os.environ.setdefault("DB_CONN_MAX_AGE", "600")
     # glibc gives each thread that allocates its own malloc arena (up to 8 per core); the web workers'
     # threads then each keep the peak of the largest request they served. Two arenas bound that.
     os.environ.setdefault("MALLOC_ARENA_MAX", "2")

@@ -120,7 +120,7 @@ def _use_threads(configured: int) -> None:
 def get_model(name: str | None = None):
     """The model `name` (default settings.EMBEDDING_MODEL), loaded once per process and name, never
     from a hub: a SentenceTransformer (torch) or an OnnxEncoder (its runtime suffix). The column
-    model (EMBEDDING_COLUMN_MODEL) must give EMBEDDING_DIMENSIONS-d vectors."""
+    model (EMBEDDING_COLUMN_MODEL) must give vectors as wide as the chunk table's column (384)."""
     name = name or settings.EMBEDDING_MODEL
     model = _models.get(name)
     if model is None:
@@ -148,8 +148,9 @@ def get_model(name: str | None = None):
                     dimensions = model.dimensions
                 if name == settings.EMBEDDING_COLUMN_MODEL and dimensions != settings.EMBEDDING_DIMENSIONS:
                     raise ImproperlyConfigured(
-                        f"The embedding model at {path} gives {dimensions}-d vectors but EMBEDDING_DIMENSIONS "
-                        f"is {settings.EMBEDDING_DIMENSIONS}.")
+                        f"EMBEDDING_COLUMN_MODEL {name!r} gives {dimensions}-d vectors but the chunk table's "
+                        f"column holds {settings.EMBEDDING_DIMENSIONS}-d ones (the packaged model's): leave "
+                        f"EMBEDDING_COLUMN_MODEL unset and use EMBEDDING_MODEL with `manage.py reembed`.")
                 logger.info("loaded embedding model %s on %s (%s-d)", path, runtime, dimensions)
                 _models[name] = model
     return model

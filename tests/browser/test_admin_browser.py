@@ -17,10 +17,9 @@ FIELD_NOTES = long_markdown(150)
 
 
 @pytest.fixture
-def media(settings, tmp_path, monkeypatch):
-    """Uploads go to a temporary media root that the web server and the worker share."""
-    settings.MEDIA_ROOT = tmp_path / "media"
-    monkeypatch.setenv("MEDIA_ROOT", str(settings.MEDIA_ROOT))  # the worker's environment is copied from ours
+def media(settings):
+    """Uploads go to the default media root (RAGWEB_VAR_DIR's), which the web server and the worker share
+    (MEDIA_ROOT is no longer read from the environment)."""
     return settings.MEDIA_ROOT
 
 

@@ -98,8 +98,7 @@ def _wait_for(predicate, timeout: float, what: str):
 def test_a_worker_killed_mid_document_leaves_it_to_the_next_worker(settings, tmp_path, monkeypatch):
     # A short visibility timeout so the broker hands the unacked task out again within the test.
     settings.CELERY_VISIBILITY_TIMEOUT = 15
-    settings.MEDIA_ROOT = tmp_path / "media"
-    monkeypatch.setenv("MEDIA_ROOT", str(settings.MEDIA_ROOT))
+    # The stored files go to the default media root (RAGWEB_VAR_DIR's), which the worker shares.
     monkeypatch.setenv("EMBEDDING_BATCH_SIZE", "8")  # progress every 64 chunks: easy to catch mid-way
     broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
     broker.flushdb()
@@ -202,8 +201,7 @@ def test_a_pool_process_killed_mid_document_costs_only_its_own_document(settings
     at once (acks_late + reject_on_worker_lost) and a new pool process builds it, exactly once."""
     import psutil
 
-    settings.MEDIA_ROOT = tmp_path / "media"
-    monkeypatch.setenv("MEDIA_ROOT", str(settings.MEDIA_ROOT))
+    # The stored files go to the default media root (RAGWEB_VAR_DIR's), which the worker shares.
     monkeypatch.setenv("EMBEDDING_BATCH_SIZE", "8")  # progress every 64 chunks: easy to catch mid-way
     broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
     broker.flushdb()

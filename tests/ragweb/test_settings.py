@@ -33,15 +33,17 @@ def test_defaults_point_at_embedded_services(tmp_path):
     assert values["db"] == ["127.0.0.1", 54329, "ragweb"]
     assert values["broker"] == "redis://127.0.0.1:63799/0"
     assert values["debug"] is False
-    assert values["conn"] == [0, False]  # runserver starts a thread per request: no persistent connections
+    assert values["conn"] == [600, True]  # persistent connections, with health checks, everywhere
 
 
-def test_persistent_connections_come_with_health_checks(tmp_path):
+def test_persistent_connections_are_no_longer_a_setting(tmp_path):
     import json
 
-    out = load(tmp_path, DB_CONN_MAX_AGE="600")
+    out = load(tmp_path, DB_CONN_MAX_AGE="0", DATABASE_REPLICA_URLS="postgres://r:pw@replica:5432/ragweb")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["conn"] == [600, True]
+    assert ("ragweb: DB_CONN_MAX_AGE is set but no longer read; instead: nothing: every process keeps its "
+            "connections 600 s, with health checks (runserver closes each request's itself)") in out.stderr
 
 
 def test_environment_overrides_are_used(tmp_path):
@@ -286,3 +288,36 @@ def test_behind_the_proxy_an_https_public_url_redirects_and_sends_hsts_and_secur
     assert values["plain"] == [301, "https://docs.example.org/login/"]
     assert values["proxied"] == [200, "max-age=31536000; includeSubDomains", True]
     assert values["other_host"] == 400  # not PUBLIC_URL's host
+
+
+FIXED_PRINT = ("import django, json; from django.conf import settings as s; django.setup(); "
+               "from corpus.models import Chunk; "
+               "print(json.dumps({'dimensions': s.EMBEDDING_DIMENSIONS, "
+               "'visibility': s.CELERY_BROKER_TRANSPORT_OPTIONS['visibility_timeout'], "
+               "'column': Chunk._meta.get_field('embedding').dimensions}))")
+
+
+def fixed(tmp_path, **env):
+    import json
+
+    clean = {k: v for k, v in os.environ.items() if k in _PASSTHROUGH}
+    clean.update(RAGWEB_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="ragweb.settings", **env)
+    out = subprocess.run([sys.executable, "-c", FIXED_PRINT], cwd=ROOT, env=clean, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout), [line for line in out.stderr.splitlines() if "no longer read" in line]
+
+
+def test_the_vector_width_is_the_columns_whatever_the_environment_says(tmp_path):
+    values, warnings = fixed(tmp_path, EMBEDDING_DIMENSIONS="768")
+    # The column is vector(384) since the migrations made it so: a 768 here only broke the model's check.
+    assert values["dimensions"] == values["column"] == 384
+    assert warnings == ["ragweb: EMBEDDING_DIMENSIONS is set but no longer read; instead: nothing: the chunk "
+                        "table's column is 384 wide (its migrations'); a model of any width goes by "
+                        "EMBEDDING_MODEL and manage.py reembed"]
+
+
+def test_a_dead_workers_task_comes_back_after_ten_minutes_unless_a_test_shortens_it(tmp_path):
+    # 600 s everywhere (compose's value: a long OCR ingestion is not handed to a second worker mid-way).
+    assert fixed(tmp_path)[0]["visibility"] == 600
+    assert fixed(tmp_path, CELERY_VISIBILITY_TIMEOUT="15") == ({"dimensions": 384, "column": 384, "visibility": 15},
+                                                               [])

@@ -25,8 +25,6 @@ def worker(settings, tmp_path, monkeypatch):
     (root / "handbook").mkdir(parents=True)
     settings.SOURCES_FOLDERS, settings.SOURCES_FOLDERS_ANYONE = [str(root)], True
     monkeypatch.setenv("SOURCES_FOLDERS", str(root))  # the worker reads its own settings from the environment
-    monkeypatch.setenv("MEDIA_ROOT", str(tmp_path / "media"))
-    settings.MEDIA_ROOT = tmp_path / "media"
     handle = start_worker(settings, name="sources")
     try:
         yield root
