@@ -147,7 +147,7 @@ def test_the_command_exits_non_zero_when_a_file_is_refused_or_fails(settings, tm
     the upload rule's message, a file that cannot be parsed fails; both give a non-zero exit."""
     (tmp_path / "empty.txt").write_bytes(b"")
     (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.7\n not really a PDF \x00\x01")
-    env = worker_env(settings) | {"CELERY_TASK_ALWAYS_EAGER": "1", "MEDIA_ROOT": str(tmp_path / "media")}
+    env = worker_env(settings) | {"CELERY_TASK_ALWAYS_EAGER": "1"}
 
     def ingest(name):
         return subprocess.run([sys.executable, "manage.py", "ingest", str(tmp_path / name), "--wait", "--quiet"],
