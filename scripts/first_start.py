@@ -61,7 +61,7 @@ def children_cpu() -> float:
 
 
 def demo_ingested(clone: Path) -> bool:
-    out = subprocess.run([str(clone / ".venv" / "bin" / "python"), "manage.py", "shell", "-c", DEMO_READY],
+    out = subprocess.run([str(clone / ".venv" / "bin" / "python"), "manage.py", "shell", "-v", "0", "-c", DEMO_READY],
                          cwd=clone, capture_output=True, text=True).stdout.split()
     return len(out) == 2 and out[0] == out[1] != "0"
 
