@@ -143,10 +143,8 @@ def main() -> int:
     marks = [*steps, (demo, "(demo corpus ingested)")]
     for (at, line), (after, _) in zip(marks, marks[1:], strict=False):
         print(f"  {after - at:7.1f}s  {line[:120]}")
-    if not args.keep:
-        shutil.rmtree(clone, ignore_errors=True)
-        if args.pip_cache is None:
-            shutil.rmtree(cache, ignore_errors=True)
+    if not args.keep:  # the clone, and the pip cache when it was this run's own
+        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 
