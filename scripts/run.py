@@ -231,6 +231,28 @@ def load_the_app() -> None:
     limit_malloc_arenas(int(os.environ["MALLOC_ARENA_MAX"]))
 
 
+def start_model_export():
+    """On a first start, begin exporting the embedding model's ONNX graph in a child process (a
+    subprocess.Popen; None when there is nothing to export): it overlaps the services' start and the
+    migrations instead of delaying the model's load after them (docs/first-start.md). Sets up Django's
+    settings in this process first, so that the secret files under var/ are made here, once, before the
+    manage.py subprocesses read them. No database connection, no thread: nothing that a fork minds.
+    A failure here (a bad setting) is left to the steps after it, which stop the run with its message."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ragweb.settings")
+    try:
+        import django
+
+        django.setup()
+        from corpus.ingest import embed
+
+        export = embed.start_graph_export()
+    except Exception:  # noqa: BLE001 - a bad setting: the steps after this one report it in their own words
+        return None
+    if export is not None:
+        log("exporting the embedding model to ONNX (first start only), while the database gets ready")
+    return export
+
+
 def serve_web(port: str) -> int:
     """The web server, run by a child forked from make run's process: gunicorn's own runner with
     web_args, as `gunicorn` would run them (its config file and GUNICORN_CMD_ARGS too). The app module
@@ -319,13 +341,21 @@ def main() -> int:
         return 1
     children: list[Child] = []
     started_services = False
+    export = None
     try:
+        export = start_model_export()
         if embedded and not services_running():
             started_services = True
+            log("starting the embedded Postgres and Redis")
             subprocess.run([PY, "scripts/services.py", "start"], cwd=ROOT, check=True)
+        log("migrating the database")
         manage("migrate", "--noinput", "-v", "0")
         manage("ensure_admin")
+        if export is not None:
+            log("waiting for the embedding model's export")
+            export.wait()  # a failed one is tried again, in the foreground, by loading the model
         try:
+            log("loading the app and the embedding model")
             load_the_app()
         except Exception as error:  # noqa: BLE001 - ImproperlyConfigured (EMBEDDING_MODEL), a broken install
             log(f"stopping: loading the app and its model failed: {type(error).__name__}: {error}")
@@ -338,6 +368,7 @@ def main() -> int:
         worker.start()
         syncs.start()
         # Queued after the worker starts; ingestion is watched in the admin and the chat page.
+        log("queuing the demo corpus")
         manage("ingest", "demo/docs", "--collection", "demo", "--public", "--quiet", check=False)
         web.start()
         print(f"\nragweb is running on http://127.0.0.1:{port}/  (Ctrl-C stops everything)\n", flush=True)
@@ -355,6 +386,9 @@ def main() -> int:
         return 1
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
+        if export is not None and export.poll() is None:  # stopped during the first start's export
+            export.kill()
+            export.wait()
         for child in reversed(children):  # the web server first, then the worker
             child.stop()
         if started_services:

@@ -98,12 +98,34 @@ def _graph(name: str, runtime: str) -> Path:
 
     if name == PACKAGED_MODEL and runtime == ONNX_INT8:
         return PACKAGED_INT8_GRAPH
-    stem = PACKAGED_MODEL if name == PACKAGED_MODEL else hashlib.sha256(
-        str(Path(name).resolve()).encode()).hexdigest()[:16]
-    float32 = onnx_export.ensure_float32(model_path(name), settings.VAR_DIR / "models" / f"{stem}-float32.onnx")
+    float32 = onnx_export.ensure_float32(model_path(name), _exported_graph(name, "float32"))
     if runtime == ONNX:
         return float32
-    return onnx_export.ensure_int8(float32, settings.VAR_DIR / "models" / f"{stem}-int8.onnx")
+    return onnx_export.ensure_int8(float32, _exported_graph(name, "int8"))
+
+
+def _exported_graph(name: str, precision: str) -> Path:
+    """Where the graph of the model `name` (no runtime suffix) is exported to, in `precision`."""
+    stem = PACKAGED_MODEL if name == PACKAGED_MODEL else hashlib.sha256(
+        str(Path(name).resolve()).encode()).hexdigest()[:16]
+    return settings.VAR_DIR / "models" / f"{stem}-{precision}.onnx"
+
+
+def start_graph_export(name: str | None = None):
+    """Begin exporting the float32 graph that the model `name` (default settings.EMBEDDING_MODEL) runs
+    on, or is quantised from, in a child process, and return it (a subprocess.Popen); None when there
+    is nothing to export: torch, the packaged int8 graph (shipped), a graph exported before. make run
+    calls it first, so that a first start exports while the services start and the database migrates;
+    loading the model afterwards waits for that export (onnx_export.ensure_float32)."""
+    from corpus.ingest import onnx_export
+
+    name = name or settings.EMBEDDING_MODEL
+    if name in _factories:
+        return None
+    model, runtime = split_runtime(name)
+    if runtime == TORCH or (model == PACKAGED_MODEL and runtime == ONNX_INT8) or model in _factories:
+        return None
+    return onnx_export.start_float32(model_path(model), _exported_graph(model, "float32"))
 
 
 def _use_threads(configured: int) -> None:

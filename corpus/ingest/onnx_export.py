@@ -7,7 +7,8 @@ use into VAR_DIR/models (corpus.ingest.embed), in a child process: the process t
 about to fork the app's workers, never imports torch. Its vectors are torch's to ~1e-7 (cosine
 1.0000), so where it was exported does not matter.
 
-`python -m corpus.ingest.onnx_export MODEL_DIR DEST` is that child.
+`python -m corpus.ingest.onnx_export MODEL_DIR DEST` is that child; it holds a file lock beside DEST while it
+exports, so that a second one (another process that asked at the same time) waits and then finds the graph.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 
 # ONNX opset of the export: ONNX Runtime 1.31 runs it, the quantiser reads it.
 OPSET = 17
+PROJECT = Path(__file__).resolve().parents[2]
 
 
 def export_float32(model_dir: str | Path, dest: str | Path) -> Path:
@@ -88,12 +90,26 @@ def _once(dest: Path, build) -> Path:
     return dest
 
 
+def _export_command(model_dir: str | Path, dest: Path) -> list[str]:
+    return [sys.executable, "-m", "corpus.ingest.onnx_export", str(model_dir), str(dest)]
+
+
 def ensure_float32(model_dir: str | Path, dest: Path) -> Path:
     """The float32 graph of the model in `model_dir` at `dest`, exported on first use by a child
-    process (torch stays out of this one)."""
-    project = Path(__file__).resolve().parents[2]
-    return _once(dest, lambda path: subprocess.run(
-        [sys.executable, "-m", "corpus.ingest.onnx_export", str(model_dir), str(path)], cwd=project, check=True))
+    process (torch stays out of this one); the child takes the file lock, so this waits for an
+    export that start_float32 began."""
+    if not dest.is_file():
+        subprocess.run(_export_command(model_dir, dest), cwd=PROJECT, check=True)
+    return dest
+
+
+def start_float32(model_dir: str | Path, dest: Path) -> subprocess.Popen | None:
+    """Begin exporting the float32 graph to `dest` in a child process and return it (None when the
+    graph is there already): make run's first start exports while the database migrates, and its
+    ensure_float32 afterwards waits for this child rather than export again."""
+    if dest.is_file():
+        return None
+    return subprocess.Popen(_export_command(model_dir, dest), cwd=PROJECT)
 
 
 def ensure_int8(float32: Path, dest: Path) -> Path:
@@ -101,5 +117,5 @@ def ensure_int8(float32: Path, dest: Path) -> Path:
     return _once(dest, lambda path: quantize_int8(float32, path))
 
 
-if __name__ == "__main__":
-    export_float32(sys.argv[1], sys.argv[2])
+if __name__ == "__main__":  # the child of ensure_float32 and start_float32: exports unless another did
+    _once(Path(sys.argv[2]), lambda path: export_float32(sys.argv[1], path))

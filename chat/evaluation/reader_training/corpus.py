@@ -1,5 +1,5 @@
 """Documents to make training questions from: the docstrings of permissively licensed Python
-packages that `make install` puts in the virtualenv (pinned in requirements*.txt, so the same text
+packages that `make install-dev` puts in the virtualenv (pinned in requirements*.txt, so the same text
 every time), read with `ast` (nothing is imported), and of Python's standard library (PSF licence).
 
 A docstring becomes sections under headings ("numpy.linalg.norm", "numpy.linalg.norm — Parameters"),
