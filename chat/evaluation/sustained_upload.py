@@ -5,7 +5,8 @@ For a fixed time, `publishers` threads publish fresh synthetic documents (chat.e
 first merges the graph's tail down below its bound (corpus.graph.merge.graph_make_room), or with
 paced=False the bare publish step, as before the bound. Beside them, one background merger does what the
 Celery task corpus.graph_merge does (graph_merge runs, one after the other while there is a tail), and one
-client searches (hybrid, k=10, RSE balanced) the given questions in turn. Every interval gives one Interval:
+client, a process of its own as a web process is, searches (hybrid, k=10, RSE balanced) the given questions in
+turn. Every interval gives one Interval:
 chunks published and merged per second, the tail (its size at the end and the most seen, sampled each
 second) and the searches' latencies. Merged = published minus the tail's growth, whoever merged them (the
 background merger or the publishers themselves); `by_publishers` is the publishers' share.
@@ -15,21 +16,24 @@ The published documents stay (their chunks merged or in the tail) for the caller
 
 from __future__ import annotations
 
+import multiprocessing
+import queue
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.db import connections
+from django.db import connection, connections
 from django.db.models import QuerySet
 
+from chat.evaluation import search_client
 from chat.evaluation.synthetic_corpus import Bases, fresh_documents
-from chat.retrieval import search
 from corpus.graph.merge import graph_merge, graph_tail_size
 from corpus.ingest import pipeline
 from corpus.models import Collection
 
+READY_SECONDS = 300  # the search client's start: Django and the embedding model, on a busy machine
 IDLE_SECONDS = 0.5  # the merger's pause when there is no tail (the task would wait for the next publish)
 
 
@@ -98,18 +102,38 @@ def run(*, collection: Collection, searched: QuerySet[Collection], bases: Bases,
             if not merged:
                 stop.wait(IDLE_SECONDS)
 
-    def searcher() -> None:
-        step = 0
-        while not stop.is_set():
-            started = time.perf_counter()
-            search(query=questions[step % len(questions)], collections=searched, mode="hybrid", k=10, rse="balanced")
-            elapsed = (time.perf_counter() - started) * 1000
-            with counters.lock:
-                counters.latencies.append(elapsed)
-            step += 1
+    context = multiprocessing.get_context("spawn")
+    ready, halt, results = context.Event(), context.Event(), context.Queue()
+    client = context.Process(target=search_client.run, args=(
+        connection.settings_dict["NAME"], list(searched.values_list("pk", flat=True)), questions, ready, halt, results))
 
+    def collector() -> None:
+        """The client's latencies into the counters, until it has stopped and sent everything."""
+        while True:
+            try:
+                kind, value = results.get(timeout=0.2)
+            except queue.Empty:
+                if not client.is_alive():
+                    return
+                continue
+            if kind == "error":
+                raise RuntimeError(f"the search client failed: {value}")
+            if kind == "done":
+                return
+            with counters.lock:
+                counters.latencies.append(value)
+
+    client.start()
+    try:
+        if not ready.wait(READY_SECONDS):
+            raise RuntimeError(f"the search client was not ready in {READY_SECONDS} s")
+    except BaseException:
+        halt.set()
+        client.join(10)
+        client.kill()
+        raise
     threads = [threading.Thread(target=guarded(publisher(n))) for n in range(publishers)]
-    threads += [threading.Thread(target=guarded(merger)), threading.Thread(target=guarded(searcher))]
+    threads += [threading.Thread(target=guarded(merger)), threading.Thread(target=guarded(collector))]
     intervals: list[Interval] = []
     tail = graph_tail_size()
     mark = {"at": time.perf_counter(), "published": 0, "background": 0, "tail": tail, "tail_max": tail}
@@ -140,11 +164,16 @@ def run(*, collection: Collection, searched: QuerySet[Collection], bases: Bases,
                 close_interval()
     finally:
         stop.set()
+        halt.set()
         for thread in threads:
             thread.join()
+        client.join(30)
+        if client.is_alive():
+            client.kill()
     if counters.errors:
         raise counters.errors[0]
     # The last interval ends once every thread has finished what it had begun (a publish under way), so that
     # everything published is counted.
     close_interval()
     return intervals, counters.documents
+

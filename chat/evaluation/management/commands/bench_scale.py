@@ -248,10 +248,9 @@ class Command(BaseCommand):
         self.stdout.write(f"{total:,} chunks in the table, {graph_tail_size():,} outside the graph; shared_buffers "
                           f"{buffers}\nsustained upload for {seconds:.0f} s: {publishers} publisher(s) of "
                           f"{CHUNKS_PER_DOCUMENT}-chunk documents, {pacing}; one background merger; one client "
-                          f"searching (hybrid) {searched.count()} collections")
+                          f"(a process of its own) searching (hybrid) {searched.count()} collections")
         self.stdout.write(f"{'s':>6} {'published/s':>11} {'merged/s':>9} {'by publishers/s':>15} {'tail':>7} "
                           f"{'tail max':>8} {'searches':>8} {'p50 ms':>8} {'p95 ms':>8}")
-        search(query="warm up", collections=searched, k=10)
 
         def line(step: sustained_upload.Interval) -> None:
             p50, p95 = percentile(step.latencies, 50), percentile(step.latencies, 95)
