@@ -101,7 +101,8 @@ def graph_make_room(*, chunks: int, limit: int | None = None, batch: int = BATCH
     first, until the tail plus them fits in `limit`. Stops early when the tail is empty (a document
     bigger than the limit is published alone) or when every chunk left is being merged by another
     merger at this moment (their batches are about to commit), so it never waits on anyone: the
-    tail stays within `limit` (default TAIL_LIMIT) plus the documents being published at once. Each
+    tail stays within `limit` (default TAIL_LIMIT) plus the documents being published at once (and,
+    for a moment, the batches other mergers are committing). Each
     batch is its own transaction; call it outside the publishing one."""
     limit = TAIL_LIMIT if limit is None else limit
     started = time.perf_counter()

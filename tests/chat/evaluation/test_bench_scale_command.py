@@ -162,17 +162,19 @@ def test_sustained_upload_prints_rates_tail_and_p95_per_interval_and_cleans_up(t
     assert f"{len(PARTS)} chunks in the table, 0 outside the graph" in text
     assert "2 publisher(s) of 100-chunk documents, publishing paced to the merge (tail bound 300)" in text
     rows = SUSTAINED_ROW.findall(text)
-    assert 2 <= len(rows) <= 4, text  # every 2 s, the last once the threads have finished (a busy machine: later)
+    assert 1 <= len(rows) <= 4, text  # every 2 s, the last once the threads have finished (a busy machine: fewer)
     assert float(rows[-1][0]) >= 5.5
     assert sum(int(r[1].replace(",", "")) for r in rows) > 0
-    # Bounded: at most the bound plus one 100-chunk document per publisher, whatever the machine's speed.
-    assert all(int(r[5].replace(",", "")) <= 300 + 2 * 100 for r in rows)
+    # Bounded, whatever the machine's speed: the bound, plus a 100-chunk document per publisher published at once,
+    # plus the batches other mergers hold (still counted until they commit; a publisher finding only those publishes).
+    bound = 300 + 2 * 100 + 2 * merge.BATCH
+    assert all(int(r[5].replace(",", "")) <= bound for r in rows)
     assert sum(int(r[6]) for r in rows) > 0  # the client searched meanwhile
     summary = re.search(r"^published ([\d,]+) chunks in [\d]+ s \([\d,]+/s\), merged ([\d,]+) \([\d,]+/s\); tail at "
                         r"most ([\d,]+) (PASS|FAIL) \(target <= 5,000\); hybrid p95 one client over the run "
                         r"([\d.]+) ms (PASS|FAIL) \(target < 150\)", text, re.M)
     assert summary, text
-    assert int(summary.group(1).replace(",", "")) >= 100 and int(summary.group(3).replace(",", "")) <= 500
+    assert int(summary.group(1).replace(",", "")) >= 100 and int(summary.group(3).replace(",", "")) <= bound
     assert summary.group(4) == "PASS"
     assert not Collection.objects.filter(slug__startswith="bench-scale").exists()
     assert Chunk.objects.count() == len(PARTS)

@@ -55,7 +55,8 @@ from chat.evaluation.synthetic_corpus import (
     rebuild_indexes,
 )
 from chat.retrieval import search
-from corpus.graph.merge import TAIL_LIMIT, graph_merge, graph_tail_size
+from corpus.graph import merge as graph
+from corpus.graph.merge import graph_merge, graph_tail_size
 from corpus.ingest import pipeline
 from corpus.ingest.embed import embed_texts
 from corpus.models import Chunk, Collection, Document
@@ -244,7 +245,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         big, made = Collection.objects.get_or_create(slug=BIG_SLUG, defaults={"name": "Benchmark at scale"})
         searched = Collection.objects.filter(slug__in=[real.slug, BIG_SLUG, SMALL_SLUG])
-        pacing = f"publishing paced to the merge (tail bound {TAIL_LIMIT:,})" if paced else "publishing unpaced"
+        pacing = f"publishing paced to the merge (tail bound {graph.TAIL_LIMIT:,})" if paced else "publishing unpaced"
         self.stdout.write(f"{total:,} chunks in the table, {graph_tail_size():,} outside the graph; shared_buffers "
                           f"{buffers}\nsustained upload for {seconds:.0f} s: {publishers} publisher(s) of "
                           f"{CHUNKS_PER_DOCUMENT}-chunk documents, {pacing}; one background merger; one client "
