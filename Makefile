@@ -152,6 +152,14 @@ bench-scale: install-dev migrate
 	CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py ingest $(EVAL_DIR)/django-docs --collection django-docs --wait --quiet
 	$(PY) manage.py bench_scale --queries $(EVAL_DIR)/django_dev.jsonl --sizes $(SCALE_SIZES) $(BENCH_ARGS)
 
+# A sustained upload into the table bench-scale left (BENCH_ARGS=--keep there): publish rate, merge rate, the graph's
+# tail and search p95 every 30 s for SUSTAINED_SECONDS (docs/scaling.md, "A merge that keeps up"); BENCH_ARGS=--no-pace
+# for the publish step without the tail's bound.
+.PHONY: bench-sustained
+SUSTAINED_SECONDS ?= 600
+bench-sustained: install migrate
+	$(PY) manage.py bench_scale --queries $(EVAL_DIR)/django_dev.jsonl --sustained $(SUSTAINED_SECONDS) $(BENCH_ARGS)
+
 # Ingestion with 1 and 2 pinned workers and 1/2/4 shared ones against bare encode (docs/scaling.md).
 # Needs the broker (make services-start) and no other worker running.
 bench-workers: install-dev migrate

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -27,6 +28,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from pgvector.psycopg import register_vector
 
+from corpus.ingest import pipeline
 from corpus.ingest.embed import embed_texts
 from corpus.models import Chunk, Collection, Document
 
@@ -123,6 +125,32 @@ def add_synthetic_chunks(collection: Collection, count: int, bases: Bases, sigma
         done += len(documents)
         if progress:
             progress(added)
+
+
+def fresh_documents(collection: Collection, bases: Bases, rng: np.random.Generator,
+                    count: int) -> list[tuple[Document, pipeline.Built]]:
+    """`count` new documents of CHUNKS_PER_DOCUMENT synthetic chunks, built and waiting to be published
+    (status embedding), as the ingestion pipeline hands them to its publish step."""
+    dims = bases.vectors.shape[1]
+    documents = Document.objects.bulk_create(
+        Document(collection=collection, source=f"publish/{time.time_ns()}-{n}.txt", title="publish",
+                 content_hash=f"{n:064x}", status=Document.Status.EMBEDDING) for n in range(count))
+    builds = []
+    for document in documents:
+        picks = rng.integers(len(bases.vectors), size=CHUNKS_PER_DOCUMENT)
+        texts = [bases.recombine(int(i), rng) for i in picks]
+        noisy = bases.vectors[picks] + rng.standard_normal((len(picks), dims)).astype(np.float32) * 0.02
+        chunks, offset = [], 0
+        for i, (text, vector) in enumerate(zip(texts, noisy, strict=True)):
+            chunks.append(Chunk(document_id=document.pk, chunk_index=i, text=text, start=offset,
+                                end=offset + len(text), token_count=len(text) // 4,
+                                embedding=(vector / np.linalg.norm(vector)).tolist()))
+            offset += len(text)
+        builds.append(pipeline.Built(
+            content_hash=document.content_hash, signature="bench", title="publish", text="".join(texts),
+            media_type="text/plain", author="", created=None, modified=None, pages=[], summary="",
+            chunks=chunks, model=collection.embedding_model, inputs=texts))
+    return list(zip(documents, builds, strict=True))
 
 
 # The indexes a bulk load builds after it instead of maintaining row by row.

@@ -35,6 +35,7 @@ from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
+from corpus.graph.merge import graph_make_room
 from corpus.ingest import embed as embedding
 from corpus.ingest.chunk import ChunkingConfig, TooManyChunks, chunk_text, heading_paths
 from corpus.ingest.chunk_vectors import chunk_vectors
@@ -179,7 +180,17 @@ def process_document(document_id: int) -> str:
         except Exception as exc:
             logger.exception("processing document %s failed", document_id)
             return _fail(document_id, content_hash, f"Processing failed: {exc}")
-        return _publish(document_id, built)
+        return publish(document_id, built)
+
+
+def publish(document_id: int, built: Built) -> str:
+    """Publish a built document, first merging the HNSW graph's tail down below its bound when it is
+    over (corpus.graph.merge.graph_make_room: publishing paced to the merge); what _publish returns."""
+    room = graph_make_room(chunks=len(built.chunks))
+    if room.merged:
+        logger.info("document %s waited %.1f s for the graph merge: merged %s chunks itself, %s left outside "
+                    "the graph", document_id, room.seconds, room.merged, room.tail)
+    return _publish(document_id, built)
 
 
 def _claim(document_id: int) -> Document | str:

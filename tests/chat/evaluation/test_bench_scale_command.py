@@ -134,3 +134,73 @@ def test_publish_only_reports_the_graph_merge_and_searches_with_a_tail():
     assert Chunk.objects.count() == len(PARTS)
     with pytest.raises(CommandError, match="--tail-search sizes"):
         call_command("bench_scale", "--publish-only", "--tail-search", "-5", "--recall-collection", "atlas")
+
+
+def _queries(tmp_path):
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("".join(json.dumps({"id": f"q{n}", "question": f"When do visitors come to the {topic}?",
+                                           "kind": "factoid", "source": "atlas.txt", "evidence": [topic]}) + "\n"
+                               for n, topic in enumerate(TOPICS[:3])))
+    return queries
+
+
+SUSTAINED_ROW = re.compile(r"^ +([\d.]+) +([\d,]+) +(-?[\d,]+) +([\d,]+) +([\d,]+) +([\d,]+) +(\d+) +([\d.]+|nan) "
+                           r"+([\d.]+|nan)$", re.M)
+
+
+@pytest.mark.django_db(transaction=True)  # publishers, merger and searcher are threads with their own connections
+def test_sustained_upload_prints_rates_tail_and_p95_per_interval_and_cleans_up(tmp_path, monkeypatch):
+    from corpus.graph import merge
+
+    _real_collection()
+    graph_merge()
+    monkeypatch.setattr(merge, "TAIL_LIMIT", 300)  # a bound the tiny run reaches: the publishers merge too
+    out = StringIO()
+    call_command("bench_scale", "--queries", str(_queries(tmp_path)), "--recall-collection", "atlas",
+                 "--sustained", "6", "--interval", "2", "--publishers", "2", stdout=out)
+    text = out.getvalue()
+    assert f"{len(PARTS)} chunks in the table, 0 outside the graph" in text
+    assert "2 publisher(s) of 100-chunk documents, publishing paced to the merge (tail bound 300)" in text
+    rows = SUSTAINED_ROW.findall(text)
+    assert 1 <= len(rows) <= 4, text  # every 2 s, the last once the threads have finished (a busy machine: fewer)
+    assert float(rows[-1][0]) >= 5.5
+    assert sum(int(r[1].replace(",", "")) for r in rows) > 0
+    # Bounded, whatever the machine's speed: the bound, plus a 100-chunk document per publisher published at once,
+    # plus the batches other mergers hold (still counted until they commit; a publisher finding only those publishes).
+    bound = 300 + 2 * 100 + 2 * merge.BATCH
+    assert all(int(r[5].replace(",", "")) <= bound for r in rows)
+    assert sum(int(r[6]) for r in rows) > 0  # the client searched meanwhile
+    summary = re.search(r"^published ([\d,]+) chunks in [\d]+ s \([\d,]+/s\), merged ([\d,]+) \([\d,]+/s\); tail at "
+                        r"most ([\d,]+) (PASS|FAIL) \(target <= 5,000\); hybrid p95 one client over the run "
+                        r"([\d.]+) ms (PASS|FAIL) \(target < 150\)", text, re.M)
+    assert summary, text
+    assert int(summary.group(1).replace(",", "")) >= 100 and int(summary.group(3).replace(",", "")) <= bound
+    assert summary.group(4) == "PASS"
+    assert not Collection.objects.filter(slug__startswith="bench-scale").exists()
+    assert Chunk.objects.count() == len(PARTS)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sustained_upload_without_the_bound_lets_the_tail_grow(tmp_path, monkeypatch):
+    from chat.evaluation import sustained_upload
+
+    _real_collection()
+    graph_merge()
+    monkeypatch.setattr(sustained_upload, "graph_merge", lambda **kw: merge_nothing)  # no background merger
+    merge_nothing = type("Run", (), {"merged": 0})()
+    out = StringIO()
+    call_command("bench_scale", "--queries", str(_queries(tmp_path)), "--recall-collection", "atlas",
+                 "--sustained", "3", "--interval", "3", "--publishers", "1", "--no-pace", "--keep", stdout=out)
+    text = out.getvalue()
+    assert "publishing unpaced" in text
+    [row] = SUSTAINED_ROW.findall(text)
+    published, merged, tail = (int(row[i].replace(",", "")) for i in (1, 2, 4))
+    assert published > 0 and merged == 0
+    kept = Chunk.objects.filter(document__collection__slug="bench-scale")
+    assert tail == kept.count() == kept.filter(in_graph=False).count() >= 100  # nothing merged, nothing lost
+    assert re.search(rf"kept the \d+ published documents \({tail:,} chunks outside the graph\)", text)
+    with pytest.raises(CommandError, match="--queries is required"):
+        call_command("bench_scale", "--sustained", "5", "--recall-collection", "atlas")
+    with pytest.raises(CommandError, match="--interval within it"):
+        call_command("bench_scale", "--queries", str(_queries(tmp_path)), "--sustained", "5", "--interval", "9",
+                     "--recall-collection", "atlas")

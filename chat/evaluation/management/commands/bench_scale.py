@@ -1,5 +1,6 @@
 """`manage.py bench_scale --queries EVAL.jsonl [--sizes 100000,1000000] [--small-share 0.01] [--keep]`
 `manage.py bench_scale --publish-only [--rounds N] [--tail-search 0,2000,20000]`
+`manage.py bench_scale --queries EVAL.jsonl --sustained SECONDS [--interval 30] [--publishers 2] [--no-pace]`
 
 ragweb at a million chunks: grows synthetic collections (chat/evaluation/synthetic_corpus.py:
 text recombined from a real collection's sentences, vectors clustered around its real
@@ -41,6 +42,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import close_old_connections, connection, connections
 from django.utils import timezone
 
+from chat.evaluation import sustained_upload
 from chat.evaluation.hnsw_recall import recall_at_k
 from chat.evaluation.metrics import EvalFormatError, first_source_rank, load_items, mean, percentile, reciprocal_ranks
 from chat.evaluation.synthetic_corpus import (
@@ -49,9 +51,11 @@ from chat.evaluation.synthetic_corpus import (
     add_synthetic_chunks,
     calibrate_noise,
     drop_bulk_indexes,
+    fresh_documents,
     rebuild_indexes,
 )
 from chat.retrieval import search
+from corpus.graph import merge as graph
 from corpus.graph.merge import graph_merge, graph_tail_size
 from corpus.ingest import pipeline
 from corpus.ingest.embed import embed_texts
@@ -70,6 +74,9 @@ TARGET_MAX_MS = 1000
 TARGET_PUBLISH_PER_S = 1000
 RECALL_QUESTIONS = 40
 TAIL_QUESTIONS = 30
+# A sustained upload at 1M (issue 42): the tail a search may have to score, and its p95 meanwhile.
+TARGET_SUSTAINED_TAIL = 5_000
+TARGET_SUSTAINED_P95_MS = 150
 
 
 @dataclass(frozen=True)
@@ -118,12 +125,29 @@ class Command(BaseCommand):
         parser.add_argument("--tail-search", default="",
                             help="With --publish-only: also search latency with these many chunks outside the "
                                  "HNSW graph, comma-separated (e.g. 0,2000,20000).")
+        parser.add_argument("--sustained", type=float, default=0, metavar="SECONDS",
+                            help="Only a sustained upload into the table as it is, for this long: publish rate, "
+                                 "merge rate, tail and search p95 per interval (needs --queries).")
+        parser.add_argument("--interval", type=float, default=30, help="With --sustained: seconds per line.")
+        parser.add_argument("--publishers", type=int, default=2, help="With --sustained: publishing threads.")
+        parser.add_argument("--no-pace", action="store_true",
+                            help="With --sustained: the bare publish step, without the tail's bound.")
 
     def handle(self, *args, queries, recall_collection, sizes, small_share, keep, seed, ef, publish_only, rounds,
-               tail_search, **options):
+               tail_search, sustained, interval, publishers, no_pace, **options):
         real = Collection.objects.filter(slug=recall_collection).first()
         if real is None:
             raise CommandError(f"There is no collection {recall_collection!r}.")
+        if sustained:
+            if not queries:
+                raise CommandError("--queries is required (the questions searched during the upload).")
+            if not 0 < sustained <= 24 * 3600 or not 0 < interval <= sustained or not 1 <= publishers <= 16:
+                raise CommandError("--sustained must be up to a day, --interval within it, --publishers 1 to 16.")
+            try:
+                questions = [item.question for item in load_items(Path(queries))]
+            except (OSError, EvalFormatError) as exc:
+                raise CommandError(str(exc)) from exc
+            return self._sustained(real, questions, sustained, interval, publishers, not no_pace, keep, seed)
         if publish_only:
             if not 1 <= rounds <= 100:
                 raise CommandError("--rounds must be from 1 to 100.")
@@ -204,6 +228,64 @@ class Command(BaseCommand):
                               f"{best:,.0f} {self._verdict(best >= TARGET_PUBLISH_PER_S)} "
                               f"(target >= {TARGET_PUBLISH_PER_S})")
         self.stdout.write(f"graph merge: median {float(np.median(merges)):,.0f} chunks/s")
+        with os.popen("uptime") as uptime:
+            self.stdout.write(f"after: {uptime.read().strip()}")
+
+    def _sustained(self, real, questions, seconds, interval, publishers, paced, keep, seed):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM corpus_chunk")
+            total = cursor.fetchone()[0]
+            cursor.execute("SHOW shared_buffers")
+            buffers = cursor.fetchone()[0]
+        with os.popen("uptime") as uptime:
+            self.stdout.write(f"{timezone.now():%Y-%m-%d %H:%M} UTC; {uptime.read().strip()}")
+        try:
+            bases = Bases.of(real)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        big, made = Collection.objects.get_or_create(slug=BIG_SLUG, defaults={"name": "Benchmark at scale"})
+        searched = Collection.objects.filter(slug__in=[real.slug, BIG_SLUG, SMALL_SLUG])
+        pacing = f"publishing paced to the merge (tail bound {graph.TAIL_LIMIT:,})" if paced else "publishing unpaced"
+        self.stdout.write(f"{total:,} chunks in the table, {graph_tail_size():,} outside the graph; shared_buffers "
+                          f"{buffers}\nsustained upload for {seconds:.0f} s: {publishers} publisher(s) of "
+                          f"{CHUNKS_PER_DOCUMENT}-chunk documents, {pacing}; one background merger; one client "
+                          f"(a process of its own) searching (hybrid) {searched.count()} collections")
+        self.stdout.write(f"{'s':>6} {'published/s':>11} {'merged/s':>9} {'by publishers/s':>15} {'tail':>7} "
+                          f"{'tail max':>8} {'searches':>8} {'p50 ms':>8} {'p95 ms':>8}")
+
+        def line(step: sustained_upload.Interval) -> None:
+            p50, p95 = percentile(step.latencies, 50), percentile(step.latencies, 95)
+            per = step.seconds
+            self.stdout.write(f"{step.end:6.0f} {step.published / per:11,.0f} {step.merged / per:9,.0f} "
+                              f"{step.by_publishers / per:15,.0f} {step.tail:7,} {step.tail_max:8,} "
+                              f"{len(step.latencies):8} {p50:8.1f} {p95:8.1f}")
+            self.stdout.flush()
+
+        published: list[int] = []
+        try:
+            steps, published = sustained_upload.run(
+                collection=big, searched=searched, bases=bases, questions=questions, seconds=seconds,
+                interval=interval, publishers=publishers, paced=paced, seed=seed, report=line)
+        finally:
+            if not keep:
+                Document.objects.filter(pk__in=published).delete()
+                if made:
+                    big.delete()
+        elapsed = sum(step.seconds for step in steps)
+        chunks, merged = sum(step.published for step in steps), sum(step.merged for step in steps)
+        latencies = [ms for step in steps for ms in step.latencies]
+        tail_max = max(step.tail_max for step in steps)
+        p95 = percentile(latencies, 95)
+        bounded = tail_max <= TARGET_SUSTAINED_TAIL
+        self.stdout.write(
+            f"published {chunks:,} chunks in {elapsed:.0f} s ({chunks / elapsed:,.0f}/s), merged {merged:,} "
+            f"({merged / elapsed:,.0f}/s); tail at most {tail_max:,} {self._verdict(bounded)} "
+            f"(target <= {TARGET_SUSTAINED_TAIL:,}); hybrid p95 one client over the run {p95:.1f} ms "
+            f"{self._verdict(p95 < TARGET_SUSTAINED_P95_MS)} (target < {TARGET_SUSTAINED_P95_MS}), "
+            f"{len(latencies)} searches")
+        if keep:
+            self.stdout.write(f"kept the {len(published):,} published documents ({graph_tail_size():,} chunks "
+                              "outside the graph)")
         with os.popen("uptime") as uptime:
             self.stdout.write(f"after: {uptime.read().strip()}")
 
@@ -327,30 +409,6 @@ class Command(BaseCommand):
         return latencies, len(latencies) / (time.perf_counter() - started), found
 
     @staticmethod
-    def _documents(collection, bases, rng, count: int) -> list[tuple[Document, pipeline.Built]]:
-        """`count` fresh documents of CHUNKS_PER_DOCUMENT synthetic chunks, built and waiting to be published."""
-        dims = bases.vectors.shape[1]
-        documents = Document.objects.bulk_create(
-            Document(collection=collection, source=f"publish/{time.time_ns()}-{n}.txt", title="publish",
-                     content_hash=f"{n:064x}", status=Document.Status.EMBEDDING) for n in range(count))
-        builds = []
-        for document in documents:
-            picks = rng.integers(len(bases.vectors), size=CHUNKS_PER_DOCUMENT)
-            texts = [bases.recombine(int(i), rng) for i in picks]
-            noisy = bases.vectors[picks] + rng.standard_normal((len(picks), dims)).astype(np.float32) * 0.02
-            chunks, offset = [], 0
-            for i, (text, vector) in enumerate(zip(texts, noisy, strict=True)):
-                chunks.append(Chunk(document_id=document.pk, chunk_index=i, text=text, start=offset,
-                                    end=offset + len(text), token_count=len(text) // 4,
-                                    embedding=(vector / np.linalg.norm(vector)).tolist()))
-                offset += len(text)
-            builds.append(pipeline.Built(
-                content_hash=document.content_hash, signature="bench", title="publish", text="".join(texts),
-                media_type="text/plain", author="", created=None, modified=None, pages=[], summary="",
-                chunks=chunks, model=collection.embedding_model, inputs=texts))
-        return list(zip(documents, builds, strict=True))
-
-    @staticmethod
     def _publish_all(pairs, publishers: int) -> float:
         """Publish `pairs` through the pipeline's publish step, `publishers` threads (own connections)
         taking them in turn; the seconds it took."""
@@ -380,7 +438,7 @@ class Command(BaseCommand):
         new ones with their BM25 maintenance, outside the HNSW graph; update the document), timed
         around it only; then the graph merge of what was published (corpus.graph.merge), timed
         apart. The documents are deleted afterwards."""
-        pairs = self._documents(collection, bases, rng, PUBLISH_DOCUMENTS)
+        pairs = fresh_documents(collection, bases, rng, PUBLISH_DOCUMENTS)
         try:
             elapsed = self._publish_all(pairs, publishers)
             tail = graph_tail_size()
@@ -401,7 +459,7 @@ class Command(BaseCommand):
             for tail in sorted(tails):
                 missing = (tail - graph_tail_size()) // CHUNKS_PER_DOCUMENT
                 if missing > 0:
-                    pairs = self._documents(big, bases, rng, missing)
+                    pairs = fresh_documents(big, bases, rng, missing)
                     self._publish_all(pairs, 1)
                     published += [d for d, _ in pairs]
                 with connection.cursor() as cursor:
