@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -37,8 +38,11 @@ def fake_venv(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def make(venv: Path, *args: str) -> str:
+    # Not the make that runs the tests (`make test` in CI): its MAKEFLAGS/MAKELEVEL would make this
+    # one print "Entering directory" lines among the commands.
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
     return subprocess.run(["make", f"VENV={venv}", *args], cwd=ROOT, capture_output=True, text=True,
-                          check=True).stdout
+                          check=True, env=env).stdout
 
 
 RUNTIME = "-m pip install --quiet --no-compile --no-deps -r requirements.txt"

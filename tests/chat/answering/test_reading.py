@@ -126,5 +126,7 @@ def test_auto_keeps_the_heuristics_prose_when_the_reader_prefers_prose(auto, mon
     _heuristic_prefers(monkeypatch, "only used in spring")
     auto.update({"blades oiled": 0.8, "Shed B": 0.2})
     quotes = select_quotes("When is the rotavator used?", [_citation(1, GUIDE_AND_TABLE)], embed=_embed)
-    assert quotes.confidence is None  # the heuristic's answer: prose says no confidence
     assert quotes.sentences[0].text.startswith("The rotavator is only used in spring")
+    # The heuristic's answer, which the reader only rates (its first quote: 0.05 here): not sure.
+    assert not quotes.read and quotes.answers
+    assert quotes.confidence == pytest.approx(0.05) and not quotes.sure
