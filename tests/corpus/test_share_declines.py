@@ -7,35 +7,16 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.core.cache import caches
-from django.test import Client
 from django.utils import timezone
 
 from corpus import permissions, sharing
 from corpus.models import Collection, ShareDecline, ShareInvitation
+from tests.corpus.clients import signed_in
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_share_budget_spent")]
 
 REFUSED = ("bob declined your invitation to this collection within the last 30 days: you may not invite them to it "
            "again yet.")
-
-
-@pytest.fixture(autouse=True)
-def no_share_budget_spent():
-    caches["quotas"].clear()  # the share attempts are counted per user in Redis
-    yield
-    caches["quotas"].clear()
-
-
-@pytest.fixture
-def mine(user) -> Collection:
-    return Collection.objects.create(slug="mine", name="Mine", owner=user)
-
-
-def signed_in(user) -> Client:
-    web = Client()
-    web.force_login(user)
-    return web
 
 
 def decline(person, collection: Collection) -> None:
@@ -118,8 +99,7 @@ def test_a_remembered_decline_is_not_a_pending_invitation(user, other_user, caro
     assert sharing.invitations_pending(user=other_user).count() == 0
     assert "invites you to" not in bob.get("/documents/").content.decode()
     assert "Accept or decline" not in bob.get("/").content.decode()
-    api = Client()
-    api.force_login(other_user)
+    api = signed_in(other_user)
     assert api.get("/api/invitations/").json()["results"] == []
     user.is_staff = True
     user.save()

@@ -7,32 +7,13 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import Group
-from django.core.cache import caches
-from django.test import Client
 
 from corpus import selectors, sharing
 from corpus.models import Collection, ShareInvitation
 from corpus.quotas import ShareQuota
+from tests.corpus.clients import signed_in
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def no_share_budget_spent():
-    caches["quotas"].clear()
-    yield
-    caches["quotas"].clear()
-
-
-@pytest.fixture
-def mine(user) -> Collection:
-    return Collection.objects.create(slug="mine", name="Mine", owner=user)
-
-
-def signed_in(user) -> Client:
-    web = Client()
-    web.force_login(user)
-    return web
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_share_budget_spent")]
 
 
 def admin_form(collection: Collection, **shares) -> dict:

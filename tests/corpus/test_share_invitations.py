@@ -8,24 +8,13 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import Group
-from django.test import Client
 
 from audit.models import Action, AuditEvent
 from corpus import permissions, selectors, sharing
-from corpus.models import Collection, ShareInvitation
+from corpus.models import ShareInvitation
+from tests.corpus.clients import signed_in
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def mine(user) -> Collection:
-    return Collection.objects.create(slug="mine", name="Mine", owner=user)
-
-
-def signed_in(user) -> Client:
-    web = Client()
-    web.force_login(user)
-    return web
 
 
 def audited(action: str) -> list[tuple[str, dict]]:
