@@ -192,7 +192,8 @@ class Command(BaseCommand):
                 self.stdout.write("deleting the synthetic collections ...")
                 Collection.objects.filter(pk__in=[big.pk, small.pk]).delete()
 
-    def _publish_only(self, real, rounds, rng, tails):
+    def _header(self) -> tuple[int, str]:
+        """Print when and at what load the run starts; return the table's chunks and shared_buffers."""
         with connection.cursor() as cursor:
             cursor.execute("SELECT count(*) FROM corpus_chunk")
             total = cursor.fetchone()[0]
@@ -200,6 +201,10 @@ class Command(BaseCommand):
             buffers = cursor.fetchone()[0]
         with os.popen("uptime") as uptime:
             self.stdout.write(f"{timezone.now():%Y-%m-%d %H:%M} UTC; {uptime.read().strip()}")
+        return total, buffers
+
+    def _publish_only(self, real, rounds, rng, tails):
+        total, buffers = self._header()
         self.stdout.write(f"{total:,} chunks in the table; shared_buffers {buffers}")
         try:
             bases = Bases.of(real)
@@ -232,13 +237,7 @@ class Command(BaseCommand):
             self.stdout.write(f"after: {uptime.read().strip()}")
 
     def _sustained(self, real, questions, seconds, interval, publishers, paced, keep, seed):
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT count(*) FROM corpus_chunk")
-            total = cursor.fetchone()[0]
-            cursor.execute("SHOW shared_buffers")
-            buffers = cursor.fetchone()[0]
-        with os.popen("uptime") as uptime:
-            self.stdout.write(f"{timezone.now():%Y-%m-%d %H:%M} UTC; {uptime.read().strip()}")
+        total, buffers = self._header()
         try:
             bases = Bases.of(real)
         except ValueError as exc:
