@@ -11,7 +11,7 @@ import pytest
 from chat.answering import reading
 from chat.answering.extractive import UNSURE
 from tests.browser.support import NO_OVERFLOW, VIEWPORTS, in_db_thread, log_in
-from tests.chat.chat_corpus import make_collection, make_document
+from tests.chat.chat_corpus import GUIDE, make_collection, make_document
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -44,3 +44,27 @@ def test_an_unsure_answer_shows_its_row_and_says_it_may_not_answer(live_server, 
     box = caveat.bounding_box()
     assert box["x"] >= 0 and box["x"] + box["width"] <= VIEWPORTS[viewport]["width"]
     assert page.evaluate(NO_OVERFLOW)
+
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+def test_a_prose_answer_the_reader_doubts_says_so_on_screen(live_server, user, chromium, viewport):
+    """Prose, chosen by the heuristic and rated by the real reader: a question the guide is near but
+    does not answer gets its nearest sentence and the caveat; one it answers gets no caveat."""
+    in_db_thread(lambda: make_document(make_collection("guides", owner=user), source="deploy.md",
+                                       title="Deployment guide", parts=GUIDE))
+    page = log_in(chromium, live_server.url, "alice", "alice-password-1", viewport=VIEWPORTS[viewport])
+    page.fill("#ask-form textarea[name=question]", "Which log levels can the service be set to?")
+    page.click("#ask-form button[type=submit]")
+    doubted = page.locator(".message.assistant .answer").last
+    doubted.locator("em", has_text=UNSURE).wait_for()
+    assert doubted.locator("li").first.inner_text().startswith("Logs are written to standard output")
+    box = doubted.locator("em", has_text=UNSURE).bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= VIEWPORTS[viewport]["width"]
+    assert page.evaluate(NO_OVERFLOW)
+
+    page.fill("#ask-form textarea[name=question]", "What is the default request timeout?")
+    page.click("#ask-form button[type=submit]")
+    page.locator(".message.assistant .answer", has_text="thirty seconds").last.wait_for()
+    sure = page.locator(".message.assistant .answer").last
+    assert sure.locator("li").first.inner_text().startswith("The request timeout is thirty seconds")
+    assert sure.locator("em", has_text=UNSURE).count() == 0
