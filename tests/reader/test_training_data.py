@@ -109,3 +109,94 @@ def test_generated_questions_bring_hard_negatives_and_an_unanswerable_copy():
     gone = [g for name, g in by_group.items() if name.endswith("-gone")]
     assert len(gone) == 1 and all(p["y"] == 0 for p in gone[0])
     assert not any("30 seconds" in p["c"] for p in gone[0])  # the answer removed
+
+
+LSOF_STYLE = """Table of contents
+
+1.0\tGeneral Concepts
+
+1.6\tIs there a test
+\tsuite?
+
+\tYes, as of revision 4.63 there is an automated test suite in
+\tthe tests/ directory.
+
+\t    $ make
+\t    $ cd tests
+
+\tFrequently asked questions about it are answered here.
+
+1.7\tBuilding lsof fails.
+
+\tNot a question, so not an entry.
+"""
+
+XZ_STYLE = """XZ Utils FAQ
+============
+
+Q:  What do the letters XZ mean?
+
+A:  Nothing. They are just two letters, which come from the file format
+    suffix .xz.
+"""
+
+RST_STYLE = """Programming FAQ
+===============
+
+How do I iterate over a sequence in reverse order?
+--------------------------------------------------
+
+Use the :func:`reversed` built-in function::
+
+   for x in reversed(sequence):
+       ...  # do something with x ...
+
+This won't touch your original sequence.
+
+.. _faq-other:
+
+Why is it called Python?
+------------------------
+
+It is named after a comedy series.
+"""
+
+
+def test_faq_files_of_three_layouts_give_questions_with_their_answers_sentences():
+    from chat.evaluation.reader_training.faq import parse_numbered, parse_qa, parse_rst
+
+    lsof = list(parse_numbered(LSOF_STYLE, "lsof/00FAQ"))
+    assert [e["question"] for e in lsof] == ["Is there a test suite?"]  # on two lines; "fails." is no question
+    assert lsof[0]["chapter"] == "General Concepts"
+    assert lsof[0]["answer"] == ["Yes, as of revision 4.63 there is an automated test suite in the tests/ directory.",
+                                 "Frequently asked questions about it are answered here."]  # the commands left out
+    xz = list(parse_qa(XZ_STYLE, "xz-utils/faq"))
+    assert xz == [{"chapter": "xz-utils/faq", "question": "What do the letters XZ mean?",
+                   "answer": ["Nothing.", "They are just two letters, which come from the file format suffix .xz."]}]
+    python = list(parse_rst(RST_STYLE, "python3.11-doc/programming"))
+    assert [e["question"] for e in python] == ["How do I iterate over a sequence in reverse order?",
+                                               "Why is it called Python?"]
+    assert python[0]["answer"] == ["Use the `reversed` built-in function:", "This won't touch your original sequence."]
+
+
+def test_faq_pairs_take_the_first_sentence_as_the_answer_and_other_answers_as_negatives():
+    from chat.evaluation.reader_training.build import faq_pairs
+
+    page = "demo/faq"
+    entries = [
+        {"source": "demo", "page": page, "chapter": page, "question": "How long does the client wait?",
+         "answer": ["Yes.", "It waits 30 seconds for the server.", "A timeout of None waits forever."]},
+        {"source": "demo", "page": page, "chapter": page, "question": "Are redirects followed?",
+         "answer": ["Up to five redirects are followed.", "The pool keeps the connection."]},
+        {"source": "demo", "page": page, "chapter": page, "question": "Must a stream be closed?",
+         "answer": ["Close a stream when done.", "A closed stream frees its server connection."]},
+    ]
+    pairs = faq_pairs(entries, _Words(), count=0)
+    first = [p for p in pairs if p["g"] == "faq-demo/faq-0"]
+    positives = [p["c"] for p in first if p["y"]]
+    # "Yes." alone says nothing: read with the sentence after it.
+    assert positives == ["demo Faq FAQ: Yes. It waits 30 seconds for the server."]
+    negatives = [p["c"] for p in first if not p["y"]]
+    assert negatives and not any("waits forever" in c for c in negatives)  # its own answer is never a negative
+    gone = [p for p in pairs if p["g"] == "faq-demo/faq-0-gone"]
+    assert gone and all(p["y"] == 0 and "30 seconds" not in p["c"] for p in gone)

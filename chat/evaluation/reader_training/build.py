@@ -27,6 +27,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from chat.evaluation.reader_training import faq as faq_questions
 from chat.evaluation.reader_training import generated as generated_questions
 from chat.evaluation.reader_training.corpus import Doc, package_docs
 from chat.evaluation.reader_training.questions import questions_for
@@ -38,6 +39,8 @@ SEED = 20261206
 VALID_PACKAGES = {"requests", "click", "networkx", "pygments", "babel"}
 VALID_STDLIB = ("email", "http", "json", "logging")
 VALID_SCHEMAS = {"Servers", "Price list"}
+VALID_FAQS = {"zlib1g-dev"}
+FAQ_TITLES = {"python3.11-doc": "Python", "lsof": "lsof", "zlib1g-dev": "zlib", "xz-utils": "XZ Utils"}
 MAX_QUESTIONS_PER_PACKAGE = 700
 MAX_QUESTIONS_STDLIB = 2000
 TABLE_QUESTIONS_PER_SCHEMA = 700
@@ -149,6 +152,49 @@ def generated_pairs(doc: Doc, questions: list[tuple[int, int, str, str]], embed:
     return pairs
 
 
+def _faq_heading(entry: dict) -> str:
+    title = FAQ_TITLES.get(entry["source"], entry["source"])
+    if entry["chapter"] == entry["page"]:  # a page of its own: "Python Programming FAQ"
+        return f"{title} {entry['page'].split('/')[-1].capitalize()} FAQ"
+    return f"{title} FAQ, {entry['chapter']}"
+
+
+def _faq_answer(sentences: list[str]) -> str:
+    """The answer's first sentence, with the next when it is too short to say anything alone ("Yes.")
+    or announces what follows ("That depends on the object's type:")."""
+    first = sentences[0]
+    if len(sentences) > 1 and (len(first.split()) < faq_questions.MIN_WORDS or first.endswith(":")):
+        first = f"{first} {sentences[1]}"
+    return first
+
+
+def faq_pairs(entries: list[dict], embed: _Embedder, count: int) -> list[dict]:
+    """Pairs for the FAQ entries of one page (faq.py): the answer's first sentence is the positive;
+    the page's other answers' sentences closest to the question (bi-encoder) the hard negatives — the
+    rest of its own answer is neither, since it may answer too; one question in three also comes
+    without its answer (near-topic unanswerable). People's questions are not filtered by a round
+    trip: their answers often use other words, which is what the reader must learn."""
+    import numpy as np
+
+    units = [(e, candidate_text(_faq_heading(entry), s)) for e, entry in enumerate(entries) for s in entry["answer"]]
+    if len(entries) < 3:
+        return []
+    vectors = embed([text for _, text in units])
+    asked = embed([entry["question"] for entry in entries])
+    pairs = []
+    for n, (entry, vector) in enumerate(zip(entries, asked, strict=True)):
+        answer = candidate_text(_faq_heading(entry), _faq_answer(entry["answer"]))
+        own = {i for i, (e, _) in enumerate(units) if e == n}
+        order = [int(i) for i in np.argsort(-(vectors @ vector)) if int(i) not in own]
+        hard = [units[i][1] for i in order[:HARD_NEGATIVES + 2]]
+        group = f"faq-{entry['page']}-{n}"
+        pairs.append({"q": entry["question"], "c": answer, "y": 1, "g": group})
+        pairs += [{"q": entry["question"], "c": c, "y": 0, "g": group} for c in hard[:HARD_NEGATIVES]]
+        if (count + n) % UNANSWERABLE_EVERY == 0:
+            pairs += [{"q": entry["question"], "c": c, "y": 0, "g": f"{group}-gone"} for c in hard]
+    return pairs
+
+
 def table_pairs(rng: random.Random, *, valid: bool) -> list[dict]:
     pairs = []
     for schema in SCHEMAS:
@@ -163,7 +209,7 @@ def table_pairs(rng: random.Random, *, valid: bool) -> list[dict]:
     return pairs
 
 
-def build(out: Path, *, seed: int = SEED, generated: bool = False) -> dict[str, int]:
+def build(out: Path, *, seed: int = SEED, generated: bool = False, faq: bool = False) -> dict[str, int]:
     """Write out/train.jsonl.gz and out/valid.jsonl.gz; return the number of pairs of each. With
     `generated`, the model-written questions are added (an experiment the shipped reader is not
     trained with: docs/evaluation.md, "Model-written questions")."""
@@ -197,6 +243,13 @@ def build(out: Path, *, seed: int = SEED, generated: bool = False) -> dict[str, 
                 pairs = generated_pairs(doc, by_doc[doc.name], embed, written)
                 written += len({p["g"] for p in pairs})
                 splits["valid" if is_valid(doc) else "train"] += pairs
+    by_page: dict[str, list[dict]] = defaultdict(list)
+    for entry in faq_questions.load() if faq else []:
+        by_page[entry["page"]].append(entry)
+    for _page, entries in tqdm(sorted(by_page.items()), desc="pairing FAQ questions", unit=" pages"):
+        pairs = faq_pairs(entries, embed, written)
+        written += len({p["g"] for p in pairs})
+        splits["valid" if entries[0]["source"] in VALID_FAQS else "train"] += pairs
     splits["train"] += table_pairs(rng, valid=False)
     splits["valid"] += table_pairs(rng, valid=True)
     out.mkdir(parents=True, exist_ok=True)

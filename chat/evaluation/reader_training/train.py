@@ -33,9 +33,10 @@ def load_pairs(path: Path, limit: int | None, rng: random.Random) -> list[dict]:
             groups.setdefault(pair["g"], []).append(pair)
         names = sorted(groups)
         rng.shuffle(names)
-        # The model-written questions (build.generated_pairs) are few and the nearest to people's:
-        # all of them are kept, the sample filled with the rule-made ones.
-        names.sort(key=lambda name: not name.startswith("gen-"))
+        # People's questions (build.faq_pairs) and the model-written ones (build.generated_pairs) are
+        # few and the nearest to what users ask: all of them are kept, the sample filled with the
+        # rule-made ones.
+        names.sort(key=lambda name: not name.startswith(("gen-", "faq-")))
         chosen: list[dict] = []
         for name in names:  # whole questions, so each keeps its answer beside its negatives
             if len(chosen) >= limit:
@@ -210,6 +211,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--generated", action="store_true",
                         help="with --rebuild-data: add the model-written questions (generated.py; an experiment, "
                              "not in the shipped model: docs/evaluation.md)")
+    parser.add_argument("--faq", action="store_true",
+                        help="with --rebuild-data: add the questions of packaged FAQs (faq.py)")
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--pairs", type=int, default=40000)
     parser.add_argument("--valid-pairs", type=int, default=6000)
@@ -219,7 +222,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--export-only", action="store_true", help="export the last checkpoint")
     args = parser.parse_args(argv)
     if args.rebuild_data or not (args.data / "train.jsonl.gz").exists():
-        print("pairs:", build(args.data, generated=args.generated))
+        print("pairs:", build(args.data, generated=args.generated, faq=args.faq))
     report = {}
     if not args.export_only:
         report = train(args.data, args.work, layers=args.layers, pairs=args.pairs, valid_pairs=args.valid_pairs,
