@@ -45,6 +45,9 @@ RETIRED: dict[str, str] = {
                        "closes each request's itself)",
     "EMBEDDING_DIMENSIONS": "nothing: the chunk table's column is 384 wide (its migrations'); a model of any "
                             "width goes by EMBEDDING_MODEL and manage.py reembed",
+    # Issue 41, fourth round.
+    "SOURCES_FOLDERS_ANYONE": "the permission 'Can add server folder sources' (sources.add_folder_source), given in "
+                              "the admin to users or to a group; staff add folder sources without it",
 }
 # Tuned numbers that became constants beside their code (this round and the last).
 RETIRED |= dict.fromkeys((

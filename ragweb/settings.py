@@ -317,8 +317,6 @@ CELERY_TASK_QUEUES = [Queue("celery"), Queue("sources")]
 # folder sources off); Celery beat (`make run`, compose's `beat`) queues the sources whose scheduled
 # sync is due every minute.
 SOURCES_FOLDERS = env_list("SOURCES_FOLDERS", [])
-# Who may add a folder source: staff (the default), or every user who may write to a collection.
-SOURCES_FOLDERS_ANYONE = env_bool("SOURCES_FOLDERS_ANYONE", False)
 CELERY_BEAT_SCHEDULE = {"sources-sync-due": {"task": "sources.sync_due", "schedule": 60.0}}
 
 # Web sources (sources/web/): private, loopback, link-local and other non-public addresses are refused
