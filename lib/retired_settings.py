@@ -48,6 +48,8 @@ RETIRED: dict[str, str] = {
     # Issue 41, fourth round.
     "SOURCES_FOLDERS_ANYONE": "the permission 'Can add server folder sources' (sources.add_folder_source), given in "
                               "the admin to users or to a group; staff add folder sources without it",
+    "API_THROTTLE_ASK": "API_THROTTLE (questions per user, the same rate)",
+    "API_THROTTLE_SEARCH": "API_THROTTLE (searches get five times its rate of questions)",
 }
 # Tuned numbers that became constants beside their code (this round and the last).
 RETIRED |= dict.fromkeys((

@@ -402,13 +402,24 @@ def _throttle_rate(name: str, default: str) -> str | None:
 # ~250,000 words of conversation. A question's own cap is chat.questions.MAX_QUESTION_CHARS.
 API_MAX_JSON_BYTES = 1024 * 1024
 
-# Requests per user and web process (the throttle counts live in each process's memory) to the costly
-# endpoints: search (POST /api/search/) and ask (POST /ask/ from the chat page, POST /api/ask/,
-# POST /v1/chat/completions: one budget).
-API_THROTTLE_RATES = {
-    "search": _throttle_rate("API_THROTTLE_SEARCH", "600/min"),
-    "ask": _throttle_rate("API_THROTTLE_ASK", "120/min"),
-}
+# Requests per user to the costly endpoints (counted in Redis across the web processes, chat.throttles):
+# ask (POST /ask/ from the chat page, POST /api/ask/, POST /v1/chat/completions, MCP: one budget) at
+# API_THROTTLE, and search (POST /api/search/, MCP) at SEARCHES_PER_ASK times as many: a search is the first
+# step of every answer and costs a fraction of one. The two were separate settings with these defaults
+# (600/min, 120/min) until issue 41.
+SEARCHES_PER_ASK = 5
+
+
+def _times(rate: str | None, factor: int) -> str | None:
+    """"120/min" times 5 is "600/min"; None (off) stays None."""
+    if rate is None:
+        return None
+    number, _, period = rate.partition("/")
+    return f"{int(number) * factor}/{period}"
+
+
+_ASK_RATE = _throttle_rate("API_THROTTLE", "120/min")
+API_THROTTLE_RATES = {"search": _times(_ASK_RATE, SEARCHES_PER_ASK), "ask": _ASK_RATE}
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
