@@ -341,7 +341,9 @@ EMBEDDING_DIMENSIONS = 384
 # database records (corpus.vectors.column_model, migration corpus 0026); a collection moved to another
 # model reads its vectors from corpus_chunkvector. `manage.py reembed` moves every collection to EMBEDDING_MODEL.
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 32, minimum=1)
-# Torch threads per process; 0 = one per available CPU (divide by worker concurrency when raising it).
+# Threads for embedding documents; 0 = one per CPU this process may use (os.sched_getaffinity), so a
+# deployment limits them as it limits any process's CPUs (compose's cpuset, systemd's CPUAffinity=).
+# A development setting (docs/configuration.md): the benchmarks compare runtimes at one thread.
 EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0, minimum=0)
 RERANKER_MODEL = env_str("RERANKER_MODEL", "")  # a CrossEncoder path; empty = no reranker
 
