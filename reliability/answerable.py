@@ -58,7 +58,7 @@ def main() -> int:
     pool = [json.loads(line)["question"] for line in args.questions.read_text().splitlines() if line.strip()]
     app = Running(args.port)
     env = {**os.environ, "RAGWEB_WARM_UP": "1", "MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX", "2"),
-           "API_THROTTLE_ASK": "off", "API_THROTTLE_SEARCH": "off", "LOG_LEVEL": "WARNING"}
+           "API_THROTTLE": "off", "LOG_LEVEL": "WARNING"}
     app.process = subprocess.Popen(web_command(str(args.port)), cwd=ROOT, env=env)
     try:
         deadline = time.monotonic() + 300

@@ -100,7 +100,7 @@ class App:
         env["CELERY_VISIBILITY_TIMEOUT"] = "60"
         # The load runs send 50 clients' requests with one token: the per-user throttles would
         # answer most of them 429 and measure the throttle, not the search.
-        env.update(API_THROTTLE_SEARCH="off", API_THROTTLE_ASK="off")
+        env["API_THROTTLE"] = "off"
         # The app loads its model at start as `make run` does (the harness's own process does not).
         env["RAGWEB_WARM_UP"] = "1"
         # The fake LLM endpoints listen on 127.0.0.1, as a local llama.cpp would: the operator allows it.

@@ -87,6 +87,9 @@ class Source(models.Model):
 
     class Meta:
         ordering = ["collection", "pk"]
+        # Folder sources read the server's files, not the user's: staff may add them, and whoever is given
+        # this permission in the admin (a user, or a group; sources.services.may_add_folder decides).
+        permissions = [("add_folder_source", "Can add server folder sources")]
         constraints = [
             models.CheckConstraint(
                 condition=(Q(kind="folder", path__gt="", url="") | Q(kind__in=["url", "site"], url__gt="", path="")),

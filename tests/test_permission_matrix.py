@@ -957,3 +957,103 @@ def test_the_anonymous_user_gets_nothing_from_groups(make_world):
     assert not permissions.writable_collections(AnonymousUser()).exists()
     assert APIClient().get("/api/collections/team/").status_code == 401
     assert Client().get("/documents/?collection=team").status_code == 302
+
+
+# --- folder sources: staff, and those given the permission in the admin ----------------------------------
+# A folder source reads the server's files, so writing to the collection is not enough: the actor must
+# be staff or hold "Can add server folder sources" (sources.services.may_add_folder), given to them or
+# to a group of theirs. The admin is staff's whatever their permissions.
+
+FOLDER_ROLES = ["editor", "editor given the permission", "editor in a group given it", "staff editor",
+                "staff reader", "superuser"]
+FOLDER_ADDERS = {"editor given the permission", "editor in a group given it", "staff editor", "superuser"}
+FOLDER_ALLOWED = {"sources page": FOLDER_ADDERS, "REST": FOLDER_ADDERS, "admin": {"staff editor", "superuser"}}
+
+
+@dataclass
+class FolderWorld:
+    role: str
+    web: Client
+    api: APIClient
+    team: Collection
+    folder: str  # a folder under SOURCES_FOLDERS
+
+    def added(self) -> bool:
+        from sources.models import Source
+
+        return Source.objects.filter(collection=self.team, kind="folder", path=self.folder).exists()
+
+
+def folder_by_page(w: FolderWorld) -> bool:
+    from sources.services import FOLDERS_FOR_STAFF
+
+    page = w.web.get("/sources/team/")
+    response = w.web.post("/sources/team/add/", {"kind": "folder", "path": w.folder, "schedule": "none",
+                                                 "max_pages": 10, "max_depth": 0})
+    if w.role == "staff reader":
+        assert response.status_code == 403
+    elif response.status_code != 302:  # refused: the form offers no folder, and says who may add one
+        html = page.content.decode()
+        assert response.status_code == 400 and 'value="folder"' not in html
+        assert FOLDERS_FOR_STAFF.split(",")[0] in html
+    else:
+        assert 'value="folder"' in page.content.decode()
+    return w.added()
+
+
+def folder_by_api(w: FolderWorld) -> bool:
+    from sources.services import FOLDERS_FOR_STAFF
+
+    response = w.api.post("/api/sources/", {"collection": "team", "kind": "folder", "path": w.folder,
+                                            "schedule": "none"}, format="json")
+    if response.status_code != 201:
+        assert response.status_code == 403 if w.role == "staff reader" else (
+            response.status_code == 400 and response.json()["kind"] == [FOLDERS_FOR_STAFF])
+    return w.added()
+
+
+def folder_by_admin(w: FolderWorld) -> bool:
+    w.web.post("/admin/sources/source/add/", {"collection": w.team.pk, "kind": "folder", "url": "",
+                                              "path": w.folder, "schedule": "none", "max_pages": 10,
+                                              "max_depth": 0, "tags_text": ""})
+    return w.added()
+
+
+FOLDER_SURFACES = {"sources page": folder_by_page, "REST": folder_by_api, "admin": folder_by_admin}
+
+
+@pytest.fixture
+def folder_world(django_user_model, settings, tmp_path):
+    (tmp_path / "shared" / "handbook").mkdir(parents=True)
+    settings.SOURCES_FOLDERS = [str(tmp_path / "shared")]
+
+    def build(role: str) -> FolderWorld:
+        owner = django_user_model.objects.create_user(username="olivia", password=None)
+        team = Collection.objects.create(slug="team", name="Team", owner=owner)
+        if role == "superuser":
+            actor = django_user_model.objects.create_superuser(username="root", password=None)
+        else:
+            actor = django_user_model.objects.create_user(username="walt", password=None,
+                                                          is_staff=role.startswith("staff"))
+            (team.readers if role == "staff reader" else team.editors).add(actor)
+        permission = Permission.objects.get(content_type__app_label="sources", codename="add_folder_source")
+        if role == "editor given the permission":
+            actor.user_permissions.add(permission)
+        if role == "editor in a group given it":
+            adders = Group.objects.create(name="folder adders")
+            adders.permissions.add(permission)
+            actor.groups.add(adders)
+        web, api = Client(), APIClient()
+        web.force_login(actor)
+        api.force_authenticate(actor)
+        return FolderWorld(role=role, web=web, api=api, team=team,
+                           folder=str((tmp_path / "shared" / "handbook").resolve()))
+
+    return build
+
+
+@pytest.mark.parametrize("role", FOLDER_ROLES)
+@pytest.mark.parametrize("surface", FOLDER_SURFACES)
+def test_folder_sources_are_added_by_staff_and_those_given_the_permission(folder_world, role, surface):
+    world = folder_world(role)
+    assert FOLDER_SURFACES[surface](world) == (role in FOLDER_ALLOWED[surface])

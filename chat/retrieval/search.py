@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import time
 
-from django.conf import settings
 from django.db.models import QuerySet
 
 from chat.questions import MAX_QUESTION_CHARS
@@ -33,6 +32,7 @@ from chat.retrieval.types import Candidate, DocumentRef, RankedQuery, ScoredChun
 from corpus.ingest.embed import prefer_idle_threads
 from corpus.models import Collection
 from corpus.permissions import collection_rows as read_collection_rows
+from corpus.vectors import column_model
 from replicas.routing import reads_from_replica
 
 prefer_idle_threads()  # before anything loads torch: search embeds single queries between statements
@@ -139,7 +139,8 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
     # Collections are searched with the model their vectors come from (a re-embed moves them one
     # by one, corpus.reembed): one statement per model, the column's model first.
     by_model: dict[str, list[int]] = {}
-    for cid, _, model in sorted(collection_rows, key=lambda r: r[2] != settings.EMBEDDING_COLUMN_MODEL):
+    in_column = column_model()
+    for cid, _, model in sorted(collection_rows, key=lambda r: r[2] != in_column):
         by_model.setdefault(model, []).append(cid)
     if not collection_ids:
         timings["total"] = _ms(t0)
@@ -152,7 +153,7 @@ def search(*, query: str | list[str], collections: QuerySet[Collection], mode: s
     t = time.perf_counter()
     per_query = [merge_candidate_sets([
         fetch_candidates(query=q, vector=vectors[model][i], collection_ids=ids, mode=mode, candidates=n_candidates,
-                         filters=filters, model=None if model == settings.EMBEDDING_COLUMN_MODEL else model)
+                         filters=filters, model=None if model == in_column else model)
         for model, ids in by_model.items()]) for i, q in enumerate(queries)]
     timings["candidates"] = _ms(t)
 

@@ -141,8 +141,7 @@ def _use_threads(configured: int) -> None:
 
 def get_model(name: str | None = None):
     """The model `name` (default settings.EMBEDDING_MODEL), loaded once per process and name, never
-    from a hub: a SentenceTransformer (torch) or an OnnxEncoder (its runtime suffix). The column
-    model (EMBEDDING_COLUMN_MODEL) must give vectors as wide as the chunk table's column (384)."""
+    from a hub: a SentenceTransformer (torch) or an OnnxEncoder (its runtime suffix)."""
     name = name or settings.EMBEDDING_MODEL
     model = _models.get(name)
     if model is None:
@@ -168,11 +167,6 @@ def get_model(name: str | None = None):
 
                     model = OnnxEncoder(path, _graph(base, runtime), alone=runtime == ONNX_INT8)
                     dimensions = model.dimensions
-                if name == settings.EMBEDDING_COLUMN_MODEL and dimensions != settings.EMBEDDING_DIMENSIONS:
-                    raise ImproperlyConfigured(
-                        f"EMBEDDING_COLUMN_MODEL {name!r} gives {dimensions}-d vectors but the chunk table's "
-                        f"column holds {settings.EMBEDDING_DIMENSIONS}-d ones (the packaged model's): leave "
-                        f"EMBEDDING_COLUMN_MODEL unset and use EMBEDDING_MODEL with `manage.py reembed`.")
                 logger.info("loaded embedding model %s on %s (%s-d)", path, runtime, dimensions)
                 _models[name] = model
     return model

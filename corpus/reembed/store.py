@@ -1,10 +1,11 @@
 """Where a model's chunk vectors live, and the SQL that reads and writes them.
 
-EMBEDDING_COLUMN_MODEL's vectors are corpus_chunk.embedding (vector(EMBEDDING_DIMENSIONS), its own
-HNSW index). Any other model's are rows of corpus_chunkvector (chunk_id, model, embedding vector
-without a dimension); an HNSW index needs a dimension, so each model gets a partial expression index
-`USING hnsw ((embedding::vector(D)) vector_cosine_ops) WHERE model = '<model>'`, which a query
-uses when it orders by the same expression under the same WHERE (chat/retrieval/vector.py).
+The column model's vectors (corpus.vectors.column_model) are corpus_chunk.embedding
+(vector(EMBEDDING_DIMENSIONS), its own HNSW index). Any other model's are rows of corpus_chunkvector
+(chunk_id, model, embedding vector without a dimension); an HNSW index needs a dimension, so each
+model gets a partial expression index
+`USING hnsw ((embedding::vector(D)) vector_cosine_ops) WHERE model = '<model>'`, which a query uses when
+it orders by the same expression under the same WHERE (chat/retrieval/vector.py).
 """
 
 from __future__ import annotations
@@ -13,15 +14,14 @@ import hashlib
 from collections.abc import Sequence
 
 import numpy as np
-from django.conf import settings
 from django.db import connection
 
 from corpus.models import HNSW_EF_CONSTRUCTION, HNSW_M
-from corpus.vectors import vector_text
+from corpus.vectors import column_model, vector_text
 
 
 def in_column(model: str) -> bool:
-    return model == settings.EMBEDDING_COLUMN_MODEL
+    return model == column_model()
 
 
 def index_name(model: str) -> str:

@@ -16,6 +16,7 @@ from rest_framework.test import APIClient
 from accounts.services import token_create
 from corpus.models import Collection, Document
 from tests.chat.chat_corpus import GUIDE, make_collection, make_document
+from tests.sources.helpers import allow_folders
 
 pytestmark = pytest.mark.django_db
 
@@ -71,7 +72,7 @@ def world(user, other_user):
 
 
 def test_every_response_matches_the_schema(world, no_llm, django_capture_on_commit_callbacks, settings, tmp_path,
-                                           other_user):
+                                           user, other_user):
     settings.MEDIA_ROOT = tmp_path
     api = world
     schema = api.get("/api/schema/", {"format": "json"}).json()
@@ -199,7 +200,8 @@ def test_every_response_matches_the_schema(world, no_llm, django_capture_on_comm
 
     (tmp_path / "shared" / "handbook").mkdir(parents=True)
     (tmp_path / "shared" / "handbook" / "a.md").write_text("# A\n\nalpha\n")
-    settings.SOURCES_FOLDERS, settings.SOURCES_FOLDERS_ANYONE = [str(tmp_path / "shared")], True
+    settings.SOURCES_FOLDERS = [str(tmp_path / "shared")]
+    allow_folders(user)
     path = "/api/sources/"
     with django_capture_on_commit_callbacks(execute=False):
         body = check(api.post(path, {"collection": "guides", "kind": "folder", "path": "handbook", "tags": ["hb"]},

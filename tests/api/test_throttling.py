@@ -1,4 +1,4 @@
-"""Rate limits on search and ask (API_THROTTLE_SEARCH / API_THROTTLE_ASK): 429 with a JSON
+"""Rate limits on search and ask (API_THROTTLE: questions, and five times as many searches): 429 with a JSON
 message and Retry-After; /v1 answers in OpenAI's error shape. A bad setting stops start-up."""
 
 from __future__ import annotations
@@ -59,19 +59,21 @@ def test_off_means_no_limit(api, settings):
     assert all(api.post("/api/search/", {"query": "timeout"}, format="json").status_code == 200 for _ in range(4))
 
 
-@pytest.mark.parametrize(("value", "expected"), [("30/min", "30/min"), ("off", "None"), ("5/s", "5/s")])
-def test_rates_come_from_the_environment(tmp_path, value, expected):
-    assert _load(tmp_path, API_THROTTLE_SEARCH=value).stdout.strip() == expected
+@pytest.mark.parametrize(("value", "expected"), [("30/min", "30/min 150/min"), ("off", "None None"),
+                                               ("5/s", "5/s 25/s"), (None, "120/min 600/min")])
+def test_one_rate_for_questions_gives_searches_five_times_as_many(tmp_path, value, expected):
+    assert _load(tmp_path, **({} if value is None else {"API_THROTTLE": value})).stdout.strip() == expected
 
 
 @pytest.mark.parametrize("value", ["fast", "10/week", "-1/min", "ten/min"])
 def test_a_bad_rate_stops_start_up_naming_the_variable(tmp_path, value):
-    out = _load(tmp_path, API_THROTTLE_SEARCH=value)
-    assert out.returncode != 0 and "API_THROTTLE_SEARCH must look like 60/min" in out.stderr
+    out = _load(tmp_path, API_THROTTLE=value)
+    assert out.returncode != 0 and "API_THROTTLE must look like 60/min" in out.stderr
 
 
 def _load(tmp_path, **env):
     clean = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
     clean.update(RAGWEB_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="ragweb.settings", **env)
-    code = "from django.conf import settings; print(settings.API_THROTTLE_RATES['search'])"
+    code = ("from django.conf import settings; rates = settings.API_THROTTLE_RATES; "
+            "print(rates['ask'], rates['search'])")
     return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True)

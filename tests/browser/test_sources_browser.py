@@ -9,6 +9,7 @@ import pytest
 from corpus.models import Collection, Document
 from sources.web import pacing, robots
 from tests.browser.support import DESKTOP, NO_OVERFLOW, PHONE, in_db_thread, log_in
+from tests.sources.helpers import allow_folders
 from tests.sources.http_site import HttpSite, sitemap
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -87,7 +88,8 @@ def test_add_a_site_see_pages_ready_then_a_removed_page_disappear(live_server, u
 
 def test_the_add_form_shows_only_the_chosen_kinds_fields(live_server, user, chromium, settings, tmp_path):
     (tmp_path / "handbook").mkdir()
-    settings.SOURCES_FOLDERS, settings.SOURCES_FOLDERS_ANYONE = [str(tmp_path)], True
+    settings.SOURCES_FOLDERS = [str(tmp_path)]
+    in_db_thread(lambda: allow_folders(user))
     in_db_thread(lambda: Collection.objects.create(slug="harbour", name="Harbour", owner=user))
     shown = {"url": ["kind", "url", "schedule", "tags"],
              "site": ["kind", "url", "schedule", "max_pages", "max_depth", "tags"],

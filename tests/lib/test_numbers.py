@@ -22,8 +22,8 @@ def test_bounds_are_kept():
 
 
 def test_a_throttle_rate_with_a_unicode_digit_fails_loudly(tmp_path):
-    out = load(tmp_path, API_THROTTLE_ASK="²/min")
+    out = load(tmp_path, API_THROTTLE="²/min")
 
     assert out.returncode != 0
-    assert "ImproperlyConfigured" in out.stderr and "API_THROTTLE_ASK must look like 60/min" in out.stderr
+    assert "ImproperlyConfigured" in out.stderr and "API_THROTTLE must look like 60/min" in out.stderr
     assert "ValueError" not in out.stderr

@@ -14,6 +14,9 @@ NOT_OURS = {"DJANGO_SETTINGS_MODULE", "MALLOC_ARENA_MAX"}
 # The app's code, without the tests, the reliability harness and the evaluation/benchmark commands,
 # which read variables of their own for the runs they start.
 SKIPPED = ("tests/", "reliability/", "chat/evaluation/", ".venv/", "var/")
+# Retired variables that migrations still read, to carry an old deployment's value into the database
+# once (corpus 0014, 0024, 0026: the chunk column's model): read by nothing else.
+CARRIED_BY_MIGRATIONS = {"EMBEDDING_COLUMN_MODEL"}
 
 ENV_HELPER = re.compile(r"\b(?:env_\w+|_throttle_rate)\(\s*\"([A-Z][A-Z0-9_]*)\"")
 ENVIRON_READ = re.compile(r"os\.environ(?:\.get\(|\[|\.pop\()\s*\"([A-Z][A-Z0-9_]*)\""
@@ -27,8 +30,8 @@ def variables_read(root: Path = ROOT) -> set[str]:
         if relative.startswith(SKIPPED):
             continue
         text = path.read_text()
-        names |= set(ENV_HELPER.findall(text))
-        names |= {a or b for a, b in ENVIRON_READ.findall(text)}
+        found = set(ENV_HELPER.findall(text)) | {a or b for a, b in ENVIRON_READ.findall(text)}
+        names |= found - CARRIED_BY_MIGRATIONS if "/migrations/" in relative else found
     return names - REFUSED - NOT_OURS
 
 
@@ -73,10 +76,11 @@ def test_the_operator_settings_stay_few():
     sections = variables_by_section()
     assert list(sections) == [*OPERATOR_GROUPS, "Development"]
     operator = set().union(*(sections[group] for group in OPERATOR_GROUPS))
-    # 67 before issue 41's second round, 39 after it, 36 after the third; the issue aims at about thirty.
-    assert len(operator) <= 36, sorted(operator)
+    # 67 before issue 41's second round, 39 after it, 36 after the third, 32 after the fourth; the issue aims at
+    # about thirty.
+    assert len(operator) <= 32, sorted(operator)
     # Development variables: for tests, benchmarks and the harness; a short list, no operator setting among them.
-    assert len(sections["Development"]) <= 12 and not sections["Development"] & operator
+    assert len(sections["Development"]) <= 13 and not sections["Development"] & operator
 
 
 def test_a_retired_variable_is_neither_read_nor_documented():

@@ -6,16 +6,17 @@ import pytest
 
 from corpus.models import Collection
 from tests.corpus.ingest_helpers import eager_media  # noqa: F401  (a fixture)
+from tests.sources.helpers import allow_folders
 
 
 @pytest.fixture
-def allowed_root(tmp_path, settings):
-    """A folder listed in SOURCES_FOLDERS, with a sub-folder `handbook`; every user may add folder
-    sources (tests/sources/test_folder_safety.py tests the staff-only default)."""
+def allowed_root(tmp_path, settings, user):
+    """A folder listed in SOURCES_FOLDERS, with a sub-folder `handbook`; `user` may add folder sources
+    (tests/sources/test_folder_safety.py tests who may by default)."""
     root = tmp_path / "shared"
     (root / "handbook").mkdir(parents=True)
     settings.SOURCES_FOLDERS = [str(root)]
-    settings.SOURCES_FOLDERS_ANYONE = True
+    allow_folders(user)
     return root
 
 

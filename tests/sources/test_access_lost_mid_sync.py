@@ -13,7 +13,7 @@ from sources import services
 from sources.models import Source
 from sources.ownership import source_take_over
 from sources.sync import source_sync
-from tests.sources.helpers import write
+from tests.sources.helpers import allow_folders, write
 
 pytestmark = pytest.mark.django_db
 
@@ -22,6 +22,7 @@ pytestmark = pytest.mark.django_db
 def carols_folder(allowed_root, collection, carol, eager_media, django_capture_on_commit_callbacks):
     """Three files in a folder source of carol's, an editor of alice's collection."""
     collection.editors.add(carol)
+    allow_folders(carol)
     for name in ("a.md", "b.md", "c.md"):
         write(allowed_root / "handbook" / name, f"# {name}\n\nThe {name} page of the handbook.\n")
     with django_capture_on_commit_callbacks(execute=False):

@@ -7,7 +7,7 @@ import pytest
 
 from corpus.models import Collection, Document
 from sources.models import MAX_PAGES_LIMIT, Source
-from tests.sources.helpers import write
+from tests.sources.helpers import allow_folders, write
 
 pytestmark = pytest.mark.django_db
 
@@ -34,6 +34,7 @@ def folder(client_of, allowed_root, team, user, django_capture_on_commit_callbac
 def test_an_editor_adds_a_folder_and_syncs_it(client_of, allowed_root, team, carol, eager_media,
                                               django_capture_on_commit_callbacks):
     write(allowed_root / "handbook" / "a.md", "# A\n\nalpha\n")
+    allow_folders(carol)
     client = client_of(carol)
     created = client.post("/api/sources/", {"collection": "team", "kind": "folder", "path": "handbook",
                                             "schedule": "weekly", "tags": ["hb"]}, format="json")

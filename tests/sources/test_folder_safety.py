@@ -1,7 +1,7 @@
 """Folder sources read only files whose one name is inside the folder: a second hard link (its
 other name may be a secret anywhere on the file system) or a file on another device is refused.
-Only staff add folder sources unless SOURCES_FOLDERS_ANYONE; refusals never show the server's
-allowed folders or where a link leads."""
+Refusals never show the server's allowed folders or where a link leads. (Who may add a folder source:
+tests/test_permission_matrix.py, "folder sources".)"""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import os
 from unittest import mock
 
 import pytest
-from django.test import Client
 
 from corpus.models import Collection, Document
 from sources import folders
@@ -53,23 +52,6 @@ def test_a_file_on_another_device_is_refused(allowed_root, tmp_path):
 
     with mock.patch.object(folders.os, "stat", other_device), pytest.raises(OSError, match="another device"):
         folders.read_file(listed, folder=folder)
-
-
-def test_only_staff_add_folder_sources_unless_the_operator_allows_everyone(client_of, allowed_root, team, user,
-                                                                           settings, django_user_model):
-    settings.SOURCES_FOLDERS_ANYONE = False
-    body = {"collection": "team", "kind": "folder", "path": "handbook", "schedule": "none"}
-    refused = client_of(user).post("/api/sources/", body, format="json")
-    assert refused.status_code == 400 and "Only staff may add server folder sources" in refused.json()["kind"][0]
-    page = client_of(user)
-    web = Client()
-    web.force_login(user)
-    html = web.get("/sources/team/").content.decode()
-    assert 'value="folder"' not in html and "Only staff may add server folder sources" in html
-    user.is_staff = True
-    user.save()
-    assert page.post("/api/sources/", body, format="json").status_code == 201
-    assert 'value="folder"' in web.get("/sources/team/").content.decode()
 
 
 def test_refusals_do_not_show_the_allowed_folders_or_where_a_link_leads(client_of, allowed_root, tmp_path, team, user):

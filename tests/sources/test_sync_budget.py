@@ -12,7 +12,7 @@ from sources import services
 from sources.models import Source
 from sources.sync import source_sync
 from sources.web import pacing, robots
-from tests.sources.helpers import write
+from tests.sources.helpers import allow_folders, write
 from tests.sources.http_site import HttpSite
 
 pytestmark = pytest.mark.django_db
@@ -136,6 +136,7 @@ def test_one_sync_per_owner_runs_at_a_time_and_the_others_wait(handbook, owner_b
 
     write(allowed_root / "carols" / "a.md", "# A\n\nCarol's page.\n")
     collection.editors.add(carol)
+    allow_folders(carol)
     carols = services.source_create(collection=collection, kind="folder", path="carols", schedule="daily",
                                     created_by=carol, sync=False)
     assert source_sync(source_id=carols.pk, items=10, one_per_owner=True).counts["new"] == 1

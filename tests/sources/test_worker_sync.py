@@ -23,7 +23,7 @@ def worker(settings, tmp_path, monkeypatch):
 
     root = tmp_path / "shared"
     (root / "handbook").mkdir(parents=True)
-    settings.SOURCES_FOLDERS, settings.SOURCES_FOLDERS_ANYONE = [str(root)], True
+    settings.SOURCES_FOLDERS = [str(root)]
     monkeypatch.setenv("SOURCES_FOLDERS", str(root))  # the worker reads its own settings from the environment
     handle = start_worker(settings, name="sources")
     try:

@@ -20,6 +20,7 @@ from corpus import services
 from corpus.ingest import embed
 from corpus.models import Chunk, Collection, Document
 from corpus.reembed import services as reembed
+from corpus.vectors import column_model
 from tests.corpus.ingest_helpers import GUIDE_V1, GUIDE_V2, eager_media, ingest, long_markdown  # noqa: F401
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_media")]
@@ -177,7 +178,7 @@ def test_another_model_shares_nothing_and_a_switched_collection_is_refilled(
     texts = source_texts(document.text)
     embed.register_model(NEW_MODEL, _Truncated, path=embed.model_path(embed.PACKAGED_MODEL))
     settings.EMBEDDING_MODEL = NEW_MODEL
-    settings.EMBEDDING_COLUMN_MODEL = DEFAULT_MODEL
+    assert column_model() == DEFAULT_MODEL
     recorder = Recorder(monkeypatch)
     _, vectors = sentence_vectors.text_vectors(QUESTION, texts, [None] * len(texts))
     assert vectors.shape == (len(texts), 256)  # the new model's, though the old one's are stored

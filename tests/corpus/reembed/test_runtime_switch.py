@@ -9,6 +9,7 @@ from corpus.ingest import embed
 from corpus.ingest.pipeline import embedding_input
 from corpus.models import Chunk, ChunkVector, Collection
 from corpus.reembed import services as reembed
+from corpus.vectors import column_model
 from tests.chat.factories import make_collection, make_document
 
 pytestmark = pytest.mark.django_db
@@ -21,7 +22,7 @@ TEXTS = ["Tomatoes need water twice a week in July. ", "Aphids leave when ladybi
 
 def test_a_collection_moves_from_float32_to_int8_and_back_through_the_re_embed(settings,
                                                                               django_capture_on_commit_callbacks):
-    assert settings.EMBEDDING_MODEL == settings.EMBEDDING_COLUMN_MODEL == DEFAULT
+    assert settings.EMBEDDING_MODEL == column_model() == DEFAULT
     garden = make_collection("garden", embedding_mode=Collection.EmbeddingMode.PLAIN)
     assert garden.embedding_model == DEFAULT  # a new collection records the runtime it starts on
     document = make_document(garden, "notes.txt", TEXTS, embeddings=embed.embed_texts(TEXTS, model=DEFAULT))
