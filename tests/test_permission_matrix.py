@@ -843,37 +843,64 @@ def _handbook(collection: Collection) -> Document:
     return document
 
 
+USERNAMES = {"owner": "olivia", "reader": "rita", "editor": "eddie", "stranger": "sam", "group reader": "gina",
+             "group editor": "gus", "invitee": "ivy", "declined invitee": "dora", "accepted invitee": "abe",
+             "superuser": "root"}
+
+
+def _build_team(user_model) -> None:
+    """The rows every case starts from: the named users, the groups, `team` shared with them and its
+    handbook. No passwords (force_login signs in): hashing them would dominate the run."""
+    users = {name: user_model.objects.create_user(username=username, password=None, is_staff=True)
+             for name, username in USERNAMES.items() if name != "superuser"}
+    # The chat admin's view permissions too: what each sees there is then corpus.permissions' call.
+    chat_views = list(Permission.objects.filter(content_type__app_label="chat", codename__startswith="view_"))
+    for staff in users.values():
+        staff.user_permissions.set(chat_views)
+    user_model.objects.create_superuser(username=USERNAMES["superuser"], password=None)
+    team = make_collection("team", owner=users["owner"])
+    team.readers.add(users["reader"])
+    team.editors.add(users["editor"])
+    readers, editors = Group.objects.create(name="readers"), Group.objects.create(name="editors")
+    users["group reader"].groups.add(readers)
+    users["group editor"].groups.add(editors)
+    team.reader_groups.add(readers)
+    team.editor_groups.add(editors)
+    Group.objects.create(name="outsiders")  # no one is in it
+    sharing.collection_share(collection=team, sharer=users["owner"], editors=[
+        users["editor"], users["invitee"], users["declined invitee"], users["accepted invitee"]])
+    for name, answer in (("declined invitee", sharing.invitation_decline),
+                         ("accepted invitee", sharing.invitation_accept)):
+        answer(invitation=team.invitations.get(user=users[name]))
+    _handbook(team)
+
+
+@pytest.fixture(scope="module")
+def team_rows(django_db_setup, django_db_blocker):
+    """_build_team's rows, written once for the module inside a transaction rolled back at its end.
+
+    Each test's own transaction (pytest-django's `db`, a Django TestCase) nests in it as a savepoint,
+    so whatever a case changes is rolled back before the next: every case starts from exactly these
+    rows, as when each built them afresh (that building was most of the module's time, ~800 times)."""
+    from django.contrib.auth import get_user_model
+    from django.db import transaction
+
+    with django_db_blocker.unblock(), transaction.atomic():
+        _build_team(get_user_model())
+        yield
+        transaction.set_rollback(True)
+
+
 @pytest.fixture
-def make_world(django_user_model, settings, tmp_path, no_llm):
+def make_world(team_rows, django_user_model, settings, tmp_path, no_llm):
     settings.MEDIA_ROOT = tmp_path  # uploads; their ingestion is only queued (on commit, never run here)
 
     def build(role: str) -> World:
-        # No passwords (force_login signs in): hashing five of them per case would dominate the run.
-        users = {name: django_user_model.objects.create_user(username=username, password=None, is_staff=True)
-                 for name, username in [("owner", "olivia"), ("reader", "rita"), ("editor", "eddie"),
-                                        ("stranger", "sam"), ("group reader", "gina"), ("group editor", "gus"),
-                                        ("invitee", "ivy"), ("declined invitee", "dora"),
-                                        ("accepted invitee", "abe")]}
-        # The chat admin's view permissions too: what each sees there is then corpus.permissions' call.
-        chat_views = list(Permission.objects.filter(content_type__app_label="chat", codename__startswith="view_"))
-        for staff in users.values():
-            staff.user_permissions.set(chat_views)
-        users["superuser"] = django_user_model.objects.create_superuser(username="root", password=None)
-        team = make_collection("team", owner=users["owner"])
-        team.readers.add(users["reader"])
-        team.editors.add(users["editor"])
-        readers, editors = Group.objects.create(name="readers"), Group.objects.create(name="editors")
-        users["group reader"].groups.add(readers)
-        users["group editor"].groups.add(editors)
-        team.reader_groups.add(readers)
-        team.editor_groups.add(editors)
-        Group.objects.create(name="outsiders")  # no one is in it
-        sharing.collection_share(collection=team, sharer=users["owner"], editors=[
-            users["editor"], users["invitee"], users["declined invitee"], users["accepted invitee"]])
-        for name, answer in (("declined invitee", sharing.invitation_decline),
-                             ("accepted invitee", sharing.invitation_accept)):
-            answer(invitation=team.invitations.get(user=users[name]))
-        doc = _handbook(team)
+        # Fresh instances each case: nothing a previous case cached on them (permissions, groups) carries over.
+        by_username = django_user_model.objects.in_bulk(USERNAMES.values(), field_name="username")
+        users = {name: by_username[username] for name, username in USERNAMES.items()}
+        team = Collection.objects.get(slug="team")
+        doc = Document.objects.get(collection=team, source="handbook.md")
         user = users.get(role)
         web, api = Client(), APIClient()
         own = None
