@@ -161,7 +161,8 @@ bench-scale: install-dev migrate
 
 # A sustained upload into the table bench-scale left (BENCH_ARGS=--keep there): publish rate, merge rate, the graph's
 # tail and search p95 every 30 s for SUSTAINED_SECONDS (docs/scaling.md, "A merge that keeps up"); BENCH_ARGS=--no-pace
-# for the publish step without the tail's bound.
+# for the publish step without the tail's bound; BENCH_ARGS="--nice 19" for the publishers and the merger at the
+# Celery pool processes' priority (lib.priority).
 .PHONY: bench-sustained
 SUSTAINED_SECONDS ?= 600
 bench-sustained: install migrate

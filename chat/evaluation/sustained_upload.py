@@ -27,11 +27,12 @@ import numpy as np
 from django.db import connection, connections
 from django.db.models import QuerySet
 
-from chat.evaluation import priority, search_client
+from chat.evaluation import search_client
 from chat.evaluation.synthetic_corpus import Bases, fresh_documents
 from corpus.graph.merge import graph_merge, graph_tail_size
 from corpus.ingest import pipeline
 from corpus.models import Collection
+from lib import priority
 
 READY_SECONDS = 300  # the search client's start: Django and the embedding model, on a busy machine
 IDLE_SECONDS = 0.5  # the merger's pause when there is no tail (the task would wait for the next publish)
@@ -64,7 +65,7 @@ def run(*, collection: Collection, searched: QuerySet[Collection], bases: Bases,
         nice: int | None = None) -> tuple[list[Interval], list[int]]:
     """Upload for `seconds`, calling `report` with each Interval as it ends; (the intervals, the ids of the
     documents published). With `nice`, the publishers and the merger (threads and Postgres backends) run at
-    that nice value (chat.evaluation.priority), the client at its own. Raises the first error a thread met,
+    that nice value (lib.priority), the client at its own. Raises the first error a thread met,
     after stopping them all."""
     stop = threading.Event()
     counters = _Counters()

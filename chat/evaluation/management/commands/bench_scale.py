@@ -134,7 +134,7 @@ class Command(BaseCommand):
                             help="With --sustained: the bare publish step, without the tail's bound.")
         parser.add_argument("--nice", type=int, default=None,
                             help="With --sustained: the publishers and the merger (threads and Postgres backends) "
-                                 "at this nice value (chat.evaluation.priority), the search client left at its own.")
+                                 "at this nice value (lib.priority), the search client left at its own.")
 
     def handle(self, *args, queries, recall_collection, sizes, small_share, keep, seed, ef, publish_only, rounds,
                tail_search, sustained, interval, publishers, no_pace, nice, **options):

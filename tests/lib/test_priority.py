@@ -1,4 +1,4 @@
-"""chat.evaluation.priority: a benchmark thread and its local Postgres backend at a lower CPU priority."""
+"""lib.priority: background work at a lower CPU priority, its local Postgres backend included."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from chat.evaluation import priority
+from lib import priority
 
 
 def _new_connection():
