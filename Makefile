@@ -13,6 +13,11 @@ DEV_STAMP := $(VENV)/.installed-dev-$(shell cat requirements.txt requirements-de
 # (docs/first-start.md). The pins are pip freeze's, complete (tests/test_docker_compose.py), so --no-deps:
 # nothing is left for pip's resolver to find.
 PIP_INSTALL := $(PY) -m pip install --quiet --no-compile --no-deps
+PORT ?= 8000
+# The development evaluation set (corpus + questions), beside the checkout.
+EVAL_DIR ?= ../shared/eval
+
+.PHONY: run test test-slow install install-dev services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-tables eval-answers-heldout train-reader eval-packages eval-manpages bench-embed bench-ingest bench-latency bench-scale bench-workers reliability clean bench-replica eval-ocr measure-memory eval-parse
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -148,13 +153,16 @@ bench-latency: install-dev migrate
 # grown to each size; drops and rebuilds the chunk indexes, so run it on a benchmark database only.
 # An hour or more on 2 cores; SCALE_SIZES=100000 for a short run.
 SCALE_SIZES ?= 100000,1000000
+# Its searches answer nothing: the real collection is ingested without sentence vectors (eagerly, they would be
+# embedded inline, ~5 sentences a chunk: most of the ingestion's time).
 bench-scale: install-dev migrate
-	CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py ingest $(EVAL_DIR)/django-docs --collection django-docs --wait --quiet
+	CELERY_TASK_ALWAYS_EAGER=1 ANSWER_VECTORS_AT_INGESTION=0 $(PY) manage.py ingest $(EVAL_DIR)/django-docs --collection django-docs --wait --quiet
 	$(PY) manage.py bench_scale --queries $(EVAL_DIR)/django_dev.jsonl --sizes $(SCALE_SIZES) $(BENCH_ARGS)
 
 # A sustained upload into the table bench-scale left (BENCH_ARGS=--keep there): publish rate, merge rate, the graph's
 # tail and search p95 every 30 s for SUSTAINED_SECONDS (docs/scaling.md, "A merge that keeps up"); BENCH_ARGS=--no-pace
-# for the publish step without the tail's bound.
+# for the publish step without the tail's bound; BENCH_ARGS="--nice 19" for the publishers and the merger at the
+# Celery pool processes' priority (lib.priority).
 .PHONY: bench-sustained
 SUSTAINED_SECONDS ?= 600
 bench-sustained: install migrate

@@ -51,3 +51,24 @@ def _name_the_embedded_scheduler(**_kwargs) -> None:
     from lib.process_name import set_process_name
 
     set_process_name(SCHEDULER_NAME)
+
+
+@signals.worker_process_init.connect
+def _yield_the_cpu_to_searches(**_kwargs) -> None:
+    """A pool process runs background work only (ingestion, the graph merge, sentence vectors, syncs): it and
+    the Postgres backends of its connections, when the server is on this machine, run at the lowest CPU
+    priority, so a busy worker slows the web server's searches less and still has every core nobody else
+    wants (lib.priority; docs/scaling.md, "A merge that keeps up")."""
+    from django.db.backends.signals import connection_created
+
+    from lib.priority import lower_this_thread
+
+    lower_this_thread()
+    connection_created.connect(_lower_the_backend, dispatch_uid="ragweb_background_backend")
+
+
+def _lower_the_backend(sender, connection, **_kwargs) -> None:
+    if connection.vendor == "postgresql":
+        from lib.priority import lower_backend
+
+        lower_backend(connection.connection)

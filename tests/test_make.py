@@ -108,3 +108,17 @@ def test_the_development_requirements_hold_every_dependency_of_theirs():
             if canonicalize_name(requirement.name) not in pinned | {"setuptools"}:
                 missing.add(f"{name} needs {requirement.name}")
     assert not missing
+
+
+def test_run_and_the_benchmarks_have_their_defaults(tmp_path, monkeypatch):
+    # PORT and EVAL_DIR lost their defaults once: `make run` then served on PORT="" and the evaluations and
+    # benchmarks read /django-docs. The benchmark at scale answers nothing: no sentence vectors for its corpus.
+    monkeypatch.delenv("PORT", raising=False)  # as from a shell that sets neither
+    monkeypatch.delenv("EVAL_DIR", raising=False)
+    venv, _ = fake_venv(tmp_path)
+    assert f"PORT=8000 {venv}/bin/python scripts/run.py" in make(venv, "-n", "run").splitlines()
+    assert ("CELERY_TASK_ALWAYS_EAGER=1 ANSWER_VECTORS_AT_INGESTION=0 "
+            f"{venv}/bin/python manage.py ingest ../shared/eval/django-docs --collection django-docs --wait --quiet"
+            in make(venv, "-n", "bench-scale").splitlines())
+    assert (f"{venv}/bin/python manage.py evaluate ../shared/eval/django_dev.jsonl --collection django-docs "
+            "--docs ../shared/eval/django-docs" in make(venv, "-n", "eval").splitlines())

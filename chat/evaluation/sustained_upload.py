@@ -32,6 +32,7 @@ from chat.evaluation.synthetic_corpus import Bases, fresh_documents
 from corpus.graph.merge import graph_merge, graph_tail_size
 from corpus.ingest import pipeline
 from corpus.models import Collection
+from lib import priority
 
 READY_SECONDS = 300  # the search client's start: Django and the embedding model, on a busy machine
 IDLE_SECONDS = 0.5  # the merger's pause when there is no tail (the task would wait for the next publish)
@@ -60,16 +61,23 @@ class _Counters:
 
 
 def run(*, collection: Collection, searched: QuerySet[Collection], bases: Bases, questions: list[str], seconds: float,
-        interval: float, publishers: int, paced: bool, seed: int,
-        report: Callable[[Interval], None]) -> tuple[list[Interval], list[int]]:
+        interval: float, publishers: int, paced: bool, seed: int, report: Callable[[Interval], None],
+        nice: int | None = None) -> tuple[list[Interval], list[int]]:
     """Upload for `seconds`, calling `report` with each Interval as it ends; (the intervals, the ids of the
-    documents published). Raises the first error a thread met, after stopping them all."""
+    documents published). With `nice`, the publishers and the merger (threads and Postgres backends) run at
+    that nice value (lib.priority), the client at its own. Raises the first error a thread met,
+    after stopping them all."""
     stop = threading.Event()
     counters = _Counters()
 
-    def guarded(work: Callable[[], None]) -> Callable[[], None]:
+    def guarded(work: Callable[[], None], *, background: bool = True) -> Callable[[], None]:
         def target() -> None:
             try:
+                if background and nice is not None:
+                    priority.lower_this_thread(nice)
+                    connection.ensure_connection()
+                    if not priority.lower_backend(connection.connection, nice):
+                        raise RuntimeError("could not lower the Postgres backend's priority (not a local server?)")
                 work()
             except BaseException as exc:  # noqa: BLE001 — handed to the main thread, which raises it
                 with counters.lock:
@@ -133,7 +141,7 @@ def run(*, collection: Collection, searched: QuerySet[Collection], bases: Bases,
         client.kill()
         raise
     threads = [threading.Thread(target=guarded(publisher(n))) for n in range(publishers)]
-    threads += [threading.Thread(target=guarded(merger)), threading.Thread(target=guarded(collector))]
+    threads += [threading.Thread(target=guarded(merger)), threading.Thread(target=guarded(collector, background=False))]
     intervals: list[Interval] = []
     tail = graph_tail_size()
     mark = {"at": time.perf_counter(), "published": 0, "background": 0, "tail": tail, "tail_max": tail}

@@ -204,3 +204,36 @@ def test_sustained_upload_without_the_bound_lets_the_tail_grow(tmp_path, monkeyp
     with pytest.raises(CommandError, match="--interval within it"):
         call_command("bench_scale", "--queries", str(_queries(tmp_path)), "--sustained", "5", "--interval", "9",
                      "--recall-collection", "atlas")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sustained_upload_can_run_the_publishers_and_the_merger_at_a_lower_priority(tmp_path, monkeypatch):
+    import os
+
+    from django.db import connection
+
+    from chat.evaluation import sustained_upload
+
+    _real_collection()
+    graph_merge()
+    seen = set()
+
+    def observed_merge(**kwargs):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            backend = cursor.fetchone()[0]
+        seen.add((os.getpriority(os.PRIO_PROCESS, 0), os.getpriority(os.PRIO_PROCESS, backend)))
+        return graph_merge(**kwargs)
+
+    monkeypatch.setattr(sustained_upload, "graph_merge", observed_merge)
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    lower = min(base + 3, 19)
+    out = StringIO()
+    call_command("bench_scale", "--queries", str(_queries(tmp_path)), "--recall-collection", "atlas",
+                 "--sustained", "3", "--interval", "3", "--publishers", "1", "--nice", str(lower), stdout=out)
+    assert f"publishers and merger at nice {lower};" in out.getvalue()
+    assert seen == {(lower, lower)}  # the merger's thread and the backend serving it
+    assert os.getpriority(os.PRIO_PROCESS, 0) == base  # this thread (the benchmark's main one) untouched
+    with pytest.raises(CommandError, match="--nice must be from 0 to 19"):
+        call_command("bench_scale", "--queries", str(_queries(tmp_path)), "--recall-collection", "atlas",
+                     "--sustained", "3", "--interval", "3", "--nice", "20")

@@ -132,9 +132,12 @@ class Command(BaseCommand):
         parser.add_argument("--publishers", type=int, default=2, help="With --sustained: publishing threads.")
         parser.add_argument("--no-pace", action="store_true",
                             help="With --sustained: the bare publish step, without the tail's bound.")
+        parser.add_argument("--nice", type=int, default=None,
+                            help="With --sustained: the publishers and the merger (threads and Postgres backends) "
+                                 "at this nice value (lib.priority), the search client left at its own.")
 
     def handle(self, *args, queries, recall_collection, sizes, small_share, keep, seed, ef, publish_only, rounds,
-               tail_search, sustained, interval, publishers, no_pace, **options):
+               tail_search, sustained, interval, publishers, no_pace, nice, **options):
         real = Collection.objects.filter(slug=recall_collection).first()
         if real is None:
             raise CommandError(f"There is no collection {recall_collection!r}.")
@@ -143,11 +146,13 @@ class Command(BaseCommand):
                 raise CommandError("--queries is required (the questions searched during the upload).")
             if not 0 < sustained <= 24 * 3600 or not 0 < interval <= sustained or not 1 <= publishers <= 16:
                 raise CommandError("--sustained must be up to a day, --interval within it, --publishers 1 to 16.")
+            if nice is not None and not 0 <= nice <= 19:
+                raise CommandError("--nice must be from 0 to 19.")
             try:
                 questions = [item.question for item in load_items(Path(queries))]
             except (OSError, EvalFormatError) as exc:
                 raise CommandError(str(exc)) from exc
-            return self._sustained(real, questions, sustained, interval, publishers, not no_pace, keep, seed)
+            return self._sustained(real, questions, sustained, interval, publishers, not no_pace, keep, seed, nice)
         if publish_only:
             if not 1 <= rounds <= 100:
                 raise CommandError("--rounds must be from 1 to 100.")
@@ -236,7 +241,7 @@ class Command(BaseCommand):
         with os.popen("uptime") as uptime:
             self.stdout.write(f"after: {uptime.read().strip()}")
 
-    def _sustained(self, real, questions, seconds, interval, publishers, paced, keep, seed):
+    def _sustained(self, real, questions, seconds, interval, publishers, paced, keep, seed, nice):
         total, buffers = self._header()
         try:
             bases = Bases.of(real)
@@ -245,6 +250,8 @@ class Command(BaseCommand):
         big, made = Collection.objects.get_or_create(slug=BIG_SLUG, defaults={"name": "Benchmark at scale"})
         searched = Collection.objects.filter(slug__in=[real.slug, BIG_SLUG, SMALL_SLUG])
         pacing = f"publishing paced to the merge (tail bound {graph.TAIL_LIMIT:,})" if paced else "publishing unpaced"
+        if nice is not None:
+            pacing += f", publishers and merger at nice {nice}"
         self.stdout.write(f"{total:,} chunks in the table, {graph_tail_size():,} outside the graph; shared_buffers "
                           f"{buffers}\nsustained upload for {seconds:.0f} s: {publishers} publisher(s) of "
                           f"{CHUNKS_PER_DOCUMENT}-chunk documents, {pacing}; one background merger; one client "
@@ -261,11 +268,15 @@ class Command(BaseCommand):
             self.stdout.flush()
 
         published: list[int] = []
+        quiet = logging.getLogger(pipeline.__name__)
+        level = quiet.level
+        quiet.setLevel(logging.WARNING)  # not a line per document among the table's
         try:
             steps, published = sustained_upload.run(
                 collection=big, searched=searched, bases=bases, questions=questions, seconds=seconds,
-                interval=interval, publishers=publishers, paced=paced, seed=seed, report=line)
+                interval=interval, publishers=publishers, paced=paced, seed=seed, report=line, nice=nice)
         finally:
+            quiet.setLevel(level)
             if not keep:
                 Document.objects.filter(pk__in=published).delete()
                 if made:
