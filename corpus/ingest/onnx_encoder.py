@@ -84,6 +84,10 @@ class OnnxEncoder:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         if self.alone:
             batch_size = 1
+        elif threads > 1:
+            # Fewer texts than threads x batch_size (a document of 18 chunks): smaller batches, so that
+            # every thread gets one rather than one thread the whole document while the others idle.
+            batch_size = max(1, min(batch_size, -(-len(texts) // threads)))
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         batches = [[texts[i] for i in order[s: s + batch_size]] for s in range(0, len(order), batch_size)]
         vectors = np.empty((len(texts), self.dimensions), dtype=np.float32)
