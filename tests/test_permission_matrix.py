@@ -1014,8 +1014,8 @@ class FolderWorld:
 def folder_by_page(w: FolderWorld) -> bool:
     from sources.services import FOLDERS_FOR_STAFF
 
-    page = w.web.get("/sources/team/")
-    response = w.web.post("/sources/team/add/", {"kind": "folder", "path": w.folder, "schedule": "none",
+    page = w.web.get(f"/sources/{w.team.slug}/")
+    response = w.web.post(f"/sources/{w.team.slug}/add/", {"kind": "folder", "path": w.folder, "schedule": "none",
                                                  "max_pages": 10, "max_depth": 0})
     if w.role == "staff reader":
         assert response.status_code == 403
@@ -1031,7 +1031,7 @@ def folder_by_page(w: FolderWorld) -> bool:
 def folder_by_api(w: FolderWorld) -> bool:
     from sources.services import FOLDERS_FOR_STAFF
 
-    response = w.api.post("/api/sources/", {"collection": "team", "kind": "folder", "path": w.folder,
+    response = w.api.post("/api/sources/", {"collection": w.team.slug, "kind": "folder", "path": w.folder,
                                             "schedule": "none"}, format="json")
     if response.status_code != 201:
         assert response.status_code == 403 if w.role == "staff reader" else (
@@ -1055,10 +1055,11 @@ def folder_world(django_user_model, settings, tmp_path):
     settings.SOURCES_FOLDERS = [str(tmp_path / "shared")]
 
     def build(role: str) -> FolderWorld:
-        owner = django_user_model.objects.create_user(username="olivia", password=None)
-        team = Collection.objects.create(slug="team", name="Team", owner=owner)
+        # Names of its own: the module's team (team_rows) may be in the database around these cases.
+        owner = django_user_model.objects.create_user(username="fiona", password=None)
+        team = Collection.objects.create(slug="folder-team", name="Folder team", owner=owner)
         if role == "superuser":
-            actor = django_user_model.objects.create_superuser(username="root", password=None)
+            actor = django_user_model.objects.create_superuser(username="fred", password=None)
         else:
             actor = django_user_model.objects.create_user(username="walt", password=None,
                                                           is_staff=role.startswith("staff"))
