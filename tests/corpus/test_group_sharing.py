@@ -12,6 +12,7 @@ from rest_framework.test import APIClient
 
 from corpus import selectors
 from corpus.models import Collection
+from tests.corpus.clients import admin_collection_form
 
 pytestmark = pytest.mark.django_db
 
@@ -54,10 +55,7 @@ def test_the_owner_shares_with_groups_in_the_admin(user, mine, teams):
     user.save()
     web = Client()
     web.force_login(user)
-    form = {"name": "Mine", "slug": "mine", "description": "", "chunker": mine.chunker, "chunk_size": mine.chunk_size,
-            "chunk_overlap": mine.chunk_overlap, "semantic_threshold": 0.5,
-            "contextualization": mine.contextualization, "embedding_mode": mine.embedding_mode,
-            "readers": "", "editors": "", "reader_groups": "sales", "editor_groups": "design, ops"}
+    form = admin_collection_form(mine, reader_groups="sales", editor_groups="design, ops")
     response = web.post(f"/admin/corpus/collection/{mine.pk}/change/", form)
     assert response.status_code == 302, response.content.decode()[:2000]
     assert (names(mine, "reader_groups"), names(mine, "editor_groups")) == (["sales"], ["design", "ops"])

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from corpus import permissions, sharing
 from corpus.models import Collection, ShareDecline, ShareInvitation
-from tests.corpus.clients import signed_in
+from tests.corpus.clients import admin_collection_form, signed_in
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_share_budget_spent")]
 
@@ -38,10 +38,7 @@ def test_a_declined_invitation_cannot_be_sent_again_until_the_cool_off_is_over(u
     assert page.status_code == 400 and REFUSED in page.content.decode()
     user.is_staff = True
     user.save()
-    form = {"name": "Mine", "slug": "mine", "description": "", "chunker": mine.chunker,
-            "chunk_size": mine.chunk_size, "chunk_overlap": mine.chunk_overlap, "semantic_threshold": 0.5,
-            "contextualization": mine.contextualization, "embedding_mode": mine.embedding_mode,
-            "readers": "bob", "editors": "", "reader_groups": "", "editor_groups": ""}
+    form = admin_collection_form(mine, readers="bob")
     admin = signed_in(user).post(f"/admin/corpus/collection/{mine.pk}/change/", form, follow=True)
     assert REFUSED in admin.content.decode()
     assert not ShareInvitation.objects.exists() and not permissions.can_read_collection(other_user, mine)

@@ -11,17 +11,9 @@ from django.contrib.auth.models import Group
 from corpus import selectors, sharing
 from corpus.models import Collection, ShareInvitation
 from corpus.quotas import ShareQuota
-from tests.corpus.clients import signed_in
+from tests.corpus.clients import admin_collection_form, signed_in
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_share_budget_spent")]
-
-
-def admin_form(collection: Collection, **shares) -> dict:
-    return {"name": collection.name, "slug": collection.slug, "description": "", "chunker": collection.chunker,
-            "chunk_size": collection.chunk_size, "chunk_overlap": collection.chunk_overlap,
-            "semantic_threshold": 0.5, "contextualization": collection.contextualization,
-            "embedding_mode": collection.embedding_mode, "readers": "", "editors": "", "reader_groups": "",
-            "editor_groups": "", **shares}
 
 
 def errors_on_page(html: str) -> list[str]:
@@ -44,7 +36,8 @@ def test_a_refusal_names_no_one_and_does_not_tell_unknown_from_unshareable(user,
         for name in (unknown, existing):
             rest = api.patch("/api/collections/mine/", {field: [name]}, format="json")
             page = web.post("/documents/collections/mine/share/", {field: name})
-            admin = web.post(f"/admin/corpus/collection/{mine.pk}/change/", admin_form(mine, **{field: name}))
+            admin = web.post(f"/admin/corpus/collection/{mine.pk}/change/",
+                             admin_collection_form(mine, **{field: name}))
             assert (rest.status_code, page.status_code, admin.status_code) == (400, 400, 200)
             assert rest.json() == {field: [message]}
             page_errors, admin_errors = errors_on_page(page.content.decode()), errors_on_page(admin.content.decode())

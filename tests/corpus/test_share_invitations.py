@@ -12,7 +12,7 @@ from django.contrib.auth.models import Group
 from audit.models import Action, AuditEvent
 from corpus import permissions, selectors, sharing
 from corpus.models import ShareInvitation
-from tests.corpus.clients import signed_in
+from tests.corpus.clients import admin_collection_form, signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -94,10 +94,7 @@ def test_one_shares_only_with_groups_one_belongs_to(user, other_user, mine, clie
     assert page.status_code == 400 and "one or more of these names is not one" in page.content.decode()
     user.is_staff = True
     user.save()
-    form = {"name": "Mine", "slug": "mine", "description": "", "chunker": mine.chunker,
-            "chunk_size": mine.chunk_size, "chunk_overlap": mine.chunk_overlap, "semantic_threshold": 0.5,
-            "contextualization": mine.contextualization, "embedding_mode": mine.embedding_mode,
-            "readers": "", "editors": "", "reader_groups": "finance", "editor_groups": ""}
+    form = admin_collection_form(mine, reader_groups="finance")
     admin = signed_in(user).post(f"/admin/corpus/collection/{mine.pk}/change/", form)
     assert admin.status_code == 200 and "one or more of these names is not one" in admin.content.decode()
     assert not mine.reader_groups.exists() and not permissions.can_read_collection(other_user, mine)
@@ -114,10 +111,7 @@ def test_one_shares_only_with_groups_one_belongs_to(user, other_user, mine, clie
 def test_sharing_in_the_admin_invites_too(user, other_user, mine):
     user.is_staff = True
     user.save()
-    form = {"name": "Mine", "slug": "mine", "description": "", "chunker": mine.chunker,
-            "chunk_size": mine.chunk_size, "chunk_overlap": mine.chunk_overlap, "semantic_threshold": 0.5,
-            "contextualization": mine.contextualization, "embedding_mode": mine.embedding_mode,
-            "readers": "bob", "editors": "", "reader_groups": "", "editor_groups": ""}
+    form = admin_collection_form(mine, readers="bob")
     web = signed_in(user)
     assert web.post(f"/admin/corpus/collection/{mine.pk}/change/", form).status_code == 302
     assert not mine.readers.exists() and ShareInvitation.objects.get().user == other_user
