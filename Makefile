@@ -59,8 +59,10 @@ chromium:
 
 # Every test but those marked `slow` (killed workers, two workers, whole-app start-ups, the slow drip,
 # bombs parsed in a subprocess): about ten minutes on a quiet 2-core machine.
+# Two pytest-xdist workers, a test file each at a time (module fixtures stay in one process); each has its own
+# test database and Redis databases (tests/xdist_redis.py). A third of a serial run is waiting, not CPU.
 test: install-dev chromium services-start
-	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not slow" -n 2 --dist loadfile $(PYTEST_ARGS)
 
 # The tests marked `slow`: each takes tens of seconds because it runs a real process to its end (docs/development.md).
 test-slow: install-dev chromium services-start

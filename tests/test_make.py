@@ -17,7 +17,7 @@ def recipe(target: str) -> str:
 
 
 def test_make_test_leaves_out_the_slow_tests_and_test_slow_runs_them():
-    assert recipe("test") == 'PY -m pytest -m "not slow" '
+    assert recipe("test") == 'PY -m pytest -m "not slow" -n 2 --dist loadfile '
     assert recipe("test-slow") == "PY -m pytest -m slow "
 
 

@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.xdist_redis import FIRST_DATABASE
+
 ROOT = Path(__file__).resolve().parents[2]
 
 PRINT = ("import django, json; from django.conf import settings; django.setup(); "
@@ -167,10 +169,13 @@ def test_every_redis_use_derives_from_the_one_redis_url(tmp_path):
 
 
 def test_the_test_run_uses_redis_databases_of_its_own(settings):
-    # make run's broker is database 0: a test reading or emptying its queue would race a running app.
-    assert settings.REDIS_DB == 3
-    assert settings.CELERY_BROKER_URL.endswith("/3") and settings.CELERY_RESULT_BACKEND.endswith("/4")
-    assert settings.SIGNIN_CACHE_URL.endswith("/5")
+    # make run's broker is database 0: a test reading or emptying its queue would race a running app, and
+    # make test's second xdist worker (tests/xdist_redis.py) has databases of its own too.
+    first = FIRST_DATABASE.get(os.environ.get("PYTEST_XDIST_WORKER", ""), 3)
+    assert settings.REDIS_DB == first and first in (3, 9)
+    assert settings.CELERY_BROKER_URL.endswith(f"/{first}")
+    assert settings.CELERY_RESULT_BACKEND.endswith(f"/{first + 1}")
+    assert settings.SIGNIN_CACHE_URL.endswith(f"/{first + 2}")
 
 
 HTTPS_PRINT = ("import django, json; from django.conf import settings as s; django.setup(); print(json.dumps({n: "
