@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def recipe(target: str) -> str:
     """What `make -n TARGET` would run for the target itself (its prerequisites' commands left out)."""
-    out = subprocess.run(["make", "-n", target, "PY=PY"], cwd=ROOT, capture_output=True,
+    out = subprocess.run(["make", "-n", target, "PY=PY", "PYTEST_ARGS="], cwd=ROOT, capture_output=True,
                          text=True, check=True).stdout
     return [line for line in out.splitlines() if line.startswith("PY -m pytest")][0]
 
