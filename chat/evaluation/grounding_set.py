@@ -183,8 +183,10 @@ def paraphrase_by_rules(sentence: str) -> str | None:
 
 
 _NUMBER = re.compile(r"(?<![\w.])(\d+)(?![\w.]*\d*\.\d)")
-_NAME = re.compile(r"`{1,2}([^`\s]{3,})`{1,2}|(?<![\w.-])((?:--?|\.)?[A-Za-z][\w]*(?:[._-][\w]+)+(?:\(\))?|"
-                   r"[A-Z][a-z]+[A-Z]\w*|[A-Z]{2,}[A-Z0-9_]*)(?![\w.-])")
+# A name: a literal (``x``), a command-line option (-C, --verbose), a dotted or underscored identifier
+# or call (build.ninja, asn1_create(), .ninja_log), a CamelCase or an UPPER_CASE word.
+_NAME = re.compile(r"`{1,2}([^`\s]{3,})`{1,2}|(?<![\w.-])(--?[A-Za-z][\w-]*|"
+                   r"\.?[A-Za-z]\w*(?:[._-]\w+)+(?:\(\))?|[A-Z][a-z]+[A-Z]\w*|[A-Z]{2,}[A-Z0-9_]*)(?![\w.-])")
 _NEGATIONS = [  # (pattern, replacement): the first that matches is applied once
     (r"\bMUST NOT\b", "MUST"), (r"\bMUST\b", "MUST NOT"), (r"\bcannot\b", "can"), (r"\bcan not\b", "can"),
     (r"\bdoes not\b", "does"), (r"\bdo not\b", "do"), (r"\bis not\b", "is"), (r"\bare not\b", "are"),
