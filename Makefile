@@ -117,6 +117,12 @@ eval-answers-tables: install-dev migrate
 	    --evidence-target 0.80 --report var/eval-answers-tables --scorers auto heuristic
 eval-answers-heldout: eval-answers-pdf eval-answers-html eval-answers-tables
 
+# The grounding pass's claim checks (word overlap, the reader) on the labelled grounding set
+# (chat/evaluation/data/grounding; no database, about a minute).
+.PHONY: eval-grounding
+eval-grounding: install-dev
+	$(PY) manage.py evaluate_grounding
+
 # The reader (reader/): rebuilds reader/model/ from the committed training pairs (chat/evaluation/reader_training/data;
 # READER_ARGS="--rebuild-data" makes them again from the installed packages first). ~40 min on 2 cores.
 train-reader: install-dev
