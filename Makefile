@@ -17,7 +17,7 @@ PORT ?= 8000
 # The development evaluation set (corpus + questions), beside the checkout.
 EVAL_DIR ?= ../shared/eval
 
-.PHONY: run test test-slow install install-dev services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-tables eval-answers-heldout train-reader eval-packages eval-manpages bench-embed bench-ingest bench-latency bench-scale bench-workers reliability clean bench-replica eval-ocr measure-memory eval-parse
+.PHONY: run test test-slow install install-dev services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-tables eval-answers-heldout eval-grounding train-reader eval-packages eval-manpages bench-embed bench-ingest bench-latency bench-scale bench-workers reliability clean bench-replica eval-ocr measure-memory eval-parse
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -119,7 +119,6 @@ eval-answers-heldout: eval-answers-pdf eval-answers-html eval-answers-tables
 
 # The grounding pass's claim checks (word overlap, the reader) on the labelled grounding set
 # (chat/evaluation/data/grounding; no database, about a minute).
-.PHONY: eval-grounding
 eval-grounding: install-dev
 	$(PY) manage.py evaluate_grounding
 
