@@ -7,7 +7,7 @@ through sources.services like everywhere else."""
 from __future__ import annotations
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -152,10 +152,16 @@ class SourceAdmin(admin.ModelAdmin):
 
     @admin.action(description="Take the selected sources over (they sync in your name; paused ones resume)")
     def take_over(self, request: HttpRequest, queryset: QuerySet[Source]):
-        sources = self._writable(request, queryset)
-        for source in sources:
-            ownership.source_take_over(source=source, user=request.user, request=request)
-        self.message_user(request, f"Took over {len(sources)} source(s).")
+        taken, refused = 0, []
+        for source in self._writable(request, queryset):
+            try:
+                ownership.source_take_over(source=source, user=request.user, request=request)
+                taken += 1
+            except permissions.Denied as denied:
+                refused.append(f"{source}: {denied}")
+        self.message_user(request, f"Took over {taken} source(s).")
+        for message in refused:
+            self.message_user(request, message, level=messages.ERROR)
 
     @admin.action(description="Delete the selected sources and their documents")
     def delete_sources(self, request: HttpRequest, queryset: QuerySet[Source]):

@@ -14,6 +14,7 @@ import audit
 from audit.models import Action
 from corpus import permissions
 from sources.models import Source
+from sources.services import may_add_folder
 
 logger = logging.getLogger(__name__)
 
@@ -71,10 +72,17 @@ def sources_pause_of_deleted(*, user) -> list[int]:
     return paused
 
 
+FOLDER_TAKE_OVER = ("Only staff, and those an administrator gives the permission \"Can add server folder sources\", "
+                    "may take over a server folder source: it reads the server's files in its owner's name.")
+
+
 def source_take_over(*, source: Source, user, request=None) -> Source:
     """Make `user` (who may write to the source's collection: the caller checked) the source's
     owner, and resume it if it was paused (a scheduled one is due at once). Audited ("source taken
-    over", from whom)."""
+    over", from whom). A folder source needs what adding one needs (may_add_folder): otherwise an
+    editor could resume, in their own name, a server folder they could not have added; Denied (403)."""
+    if source.kind == Source.Kind.FOLDER and not may_add_folder(user):
+        raise permissions.Denied(FOLDER_TAKE_OVER, status=403)
     with transaction.atomic():
         locked = Source.objects.select_for_update(of=("self",)).select_related("created_by").get(pk=source.pk)
         previous = locked.created_by.get_username() if locked.created_by else None

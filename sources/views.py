@@ -101,6 +101,10 @@ def source_delete(request: HttpRequest, pk: int) -> HttpResponse:
 def source_take_over(request: HttpRequest, pk: int) -> HttpResponse:
     """Become the source's owner (it syncs in your name from now on), resuming it if it was paused."""
     source = _source(request, pk)
-    ownership.source_take_over(source=source, user=request.user, request=request)
+    try:
+        ownership.source_take_over(source=source, user=request.user, request=request)
+    except permissions.Denied as denied:
+        messages.error(request, str(denied))
+        return redirect("sources:list", slug=source.collection.slug)
     messages.success(request, f"{source} is yours now; it syncs in your name.")
     return redirect("sources:list", slug=source.collection.slug)

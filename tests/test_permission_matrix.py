@@ -1085,3 +1085,39 @@ def folder_world(django_user_model, settings, tmp_path):
 def test_folder_sources_are_added_by_staff_and_those_given_the_permission(folder_world, role, surface):
     world = folder_world(role)
     assert FOLDER_SURFACES[surface](world) == (role in FOLDER_ALLOWED[surface])
+
+
+# Taking a paused folder source over resumes it in the taker's name: the same people as adding one.
+def _paused_folder_source(w: FolderWorld):
+    from sources.models import Source
+
+    return Source.objects.create(collection=w.team, kind="folder", path=w.folder, created_by=w.team.owner,
+                                 paused_reason="Paused: its owner may no longer change documents.")
+
+
+def take_over_by_page(w: FolderWorld, source) -> None:
+    w.web.post(f"/sources/source/{source.pk}/take-over/")
+
+
+def take_over_by_api(w: FolderWorld, source) -> None:
+    response = w.api.post(f"/api/sources/{source.pk}/take-over/")
+    assert response.status_code in (200, 403, 404)
+
+
+def take_over_by_admin(w: FolderWorld, source) -> None:
+    w.web.post("/admin/sources/source/", {"action": "take_over", "_selected_action": [source.pk]})
+
+
+TAKE_OVER_SURFACES = {"sources page": take_over_by_page, "REST": take_over_by_api, "admin": take_over_by_admin}
+
+
+@pytest.mark.parametrize("role", FOLDER_ROLES)
+@pytest.mark.parametrize("surface", TAKE_OVER_SURFACES)
+def test_folder_sources_are_taken_over_by_those_who_may_add_one(folder_world, role, surface):
+    world = folder_world(role)
+    source = _paused_folder_source(world)
+    TAKE_OVER_SURFACES[surface](world, source)
+    source.refresh_from_db()
+    taken = source.created_by_id != world.team.owner_id
+    assert taken == (role in FOLDER_ALLOWED[surface])
+    assert bool(source.paused_reason) != taken
