@@ -153,9 +153,14 @@ class App:
             os.killpg(self.process.pid, signal.SIGKILL)
 
     def restart(self, **extra_env: str) -> None:
+        """Stop the app and its services and start them again with `extra_env`. The database restarts
+        too, so this process's own connections (the checks that write users through the ORM) are closed
+        and open again on their next query: a section after a restart would otherwise fail on a
+        connection the old server terminated."""
         self.stop()
         self.extra_env = extra_env
         self.start()
+        _reconnect()
 
     def manage(self, *args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess:
         return subprocess.run([PY, "manage.py", *args], cwd=ROOT, env=self.env(), capture_output=True, text=True,
@@ -277,6 +282,7 @@ class App:
             services.Postgres(self.var).stop()
             time.sleep(down_seconds)
             services.Postgres(self.var).start()
+        _reconnect()
 
     def restart_redis(self, down_seconds: float) -> None:
         services = load_services_module()
@@ -284,6 +290,13 @@ class App:
             services.Redis(self.var).stop()
             time.sleep(down_seconds)
             services.Redis(self.var).start()
+
+
+def _reconnect() -> None:
+    """Close this process's database connections (Django opens them again when next used)."""
+    from django.db import connections
+
+    connections.close_all()
 
 
 def peak_rss(process: psutil.Process) -> int:

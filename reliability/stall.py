@@ -147,16 +147,12 @@ def run(app: App) -> list[Check]:
             results.append(check(app))
         except Exception as exc:  # a check that breaks is a failed row; the others still run
             results.append((check.__name__, False, f"{type(exc).__name__}: {exc}"))
-    from django.db import connections
-
     saved = dict(app.extra_env)
     app.restart(**saved, SOURCES_ALLOW_PRIVATE="1")
-    connections.close_all()  # the restart restarted the database too: this process connects again
     try:
         results.append(crawl_delay_beside_upload(app))
     except Exception as exc:
         results.append(("crawl_delay_beside_upload", False, f"{type(exc).__name__}: {exc}"))
     finally:
         app.restart(**saved)
-        connections.close_all()
     return results
