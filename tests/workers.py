@@ -36,7 +36,9 @@ def start_worker(settings, *, name: str = "test", concurrency: int = 1, wait: fl
     from ragweb.celery import app
 
     hostname = f"{name}-{os.getpid()}-{time.monotonic_ns()}@localhost"
-    log = ROOT / "var" / "log" / f"worker-{name}.log"
+    # One log per pytest-xdist worker too: the two would truncate each other's.
+    xdist = os.environ.get("PYTEST_XDIST_WORKER")
+    log = ROOT / "var" / "log" / (f"worker-{name}-{xdist}.log" if xdist else f"worker-{name}.log")
     log.parent.mkdir(parents=True, exist_ok=True)
     env = worker_env(settings)
     proc = subprocess.Popen(
