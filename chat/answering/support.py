@@ -24,8 +24,10 @@ from replicas.routing import read_connection
 MIN_SUPPORT = 0.5
 
 # Besides the end of a sentence (chat.answering.text.sentence_breaks, as the extractive answer splits
-# its quotes), a blank line (paragraphs, PDF pages) and the line of a list item or a heading.
-_BLOCK_BREAK = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:[-*+•]|\d+[.)]|#{1,6})\s)")
+# its quotes), a blank line (paragraphs, PDF pages), the line of a list item or a heading, and the line
+# of a Markdown table row: an extractive answer quotes one row (chat.answering.blocks), so the passage
+# view highlights that row, not the whole table.
+_BLOCK_BREAK = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:(?:[-*+•]|\d+[.)]|#{1,6})\s|\|))")
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
