@@ -230,6 +230,18 @@ def test_an_off_topic_question_is_not_found(user, corpus, no_llm):
     assert reply.error == "Nothing in the collection “Guides” answers this question."
 
 
+def test_a_question_in_other_word_forms_than_its_source_is_answered(user, no_llm):
+    # The handbook says "employee", the question "employees": the same word for the coverage check.
+    make_document(make_collection("handbook", owner=user), source="handbook.md", title="Staff Handbook", parts=[
+        "# Staff Handbook\n\n## Working hours\n\nThe office is open from 8:30 to 17:00 Monday to Friday. "
+        "Staff may work from home on Wednesdays.\n\n",
+        "## Holidays\n\nEvery employee has 28 days of paid holiday per year, including public holidays. "
+        "Holiday requests go to the team lead at least two weeks in advance.\n"])
+    reply = run(conversation_start(user=user), "How many days of holiday do employees get?", stream=False)[-1].message
+    assert reply.status == "complete"
+    assert reply.content.startswith("- Every employee has 28 days of paid holiday per year")
+
+
 def test_a_follow_up_that_finds_nothing_alone_is_searched_in_context(user, corpus, no_llm, settings, monkeypatch):
     # retrieval in context only: "duration", "chosen" are not the guide's words
     monkeypatch.setattr(answer_pipeline, "ANSWER_MIN_COVERAGE", 0)
