@@ -334,3 +334,22 @@ def test_a_real_follow_up_still_uses_the_conversation(user, corpus, no_llm):
     assert reply.status == "complete"
     assert reply.query == "How do I change it? (request timeout configured)"
     assert "REQUEST_TIMEOUT" in reply.content
+
+
+def test_a_row_of_an_html_table_answers_a_row_question(user, no_llm):
+    # The table as ingestion reads it (corpus.ingest.parse.htmltext): its July row is the answer, under
+    # its header, not the whole table as one sentence.
+    from corpus.ingest.parse import parse_document
+
+    html = (b"<html><head><title>Beekeeping</title></head><body><h1>Beekeeping</h1>"
+            b"<p>A super is a box placed above the brood chamber.</p><h2>Hive inspections</h2><table>"
+            b"<tr><th>Month</th><th>Inspection interval</th></tr><tr><td>April</td><td>every 10 days</td></tr>"
+            b"<tr><td>July</td><td>every 7 days</td></tr><tr><td>October</td><td>once a month</td></tr>"
+            b"</table></body></html>")
+    parsed = parse_document(html, filename="bees.html")
+    make_document(make_collection("bees", owner=user), source="bees.html", title="Beekeeping",
+                  parts=[parsed.text], media_type="text/html")
+    reply = run(conversation_start(user=user), "What is the inspection interval in July?", stream=False)[-1].message
+    assert reply.status == "complete"
+    assert reply.content.startswith("- Month: July; Inspection interval: every 7 days [1]")
+    assert "April" not in reply.content
