@@ -17,6 +17,7 @@ import re
 
 from chat.answering.grounding import sentences_citing
 from chat.answering.text import content_terms, sentence_breaks
+from corpus.ingest.chunk_tables import table_blocks
 from corpus.ingest.parse.base import page_number
 from replicas.routing import read_connection
 
@@ -57,7 +58,10 @@ def supporting_spans(segment: str, claims: list[str], *, base: int = 0) -> tuple
     """The sentences of `segment` (a segment's text, starting at offset `base` of its document)
     that best support each claim (an answer sentence), when one holds at least MIN_SUPPORT of the
     claim's content words; as document offsets, in the order of the claims, each once."""
-    spans = sentence_spans(segment)
+    # A table's header line and its rule support no claim: a quoted row names its columns, and the
+    # header, holding only those names, would tie with the row of short cells it heads.
+    headings = {line for block in table_blocks(segment) for line in block.rows[:2]}
+    spans = [(a, b) for a, b in sentence_spans(segment) if segment.rfind("\n", 0, a) + 1 not in headings]
     terms = [content_terms(segment[a:b]) for a, b in spans]
     found: dict[tuple[int, int], None] = {}
     for claim in claims:

@@ -81,3 +81,10 @@ def test_a_quoted_table_row_is_supported_by_its_own_line():
             "| chain lube | workshop drawer 3 |")
     spans = supporting_spans(text, ["item: chain lube; location: workshop drawer 3"])
     assert [text[a:b] for a, b in spans] == ["| chain lube | workshop drawer 3 |"]
+
+
+def test_a_quoted_row_of_short_cells_is_supported_by_its_row_not_the_header():
+    # "Month: July; Inspection interval: every 7 days": the header holds as many of its words as the row.
+    text = ("| Month | Inspection interval |\n| --- | --- |\n| April | every 10 days |\n| July | every 7 days |")
+    spans = supporting_spans(text, ["Month: July; Inspection interval: every 7 days"])
+    assert [text[a:b] for a, b in spans] == ["| July | every 7 days |"]
