@@ -140,6 +140,9 @@ class ChatCompletionChunkOutput(serializers.Serializer):
     model = serializers.CharField()
     choices = ChunkChoiceOutput(many=True)
     citations = SourceOutput(many=True, required=False, help_text="On the last chunk only.")
+    ragweb_mode = serializers.ChoiceField(choices=["llm", "extractive", ""], required=False, help_text=(
+        "On the last chunk only. How the answer was written: by the LLM, or quoted from the sources "
+        "(extractive, no LLM); empty when nothing was answered."))
     ragweb_confidence = serializers.FloatField(allow_null=True, required=False, help_text=(
         "On the last chunk only. Extractive answers: how likely (0-1) the reader found it that the first "
         "quote answers the question; below 0.8 the answer says the passages may not answer it. null otherwise."))
@@ -333,8 +336,7 @@ class ChatCompletionView(OpenAIView):
         failure = _failure(run)
         if failure is not None:
             raise failure
-        body = {**meta, "object": "chat.completion", "citations": _sources(run),
-                "ragweb_mode": run.prepared.mode if run.prepared else "", "ragweb_confidence": run.confidence,
+        body = {**meta, "object": "chat.completion", **_extras(run),
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": _content(run)},
                              "finish_reason": "stop"}]}
         return Response(ChatCompletionOutput(body).data)
@@ -360,14 +362,20 @@ def _sources(run: AnswerRun) -> list[dict]:
     return [source_payload(c) for c in run.citations]
 
 
-def _chunk(meta: dict, delta: dict, finish_reason: str | None = None, citations: list | None = None,
-           confidence: float | None = None) -> str:
+def _chunk(meta: dict, delta: dict, finish_reason: str | None = None, run: AnswerRun | None = None) -> str:
+    """One `data:` event; the last one (given the finished `run`) carries what the completion does
+    besides its text: the sources it cites, its mode and its confidence."""
     body = {**meta, "object": "chat.completion.chunk",
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
-    if citations is not None:
-        body["citations"] = citations
-        body["ragweb_confidence"] = confidence
+    if run is not None:
+        body.update(_extras(run))
     return f"data: {json.dumps(ChatCompletionChunkOutput(body).data)}\n\n"
+
+
+def _extras(run: AnswerRun) -> dict:
+    """The fields a finished run adds to the completion (and to the last streamed chunk): the same on both."""
+    return {"citations": _sources(run), "ragweb_mode": run.prepared.mode if run.prepared else "",
+            "ragweb_confidence": run.confidence}
 
 
 def _chunks(meta: dict, run: AnswerRun, answer: Iterator[str]) -> Iterator[str]:
@@ -387,7 +395,7 @@ def _chunks(meta: dict, run: AnswerRun, answer: Iterator[str]) -> Iterator[str]:
     else:
         if not run.text:
             yield _chunk(meta, {"content": client_markdown(run.error)})
-        yield _chunk(meta, {}, "stop", _sources(run), run.confidence)
+        yield _chunk(meta, {}, "stop", run)
     yield "data: [DONE]\n\n"
 
 

@@ -17,6 +17,7 @@ import re
 
 from chat.answering.grounding import sentences_citing
 from chat.answering.text import content_terms, sentence_breaks
+from corpus.ingest.chunk_tables import table_blocks
 from corpus.ingest.parse.base import page_number
 from replicas.routing import read_connection
 
@@ -24,8 +25,10 @@ from replicas.routing import read_connection
 MIN_SUPPORT = 0.5
 
 # Besides the end of a sentence (chat.answering.text.sentence_breaks, as the extractive answer splits
-# its quotes), a blank line (paragraphs, PDF pages) and the line of a list item or a heading.
-_BLOCK_BREAK = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:[-*+•]|\d+[.)]|#{1,6})\s)")
+# its quotes), a blank line (paragraphs, PDF pages), the line of a list item or a heading, and the line
+# of a Markdown table row: an extractive answer quotes one row (chat.answering.blocks), so the passage
+# view highlights that row, not the whole table.
+_BLOCK_BREAK = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:(?:[-*+•]|\d+[.)]|#{1,6})\s|\|))")
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
@@ -55,7 +58,10 @@ def supporting_spans(segment: str, claims: list[str], *, base: int = 0) -> tuple
     """The sentences of `segment` (a segment's text, starting at offset `base` of its document)
     that best support each claim (an answer sentence), when one holds at least MIN_SUPPORT of the
     claim's content words; as document offsets, in the order of the claims, each once."""
-    spans = sentence_spans(segment)
+    # A table's header line and its rule support no claim: a quoted row names its columns, and the
+    # header, holding only those names, would tie with the row of short cells it heads.
+    headings = {line for block in table_blocks(segment) for line in block.rows[:2]}
+    spans = [(a, b) for a, b in sentence_spans(segment) if segment.rfind("\n", 0, a) + 1 not in headings]
     terms = [content_terms(segment[a:b]) for a, b in spans]
     found: dict[tuple[int, int], None] = {}
     for claim in claims:

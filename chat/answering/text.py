@@ -33,14 +33,17 @@ _SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "s")
 
 def stem(word: str) -> str:
     """A light suffix stripper: enough to match plural and tense forms of the same word
-    ("caches"/"cache", "configured"/"configuration", "retries"/"retry")."""
+    ("caches"/"cache", "configured"/"configuration", "retries"/"retry", "employees"/"employee")."""
     if len(word) <= 3 or not word.isalpha():
         return word
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
             break
-    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+    # Every final "e": "employees" loses "es" above and "employee" only its "e"s here, and both are "employ".
+    while word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    return word
 
 
 def words(text: str) -> list[str]:

@@ -118,4 +118,13 @@ def ensure_int8(float32: Path, dest: Path) -> Path:
 
 
 if __name__ == "__main__":  # the child of ensure_float32 and start_float32: exports unless another did
+    import warnings
+
+    from transformers.utils import logging as transformers_logging
+
+    # Quiet on success: torch's notes on the TorchScript exporter (deprecated, tracer warnings on the
+    # model's shape checks) and transformers' weight-loading bar are all this child would print into
+    # make run's first start, and none asks anything of the person starting it. A failure still raises.
+    warnings.simplefilter("ignore")
+    transformers_logging.disable_progress_bar()
     _once(Path(sys.argv[2]), lambda path: export_float32(sys.argv[1], path))

@@ -57,6 +57,16 @@ def test_completion_answers_with_citations_without_an_llm(live_server, corpus, u
     assert all(c["document"]["source"] == "deploy.md" for c in citations)
 
 
+def test_a_streamed_completion_ends_with_the_mode_and_confidence_of_the_completion(live_server, corpus, user, no_llm):
+    # A streaming client learns that the answer is extractive (the notice is never content) as one that does not.
+    client = client_for(live_server, user)
+    completion = ask(client)
+    last = list(ask(client, stream=True))[-1]
+    assert completion.ragweb_mode == "extractive" and completion.ragweb_confidence is not None
+    assert (last.ragweb_mode, last.ragweb_confidence) == (completion.ragweb_mode, completion.ragweb_confidence)
+    assert last.citations == completion.citations
+
+
 def test_streamed_completion_is_grounded_line_by_line_and_ends_with_citations(live_server, corpus, user, fake_llm):
     fake_llm.reply = lambda request: ("The timeout is thirty seconds [1].\n"
                                       "Failed requests are retried twice with exponential backoff [7].")

@@ -75,3 +75,32 @@ def test_a_citation_of_a_pdf_lands_on_the_highlighted_sentence_of_its_page(live_
         return before(document.getElementById('page-3')) && !before(document.getElementById('page-4'));
     }""")
     page.context.close()
+
+
+INVENTORY = ("| item | location | quantity |\n| --- | --- | --- |\n| spare tyres | shed shelf B | 4 |\n"
+             "| chain lube | workshop drawer 3 | 2 |\n| ladders | garage north wall | 2 |\n"
+             "| fertiliser | greenhouse cupboard | 10 |")
+
+
+def test_a_citation_of_a_table_row_highlights_that_row_not_the_table(live_server, user, no_llm, chromium):
+    # A CSV as ingestion stores it (corpus.ingest.parse.tables): the answer quotes one row, so the passage
+    # view opens at that row; the rest of the table is the shaded passage around it.
+    in_db_thread(lambda: make_document(make_collection("stores", owner=user), source="inventory.csv",
+                                       title="inventory", parts=[INVENTORY], media_type="text/csv"))
+    page = log_in(chromium, live_server.url, "alice", "alice-password-1")
+
+    page.fill("#ask-form textarea[name=question]", "Where are the ladders kept?")
+    page.click("#ask-form button[type=submit]")
+    cite = page.locator(".message.assistant a.cite").first
+    cite.wait_for()
+    assert "garage north wall" in page.locator(".message.assistant .answer").inner_text()
+    cite.click()
+    page.wait_for_url("**/sources/**")
+
+    mark = page.locator("mark#passage")
+    assert mark.inner_text() == "| ladders | garage north wall | 2 |"
+    # The only highlighted sentence (the legend above the document shows the highlight too).
+    assert page.evaluate("""() => [...document.querySelectorAll('mark.support')]
+        .filter(m => !m.closest('.legend')).map(m => m.innerText)""") == ["| ladders | garage north wall | 2 |"]
+    assert "chain lube" in page.locator("section.document").inner_text()
+    page.context.close()

@@ -97,3 +97,46 @@ def test_documents_the_new_parsers_read_differently_are_marked_and_queued():
         "memo.pdf", "scan.png", "guide.html", "loans.csv", "ferries.txt"]
     assert {bold_pdf.status, scan.status, glossary.status, sheet.status} == {Document.Status.QUEUED}
     assert notes.status == page.status == Document.Status.READY
+
+
+def test_html_and_word_documents_holding_a_table_are_marked_and_queued():
+    import io
+
+    import docx
+    from django.core.files.base import ContentFile
+
+    from corpus.models import Document
+
+    tables = importlib.import_module("corpus.migrations.0027_stale_table_documents")
+    collection = make_collection("tabled")
+
+    def word(with_table: bool) -> bytes:
+        document = docx.Document()
+        document.add_paragraph("Stock")
+        if with_table:
+            document.add_table(rows=2, cols=2)
+        out = io.BytesIO()
+        document.save(out)
+        return out.getvalue()
+
+    def built(source, media_type, data):
+        document = _built(collection, source, "")
+        document.media_type = media_type
+        document.file.save(source, ContentFile(data), save=False)
+        document.save()
+        return document
+
+    docx_type = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    every = (built("stock.html", "text/html", b"<table><tr><th>Item</th></tr><tr><td>rake</td></tr></table>"),
+             built("plain.html", "text/html", b"<table><tr><td>rake</td></tr></table>"),
+             built("stock.docx", docx_type, word(True)),
+             built("letter.docx", docx_type, word(False)),
+             built("broken.docx", docx_type, b"PK not a zip"),
+             built("stock.csv", "text/csv", b"a,b\n1,2\n"))
+
+    tables.mark_stale(apps, None)
+
+    for document in every:
+        document.refresh_from_db()
+    assert [d.source for d in every if not d.is_current()] == ["stock.html", "stock.docx"]
+    assert [d.status for d in every if not d.is_current()] == [Document.Status.QUEUED] * 2

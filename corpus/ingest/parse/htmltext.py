@@ -1,5 +1,7 @@
 """HTML: the text a reader sees, one block per line, headings kept as their own lines, each
-definition list entry (<dt> terms, then their <dd>) a paragraph of its own.
+definition list entry (<dt> terms, then their <dd>) a paragraph of its own, and a data table (its
+first row header cells, no table inside it) a Markdown table as spreadsheets are (tables.py), so a
+row quoted alone still says what its cells mean; any other table a line per row, cells joined by " | ".
 
 Scripts, styles, navigation, page headers and footers, asides and hidden elements are dropped.
 A <header>/<footer> inside an <article>, <main> or <section> is kept: there it holds the
@@ -22,6 +24,7 @@ from lxml import etree
 
 from corpus.ingest.parse.base import Heading, ParseError
 from corpus.ingest.parse.limits import check_markup
+from corpus.ingest.parse.tables import cell_text, table_rows, table_text
 from corpus.ingest.parse.text import decode_text
 
 _SKIP = frozenset({"script", "style", "nav", "aside", "noscript", "template", "head", "iframe", "svg", "canvas",
@@ -85,13 +88,16 @@ class _TextBuilder:
         return "".join(self.parts)
 
 
-def _visible_text(element) -> str:
-    """element.text_content() without what a reader never sees (scripts, styles, hidden elements)."""
+def _visible_text(element, *, line_break: str = "") -> str:
+    """element.text_content() without what a reader never sees (scripts, styles, hidden elements);
+    a <br> as `line_break`."""
     parts = [element.text or ""]
     for child in element:
         tag = child.tag.lower() if isinstance(child.tag, str) else None
-        if tag is not None and not (tag in _SKIP or _hidden(child)):
-            parts.append(_visible_text(child))
+        if tag == "br":
+            parts.append(line_break)
+        elif tag is not None and not (tag in _SKIP or _hidden(child)):
+            parts.append(_visible_text(child, line_break=line_break))
         parts.append(child.tail or "")
     return "".join(parts)
 
@@ -152,6 +158,15 @@ class _Walker:
         if tag == "br":
             out.brk(1)
             return
+        if tag == "table" and (rows := _data_table_rows(element)):
+            out.brk(2)
+            caption = element.find("caption")
+            if caption is not None and not _hidden(caption):
+                out.write(_visible_text(caption))
+                out.brk(2)
+            out.write(table_text(rows), verbatim=True)
+            out.brk(2)
+            return
         if tag in _CELLS and element.getprevious() is not None:
             out.write(" | ")
         block = tag in _BLOCK
@@ -163,6 +178,26 @@ class _Walker:
             self.walk(child, in_content)
         if block:
             out.brk(1 if tag in ("li", "tr", "dt") else 2)
+
+
+def _data_table_rows(table) -> list[list[str]]:
+    """The rows of a data table as table_text() takes them (cell text on one line, "|" escaped), or
+    [] for any other table: one whose first row is not all header cells (<th>), which does not say
+    what its columns mean, or one holding a table (page layout)."""
+    if table.find(".//table") is not None:
+        return []
+    rows = []
+    for row in table.iter("tr"):
+        if _hidden(row):
+            continue
+        cells = [child for child in row if isinstance(child.tag, str) and child.tag.lower() in _CELLS]
+        rows.append([cell_text(_visible_text(cell, line_break=" ")) for cell in cells if not _hidden(cell)])
+    if not rows or len(rows) < 2 or not rows[0]:
+        return []
+    first = next(row for row in table.iter("tr") if not _hidden(row))
+    if any(child.tag.lower() != "th" for child in first if isinstance(child.tag, str) and child.tag.lower() in _CELLS):
+        return []
+    return table_rows(rows)
 
 
 def _break_before(element, tag: str) -> int:

@@ -1,4 +1,7 @@
 """DOCX: paragraphs and tables in document order; headings from the "Heading N" and "Title" styles.
+A table of at least two rows and two columns is a Markdown table whose first row is the header, as
+spreadsheets and OpenDocument tables are (tables.py); a smaller one (a box around a paragraph) its
+cells' text.
 
 The archive is checked first (corpus.ingest.parse.archive: inflated size and markup elements
 bounded), and text stops accumulating at the document text limit (sections.Sections).
@@ -12,6 +15,7 @@ import re
 from corpus.ingest.parse.archive import check_zip
 from corpus.ingest.parse.base import Heading, ParseError
 from corpus.ingest.parse.sections import Sections
+from corpus.ingest.parse.tables import cell_text, table_rows, table_text
 
 DAMAGED_MESSAGE = "The Word file is damaged or is not a .docx document and could not be read."
 _HEADING_STYLE = re.compile(r"Heading ([1-9])")
@@ -50,15 +54,18 @@ def _heading_level(paragraph) -> int | None:
 
 
 def _table_text(table) -> str:
-    """One line per row, cells separated by " | " (a merged cell is written once)."""
-    lines = []
+    """The table as Markdown (tables.table_text), or its cells' text a line per row, joined by " | ",
+    when it is smaller than two rows by two columns. A merged cell is written once, in its first
+    column; the columns it spans after that are empty, so the cells after it stay under their header."""
+    rows = []
     for row in table.rows:
         cells = []
         previous = None
         for cell in row.cells:
-            if cell._tc is previous:
-                continue
+            cells.append("" if cell._tc is previous else cell_text(cell.text))
             previous = cell._tc
-            cells.append(" ".join(cell.text.split()))
-        lines.append(" | ".join(cells))
-    return "\n".join(lines)
+        rows.append(cells)
+    rows = table_rows(rows)
+    if len(rows) >= 2 and len(rows[0]) >= 2:
+        return table_text(rows)
+    return "\n".join(" | ".join(cell for cell in row if cell) for row in rows)

@@ -154,6 +154,16 @@ def test_question_coverage_weighs_the_question_s_rarer_words():
     assert question_coverage("What is it?", citations, sentences) == 1.0  # nothing named: nothing missing
 
 
+def test_question_coverage_meets_a_word_ending_in_e_in_another_form():
+    # "employees" and "employee", "degrees" and "degree": one word, or the question looks uncovered
+    # and a plainly answered question is "not found" (ANSWER_MIN_COVERAGE).
+    citations = [{"n": 1, "document": {"id": 1}, "text": "Every employee has 28 days of paid holiday per year. "
+                  "The heating starts below 12 degrees. The office opens at 8:30."}]
+    sentences = candidates(citations)
+    assert question_coverage("Which holiday do employees have?", citations, sentences) == 1.0
+    assert question_coverage("At which degree does the heating start?", citations, sentences) == 1.0
+
+
 def test_a_configured_cross_encoder_decides_the_meaning_of_each_sentence(settings, monkeypatch):
     from chat.retrieval import rerank
 

@@ -230,6 +230,18 @@ def test_an_off_topic_question_is_not_found(user, corpus, no_llm):
     assert reply.error == "Nothing in the collection “Guides” answers this question."
 
 
+def test_a_question_in_other_word_forms_than_its_source_is_answered(user, no_llm):
+    # The handbook says "employee", the question "employees": the same word for the coverage check.
+    make_document(make_collection("handbook", owner=user), source="handbook.md", title="Staff Handbook", parts=[
+        "# Staff Handbook\n\n## Working hours\n\nThe office is open from 8:30 to 17:00 Monday to Friday. "
+        "Staff may work from home on Wednesdays.\n\n",
+        "## Holidays\n\nEvery employee has 28 days of paid holiday per year, including public holidays. "
+        "Holiday requests go to the team lead at least two weeks in advance.\n"])
+    reply = run(conversation_start(user=user), "How many days of holiday do employees get?", stream=False)[-1].message
+    assert reply.status == "complete"
+    assert reply.content.startswith("- Every employee has 28 days of paid holiday per year")
+
+
 def test_a_follow_up_that_finds_nothing_alone_is_searched_in_context(user, corpus, no_llm, settings, monkeypatch):
     # retrieval in context only: "duration", "chosen" are not the guide's words
     monkeypatch.setattr(answer_pipeline, "ANSWER_MIN_COVERAGE", 0)
@@ -322,3 +334,22 @@ def test_a_real_follow_up_still_uses_the_conversation(user, corpus, no_llm):
     assert reply.status == "complete"
     assert reply.query == "How do I change it? (request timeout configured)"
     assert "REQUEST_TIMEOUT" in reply.content
+
+
+def test_a_row_of_an_html_table_answers_a_row_question(user, no_llm):
+    # The table as ingestion reads it (corpus.ingest.parse.htmltext): its July row is the answer, under
+    # its header, not the whole table as one sentence.
+    from corpus.ingest.parse import parse_document
+
+    html = (b"<html><head><title>Beekeeping</title></head><body><h1>Beekeeping</h1>"
+            b"<p>A super is a box placed above the brood chamber.</p><h2>Hive inspections</h2><table>"
+            b"<tr><th>Month</th><th>Inspection interval</th></tr><tr><td>April</td><td>every 10 days</td></tr>"
+            b"<tr><td>July</td><td>every 7 days</td></tr><tr><td>October</td><td>once a month</td></tr>"
+            b"</table></body></html>")
+    parsed = parse_document(html, filename="bees.html")
+    make_document(make_collection("bees", owner=user), source="bees.html", title="Beekeeping",
+                  parts=[parsed.text], media_type="text/html")
+    reply = run(conversation_start(user=user), "What is the inspection interval in July?", stream=False)[-1].message
+    assert reply.status == "complete"
+    assert reply.content.startswith("- Month: July; Inspection interval: every 7 days [1]")
+    assert "April" not in reply.content

@@ -72,3 +72,19 @@ def test_the_page_is_that_of_the_best_quote_when_the_quotes_keep_their_order():
     lead = {**_cited(document, text), "lead": "The lamp was converted to electricity in 1921."}
     assert pin_pages([lead], answer)[0]["page"] == 3  # the page of the best quote, quoted second
     assert support_for(text, answer, 1, lead=lead["lead"])[0][0] == text.index("The lamp was")
+
+
+def test_a_quoted_table_row_is_supported_by_its_own_line():
+    # An extractive answer quotes a row as "column: cell; ..." (chat.answering.blocks): the row's line
+    # supports it, not the table as one block.
+    text = ("Stock\n\n| item | location |\n| --- | --- |\n| ladders | garage north wall |\n"
+            "| chain lube | workshop drawer 3 |")
+    spans = supporting_spans(text, ["item: chain lube; location: workshop drawer 3"])
+    assert [text[a:b] for a, b in spans] == ["| chain lube | workshop drawer 3 |"]
+
+
+def test_a_quoted_row_of_short_cells_is_supported_by_its_row_not_the_header():
+    # "Month: July; Inspection interval: every 7 days": the header holds as many of its words as the row.
+    text = ("| Month | Inspection interval |\n| --- | --- |\n| April | every 10 days |\n| July | every 7 days |")
+    spans = supporting_spans(text, ["Month: July; Inspection interval: every 7 days"])
+    assert [text[a:b] for a, b in spans] == ["| July | every 7 days |"]

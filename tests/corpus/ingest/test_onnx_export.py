@@ -44,3 +44,15 @@ def test_a_first_start_exports_only_a_missing_float32_graph(settings, tmp_path):
     finally:
         export.kill()
         export.wait()
+
+
+def test_the_export_child_says_nothing_when_it_succeeds(tmp_path):
+    # make run's first start runs it beside its own messages: torch's exporter warnings and a progress bar
+    # there read as trouble to a person starting ragweb for the first time.
+    import subprocess
+
+    dest = tmp_path / "m-float32.onnx"
+    done = subprocess.run(onnx_export._export_command(embedding.model_path(MODEL), dest), cwd=onnx_export.PROJECT,
+                          capture_output=True, text=True, timeout=300)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert dest.stat().st_size > 50_000_000  # the float32 graph (~90 MB)

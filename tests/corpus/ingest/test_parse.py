@@ -201,8 +201,29 @@ def test_html_text_is_visible_text_only():
         "Gulls and terns live here.\nThey eat fish.\n\n"
         "Shore birds\n\n"
         "Plovers run along the sand.\n\n"
-        "Bird | Length\nPlover | 18 cm\n\n"
+        "| Bird | Length |\n| --- | --- |\n| Plover | 18 cm |\n\n"
         "code   keeps\n  its spacing")
+
+
+def test_an_html_data_table_is_a_markdown_table_under_its_header():
+    # Its first row is header cells: a Markdown table as a spreadsheet's is, so a row quoted alone says
+    # what its cells mean (chat.answering.blocks); its caption a paragraph before it.
+    html = (b"<html><body><p>Stock.</p><table><caption>Where things are</caption>"
+            b"<thead><tr><th>Item</th><th>Location</th></tr></thead><tbody>"
+            b"<tr><td>ladders</td><td>garage<br>north wall</td></tr><tr><td>a|b</td><td>shed</td></tr>"
+            b"</tbody></table><p>After.</p></body></html>")
+    assert parse_document(html, filename="p.html").text == (
+        "Stock.\n\nWhere things are\n\n"
+        "| Item | Location |\n| --- | --- |\n| ladders | garage north wall |\n| a\\|b | shed |\n\nAfter.")
+
+
+def test_an_html_table_without_a_header_row_or_holding_a_table_is_lines_of_cells():
+    plain = (b"<html><body><table><tr><td>query</td><td>dump the inputs</td></tr>"
+             b"<tr><td>browse</td><td>a graph</td></tr></table></body></html>")
+    assert parse_document(plain, filename="p.html").text == "query | dump the inputs\nbrowse | a graph"
+    layout = (b"<html><body><table><tr><th>Menu</th><th>Page</th></tr><tr><td>Home</td><td>"
+              b"<table><tr><td>inner</td></tr></table></td></tr></table></body></html>")
+    assert "| ---" not in parse_document(layout, filename="p.html").text
 
 
 def test_html_headings_are_lines_with_offsets_and_title_from_title_tag():
@@ -295,10 +316,28 @@ def test_docx_paragraphs_tables_and_heading_styles():
     document = parse("report.docx")
     assert document.media_type == DOCX
     assert document.text == ("Annual Report\n\nIntroduction\n\nThis report covers the year.\n\nFigures\n\n"
-                             "Quarter | Revenue\nQ1 | 100\n\nOutlook\n\nNext year looks better.")
+                             "| Quarter | Revenue |\n| --- | --- |\n| Q1 | 100 |\n\nOutlook\n\nNext year looks better.")
     assert heading_lines(document) == [(0, "Annual Report", "Annual Report"), (1, "Introduction", "Introduction"),
                                        (2, "Figures", "Figures"), (1, "Outlook", "Outlook")]
     assert document.title == "Annual Report"
+
+
+def test_docx_merged_cells_keep_the_next_cells_under_their_header_and_a_one_row_table_is_its_text():
+    import docx
+
+    document = docx.Document()
+    table = document.add_table(rows=3, cols=3)
+    for row, cells in zip(table.rows, [("Tool", "Shelf", "Count"), ("rake", "", "2"), ("hoe", "B", "1")], strict=True):
+        for cell, text in zip(row.cells, cells, strict=True):
+            cell.text = text
+    table.cell(1, 0).merge(table.cell(1, 1))  # "rake" spans Tool and Shelf
+    table.cell(1, 0).text = "rake"
+    box = document.add_table(rows=1, cols=2)
+    box.cell(0, 0).text, box.cell(0, 1).text = "Note", "keep dry"
+    out = io.BytesIO()
+    document.save(out)
+    assert parse_document(out.getvalue(), filename="tools.docx").text == (
+        "| Tool | Shelf | Count |\n| --- | --- | --- |\n| rake |  | 2 |\n| hoe | B | 1 |\n\nNote | keep dry")
 
 
 def test_docx_is_recognised_by_content():
