@@ -369,7 +369,10 @@ def _chunk(meta: dict, delta: dict, finish_reason: str | None = None, run: Answe
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
     if run is not None:
         body.update(_extras(run))
-    return f"data: {json.dumps(ChatCompletionChunkOutput(body).data)}\n\n"
+    data = ChatCompletionChunkOutput(body).data
+    if run is None:
+        data.pop("ragweb_confidence", None)  # DRF gives an absent nullable field null: it is the last chunk's only
+    return f"data: {json.dumps(data)}\n\n"
 
 
 def _extras(run: AnswerRun) -> dict:

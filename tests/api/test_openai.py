@@ -61,8 +61,9 @@ def test_a_streamed_completion_ends_with_the_mode_and_confidence_of_the_completi
     # A streaming client learns that the answer is extractive (the notice is never content) as one that does not.
     client = client_for(live_server, user)
     completion = ask(client)
-    last = list(ask(client, stream=True))[-1]
+    *earlier, last = list(ask(client, stream=True))
     assert completion.ragweb_mode == "extractive" and completion.ragweb_confidence is not None
+    assert earlier and not any("ragweb_confidence" in chunk.model_extra for chunk in earlier)  # the last one's only
     assert (last.ragweb_mode, last.ragweb_confidence) == (completion.ragweb_mode, completion.ragweb_confidence)
     assert last.citations == completion.citations
 
