@@ -195,3 +195,21 @@ def read_file(file: FolderFile, *, folder: Path) -> bytes:
         if reason:
             raise OSError(errno.EPERM, reason)
         return handle.read(settings.MAX_UPLOAD_BYTES + 1)
+
+
+FOLDER_PERMISSION = "sources.add_folder_source"
+
+
+def may_add_folder(user) -> bool:
+    """Whether `user` may add a server folder source: active staff, and whoever holds the permission
+    "Can add server folder sources" (FOLDER_PERMISSION, given in the admin to them or to a group of
+    theirs; superusers hold every permission); None: the operator, on the command line. A folder's
+    files are the server's, not the user's. The one check: the Sources page, the REST API and the
+    admin all ask it (the form offers folders by it, source_create refuses by it)."""
+    if user is None:
+        return True
+    return user.is_active and (user.is_staff or user.has_perm(FOLDER_PERMISSION))
+
+
+FOLDERS_FOR_STAFF = ("Only staff may add server folder sources, and those an administrator gives the permission "
+                     "\"Can add server folder sources\".")

@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.forms.boundfield import BoundField
 
 from sources import services
-from sources.folders import allowed_roots, folder_choices
+from sources.folders import FOLDERS_FOR_STAFF, allowed_roots, folder_choices, may_add_folder
 from sources.models import MAX_DEPTH_LIMIT, MAX_PAGES_LIMIT, Source
 
 
@@ -57,17 +57,17 @@ class SourceForm(forms.Form):
 
     def __init__(self, *args, collection=None, user=None, **kwargs):
         """`collection`: the one the source is for (a location it already has is refused, named);
-        `user`: who adds it (folders only for those services.may_add_folder allows)."""
+        `user`: who adds it (folders only for those sources.folders.may_add_folder allows)."""
         super().__init__(*args, **kwargs)
         self.collection = collection
-        folders = folder_choices() if services.may_add_folder(user) else []
+        folders = folder_choices() if may_add_folder(user) else []
         if folders:
             self.fields["path"].choices = [("", "—")] + [(folder, folder) for folder in folders]
         else:
             del self.fields["path"]
             self.fields["kind"].choices = [c for c in Source.Kind.choices if c[0] != Source.Kind.FOLDER]
             # Said, so that a missing "Server folder" kind is not a mystery to the person adding a source.
-            self.fields["kind"].help_text = (services.FOLDERS_FOR_STAFF if allowed_roots() else
+            self.fields["kind"].help_text = (FOLDERS_FOR_STAFF if allowed_roots() else
                                              "Server folders are off: the operator lists them in SOURCES_FOLDERS.")
 
     def clean(self):

@@ -88,7 +88,7 @@ class Source(models.Model):
     class Meta:
         ordering = ["collection", "pk"]
         # Folder sources read the server's files, not the user's: staff may add them, and whoever is given
-        # this permission in the admin (a user, or a group; sources.services.may_add_folder decides).
+        # this permission in the admin (a user, or a group; sources.folders.may_add_folder decides).
         permissions = [("add_folder_source", "Can add server folder sources")]
         constraints = [
             models.CheckConstraint(

@@ -13,8 +13,8 @@ from django.utils import timezone
 import audit
 from audit.models import Action
 from corpus import permissions
+from sources.folders import may_add_folder
 from sources.models import Source
-from sources.services import may_add_folder
 
 logger = logging.getLogger(__name__)
 

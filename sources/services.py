@@ -22,7 +22,7 @@ from corpus.metadata import clean_tags
 from corpus.models import Collection, Document
 from outbound.addresses import AddressRefused, literal_address, refusal
 from sources import quotas
-from sources.folders import FolderRefused, allowed_roots, resolve_folder
+from sources.folders import FOLDERS_FOR_STAFF, FolderRefused, allowed_roots, may_add_folder, resolve_folder
 from sources.models import MAX_DEPTH_LIMIT, MAX_PAGES_LIMIT, Source
 
 logger = logging.getLogger(__name__)
@@ -126,24 +126,6 @@ def clean_new_source(*, kind: str, url: str = "", path: str = "", schedule: str 
         raise _already_there(existing)
     return {"kind": kind, "url": url, "path": path, "schedule": schedule, "max_pages": max_pages,
             "max_depth": max_depth, "tags": tags}
-
-
-FOLDER_PERMISSION = "sources.add_folder_source"
-
-
-def may_add_folder(user) -> bool:
-    """Whether `user` may add a server folder source: active staff, and whoever holds the permission
-    "Can add server folder sources" (FOLDER_PERMISSION, given in the admin to them or to a group of
-    theirs; superusers hold every permission); None: the operator, on the command line. A folder's
-    files are the server's, not the user's. The one check: the Sources page, the REST API and the
-    admin all ask it (the form offers folders by it, source_create refuses by it)."""
-    if user is None:
-        return True
-    return user.is_active and (user.is_staff or user.has_perm(FOLDER_PERMISSION))
-
-
-FOLDERS_FOR_STAFF = ("Only staff may add server folder sources, and those an administrator gives the permission "
-                     "\"Can add server folder sources\".")
 
 
 def source_create(*, collection: Collection, created_by=None, sync: bool = True, request=None, **fields) -> Source:

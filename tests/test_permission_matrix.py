@@ -988,7 +988,7 @@ def test_the_anonymous_user_gets_nothing_from_groups(make_world):
 
 # --- folder sources: staff, and those given the permission in the admin ----------------------------------
 # A folder source reads the server's files, so writing to the collection is not enough: the actor must
-# be staff or hold "Can add server folder sources" (sources.services.may_add_folder), given to them or
+# be staff or hold "Can add server folder sources" (sources.folders.may_add_folder), given to them or
 # to a group of theirs. The admin is staff's whatever their permissions.
 
 FOLDER_ROLES = ["editor", "editor given the permission", "editor in a group given it", "staff editor",
@@ -1012,7 +1012,7 @@ class FolderWorld:
 
 
 def folder_by_page(w: FolderWorld) -> bool:
-    from sources.services import FOLDERS_FOR_STAFF
+    from sources.folders import FOLDERS_FOR_STAFF
 
     page = w.web.get(f"/sources/{w.team.slug}/")
     response = w.web.post(f"/sources/{w.team.slug}/add/", {"kind": "folder", "path": w.folder, "schedule": "none",
@@ -1029,7 +1029,7 @@ def folder_by_page(w: FolderWorld) -> bool:
 
 
 def folder_by_api(w: FolderWorld) -> bool:
-    from sources.services import FOLDERS_FOR_STAFF
+    from sources.folders import FOLDERS_FOR_STAFF
 
     response = w.api.post("/api/sources/", {"collection": w.team.slug, "kind": "folder", "path": w.folder,
                                             "schedule": "none"}, format="json")

@@ -13,7 +13,7 @@ def write(path, text: str, *, mtime: float | None = None) -> None:
 
 
 def allow_folders(user) -> None:
-    """Give `user` the permission to add server folder sources (sources.services.may_add_folder)."""
+    """Give `user` the permission to add server folder sources (sources.folders.may_add_folder)."""
     from django.contrib.auth.models import Permission
 
     user.user_permissions.add(Permission.objects.get(content_type__app_label="sources",
