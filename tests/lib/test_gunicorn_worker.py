@@ -65,6 +65,9 @@ def serve():
         while time.monotonic() < deadline:
             try:
                 if b"GET / 0" in request(port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", timeout=1):
+                    # The probe's thread counts as busy until it has finished after its response: on a loaded
+                    # machine (make test runs two workers) a test's first request could otherwise find it taken.
+                    time.sleep(0.5)
                     return port
             except OSError:
                 time.sleep(0.2)
@@ -181,15 +184,16 @@ def test_an_unfinished_request_gets_408_after_the_timeout(serve):
 
 def test_a_worker_with_every_thread_busy_closes_connections_after_their_response(serve):
     port = serve(WORKER)  # 1 process x 2 threads
-    # Three at once on two threads: the second and the third start with both threads taken.
+    # Three at once on two threads: the second and the third start with both threads taken. Spaced 0.4 s
+    # (each sleeps 1.5 s) so that the first has started before the second comes, even on a loaded machine.
     with ThreadPoolExecutor(3) as pool:
         pending = []
         for _ in range(3):
-            pending.append(pool.submit(request, port, b"GET /sleep/0.5 HTTP/1.1\r\nHost: x\r\n\r\n", timeout=10))
-            time.sleep(0.15)
+            pending.append(pool.submit(request, port, b"GET /sleep/1.5 HTTP/1.1\r\nHost: x\r\n\r\n", timeout=10))
+            time.sleep(0.4)
         closes = [b"Connection: close" in answer.result() for answer in pending]
     assert closes == [False, True, True]
-    time.sleep(0.3)  # the last one's thread is given back
+    time.sleep(0.5)  # the last one's thread is given back
     assert b"Connection: keep-alive" in request(port, b"GET /sleep/0 HTTP/1.1\r\nHost: x\r\n\r\n", timeout=5)
 
 
