@@ -60,8 +60,8 @@ def supporting_spans(segment: str, claims: list[str], *, base: int = 0) -> tuple
     claim's content words; as document offsets, in the order of the claims, each once."""
     # A table's header line and its rule support no claim: a quoted row names its columns, and the
     # header, holding only those names, would tie with the row of short cells it heads.
-    headings = {line for block in table_blocks(segment) for line in block.rows[:2]}
-    spans = [(a, b) for a, b in sentence_spans(segment) if segment.rfind("\n", 0, a) + 1 not in headings]
+    header_lines = {line for block in table_blocks(segment) for line in block.rows[:2]}
+    spans = [(a, b) for a, b in sentence_spans(segment) if segment.rfind("\n", 0, a) + 1 not in header_lines]
     terms = [content_terms(segment[a:b]) for a, b in spans]
     found: dict[tuple[int, int], None] = {}
     for claim in claims:

@@ -186,18 +186,12 @@ def _data_table_rows(table) -> list[list[str]]:
     what its columns mean, or one holding a table (page layout)."""
     if table.find(".//table") is not None:
         return []
-    rows = []
-    for row in table.iter("tr"):
-        if _hidden(row):
-            continue
-        cells = [child for child in row if isinstance(child.tag, str) and child.tag.lower() in _CELLS]
-        rows.append([cell_text(_visible_text(cell, line_break=" ")) for cell in cells if not _hidden(cell)])
-    if not rows or len(rows) < 2 or not rows[0]:
+    cells = [[child for child in row if isinstance(child.tag, str) and child.tag.lower() in _CELLS]
+             for row in table.iter("tr") if not _hidden(row)]
+    if len(cells) < 2 or any(cell.tag.lower() != "th" for cell in cells[0]):
         return []
-    first = next(row for row in table.iter("tr") if not _hidden(row))
-    if any(child.tag.lower() != "th" for child in first if isinstance(child.tag, str) and child.tag.lower() in _CELLS):
-        return []
-    return table_rows(rows)
+    rows = [[cell_text(_visible_text(cell, line_break=" ")) for cell in row if not _hidden(cell)] for row in cells]
+    return table_rows(rows) if rows[0] else []
 
 
 def _break_before(element, tag: str) -> int:
