@@ -72,10 +72,12 @@ def content_terms(text: str) -> set[str]:
 # our own: the libraries that learn abbreviations (NLTK's punkt) need data files fetched at run time.
 _MARKERS = r"\[\d{1,3}(?:\s*,\s*\d{1,3})*\]"
 _BREAK = re.compile(rf"[.!?]+[\"')\]”’*_`]*(?:[ \t]*{_MARKERS})*\s+(?!{_MARKERS})(?=[\"'(\[`*“‘A-Z0-9])")
-# Never end a sentence: titles, Latin and reference abbreviations, months.
+# Never end a sentence: titles, Latin and reference abbreviations, months. A company's "Ltd.",
+# "Inc." or "Corp." is not here: it ends the name, so a capital after it starts a sentence
+# ("supplied by Acme Ltd. The price ..."); "Co." is, since "Ltd." often follows it.
 _ABBREVIATIONS = frozenset(
     "mr mrs ms mx dr prof sr jr st mt rev gen col capt lt sgt hon e.g i.e etc vs cf al approx ca "
-    "inc ltd co corp dept univ jan feb mar apr jun jul aug sep sept oct nov dec".split())
+    "co dept univ jan feb mar apr jun jul aug sep sept oct nov dec".split())
 # Days of the week, capitalised ("From Mon. 3 March": the date goes on; "in the sun. The" ends).
 _DAYS = frozenset("Mon Tue Tues Wed Thu Thur Thurs Fri Sat Sun".split())
 # End a sentence unless a number follows ("No. 4", "Fig. 3", "pp. 12-14", "Vol. 2", "min. 5 kg").

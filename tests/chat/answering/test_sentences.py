@@ -64,3 +64,11 @@ def test_days_units_and_common_words():
             "Then left.")
     assert split_sentences(text) == ["Open Tue. 4 June.", "It sat.", "The parcel weighs 5 kg.",
                                      "The box is min. 3 cm deep.", "We sat in the sun.", "Then left."]
+
+
+def test_a_company_suffix_ends_its_sentence_but_co_waits_for_ltd():
+    text = ("The mowers are supplied by Acme Ltd. The contract ends in May. Parts come from Hanwa Co. Ltd. "
+            "in Busan. Support is by Initech Inc. Call them first.")
+    assert split_sentences(text) == ["The mowers are supplied by Acme Ltd.", "The contract ends in May.",
+                                     "Parts come from Hanwa Co. Ltd. in Busan.", "Support is by Initech Inc.",
+                                     "Call them first."]
