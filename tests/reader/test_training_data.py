@@ -200,3 +200,55 @@ def test_faq_pairs_take_the_first_sentence_as_the_answer_and_other_answers_as_ne
     assert negatives and not any("waits forever" in c for c in negatives)  # its own answer is never a negative
     gone = [p for p in pairs if p["g"] == "faq-demo/faq-0-gone"]
     assert gone and all(p["y"] == 0 and "30 seconds" not in p["c"] for p in gone)
+
+
+def _toy_embed(words: dict[str, list[float]]):
+    """Unit vectors: a known word's own; a text's, the mean of its known words' (so a question that
+    loses a word its answer holds moves away from that answer)."""
+    import re
+
+    import numpy as np
+
+    def embed(texts):
+        out = []
+        for text in texts:
+            found = [np.array(words[w], dtype=float) for w in re.findall(r"[a-z]+", text.lower()) if w in words]
+            vector = np.mean(found, axis=0) if found else np.ones(len(next(iter(words.values()))))
+            out.append(vector / np.linalg.norm(vector))
+        return np.array(out)
+
+    return embed
+
+
+def test_a_swapped_question_asks_for_a_related_detail_no_candidate_holds(monkeypatch):
+    from chat.evaluation.reader_training import swaps
+
+    monkeypatch.setattr(swaps, "COMMON", 0)
+    monkeypatch.setattr(swaps, "MIN_COUNT", 1)
+    # "opened" is related to "closed" (cosine 0.4); "shut" is its synonym (0.9); "buffers" unrelated.
+    embed = _toy_embed({"closed": [1, 0, 0, 0], "opened": [0.4, 0.9165, 0, 0], "shut": [0.9, 0.4359, 0, 0],
+                        "connection": [0, 0, 1, 0], "buffers": [0, 0, 0, 1], "timeout": [0, 0.2, 0.9, 0.3]})
+    question = "What happens when the connection is closed?"
+    answer = "Connection: when the connection is closed, buffers are flushed."
+    group = [{"q": question, "c": answer, "y": 1, "g": "gen-a"},
+             {"q": question, "c": "Connection: the timeout is the wait for a reply.", "y": 0, "g": "gen-a"},
+             # shown opened connections elsewhere, so "opened" is in the vocabulary
+             {"q": "Is the connection opened lazily?", "c": "Pool: connections are opened lazily.", "y": 1, "g": "x"}]
+    made = [p for p in swaps.swapped_pairs(group, embed) if p["g"] == "gen-a-swap"]
+    assert [p["q"] for p in made] == ["What happens when the connection is opened?"] * 2
+    assert [p["y"] for p in made] == [0, 0]
+    assert {p["c"] for p in made} == {group[0]["c"], group[1]["c"]}
+
+
+def test_no_swap_where_only_a_synonym_or_an_identifier_part_is_near(monkeypatch):
+    from chat.evaluation.reader_training import swaps
+
+    monkeypatch.setattr(swaps, "COMMON", 0)
+    monkeypatch.setattr(swaps, "MIN_COUNT", 1)
+    embed = _toy_embed({"closed": [1, 0, 0], "sealed": [0.9, 0.4359, 0], "prompt": [0, 1, 0], "idle": [0, 0, 1]})
+    # "sealed" is too close to be another detail; "prompt" inside an identifier is not a word of the question.
+    question = "Is default_prompt_name closed?"
+    pairs = [{"q": question, "c": "default_prompt_name: closed when idle.", "y": 1, "g": "gen-b"},
+             {"q": question, "c": "idle: a prompt waits.", "y": 0, "g": "gen-b"},
+             {"q": "Is the door sealed?", "c": "The door is sealed.", "y": 1, "g": "other"}]
+    assert [p for p in swaps.swapped_pairs(pairs, embed) if p["g"] == "gen-b-swap"] == []

@@ -29,6 +29,7 @@ from tqdm import tqdm
 
 from chat.evaluation.reader_training import faq as faq_questions
 from chat.evaluation.reader_training import generated as generated_questions
+from chat.evaluation.reader_training import swaps as swapped_questions
 from chat.evaluation.reader_training.corpus import Doc, package_docs
 from chat.evaluation.reader_training.questions import questions_for
 from chat.evaluation.reader_training.tables import SCHEMAS, table_questions
@@ -212,10 +213,12 @@ def table_pairs(rng: random.Random, *, valid: bool) -> list[dict]:
     return pairs
 
 
-def build(out: Path, *, seed: int = SEED, generated: bool = False, faq: bool = False) -> dict[str, int]:
+def build(out: Path, *, seed: int = SEED, generated: bool = False, faq: bool = False,
+          swaps: bool = False) -> dict[str, int]:
     """Write out/train.jsonl.gz and out/valid.jsonl.gz; return the number of pairs of each. With
     `generated`, the model-written questions are added (an experiment the shipped reader is not
-    trained with: docs/evaluation.md, "Model-written questions")."""
+    trained with: docs/evaluation.md, "Model-written questions"). With `swaps`, each answerable question
+    may get a twin asking for a related detail no candidate holds (swaps.py)."""
     rng = random.Random(seed)
     by_package: dict[str, list[Doc]] = defaultdict(list)
     for doc in tqdm(package_docs(), desc="reading docstrings", unit=" docs"):
@@ -256,6 +259,8 @@ def build(out: Path, *, seed: int = SEED, generated: bool = False, faq: bool = F
             splits["valid"] += pairs
         else:  # repeats as questions of their own, so that the training's sample keeps them whole
             splits["train"] += [dict(p, g=f"{p['g']}-x{k}" if k else p["g"]) for k in range(FAQ_REPEAT) for p in pairs]
+    for split in splits if swaps else ():
+        splits[split] += swapped_questions.swapped_pairs(splits[split], embed)
     splits["train"] += table_pairs(rng, valid=False)
     splits["valid"] += table_pairs(rng, valid=True)
     out.mkdir(parents=True, exist_ok=True)

@@ -213,6 +213,8 @@ def main(argv: list[str] | None = None) -> None:
                              "not in the shipped model: docs/evaluation.md)")
     parser.add_argument("--faq", action="store_true",
                         help="with --rebuild-data: add the questions of packaged FAQs (faq.py)")
+    parser.add_argument("--swaps", action="store_true",
+                        help="with --rebuild-data: add near-topic questions made by changing one word (swaps.py)")
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--pairs", type=int, default=40000)
     parser.add_argument("--valid-pairs", type=int, default=6000)
@@ -222,7 +224,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--export-only", action="store_true", help="export the last checkpoint")
     args = parser.parse_args(argv)
     if args.rebuild_data or not (args.data / "train.jsonl.gz").exists():
-        print("pairs:", build(args.data, generated=args.generated, faq=args.faq))
+        print("pairs:", build(args.data, generated=args.generated, faq=args.faq, swaps=args.swaps))
     report = {}
     if not args.export_only:
         report = train(args.data, args.work, layers=args.layers, pairs=args.pairs, valid_pairs=args.valid_pairs,
