@@ -232,8 +232,7 @@ def message_ask(*, conversation: Conversation, question: str, collection_slug: s
                                    collection=picked, collection_slug=picked.slug if picked else "")
     if not conversation.title:
         conversation.title = question[:TITLE_CHARS]
-    if picked is not None:
-        conversation.collection = picked
+    conversation.collection = picked  # what the picker shows next: None, every collection
     conversation.save()
 
     def sources_found(prepared: Prepared) -> None:

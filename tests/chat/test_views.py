@@ -120,6 +120,9 @@ def test_a_question_not_found_in_one_collection_can_be_asked_of_all(alice, user,
     assert [c["document"]["source"] for c in reply.citations] == ["bread.txt"]
     page = alice.get(f"/c/{conversation.pk}/").content.decode()
     assert page.count("form method=\"post\" action=\"/ask/\" class=\"inline search-all\"") == 1  # not under the answer
+    # The picker shows what the last question searched: every collection, no longer "Guides".
+    picker = BeautifulSoup(page, "html.parser").select_one("#ask-form select[name=collection]")
+    assert picker.select_one("option[selected]") is None and picker.select_one("option")["value"] == ""
 
 
 def test_ask_streams_server_sent_events(alice, corpus, fake_llm):
