@@ -35,12 +35,14 @@ def test_the_probe_prints_each_scorer_on_the_same_candidates(tmp_path):
                  "--model", str(MODEL_DIR), "--model", str(copy), stdout=out)
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("2 answerable questions (2 with the evidence in the shortlist")
-    rows = {name.strip(): values for name, *values in (line.rsplit(None, 5) for line in lines[2:])}
+    rows = {name.strip(): values for name, *values in (line.rsplit(None, 6) for line in lines[2:])}
     shipped, copied = str(MODEL_DIR)[-44:], str(copy)[-44:]
-    assert set(rows) == {"heuristic", shipped, copied, "heuristic order, model sure", "heuristic order, copy sure"}
+    assert set(rows) == {"heuristic", shipped, copied, "heuristic order, model sure", "heuristic order, copy sure",
+                         "heuristic top 3, model best", "heuristic top 3, copy best"}
     # The same model twice reads the same candidates the same way.
     assert rows[shipped] == rows[copied]
     assert rows["heuristic order, model sure"] == rows["heuristic order, copy sure"]
+    assert rows["heuristic top 3, model best"] == rows["heuristic top 3, copy best"]
     # Both questions are easy: whoever ranks first holds the evidence.
     assert all(float(values[0]) == 1.0 for values in rows.values())
 
@@ -50,3 +52,11 @@ def test_a_folder_without_a_model_is_refused(tmp_path):
     with pytest.raises(CommandError, match="holds no reader.onnx"):
         call_command("reader_probe", str(_write(tmp_path / "q.jsonl", ITEMS)), "--collection", "guides",
                      "--model", str(tmp_path))
+
+
+def test_the_operating_point_reads_the_threshold_off_the_answerable_questions():
+    from chat.evaluation.management.commands.reader_probe import at_false_rate
+
+    answerable = [0.2] + [0.9] * 19  # one in twenty below 0.9: the threshold is 0.2
+    assert at_false_rate(answerable, [0.1, 0.15, 0.5, 0.95]) == 0.5
+    assert at_false_rate(answerable, []) != at_false_rate(answerable, [])  # nan: no unanswerable question

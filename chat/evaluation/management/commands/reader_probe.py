@@ -11,7 +11,13 @@ probabilities for them. Prints, per scorer:
   of a near-topic unanswerable one (what a "not found" threshold can separate);
 - at the reader's thresholds (chat.answering.reading.ANSWERS): near-topic "not found" and false
   "not found" rates; "sure right": of the questions whose best probability is SURE or more, the
-  share whose top candidate holds the evidence (a near-topic question answered "sure" is wrong).
+  share whose top candidate holds the evidence (a near-topic question answered "sure" is wrong);
+- near-topic "not found" at 5% false: the rate a threshold would reach that says "not found" for
+  one answerable question in twenty on this set (an operating point of the AUC, read off the set
+  itself: a threshold for the app is chosen on the development set, not here).
+
+"heuristic top 3, M best" lets model M choose among the heuristic's three best candidates and say
+how sure it is of its choice.
 
 A model is a directory holding reader.onnx and tokenizer.json (default: the committed reader/model),
 so that a newly trained model is measured beside the shipped one in one run.
@@ -46,6 +52,21 @@ def shortlist(question: str, collections) -> tuple[list[str], list[str], np.ndar
     plain = [(found[b].text + " " if b is not None else "") + found[i].text
              for i, b in zip(order, befores, strict=True)]
     return plain, texts, np.array([scored.scores[i] for i in order], dtype=float)
+
+
+def _best_of_top(scores: dict[str, np.ndarray], name: str, k: int) -> tuple[int, float]:
+    """Model `name`'s choice among the heuristic's k best candidates, and its probability."""
+    top = [int(i) for i in np.argsort(-scores["heuristic"])[:k]]
+    chosen = max(top, key=lambda i: scores[name][i])
+    return chosen, float(scores[name][chosen])
+
+
+def at_false_rate(answerable: list[float], unanswerable: list[float], rate: float = 0.05) -> float:
+    """The share of `unanswerable` below the threshold under which `rate` of `answerable` fall."""
+    if not answerable or not unanswerable:
+        return float("nan")
+    threshold = float(np.quantile(np.array(answerable), rate, method="lower"))
+    return _rate([b < threshold for b in unanswerable])
 
 
 def _rate(values: list[bool]) -> float:
@@ -85,6 +106,7 @@ class Command(BaseCommand):
             verdicts[name] = lambda s, name=name: (int(np.argmax(s[name])), float(s[name].max()))
             verdicts[f"heuristic order, {Path(name).name} sure"] = (
                 lambda s, name=name: (int(np.argmax(s["heuristic"])), float(s[name][int(np.argmax(s["heuristic"]))])))
+            verdicts[f"heuristic top 3, {Path(name).name} best"] = lambda s, name=name: _best_of_top(s, name, 3)
         first: dict[str, list[bool]] = {s: [] for s in verdicts}
         sure_right: dict[str, list[bool]] = {s: [] for s in verdicts}
         best: dict[str, tuple[list[float], list[float]]] = {s: ([], []) for s in verdicts}
@@ -105,7 +127,8 @@ class Command(BaseCommand):
         self.stdout.write(f"{len(items)} answerable questions ({reachable} with the evidence in the shortlist of "
                           f"{reading.SHORTLIST}), {len(unanswered)} near-topic unanswerable")
         self.stdout.write(f"{'scorer':<44}{'first holds evidence':>22}{'AUC ans/unans':>15}"
-                          f"{'near-topic not found':>22}{'false not found':>17}{'sure right':>12}")
+                          f"{'near-topic not found':>22}{'false not found':>17}{'sure right':>12}"
+                          f"{'nt NF at 5% false':>19}")
         for name in verdicts:
             answerable, unanswerable_ = best[name]
             labels = np.array([1] * len(answerable) + [0] * len(unanswerable_))
@@ -116,4 +139,6 @@ class Command(BaseCommand):
                 rates = (f"{_rate([b < reading.ANSWERS for b in unanswerable_]):>22.2f}"
                          f"{_rate([b < reading.ANSWERS for b in answerable]):>17.2f}"
                          f"{_rate(sure_right[name]):>12.2f}")
-            self.stdout.write(f"{name[-44:]:<44} {_rate(first[name]):>21.2f}{separation:>15.2f}{rates}")
+            operating = at_false_rate(answerable, unanswerable_)
+            self.stdout.write(f"{name[-44:]:<44} {_rate(first[name]):>21.2f}{separation:>15.2f}{rates}"
+                              f"{operating:>19.2f}")
