@@ -32,7 +32,7 @@ def test_the_probe_prints_each_scorer_on_the_same_candidates(tmp_path):
     out = StringIO()
     call_command("reader_probe", str(_write(tmp_path / "q.jsonl", ITEMS)), "--collection", "guides",
                  "--unanswerable", str(_write(tmp_path / "u.jsonl", UNANSWERABLE)),
-                 "--model", str(MODEL_DIR), "--model", str(copy), stdout=out)
+                 "--model", str(MODEL_DIR), "--model", str(copy), "--dump", str(tmp_path / "dump.jsonl"), stdout=out)
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("2 answerable questions (2 with the evidence in the shortlist")
     rows = {name.strip(): values for name, *values in (line.rsplit(None, 6) for line in lines[2:])}
@@ -45,6 +45,15 @@ def test_the_probe_prints_each_scorer_on_the_same_candidates(tmp_path):
     assert rows["heuristic top 3, model best"] == rows["heuristic top 3, copy best"]
     # Both questions are easy: whoever ranks first holds the evidence.
     assert all(float(values[0]) == 1.0 for values in rows.values())
+    # The dump holds each question's shortlist as scored, for trying combinations offline.
+    dumped = [json.loads(line) for line in (tmp_path / "dump.jsonl").read_text().splitlines()]
+    assert [(d["question"], d["answerable"]) for d in dumped] == [
+        (ITEMS[0]["question"], True), (ITEMS[1]["question"], True), (UNANSWERABLE[0]["question"], False)]
+    first = dumped[0]
+    assert set(first["scores"]) == {"heuristic", str(MODEL_DIR), str(copy)}
+    assert first["scores"][str(MODEL_DIR)] == first["scores"][str(copy)]
+    assert len(first["holds"]) == len(first["scores"]["heuristic"]) and any(first["holds"])
+    assert not any(dumped[2]["holds"])
 
 
 def test_a_folder_without_a_model_is_refused(tmp_path):

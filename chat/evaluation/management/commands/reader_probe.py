@@ -19,12 +19,17 @@ probabilities for them. Prints, per scorer:
 "heuristic top 3, M best" lets model M choose among the heuristic's three best candidates and say
 how sure it is of its choice.
 
+`--dump FILE` writes each question's shortlist scores as JSON lines (answerable or not, which
+candidates hold the evidence, the heuristic's and each model's scores), to try combinations of them
+without searching again.
+
 A model is a directory holding reader.onnx and tokenizer.json (default: the committed reader/model),
 so that a newly trained model is measured beside the shipped one in one run.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -82,9 +87,10 @@ class Command(BaseCommand):
         parser.add_argument("--unanswerable", type=Path, help="Near-topic unanswerable questions (answer-set format).")
         parser.add_argument("--model", type=Path, action="append", default=[],
                             help="A directory with reader.onnx and tokenizer.json (repeat; default reader/model).")
+        parser.add_argument("--dump", type=Path, help="Write each question's shortlist scores here (JSON lines).")
 
     def handle(self, *args, eval_file: Path, collection: str, unanswerable: Path | None, model: list[Path],
-               **options) -> None:
+               dump: Path | None = None, **options) -> None:
         collections = Collection.objects.filter(slug=collection)
         if not collections.exists():
             raise CommandError(f"No collection {collection!r}.")
@@ -110,13 +116,15 @@ class Command(BaseCommand):
         first: dict[str, list[bool]] = {s: [] for s in verdicts}
         sure_right: dict[str, list[bool]] = {s: [] for s in verdicts}
         best: dict[str, tuple[list[float], list[float]]] = {s: ([], []) for s in verdicts}
-        reachable = 0
+        reachable, dumped = 0, []
         for answerable_, question, evidence in [(True, i.question, i.evidence) for i in items] + [
                 (False, u.question, ()) for u in unanswered]:
             plain, texts, heuristic = shortlist(question, collections)
             holds = [answerable_ and (coverage(list(evidence), p) or 0.0) >= 0.5 for p in plain]
             reachable += any(holds)
             scores = {"heuristic": heuristic} | {name: r.score(question, texts) for name, r in models.items()}
+            dumped.append({"question": question, "answerable": answerable_, "holds": holds,
+                           "scores": {name: [round(float(v), 5) for v in values] for name, values in scores.items()}})
             for name, verdict in verdicts.items():
                 top, confidence = verdict(scores) if texts else (0, 0.0)
                 best[name][0 if answerable_ else 1].append(confidence)
@@ -124,6 +132,8 @@ class Command(BaseCommand):
                     first[name].append(holds[top])
                 if texts and confidence >= reading.SURE:
                     sure_right[name].append(holds[top])
+        if dump:
+            dump.write_text("".join(json.dumps(row) + "\n" for row in dumped))
         self.stdout.write(f"{len(items)} answerable questions ({reachable} with the evidence in the shortlist of "
                           f"{reading.SHORTLIST}), {len(unanswered)} near-topic unanswerable")
         self.stdout.write(f"{'scorer':<44}{'first holds evidence':>22}{'AUC ans/unans':>15}"
