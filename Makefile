@@ -111,10 +111,12 @@ eval-answers-html: install-dev migrate
 	$(call HELDOUT_ANSWERS,html-guides)
 # Spreadsheets and CSV: questions a table row answers, near-topic ones the tables do not (no conversations).
 eval-answers-tables: install-dev migrate
-	CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py ingest $(ANSWER_DATA)/tables/docs --collection tables --wait --quiet
-	$(PY) manage.py evaluate_answers $(ANSWER_DATA)/tables/questions.jsonl --collection tables \
-	    --unanswerable $(ANSWER_DATA)/tables/unanswerable.jsonl --offtopic $(ANSWER_DATA)/django_offtopic.jsonl \
-	    --evidence-target 0.80 --report var/eval-answers-tables --scorers auto heuristic
+	for set in tables tables-2; do \
+	  CELERY_TASK_ALWAYS_EAGER=1 $(PY) manage.py ingest $(ANSWER_DATA)/$$set/docs --collection $$set --wait --quiet && \
+	  $(PY) manage.py evaluate_answers $(ANSWER_DATA)/$$set/questions.jsonl --collection $$set \
+	    --unanswerable $(ANSWER_DATA)/$$set/unanswerable.jsonl --offtopic $(ANSWER_DATA)/django_offtopic.jsonl \
+	    --evidence-target 0.80 --report var/eval-answers-$$set --scorers auto heuristic || exit 1; \
+	done
 eval-answers-heldout: eval-answers-pdf eval-answers-html eval-answers-tables
 
 # The grounding pass's claim checks (word overlap, the reader) on the labelled grounding set
