@@ -252,3 +252,14 @@ def test_no_swap_where_only_a_synonym_or_an_identifier_part_is_near(monkeypatch)
              {"q": question, "c": "idle: a prompt waits.", "y": 0, "g": "gen-b"},
              {"q": "Is the door sealed?", "c": "The door is sealed.", "y": 1, "g": "other"}]
     assert [p for p in swaps.swapped_pairs(pairs, embed) if p["g"] == "gen-b-swap"] == []
+
+
+def test_every_schema_makes_tables_and_row_questions_about_its_keys():
+    for schema in SCHEMAS:
+        questions = table_questions(schema, random.Random(5), 30)
+        answered = [q for q in questions if q.answer >= 0]
+        assert answered, schema.title
+        for q in answered:
+            row = dict(cell.split(": ", 1) for cell in q.rows[q.answer].split("; "))
+            assert list(row) == list(schema.columns)
+            assert row[schema.key].lower() in q.text.lower()
