@@ -66,6 +66,18 @@ def table_rows(rows: Iterable[Sequence[str]]) -> list[list[str]]:
     return [[row[c] if c < len(row) else "" for c in used] for row in kept]
 
 
+def title_rows(rows: Sequence[Sequence[str]]) -> tuple[list[str], list[list[str]]]:
+    """(title lines, table rows): the rows above the first row of more than one cell that hold one
+    cell each are a sheet's title or notes (Excel merges a title across the columns), not the
+    table's header, and come back as lines of text ("|" unescaped). When no row holds more than one
+    cell (a one-column list), every row is the table's."""
+    for index, row in enumerate(rows):
+        if sum(1 for cell in row if cell) > 1:
+            titles = [" ".join(cell for cell in above if cell).replace("\\|", "|") for above in rows[:index]]
+            return [title for title in titles if title], [list(row) for row in rows[index:]]
+    return [], [list(row) for row in rows]
+
+
 def table_text(rows: Sequence[Sequence[str]]) -> str:
     """Markdown tables of `rows` (already cleaned by table_rows); the first row is the header,
     repeated above every BLOCK_CHARS characters of rows. "" when there are no rows."""
