@@ -34,9 +34,10 @@ def parse_xlsx(data: bytes) -> tuple[str, list[Heading], str | None]:
             for sheet in workbook.worksheets:
                 sheet.reset_dimensions()
                 rows = []
-                for values in sheet.iter_rows(values_only=True):
-                    budget.take(max(1, len(values)))
-                    cells = [cell_text(value) for value in values]
+                for row in sheet.iter_rows():
+                    budget.take(max(1, len(row)))
+                    # The number format says how the sheet shows a number (a percentage: 0.925 as 92.5%).
+                    cells = [cell_text(cell.value, getattr(cell, "number_format", None) or "") for cell in row]
                     budget.take(0, sum(map(len, cells)))
                     if any(cells):
                         rows.append(cells)

@@ -116,6 +116,19 @@ def test_a_title_row_above_a_sheets_table_is_text_not_its_header():
         "Sheet: Names\n\n| Name |\n| --- |\n| Ada |\n| Bo |")  # a one-column list keeps its first row as header
 
 
+def test_a_sheet_shows_its_percentages_as_percentages():
+    import openpyxl
+
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.append(["Department", "Spent"])
+    sheet.append(["Engineering", 0.925])
+    sheet["B2"].number_format = "0.0%"
+    out = io.BytesIO()
+    workbook.save(out)
+    assert parse_document(out.getvalue(), filename="budget.xlsx").text.endswith("| Engineering | 92.5% |")
+
+
 def test_a_spreadsheet_over_the_cell_limit_is_refused(settings, monkeypatch):
     monkeypatch.setattr(limits, "MAX_SPREADSHEET_CELLS", 1_000)
     assert parse_document(formats.xlsx({"S": [[i, i] for i in range(400)]}), filename="s.xlsx").text
