@@ -23,7 +23,7 @@ HEADING, PARAGRAPH, ITEM, ROW, CODE = "heading", "paragraph", "item", "row", "co
 @dataclass(frozen=True)
 class Block:
     kind: str
-    text: str
+    text: str  # a ROW's: its cells joined by " — ", empty ones included
     heading: str  # the nearest heading above the block ("" before any)
     start: int = 0  # offset of the block's first line in the parsed text
 
@@ -117,8 +117,9 @@ def parse_blocks(text: str) -> list[Block]:
             continue
         if stripped.startswith("|") and stripped.endswith("|") and len(stripped) > 1:
             flush()
+            # Empty cells are kept: a row's cells are named by their position under the header's.
             cells = [c.strip() for c in stripped.strip("|").split("|")]
-            blocks.append(Block(ROW, " — ".join(c for c in cells if c), heading, offset))
+            blocks.append(Block(ROW, " — ".join(cells), heading, offset))
             continue
         md_heading = _MD_HEADING.match(raw)
         if md_heading and not stripped.startswith("#."):

@@ -155,7 +155,10 @@ def _introduced(blocks: Sequence[Block], index: int) -> tuple[str, ...]:
     for block in blocks[index + 1:]:
         if block.kind not in (ITEM, ROW) or len(following) == MAX_ITEMS:
             break
-        item = display_text(block.text)
+        text = block.text
+        if block.kind == ROW:
+            text = " — ".join(cell for cell in text.split(" — ") if cell.strip())
+        item = display_text(text)
         if len(item) > MAX_ITEM_CHARS:
             item = item[:MAX_ITEM_CHARS].rsplit(" ", 1)[0] + " …"
         following.append(item)

@@ -60,9 +60,14 @@ def supporting_spans(segment: str, claims: list[str], *, base: int = 0) -> tuple
     claim's content words; as document offsets, in the order of the claims, each once."""
     # A table's header line and its rule support no claim: a quoted row names its columns, and the
     # header, holding only those names, would tie with the row of short cells it heads.
-    header_lines = {line for block in table_blocks(segment) for line in block.rows[:2]}
-    spans = [(a, b) for a, b in sentence_spans(segment) if segment.rfind("\n", 0, a) + 1 not in header_lines]
-    terms = [content_terms(segment[a:b]) for a, b in spans]
+    blocks = table_blocks(segment)
+    header_lines = {line for block in blocks for line in block.rows[:2]}
+    # A row is quoted under its header ("Department: Training; 2026 budget (GBP): 40000; ..."), so its
+    # line holds its columns' names too: else a row of short cells under long names holds too few of
+    # the quote's words to support it.
+    columns = {line: content_terms(segment[block.rows[0]:block.rows[1]]) for block in blocks for line in block.rows[2:]}
+    spans = [(a, b) for a, b in sentence_spans(segment) if _line_start(segment, a) not in header_lines]
+    terms = [content_terms(segment[a:b]) | columns.get(_line_start(segment, a), set()) for a, b in spans]
     found: dict[tuple[int, int], None] = {}
     for claim in claims:
         wanted = content_terms(claim)
@@ -79,6 +84,10 @@ def supporting_spans(segment: str, claims: list[str], *, base: int = 0) -> tuple
         if best is not None:
             found[(base + best[0], base + best[1])] = None
     return tuple(found)
+
+
+def _line_start(text: str, offset: int) -> int:
+    return text.rfind("\n", 0, offset) + 1
 
 
 def support_for(segment: str, answer: str, n: int, *, base: int = 0, lead: str = "") -> tuple[tuple[int, int], ...]:

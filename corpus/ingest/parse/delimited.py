@@ -1,4 +1,5 @@
-"""CSV (and TSV): one Markdown table (tables.py), the first row its header.
+"""CSV (and TSV): one Markdown table (tables.py), the first row of more than one cell its header (a
+title line above it is text: tables.title_rows).
 
 The bytes are decoded like any text file (text.decode_text); the dialect is guessed by the csv
 module's Sniffer from the first few kilobytes only (its regular expressions are slow on long
@@ -12,7 +13,7 @@ import io
 
 from corpus.ingest.parse.base import ParseError
 from corpus.ingest.parse.limits import check_text_length
-from corpus.ingest.parse.tables import CellBudget, table_rows, table_text
+from corpus.ingest.parse.tables import CellBudget, table_rows, table_text, title_rows
 from corpus.ingest.parse.text import decode_text
 
 SNIFF_CHARS = 8192
@@ -36,7 +37,8 @@ def parse_csv(data: bytes) -> str:
                 rows.append(cells)
     except csv.Error as exc:
         raise ParseError(f"The CSV file could not be read (line {reader.line_num}): {exc}.") from None
-    return table_text(table_rows(rows))
+    titles, rows = title_rows(rows)
+    return "\n\n".join([*titles, table_text(table_rows(rows))]).strip()
 
 
 def sniff(text: str) -> type[csv.Dialect] | csv.Dialect:

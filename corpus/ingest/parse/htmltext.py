@@ -24,7 +24,7 @@ from lxml import etree
 
 from corpus.ingest.parse.base import Heading, ParseError
 from corpus.ingest.parse.limits import check_markup
-from corpus.ingest.parse.tables import cell_text, table_rows, table_text
+from corpus.ingest.parse.tables import CellBudget, cell_text, table_rows, table_text
 from corpus.ingest.parse.text import decode_text
 
 _SKIP = frozenset({"script", "style", "nav", "aside", "noscript", "template", "head", "iframe", "svg", "canvas",
@@ -40,6 +40,9 @@ _BLOCK = frozenset({"address", "article", "blockquote", "body", "dd", "details",
                     "summary", "table", "tbody", "thead", "tfoot", "tr", "ul", "caption", "html"})
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _CELLS = frozenset({"td", "th"})
+# HTML's own cap on colspan (browsers clamp larger values), taken for rowspan too.
+MAX_SPAN = 1000
+_SPAN = re.compile(r"[0-9]{1,4}")
 _SPACES = re.compile(r"\s+")
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
@@ -123,6 +126,9 @@ class _Walker:
     def __init__(self) -> None:
         self.out = _TextBuilder()
         self.headings: list[Heading] = []
+        # The places a page's spanned table cells fill beyond their own: hostile spans (colspan="1000"
+        # on every cell) stop at the spreadsheet's cell limit.
+        self.spanned = CellBudget("The HTML page")
 
     def walk(self, element, in_content: bool = False) -> None:
         tag = element.tag if isinstance(element.tag, str) else None
@@ -158,7 +164,7 @@ class _Walker:
         if tag == "br":
             out.brk(1)
             return
-        if tag == "table" and (rows := _data_table_rows(element)):
+        if tag == "table" and (rows := _data_table_rows(element, self.spanned)):
             out.brk(2)
             caption = element.find("caption")
             if caption is not None and not _hidden(caption):
@@ -180,7 +186,7 @@ class _Walker:
             out.brk(1 if tag in ("li", "tr", "dt") else 2)
 
 
-def _data_table_rows(table) -> list[list[str]]:
+def _data_table_rows(table, budget: CellBudget) -> list[list[str]]:
     """The rows of a data table as table_text() takes them (cell text on one line, "|" escaped), or
     [] for any other table: one whose first row is not all header cells (<th>), which does not say
     what its columns mean, or one holding a table (page layout)."""
@@ -190,8 +196,36 @@ def _data_table_rows(table) -> list[list[str]]:
              for row in table.iter("tr") if not _hidden(row)]
     if len(cells) < 2 or any(cell.tag.lower() != "th" for cell in cells[0]):
         return []
-    rows = [[cell_text(_visible_text(cell, line_break=" ")) for cell in row if not _hidden(cell)] for row in cells]
+    rows = _spanned([[cell for cell in row if not _hidden(cell)] for row in cells], budget)
     return table_rows(rows) if rows[0] else []
+
+
+def _spanned(rows: list[list], budget: CellBudget) -> list[list[str]]:
+    """The cells' texts on a grid: a cell spanning rows or columns (rowspan, colspan) fills each
+    place it spans, as pandas.read_html does, so the cells after it stay under their own columns and
+    a row quoted alone still holds the cell its first column shares with the rows above."""
+    grid: dict[tuple[int, int], str] = {}
+    for r, row in enumerate(rows):
+        c = 0
+        for cell in row:
+            while (r, c) in grid:  # taken by a cell spanning down from a row above
+                c += 1
+            text = cell_text(_visible_text(cell, line_break=" "))
+            down = min(_span(cell, "rowspan"), len(rows) - r)
+            across = _span(cell, "colspan")
+            budget.take(down * across - 1)
+            for dr in range(down):
+                for dc in range(across):
+                    grid.setdefault((r + dr, c + dc), text)
+            c += across
+    width = max((c for _, c in grid), default=-1) + 1
+    return [[grid.get((r, c), "") for c in range(width)] for r in range(len(rows))]
+
+
+def _span(cell, attribute: str) -> int:
+    """A cell's rowspan or colspan: 1 unless a whole number, at most MAX_SPAN."""
+    value = (cell.get(attribute) or "").strip()
+    return max(1, min(int(value), MAX_SPAN)) if _SPAN.fullmatch(value) else 1
 
 
 def _break_before(element, tag: str) -> int:

@@ -10,10 +10,13 @@ cells (empty ones in the used range included) and characters are counted as rows
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterable, Sequence
 
 from corpus.ingest.parse.limits import cells_error, max_spreadsheet_cells, max_text_chars, text_error
 
+# A percentage format: "0%", "0.0%", "#,##0.00%" (the digits after the point are the decimals shown).
+_PERCENT = re.compile(r"[0#?](?:\.([0#?]+))?%")
 # Characters of rows under one copy of the header, so that a block, header included, fits in a
 # chunk of the default size (200 tokens): table rows of numbers and short words run at 1.5-3
 # characters per token.
@@ -40,13 +43,18 @@ class CellBudget:
             raise text_error()
 
 
-def cell_text(value: object) -> str:
+def cell_text(value: object, number_format: str = "") -> str:
     """A cell value as table text: one line, "|" escaped; whole floats without ".0", dates
-    without a midnight time, booleans as TRUE/FALSE (as a spreadsheet shows them)."""
+    without a midnight time, booleans as TRUE/FALSE, a number in a percentage format (a
+    spreadsheet's `number_format`, "0.0%") as a percentage with its decimals (as a spreadsheet
+    shows them)."""
     if value is None:
         return ""
+    percent = _PERCENT.search(number_format)
     if isinstance(value, bool):
         text = "TRUE" if value else "FALSE"
+    elif isinstance(value, (int, float)) and percent:
+        text = f"{value * 100:.{len(percent.group(1) or '')}f}%"
     elif isinstance(value, float):
         text = str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
     elif isinstance(value, dt.datetime):
@@ -64,6 +72,18 @@ def table_rows(rows: Iterable[Sequence[str]]) -> list[list[str]]:
     width = max((len(row) for row in kept), default=0)
     used = [c for c in range(width) if any(c < len(row) and row[c] for row in kept)]
     return [[row[c] if c < len(row) else "" for c in used] for row in kept]
+
+
+def title_rows(rows: Sequence[Sequence[str]]) -> tuple[list[str], list[list[str]]]:
+    """(title lines, table rows): the rows above the first row of more than one cell that hold one
+    cell each are a sheet's title or notes (Excel merges a title across the columns), not the
+    table's header, and come back as lines of text ("|" unescaped). When no row holds more than one
+    cell (a one-column list), every row is the table's."""
+    for index, row in enumerate(rows):
+        if sum(1 for cell in row if cell) > 1:
+            titles = [" ".join(cell for cell in above if cell).replace("\\|", "|") for above in rows[:index]]
+            return [title for title in titles if title], [list(row) for row in rows[index:]]
+    return [], [list(row) for row in rows]
 
 
 def table_text(rows: Sequence[Sequence[str]]) -> str:

@@ -1,4 +1,5 @@
-"""XLSX: each worksheet a section headed "Sheet: NAME", its rows a Markdown table (tables.py).
+"""XLSX: each worksheet a section headed "Sheet: NAME", its rows a Markdown table (tables.py), a title
+row above the table a line of text before it (tables.title_rows).
 
 The archive is checked first (archive.check_zip: inflated size and XML elements bounded); openpyxl
 then streams each sheet (read_only) and gives formulas as the values Excel last computed
@@ -14,7 +15,7 @@ import io
 from corpus.ingest.parse.archive import check_zip
 from corpus.ingest.parse.base import Heading, ParseError
 from corpus.ingest.parse.sections import Sections
-from corpus.ingest.parse.tables import CellBudget, cell_text, table_rows, table_text
+from corpus.ingest.parse.tables import CellBudget, cell_text, table_rows, table_text, title_rows
 
 DAMAGED_MESSAGE = "The spreadsheet is damaged or is not an .xlsx workbook and could not be read."
 _WHAT = "The spreadsheet"
@@ -33,15 +34,19 @@ def parse_xlsx(data: bytes) -> tuple[str, list[Heading], str | None]:
             for sheet in workbook.worksheets:
                 sheet.reset_dimensions()
                 rows = []
-                for values in sheet.iter_rows(values_only=True):
-                    budget.take(max(1, len(values)))
-                    cells = [cell_text(value) for value in values]
+                for row in sheet.iter_rows():
+                    budget.take(max(1, len(row)))
+                    # The number format says how the sheet shows a number (a percentage: 0.925 as 92.5%).
+                    cells = [cell_text(cell.value, getattr(cell, "number_format", None) or "") for cell in row]
                     budget.take(0, sum(map(len, cells)))
                     if any(cells):
                         rows.append(cells)
+                titles, rows = title_rows(rows)
                 table = table_text(table_rows(rows))
                 if table:
                     sections.add(f"Sheet: {sheet.title}", level=1)
+                    for title in titles:
+                        sections.add(title)
                     sections.add(table)
             title = (workbook.properties.title or "").strip()
         finally:

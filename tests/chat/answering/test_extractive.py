@@ -235,3 +235,15 @@ def test_a_document_that_is_one_long_hash_line_is_still_quoted():
     answer = extractive_answer("What is the request timeout?", [{"n": 1, "text": text}],
                                embed=_word_similarity("timeout"))
     assert _bullets(answer)[0] == "- The request timeout is thirty seconds by default. [1]"
+
+
+def test_a_table_row_with_an_empty_cell_names_each_cell_by_its_own_column():
+    # A leave tracker whose "Days" column is blank: "FALSE" is the Approved cell, not the Days one.
+    text = ("| Employee | Start | Days | Approved |\n| --- | --- | --- | --- |\n"
+            "| Tom Becker | 2027-04-12 |  | FALSE |\n|  | 2027-05-03 | 5 | TRUE |")
+    rows = [s.text for s in candidates([{"n": 1, "document": {"id": 1}, "text": text}], rows=True) if s.row]
+    assert rows == ["Employee: Tom Becker; Start: 2027-04-12; Approved: FALSE",
+                    "Start: 2027-05-03; Days: 5; Approved: TRUE"]
+    # Listed under the sentence that introduces the table, a row shows its cells, the empty ones left out.
+    introduced = candidates([{"n": 1, "document": {"id": 1}, "text": f"Leave booked this spring:\n\n{text}"}])
+    assert introduced[0].items[1] == "Tom Becker — 2027-04-12 — FALSE"

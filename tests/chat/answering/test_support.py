@@ -88,3 +88,14 @@ def test_a_quoted_row_of_short_cells_is_supported_by_its_row_not_the_header():
     text = ("| Month | Inspection interval |\n| --- | --- |\n| April | every 10 days |\n| July | every 7 days |")
     spans = supporting_spans(text, ["Month: July; Inspection interval: every 7 days"])
     assert [text[a:b] for a, b in spans] == ["| July | every 7 days |"]
+
+
+def test_a_quoted_row_under_long_column_names_is_supported_by_its_row():
+    # A spreadsheet's budget sheet: the quote is mostly column names ("2026 budget (GBP)", "Spent to date
+    # (GBP)", "Budget owner"), which the row's line holds only through its header.
+    text = ("Sheet: Budget\n\n| Department | 2026 budget (GBP) | Spent to date (GBP) | Budget owner |\n"
+            "| --- | --- | --- | --- |\n| Engineering | 420000 | 388500 | David Novak |\n"
+            "| Training | 40000 | 12600 | Rachel Green |")
+    claim = "Department: Training; 2026 budget (GBP): 40000; Spent to date (GBP): 12600; Budget owner: Rachel Green"
+    spans = supporting_spans(text, [claim])
+    assert [text[a:b] for a, b in spans] == ["| Training | 40000 | 12600 | Rachel Green |"]

@@ -217,6 +217,28 @@ def test_an_html_data_table_is_a_markdown_table_under_its_header():
         "| Item | Location |\n| --- | --- |\n| ladders | garage north wall |\n| a\\|b | shed |\n\nAfter.")
 
 
+def test_a_cell_spanning_rows_or_columns_fills_each_row_and_column_it_spans():
+    # A rota whose week spans two rows: the second row's team stays under "Team", not under "Week",
+    # and a row read alone still names its week.
+    html = (b"<html><body><table><tr><th>Week</th><th>Team</th><th>Notes</th></tr>"
+            b"<tr><td rowspan='2'>15 March</td><td>Marketing</td><td>Morning</td></tr>"
+            b"<tr><td>Sales</td><td>Afternoon</td></tr>"
+            b"<tr><td>22 March</td><td colspan='2'>Office closed</td></tr>"
+            b"<tr><td rowspan='x'>29 March</td><td>Legal</td><td>Bring gloves</td></tr></table></body></html>")
+    assert parse_document(html, filename="rota.html").text == (
+        "| Week | Team | Notes |\n| --- | --- | --- |\n| 15 March | Marketing | Morning |\n"
+        "| 15 March | Sales | Afternoon |\n| 22 March | Office closed | Office closed |\n"
+        "| 29 March | Legal | Bring gloves |")
+
+
+def test_cells_spanning_past_the_cell_limit_are_refused():
+    # colspan="1000" on each of 600 rows would fill 600,000 places from 1,200 cells.
+    rows = b"".join(b"<tr><td colspan='1000'>x</td></tr>" for _ in range(600))
+    with pytest.raises(ParseError, match="more than 500,000 cells"):
+        parse_document(b"<html><body><table><tr><th>A</th><th>B</th></tr>" + rows + b"</table></body></html>",
+                       filename="wide.html")
+
+
 def test_an_html_table_without_a_header_row_or_holding_a_table_is_lines_of_cells():
     plain = (b"<html><body><table><tr><td>query</td><td>dump the inputs</td></tr>"
              b"<tr><td>browse</td><td>a graph</td></tr></table></body></html>")

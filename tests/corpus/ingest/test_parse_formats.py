@@ -103,6 +103,32 @@ def test_a_long_sheet_repeats_its_header_so_every_block_of_rows_says_what_its_ce
     assert row_lines == [f"| P{i} | crop {i} | {i} |" for i in range(300)]
 
 
+def test_a_title_row_above_a_sheets_table_is_text_not_its_header():
+    # A tracker's title in A1 (merged across the columns in Excel) and an empty row above the column
+    # names: the names head the table, so a row is read as "Employee: Priya Shah; Start: ...".
+    rows = [["Annual leave tracker 2027"], [], ["Employee", "Start", "End"], ["Priya Shah", "2027-03-01", "2027-03-05"]]
+    document = parse_document(formats.xlsx({"Leave": rows, "Names": [["Name"], ["Ada"], ["Bo"]]}),
+                              filename="leave.xlsx")
+
+    assert document.text == (
+        "Sheet: Leave\n\nAnnual leave tracker 2027\n\n"
+        "| Employee | Start | End |\n| --- | --- | --- |\n| Priya Shah | 2027-03-01 | 2027-03-05 |\n\n"
+        "Sheet: Names\n\n| Name |\n| --- |\n| Ada |\n| Bo |")  # a one-column list keeps its first row as header
+
+
+def test_a_sheet_shows_its_percentages_as_percentages():
+    import openpyxl
+
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.append(["Department", "Spent"])
+    sheet.append(["Engineering", 0.925])
+    sheet["B2"].number_format = "0.0%"
+    out = io.BytesIO()
+    workbook.save(out)
+    assert parse_document(out.getvalue(), filename="budget.xlsx").text.endswith("| Engineering | 92.5% |")
+
+
 def test_a_spreadsheet_over_the_cell_limit_is_refused(settings, monkeypatch):
     monkeypatch.setattr(limits, "MAX_SPREADSHEET_CELLS", 1_000)
     assert parse_document(formats.xlsx({"S": [[i, i] for i in range(400)]}), filename="s.xlsx").text
@@ -158,6 +184,14 @@ def test_csv_dialect_is_sniffed_and_the_first_row_is_the_header():
     assert document.text == ("| name | qty | note |\n| --- | --- | --- |\n| Beans | 3 | fresh; green |\n"
                              "| Peas | 4 |  |")
     assert document.headings == []
+
+
+def test_a_title_line_above_a_csv_table_is_text_not_its_header():
+    # A spreadsheet saved as CSV: its title row comes first, padded with empty cells.
+    data = b"Annual leave tracker 2027,,\nEmployee,Start,End\nPriya Shah,2027-03-01,2027-03-05\n"
+    assert parse_document(data, filename="leave.csv").text == (
+        "Annual leave tracker 2027\n\n| Employee | Start | End |\n| --- | --- | --- |\n"
+        "| Priya Shah | 2027-03-01 | 2027-03-05 |")
 
 
 def test_tsv_and_latin1_csv_are_read():

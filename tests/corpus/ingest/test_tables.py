@@ -23,6 +23,15 @@ def test_cell_text_is_what_a_spreadsheet_shows_on_one_line(value, text):
     assert cell_text(value) == text
 
 
+@pytest.mark.parametrize(("value", "number_format", "text"), [
+    (0.925, "0.0%", "92.5%"), (0.15, "0%", "15%"), (1, "0%", "100%"), (0.5, "General", "0.5"),
+    (0.125, '"£"#,##0.00', "0.125"), (True, "0%", "TRUE"), ("n/a", "0%", "n/a"),
+])
+def test_a_percentage_cell_is_shown_as_a_percentage(value, number_format, text):
+    # A budget sheet's "Spent" column formatted 0.0%: the cell holds 0.925, the sheet shows 92.5%.
+    assert cell_text(value, number_format) == text
+
+
 def test_table_rows_drop_empty_rows_and_columns_and_pad_short_rows():
     rows = [["", "Name", "", "Age"], ["", "", "", ""], ["", "Ada", "", "36", ""], ["", "Bob"]]
 
