@@ -35,15 +35,6 @@ SYSTEMS = ["Debian 12", "Ubuntu 24.04", "Alpine 3.20", "FreeBSD 14", "Rocky 9", 
 PRODUCTS = ("oak desk, steel shelf, office chair, filing cabinet, standing mat, desk lamp, monitor arm, "
             "footrest, coat stand, bookcase, sofa, dining table, bar stool, bench").split(", ")
 SUPPLIERS = ["Acme Ltd", "Nordwood", "Bright & Co", "Castell", "Holm Supplies", "Pixel Works", "Grainger Bros"]
-DAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
-# Keyed by a day, a month, a date or a thing rather than a name, and asked in words other than the
-# column's ("How much went out in March?" of "Spending"): people ask a schedule what it says, not
-# which cell holds it.
-SUBJECTS = ["Maths", "History", "Biology", "French", "Art", "Chemistry", "Music", "Geography", "Drama"]
-MEDICINES = "ibuprofen paracetamol amoxicillin cetirizine omeprazole metformin salbutamol vitamin D".split(" ")
-BINS = ["green bin", "blue bin", "brown bin", "black bin", "glass box", "food caddy", "textile bag"]
-CONTENTS = ["garden waste", "paper and card", "food scraps", "plastics and tins", "bottles and jars",
-            "everything else", "old clothes", "cartons"]
 
 
 def _name(rng: random.Random) -> str:
@@ -92,30 +83,6 @@ SCHEMAS = [
             "Weight": ("How heavy is the {k}?", "What does the {k} weigh?"),
             "Supplier": ("Who supplies the {k}?", "Where do we buy the {k} from?")},
            ("What colour is the {k}?", "How long is the warranty on the {k}?")),
-    Schema("Shift rota", "Day", ("Day", "Early shift", "Late shift", "On call"),
-           {"Early shift": ("Who opens up on {k}?", "Who works the morning on {k}?", "Who starts first on {k}?"),
-            "Late shift": ("Who is working the evening on {k}?", "Who closes on {k}?", "Who works late on {k}?"),
-            "On call": ("Who do I phone out of hours on {k}?", "Who is on call on {k}?")},
-           ("Who is on holiday on {k}?", "Who covers lunch breaks on {k}?", "Who works the night shift on {k}?")),
-    Schema("Household budget", "Month", ("Month", "Income", "Spending", "Savings"),
-           {"Income": ("How much came in during {k}?", "What did we earn in {k}?", "What was the income for {k}?"),
-            "Spending": ("How much went out in {k}?", "How much did we spend in {k}?"),
-            "Savings": ("What did we put aside in {k}?", "How much was saved in {k}?")},
-           ("How much went on food in {k}?", "What was the gas bill in {k}?", "How much tax was paid in {k}?")),
-    Schema("Class timetable", "Period", ("Period", "Subject", "Teacher", "Room"),
-           {"Subject": ("What is taught in {k}?", "Which lesson is {k}?", "What do we have in {k}?"),
-            "Teacher": ("Who takes {k}?", "Who teaches in {k}?"),
-            "Room": ("Where is {k} held?", "Which classroom is {k} in?")},
-           ("What homework is set in {k}?", "How long does {k} last?", "Is there a test in {k}?")),
-    Schema("Medicines", "Medicine", ("Medicine", "Dose", "When to take", "With food"),
-           {"Dose": ("How much {k} should I take?", "How many tablets of {k}?"),
-            "When to take": ("What time of day is {k} taken?", "How often do I take {k}?"),
-            "With food": ("Should {k} be taken on a full stomach?", "Can I take {k} before eating?")},
-           ("What are the side effects of {k}?", "Who prescribed {k}?", "How much does {k} cost?")),
-    Schema("Bin collections", "Bin", ("Bin", "Collected on", "What goes in"),
-           {"Collected on": ("When is the {k} emptied?", "Which day does the {k} go out?"),
-            "What goes in": ("What can I put in the {k}?", "What is the {k} for?")},
-           ("How big is the {k}?", "Who do I call if the {k} is missed?", "How much does a new {k} cost?")),
 ]
 
 
@@ -133,22 +100,11 @@ def _cells(schema: Schema, key: str, rng: random.Random) -> dict[str, str]:
         "Operating system": lambda: rng.choice(SYSTEMS), "Owner": lambda: _name(rng),
         "Price": lambda: f"£{rng.randint(5, 900)}.{rng.choice(['00', '50', '99'])}",
         "Weight": lambda: f"{rng.randint(1, 60)} kg", "Supplier": lambda: rng.choice(SUPPLIERS),
-        "Early shift": lambda: _name(rng), "Late shift": lambda: _name(rng), "On call": lambda: _name(rng),
-        "Income": lambda: f"£{rng.randint(1800, 4200):,}", "Spending": lambda: f"£{rng.randint(900, 3900):,}",
-        "Savings": lambda: f"£{rng.randint(0, 900)}",
-        "Subject": lambda: rng.choice(SUBJECTS),
-        "Teacher": lambda: f"{rng.choice(['Mr', 'Ms', 'Dr'])} {rng.choice(LAST)}",
-        "Dose": lambda: rng.choice(["one tablet", "two tablets", "5 ml", "10 ml", "half a tablet", "one puff"]),
-        "When to take": lambda: rng.choice(["morning", "evening", "twice a day", "every 6 hours", "at bedtime"]),
-        "With food": lambda: rng.choice(["yes", "no", "either"]),
-        "Collected on": lambda: f"{rng.choice(DAYS)}{rng.choice(['', ', fortnightly', ', weekly'])}",
-        "What goes in": lambda: rng.choice(CONTENTS),
     }
     return {schema.key: key, **{c: values[c]() for c in schema.columns[1:]}}
 
 
-_KEYS = {"Item": ITEMS, "Event": EVENTS, "Package": PACKAGES, "Host": HOSTS, "Product": PRODUCTS, "Day": DAYS,
-         "Month": MONTHS, "Period": [f"period {n}" for n in range(1, 9)], "Medicine": MEDICINES, "Bin": BINS}
+_KEYS = {"Item": ITEMS, "Event": EVENTS, "Package": PACKAGES, "Host": HOSTS, "Product": PRODUCTS}
 
 
 def make_table(schema: Schema, rng: random.Random, rows: int = 8) -> list[dict[str, str]]:
