@@ -5,9 +5,11 @@ sure the answer is.
 The heuristic scorer (chat.answering.extractive.score_sentences: meaning, the question's rarer
 words, retrieval's relevance) shortlists SHORTLIST candidates; the reader reads each with the
 question and gives the probability that it answers it. The best goes first; others join while
-they are nearly as likely (KEEP_RATIO of the best, at least KEEP_MIN). When even the best is below
-ANSWERS, the sources do not answer the question: "not found". Below SURE, the answer says that
-the passages may not answer it.
+they are nearly as likely (KEEP_RATIO of the best, at least KEEP_MIN). When the reader finds a
+table row most likely, the rows go in the heuristic's order (the reader rates the rows of one table
+nearly alike): the heuristic's best row is the best. When even the best is below ANSWERS, the
+sources do not answer the question: "not found". Below SURE, the answer says that the passages may
+not answer it.
 
 A sentence that points back ("This is the default.") is read, and quoted, after the sentence it
 points to (reader.candidates).
@@ -60,6 +62,9 @@ ROW_MIN_RELEVANCE = 0.2
 # of prose and tables the heuristic may rank a sentence on the row's subject above the row that
 # answers ("Where is the rotavator kept?" beside a guide that mentions the rotavator).
 ROW_NEAR_TOP = 3
+# When the reader finds a row most likely, the heuristic orders the rows (_rows_by_heuristic): another
+# row joins the first only while the heuristic scores it this share of the first.
+ROW_KEEP_RATIO = 0.9
 
 _chosen: ContextVar[str | None] = ContextVar("answer_scorer", default=None)
 
@@ -121,6 +126,8 @@ def read(question: str, sentences: Sequence, scores: Sequence[float], *, max_cha
         return Reading((), 0.0)
     probabilities = runtime.score(question, texts)
     ranked = sorted(range(len(order)), key=lambda k: -probabilities[k])
+    if sentences[order[ranked[0]]].row:
+        ranked = _rows_by_heuristic(ranked, order, sentences, scores)
     best = float(probabilities[ranked[0]])
     chosen: list[tuple[int, int | None]] = []
     used, seen = 0, set()
@@ -137,6 +144,20 @@ def read(question: str, sentences: Sequence, scores: Sequence[float], *, max_cha
         chosen.append((i, b))
         used += length
     return Reading(tuple(chosen), best)
+
+
+def _rows_by_heuristic(ranked: list[int], order: list[int], sentences: Sequence,
+                       scores: Sequence[float]) -> list[int]:
+    """The reader's ranking of the shortlist (positions in `order`) when it finds a table row most
+    likely, with the rows put in the heuristic's order: its best row first, other rows kept only
+    while the heuristic scores them ROW_KEEP_RATIO of that row. The reader tells a row from prose
+    (the rotavator's row above a guide's sentence on the rotavator) but rates the rows of one table
+    nearly alike (0.95-0.98 for every day of a rota), so which row it puts first is close to
+    arbitrary, while the heuristic ranks first the row that names what the question names."""
+    rows = [k for k in range(len(order)) if sentences[order[k]].row]  # heuristic order
+    first = rows[0]
+    floor = ROW_KEEP_RATIO * scores[order[first]]
+    return [first] + [k for k in ranked if k != first and (not sentences[order[k]].row or scores[order[k]] >= floor)]
 
 
 def rate(question: str, sentences: Sequence, i: int) -> float:

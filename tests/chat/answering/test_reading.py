@@ -130,3 +130,34 @@ def test_auto_keeps_the_heuristics_prose_when_the_reader_prefers_prose(auto, mon
     # The heuristic's answer, which the reader only rates (its first quote: 0.05 here): not sure.
     assert not quotes.read and quotes.answers
     assert quotes.confidence == pytest.approx(0.05) and not quotes.sure
+
+
+ROTA = ("| Day | Kitchen | Bins |\n| --- | --- | --- |\n| Monday | Farah | Gus |\n| Tuesday | Gus | Ilse |\n"
+        "| Wednesday | Ilse | Marek |\n")
+
+
+def test_the_rows_of_one_table_go_in_the_heuristics_order(reader, monkeypatch):
+    # The reader rates every row of the rota alike (the Monday row a little above); the heuristic
+    # ranks the row that names the day first.
+    _heuristic_prefers(monkeypatch, "Tuesday")
+    reader.update({"Monday": 0.98, "Tuesday": 0.96, "Wednesday": 0.95})
+    quotes = select_quotes("Who cleans the kitchen on Tuesday?", [_citation(1, ROTA)], embed=_embed)
+    assert [s.text for s in quotes.sentences] == ["Day: Tuesday; Kitchen: Gus; Bins: Ilse"]
+    # How sure the answer is: the reader's probability for the row it quotes.
+    assert quotes.confidence == pytest.approx(0.96) and quotes.answers and quotes.sure
+
+
+def test_rows_the_heuristic_scores_alike_are_quoted_together(reader, monkeypatch):
+    monkeypatch.setattr(extractive, "score_sentences", lambda query, sentences, embed=None, **kwargs: extractive.Scored(
+        [1.0 if "Gus" in s.text else 0.3 for s in sentences], np.zeros((len(sentences), 2))))
+    reader.update({"Monday": 0.9, "Tuesday": 0.92, "Wednesday": 0.9})
+    quotes = select_quotes("Which days is Gus on the rota?", [_citation(1, ROTA)], embed=_embed)
+    assert [s.text for s in quotes.sentences] == ["Day: Monday; Kitchen: Farah; Bins: Gus",
+                                                  "Day: Tuesday; Kitchen: Gus; Bins: Ilse"]
+
+
+def test_the_heuristics_row_unlikely_by_the_reader_is_not_found(reader, monkeypatch):
+    _heuristic_prefers(monkeypatch, "Tuesday")
+    reader.update({"Monday": 0.9, "Tuesday": 0.1})
+    quotes = select_quotes("Who cleans the windows on Tuesday?", [_citation(1, ROTA)], embed=_embed)
+    assert not quotes.answers and quotes.confidence == pytest.approx(0.1)
