@@ -188,16 +188,31 @@ class _Walker:
 
 def _data_table_rows(table, budget: CellBudget) -> list[list[str]]:
     """The rows of a data table as table_text() takes them (cell text on one line, "|" escaped), or
-    [] for any other table: one whose first row is not all header cells (<th>), which does not say
-    what its columns mean, or one holding a table (page layout)."""
+    [] for any other table: one whose first row is not a header (all <th> cells, or two or more
+    cells all in bold, as older editors write a header), which does not say what its columns mean,
+    or one holding a table (page layout)."""
     if table.find(".//table") is not None:
         return []
     cells = [[child for child in row if isinstance(child.tag, str) and child.tag.lower() in _CELLS]
              for row in table.iter("tr") if not _hidden(row)]
-    if len(cells) < 2 or any(cell.tag.lower() != "th" for cell in cells[0]):
+    if len(cells) < 2 or not cells[0]:
+        return []
+    if not (all(cell.tag.lower() == "th" for cell in cells[0])
+            or (len(cells[0]) > 1 and all(_bold(cell) for cell in cells[0]))):
         return []
     rows = _spanned([[cell for cell in row if not _hidden(cell)] for row in cells], budget)
     return table_rows(rows) if rows[0] else []
+
+
+def _bold(cell) -> bool:
+    """Whether a cell holds text and all of it is inside <b> or <strong>."""
+    def words(text: str) -> str:
+        return " ".join(text.split())
+
+    everything = words(_visible_text(cell, line_break=" "))
+    bold = words(" ".join(_visible_text(b, line_break=" ") for b in cell.iter("b", "strong")
+                          if not any(a.tag in ("b", "strong") for a in b.iterancestors() if a is not cell)))
+    return bool(everything) and bold == everything
 
 
 def _spanned(rows: list[list], budget: CellBudget) -> list[list[str]]:

@@ -401,3 +401,15 @@ def test_words_man_hyphenated_across_lines_are_whole_again():
     assert "\u2010" not in text
     assert "in chronological order, interleaving\n" in text
     assert text.count("\n") == (FIDELITY_FILES / "ferries-man.txt").read_text().count("\n")
+
+
+def test_a_first_row_of_bold_cells_heads_a_data_table():
+    # Older editors write a header as <td><b>...</b></td>; one bold cell alone (a layout box's title) does not.
+    html = (b"<html><body><table><tr><td><b>Office</b></td><td><strong>Reception hours</strong></td></tr>"
+            b"<tr><td>Leeds</td><td>8:00-17:00</td></tr><tr><td>Bristol</td><td>9:00-18:00</td></tr></table>"
+            b"<table><tr><td><b>Note</b></td></tr><tr><td>Bring a badge.</td></tr></table>"
+            b"<table><tr><td><b>Office</b> and more</td><td><b>Hours</b></td></tr>"
+            b"<tr><td>Leeds</td><td>8-5</td></tr></table></body></html>")
+    assert parse_document(html, filename="offices.html").text == (
+        "| Office | Reception hours |\n| --- | --- |\n| Leeds | 8:00-17:00 |\n| Bristol | 9:00-18:00 |\n\n"
+        "Note\nBring a badge.\n\nOffice and more | Hours\nLeeds | 8-5")
