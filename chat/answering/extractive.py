@@ -390,7 +390,8 @@ def select_quotes(query: str, citations: Sequence[dict], *, hits: Sequence[Hit] 
     row_near_top = any(found[i].row for i in ranked[:reading.ROW_NEAR_TOP])
     if scorer == reading.READER or (scorer == reading.AUTO and row_near_top):
         try:
-            verdict = reading.read(query, found, scored.scores, max_chars=max_chars)
+            verdict = reading.read(query, found, scored.scores, max_chars=max_chars,
+                                   row_scores=_row_scores(query, searched, found, scored, embed))
         except Exception:  # a broken reader must not take answers down: the heuristic still chooses
             logger.warning("the reader failed; choosing sentences by the heuristic", exc_info=True)
             verdict = None
@@ -410,6 +411,18 @@ def select_quotes(query: str, citations: Sequence[dict], *, hits: Sequence[Hit] 
         leads.setdefault(sentence.n, sentence.text)
     return Quotes(tuple(reading.with_antecedents(found, _in_source_order(picked))), coverage, tuple(leads.items()),
                   confidence=_rated(query, found, picked, scorer))
+
+
+def _row_scores(query: str, searched: str | None, found: Sequence[Sentence], scored: Scored,
+                embed: Embedder | None) -> list[float]:
+    """The heuristic's scores that put a table's rows in order: for a follow-up searched in its
+    context ("And how many desks does it have?" after a question on the Leeds office), those of the
+    question as asked plus those of the question in context, so the row the conversation is about
+    ranks first unless the question names another ("And Bristol?")."""
+    if not searched or searched == query:
+        return list(scored.scores)
+    context = score_sentences(searched, found, embed).scores
+    return [a + b for a, b in zip(scored.scores, context, strict=True)]
 
 
 def _rated(query: str, found: Sequence[Sentence], picked: Sequence[Sentence], scorer: str) -> float | None:

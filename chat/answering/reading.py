@@ -118,16 +118,18 @@ def shortlist(sentences: Sequence, scores: Sequence[float]) -> tuple[list[int], 
     return order, befores, texts
 
 
-def read(question: str, sentences: Sequence, scores: Sequence[float], *, max_chars: int) -> Reading:
+def read(question: str, sentences: Sequence, scores: Sequence[float], *, max_chars: int,
+         row_scores: Sequence[float] | None = None) -> Reading:
     """Read the shortlist() of `sentences` (chat.answering.extractive.Sentence, scored by the
-    heuristic `scores`) with `question`."""
+    heuristic `scores`) with `question`. `row_scores` (default `scores`): the heuristic's scores that
+    order table rows (_rows_by_heuristic), for a follow-up those of the question in its context."""
     order, befores, texts = shortlist(sentences, scores)
     if not order:
         return Reading((), 0.0)
     probabilities = runtime.score(question, texts)
     ranked = sorted(range(len(order)), key=lambda k: -probabilities[k])
     if sentences[order[ranked[0]]].row:
-        ranked = _rows_by_heuristic(ranked, order, sentences, scores)
+        ranked = _rows_by_heuristic(ranked, order, sentences, scores if row_scores is None else row_scores)
     best = float(probabilities[ranked[0]])
     chosen: list[tuple[int, int | None]] = []
     used, seen = 0, set()
@@ -154,8 +156,8 @@ def _rows_by_heuristic(ranked: list[int], order: list[int], sentences: Sequence,
     (the rotavator's row above a guide's sentence on the rotavator) but rates the rows of one table
     nearly alike (0.95-0.98 for every day of a rota), so which row it puts first is close to
     arbitrary, while the heuristic ranks first the row that names what the question names."""
-    rows = [k for k in range(len(order)) if sentences[order[k]].row]  # heuristic order
-    first = rows[0]
+    rows = [k for k in range(len(order)) if sentences[order[k]].row]
+    first = max(rows, key=lambda k: (scores[order[k]], -k))  # the best row, the shortlist's first on a tie
     floor = ROW_KEEP_RATIO * scores[order[first]]
     return [first] + [k for k in ranked if k != first and (not sentences[order[k]].row or scores[order[k]] >= floor)]
 

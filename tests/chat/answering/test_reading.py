@@ -161,3 +161,29 @@ def test_the_heuristics_row_unlikely_by_the_reader_is_not_found(reader, monkeypa
     reader.update({"Monday": 0.9, "Tuesday": 0.1})
     quotes = select_quotes("Who cleans the windows on Tuesday?", [_citation(1, ROTA)], embed=_embed)
     assert not quotes.answers and quotes.confidence == pytest.approx(0.1)
+
+
+OFFICES = ("| Office | Manager | Desks |\n| --- | --- | --- |\n| Bristol | Ann Hale | 40 |\n"
+           "| Leeds | Raj Patel | 25 |\n| London | Eve Stone | 120 |\n")
+
+
+def _heuristic_counts_words(monkeypatch):
+    """The heuristic scores a sentence by how many of the query's longer words it holds."""
+    def scores(query, sentences, embed=None, **kwargs):
+        words = {w.strip("?()").lower() for w in query.split() if len(w.strip("?()")) > 3}
+        return extractive.Scored([0.5 + 0.1 * sum(w in s.text.lower() for w in words) for s in sentences],
+                                 np.zeros((len(sentences), 2)))
+
+    monkeypatch.setattr(extractive, "score_sentences", scores)
+
+
+def test_a_follow_up_on_a_table_quotes_the_row_the_conversation_is_about(reader, monkeypatch):
+    _heuristic_counts_words(monkeypatch)
+    reader.update({"Bristol": 0.97, "Leeds": 0.96, "London": 0.96})  # alike, as the reader rates rows
+    quotes = select_quotes("And how many desks does it have?", [_citation(1, OFFICES)], embed=_embed,
+                           searched="And how many desks does it have? (manages Leeds office)")
+    assert quotes.sentences[0].text == "Office: Leeds; Manager: Raj Patel; Desks: 25"
+    # A follow-up that names another row gets that row.
+    quotes = select_quotes("And Bristol?", [_citation(1, OFFICES)], embed=_embed,
+                           searched="And Bristol? (manages Leeds office)")
+    assert quotes.sentences[0].text == "Office: Bristol; Manager: Ann Hale; Desks: 40"
