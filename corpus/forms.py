@@ -14,7 +14,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 
-from corpus import permissions, selectors, services, sharing
+from corpus import llm, permissions, selectors, services, sharing
 from corpus.models import CHUNK_SIZE_MAX, CHUNK_SIZE_MIN, Collection, Document
 from corpus.uploads import SUPPORTED_HELP, accept_attribute
 
@@ -92,6 +92,9 @@ class CollectionForm(forms.ModelForm):
             public = self.fields["is_public"]
             public.disabled = True
             public.help_text = "Only staff may make a collection public; share it with readers instead."
+        if not llm.llm_configured():  # the LLM modes would quietly fall back (corpus.ingest.contextualize)
+            self.fields["contextualization"].help_text = (
+                "No LLM is configured: the two LLM options use the contextual chunk header until one is.")
         slug = self.fields["slug"]
         slug.required = False
         slug.help_text = "Used in links and the API. Left empty, it is made from the name."

@@ -259,6 +259,20 @@ def test_the_new_collection_form_fills_the_slug_from_the_name_in_the_browser(cli
     assert script.status_code == 200 and b"slugify" in b"".join(script.streaming_content)
 
 
+NO_LLM_HELP = "No LLM is configured: the two LLM options use the contextual chunk header until one is."
+
+
+def test_the_collection_form_says_the_llm_options_need_an_llm(client, user, settings, monkeypatch):
+    from corpus import llm
+
+    client.force_login(user)
+    monkeypatch.setattr(llm, "stored_config", lambda: llm.NONE)
+    settings.LLM_BASE_URL, settings.LLM_MODEL = "", ""
+    assert NO_LLM_HELP in client.get("/documents/").content.decode()
+    settings.LLM_BASE_URL, settings.LLM_MODEL = "http://127.0.0.1:9/v1", "some-model"
+    assert NO_LLM_HELP not in client.get("/documents/").content.decode()
+
+
 def test_a_refused_collection_keeps_what_was_typed(client, user, own_collection):
     client.force_login(user)
     response = client.post("/documents/collections/new/", NEW | {
