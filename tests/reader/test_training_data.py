@@ -179,6 +179,62 @@ def test_faq_files_of_three_layouts_give_questions_with_their_answers_sentences(
     assert python[0]["answer"] == ["Use the `reversed` built-in function:", "This won't touch your original sequence."]
 
 
+POD_STYLE = """=head1 NAME
+
+perlfaq4 - Data Manipulation
+
+=head1 DESCRIPTION
+
+This section of the FAQ answers questions related to manipulating numbers.
+
+=head1 Data: Numbers
+
+=head2 How do I round a number?
+X<round> X<ceil>
+
+(contributed by brian d foy)
+
+Use C<sprintf()> or C<< printf >> with a format, and
+see L<perlfunc/sprintf> for E<lt>digitsE<gt>.
+
+    printf("%.3f", 3.1415926535);
+
+=head2 Numbers with many digits
+
+Not a question, so not an entry.
+
+=head1 AUTHOR AND COPYRIGHT
+
+Copyright notice.
+"""
+
+HTML_STYLE = """<ol><li value='1'><a href="#q1">How do I create an AUTOINCREMENT field?</a></li></ol>
+<a name="q1"></a>
+<p><b>(1) How do I create an AUTOINCREMENT field?</b></p>
+<blockquote><p>Short answer: A column declared <a href="x.html">INTEGER PRIMARY KEY</a> will
+  autoincrement.</p>
+<blockquote><pre>
+CREATE TABLE t1(a INTEGER PRIMARY KEY);
+</pre></blockquote>
+  <p>Keys are one greater than the largest key &amp; unique.</p></blockquote></li>
+"""
+
+
+def test_faq_files_in_pod_and_html_give_questions_with_their_answers_prose():
+    from chat.evaluation.reader_training.faq import parse_html, parse_pod
+
+    perl = list(parse_pod(POD_STYLE, "perl-doc/perlfaq4"))
+    # The index entries (X<>) are not part of the question; a head without "?" is no question.
+    assert [e["question"] for e in perl] == ["How do I round a number?"]
+    assert perl[0]["chapter"] == "Data: Numbers"
+    # The credit line and the code are left out; formatting codes read as text.
+    assert perl[0]["answer"] == ["Use `sprintf()` or `printf` with a format, and see perlfunc for <digits>."]
+    sqlite = list(parse_html(HTML_STYLE, "sqlite3-doc/faq"))
+    assert [e["question"] for e in sqlite] == ["How do I create an AUTOINCREMENT field?"]  # not the contents list
+    assert sqlite[0]["answer"] == ["Short answer: A column declared INTEGER PRIMARY KEY will autoincrement.",
+                                   "Keys are one greater than the largest key & unique."]
+
+
 def test_faq_pairs_take_the_first_sentence_as_the_answer_and_other_answers_as_negatives():
     from chat.evaluation.reader_training.build import faq_pairs
 

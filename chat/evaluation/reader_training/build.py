@@ -44,7 +44,8 @@ VALID_FAQS = {"zlib1g-dev"}
 # People's questions are few (525) beside ~30,000 rule-made ones: each FAQ question's pairs are
 # trained on this many times (the session-4 experiment, docs/evaluation.md "Questions people wrote").
 FAQ_REPEAT = 3
-FAQ_TITLES = {"python3.11-doc": "Python", "lsof": "lsof", "zlib1g-dev": "zlib", "xz-utils": "XZ Utils"}
+FAQ_TITLES = {"python3.11-doc": "Python", "lsof": "lsof", "zlib1g-dev": "zlib", "xz-utils": "XZ Utils",
+              "perl-doc": "Perl", "libcurl4-doc": "curl", "sqlite3-doc": "SQLite"}
 MAX_QUESTIONS_PER_PACKAGE = 700
 MAX_QUESTIONS_STDLIB = 2000
 TABLE_QUESTIONS_PER_SCHEMA = 700

@@ -4,6 +4,8 @@ packages ship, each question with the answer its authors gave.
 The rule-made and model-written questions are of a few shapes; a FAQ's questions are the ones users
 actually asked ("How can I create a stand-alone binary from a Python script?"), answered in prose,
 beside other questions on the same subject — which makes them near-topic negatives of each other.
+Seven FAQs in five layouts: Python's (reST), lsof's, zlib's and curl's (numbered plain text), XZ
+Utils' (Q:/A:), Perl's perlfaq (POD) and SQLite's (HTML).
 
 The FAQs come from Debian's archive (a package registry): `apt-get download` fetches the packages
 and this module reads their FAQ files. What it reads is committed (data/faq.jsonl.gz, one entry a
@@ -14,12 +16,13 @@ neither apt nor the network; this module runs only to make it again:
 
 None of these packages is a source of an evaluation set (the held-out sets use bc, expat, GNU time,
 libffi, ninja, libtasn1 and shared-mime-info; the development set is Django's documentation), and
-FAQs under copyleft licences (sed, valgrind, procps) are left out.
+FAQs under copyleft licences only (sed, valgrind, procps) are left out.
 """
 
 from __future__ import annotations
 
 import gzip
+import html
 import json
 import re
 import subprocess
@@ -36,6 +39,10 @@ SOURCES = {
     "lsof": ("Purdue (BSD-like, permissive)", "usr/share/doc/lsof/00FAQ.gz", "numbered"),
     "zlib1g-dev": ("Zlib", "usr/share/doc/zlib1g-dev/FAQ.gz", "numbered"),
     "xz-utils": ("public domain", "usr/share/doc/xz-utils/faq.txt.gz", "qa"),
+    # perlfaq: "the same terms as Perl itself", Artistic License or GPL at the user's choice (the Artistic).
+    "perl-doc": ("Artistic-1.0 (Perl's dual licence)", "usr/share/perl/5.*/pod/perlfaq[1-9].pod", "pod"),
+    "libcurl4-doc": ("curl (MIT-like)", "usr/share/doc/libcurl4/FAQ.gz", "numbered"),
+    "sqlite3-doc": ("public domain", "usr/share/doc/sqlite3/faq.html", "html"),
 }
 MIN_WORDS = 4  # an answer's first sentence shorter than this ("Yes.") is read with the next one
 
@@ -141,7 +148,91 @@ def parse_qa(text: str, page: str) -> Iterator[dict]:
             yield entry
 
 
-PARSERS = {"rst": parse_rst, "numbered": parse_numbered, "qa": parse_qa}
+_POD_CODE = re.compile(r"[A-Z]<<+\s+(.*?)\s+>>+|[A-Z]<([^<>]*)>")
+_POD_ESCAPES = {"lt": "<", "gt": ">", "verbar": "|", "sol": "/"}
+
+
+def _pod_inline(text: str) -> str:
+    """POD formatting codes as plain text: C<code> and C<< code >> in backticks, L<text|target> as
+    its text, E<gt> as the character; innermost first, so that nested codes resolve."""
+    def one(match: re.Match) -> str:
+        whole = match.group(0)
+        body = match.group(1) if match.group(1) is not None else match.group(2)
+        code = whole[0]
+        if code == "E":
+            return _POD_ESCAPES.get(body, "")
+        if code == "L":
+            if "|" in body or "://" in body:
+                return body.split("|", 1)[0]
+            return body.split("/", 1)[0].strip('"')  # perlfunc/split: the page named
+        if code == "C":
+            return f"`{body}`"
+        if code in "XZ":  # index entries, null
+            return ""
+        return body  # B, I, F, S: the text itself
+    for _ in range(4):
+        text, changed = _POD_CODE.subn(one, text)
+        if not changed:
+            break
+    return text
+
+
+def parse_pod(text: str, page: str) -> Iterator[dict]:
+    """perlfaq's POD: each question a `=head2`, its answer the paragraphs below; `=head1` starts a
+    chapter; verbatim (indented) paragraphs, list markup and "(contributed by ...)" lines are left out."""
+    chapter, question, paragraphs, title = page, None, [], page
+
+    def entry() -> dict | None:
+        if question is None:
+            return None
+        lines = []
+        for paragraph in paragraphs:
+            lines += [_pod_inline(line) for line in paragraph] + [""]
+        return _entry(_pod_inline(question).strip(), lines, chapter)
+
+    for block in re.split(r"\n\s*\n", text):
+        lines = block.splitlines()
+        first = lines[0] if lines else ""
+        if first.startswith("=head1") or first.startswith("=head2"):
+            if (done := entry()) is not None:
+                yield done
+            question, paragraphs = None, []
+            if first.startswith("=head1"):  # DESCRIPTION: the questions, under the page's title
+                chapter = title if first[6:].strip() == "DESCRIPTION" else first[6:].strip()
+            else:
+                question = " ".join([first[6:]] + lines[1:])
+        elif chapter == "NAME" and " - " in block:  # "perlfaq4 - Data Manipulation"
+            title = block.split(" - ", 1)[1].strip()
+        elif question is not None and first and not first[0].isspace() and not first.startswith("="):
+            if not re.match(r"\(contributed by [^)]*\)\s*$", block.strip(), re.I):
+                paragraphs.append(lines)
+        elif question is not None and first.startswith("=item") and first[5:].strip() not in ("*", ""):
+            paragraphs.append([first[5:].strip()])
+    if (done := entry()) is not None:
+        yield done
+
+
+_HTML_QUESTION = re.compile(r"<p><b>\((\d+)\)\s*(.*?)</b></p>\s*<blockquote>(.*?)</blockquote>\s*</li>", re.S)
+
+
+def _html_text(fragment: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
+
+
+def parse_html(text: str, page: str) -> Iterator[dict]:
+    """SQLite's faq.html: "<p><b>(N) question</b></p>" then the answer in a blockquote; code
+    (<pre>) is left out, paragraphs and list items are paragraphs."""
+    for match in _HTML_QUESTION.finditer(text):
+        answer = re.sub(r"<pre>.*?</pre>", "\n\n", match.group(3), flags=re.S)
+        answer = re.sub(r"<(p|li|ol|ul|blockquote)\b[^>]*>|</(p|li|ol|ul)>", "\n\n", answer)
+        lines = [" ".join(paragraph.split()) for paragraph in re.split(r"\n\s*\n", _html_text(answer))]
+        lines = [line for paragraph in lines for line in (paragraph, "") if paragraph]
+        entry = _entry(_html_text(match.group(2)), lines, page)
+        if entry:
+            yield entry
+
+
+PARSERS = {"rst": parse_rst, "numbered": parse_numbered, "qa": parse_qa, "pod": parse_pod, "html": parse_html}
 
 
 def extract(debs: Path) -> list[dict]:
