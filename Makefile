@@ -17,7 +17,7 @@ PORT ?= 8000
 # The development evaluation set (corpus + questions), beside the checkout.
 EVAL_DIR ?= ../shared/eval
 
-.PHONY: run test test-slow install install-dev services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-tables eval-answers-heldout eval-grounding train-reader eval-packages eval-manpages bench-embed bench-ingest bench-latency bench-scale bench-workers reliability clean bench-replica eval-ocr measure-memory eval-parse
+.PHONY: run test test-slow install install-dev services-start services-stop migrate chromium lint eval eval-answers eval-answers-pdf eval-answers-html eval-answers-md eval-answers-tables eval-answers-heldout eval-grounding train-reader eval-packages eval-manpages bench-embed bench-ingest bench-latency bench-scale bench-workers reliability clean bench-replica eval-ocr measure-memory eval-parse
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -109,6 +109,9 @@ eval-answers-pdf: install-dev migrate
 	$(call HELDOUT_ANSWERS,pdf-manuals)
 eval-answers-html: install-dev migrate
 	$(call HELDOUT_ANSWERS,html-guides)
+# Markdown, plain-text and DOCX guides (Postfix, pino, Commander.js).
+eval-answers-md: install-dev migrate
+	$(call HELDOUT_ANSWERS,md-guides)
 # Spreadsheets and CSV: questions a table row answers, near-topic ones the tables do not (no conversations).
 eval-answers-tables: install-dev migrate
 	for set in tables tables-2; do \
@@ -117,7 +120,7 @@ eval-answers-tables: install-dev migrate
 	    --unanswerable $(ANSWER_DATA)/$$set/unanswerable.jsonl --offtopic $(ANSWER_DATA)/django_offtopic.jsonl \
 	    --evidence-target 0.80 --report var/eval-answers-$$set --scorers auto heuristic || exit 1; \
 	done
-eval-answers-heldout: eval-answers-pdf eval-answers-html eval-answers-tables
+eval-answers-heldout: eval-answers-pdf eval-answers-html eval-answers-md eval-answers-tables
 
 # The grounding pass's claim checks (word overlap, the reader) on the labelled grounding set
 # (chat/evaluation/data/grounding; no database, about a minute).
