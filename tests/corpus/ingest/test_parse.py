@@ -31,12 +31,13 @@ def heading_lines(document) -> list[tuple[int, str, str]]:
 
 # --- plain text and encodings ---
 
-def test_plain_text_is_kept_and_titled_by_file_name():
-    document = parse("plain.txt")
+def test_plain_text_is_kept_and_titled_by_its_title_line():
+    document = parse("plain.txt")  # "Plain notes", a blank line, a paragraph
     assert document.media_type == TEXT
     assert document.text == (FILES / "plain.txt").read_text()
-    assert document.title == "plain"
-    assert document.headings == [] and document.pages == []
+    assert document.title == "Plain notes"
+    assert heading_lines(document) == [(1, "Plain notes", "Plain notes")] and document.pages == []
+    # Without a title line the file's name titles it (tests/corpus/ingest/test_parse_plain_text.py).
 
 
 def test_utf8_bom_is_dropped_and_newlines_normalised():
