@@ -4,6 +4,8 @@ are swapped in. Other documents are not touched (why TEXT_VERSION is not bumped:
 
 - plain text in which headings are now found by layout (corpus.ingest.parse.layout: titles standing
   alone or underlined), or whose title changes (its title line; else the name it was given);
+- .txt files read as reStructuredText for their underlined titles alone, without markup only reST
+  writes (corpus.ingest.parse.markup.looks_like_rst): plain text now, read with its other headings;
 - any document whose text kept nroff overstrikes (backspaces), now read as plain characters
   (corpus.ingest.parse.text.strip_overstrike);
 - any document titled by its stored file's name where that is not the name it was given (Django's
@@ -20,9 +22,11 @@ from django.db import migrations
 
 from corpus.ingest.parse.base import name_title
 from corpus.ingest.parse.layout import layout_headings, layout_title
+from corpus.ingest.parse.markup import looks_like_rst
 from corpus.ingest.parse.text import BINARY_MESSAGE
 
 TEXT = "text/plain"
+RST = "text/x-rst"
 READY = "ready"
 
 
@@ -36,6 +40,10 @@ def mark_stale(apps, schema_editor):
     stale = set(Document.objects.filter(text__contains="\x08").values_list("pk", flat=True))
     for document in Document.objects.filter(media_type=TEXT).only("pk", "source", "title", "text").iterator():
         if _stale_plain_text(document):
+            stale.add(document.pk)
+    for document in Document.objects.filter(media_type=RST).only("pk", "file", "text").iterator():
+        if PurePosixPath(document.file.name or "").suffix.lower() in (".txt", ".text") \
+                and not looks_like_rst(document.text):
             stale.add(document.pk)
     for pk, source, title, file in Document.objects.exclude(file="").values_list("pk", "source", "title", "file") \
             .iterator():

@@ -170,16 +170,18 @@ def test_plain_text_read_differently_and_documents_titled_by_their_storage_name_
     refused = built("POSTFIX_README", "text/plain", "", title="POSTFIX_README", data=b"P\x08Po\x08ostfix")
     refused.status, refused.error = Document.Status.FAILED, BINARY_MESSAGE
     refused.save()
+    underlined = built("README.txt", "text/x-rst", "Guide\n=====\n\nText.\n", title="Guide")
+    django = built("forms.txt", "text/x-rst", "Forms\n=====\n\n.. note:: Text.\n", title="Forms")
     junk = built("junk.txt", "text/plain", "", title="junk", data=b"\x01\x02\x03")
     junk.status, junk.error = Document.Status.FAILED, BINARY_MESSAGE
     junk.save()
 
     plain.mark_stale(apps, None)
 
-    every = (sectioned, titled, unchanged, suffixed, spaced, stated, struck, refused, junk)
+    every = (sectioned, titled, unchanged, suffixed, spaced, stated, struck, refused, underlined, django, junk)
     for document in every:
         document.refresh_from_db()
     assert [d.source for d in every if d.status == Document.Status.QUEUED] == [
-        "guide.txt", "readme.txt", "setup.txt", "My notes.md", "bold.md", "POSTFIX_README"]
-    assert unchanged.is_current() and stated.is_current()
+        "guide.txt", "readme.txt", "setup.txt", "My notes.md", "bold.md", "POSTFIX_README", "README.txt"]
+    assert unchanged.is_current() and stated.is_current() and django.is_current()
     assert junk.status == Document.Status.FAILED

@@ -3,7 +3,8 @@
 Two layouts are read, conservatively (a paragraph taken for a heading would cut a chunk mid-thought
 and put its words in every following chunk's header; a heading missed costs only its section path):
 
-- a title underlined (or over- and underlined) by a line of `=`, `-` or `~` of about its length;
+- a title underlined (or over- and underlined) by a line of `=`, `-` or `~` (or `#`, `*`, `^`, `+`),
+  at least half its length;
 - a title standing alone: a short line between blank lines, followed by a paragraph, as Postfix's
   READMEs and many hand-written guides set their section titles. It must read as a title: at most
   MAX_TITLE_CHARS characters and MAX_TITLE_WORDS words, starting with a capital or a digit, not
@@ -11,12 +12,14 @@ and put its words in every following chunk's header; a heading missed costs only
   a line that introduces something (`.`, `,`, `;`, `:`, `!`): "Examples (specify only one of the
   following):" introduces its example, "Regards," signs a letter. A question is a title (a FAQ's).
   A paragraph or a list follows: flush left unless a list, two lines or more or one sentence
-  (an indented block, a URL or a command after a short line is what the line introduces). The line that opens the
-  text may also stand above another heading instead of a paragraph (the document's title above its
-  first section).
+  (an indented block, a URL or a command after a short line is what the line introduces). The line
+  that opens the text may also stand above another heading instead of a paragraph (the document's
+  title above its first section).
 
-Levels follow the first appearance of each style, as in reStructuredText: the first underline
-character seen is level 1, the next one level 2, and so on; titles standing alone are a style too.
+Levels follow the first appearance of each underline style, as in reStructuredText: the first
+underline character seen is level 1, the next one level 2, and so on (over- and underlined is a
+style of its own); titles standing alone come below them all, an underline setting a title further
+apart than a bare line does (in a text without underlines they are level 1).
 """
 
 from __future__ import annotations
@@ -30,8 +33,9 @@ MAX_TITLE_WORDS = 12
 
 # A line of one repeated character: an underline, or a rule between parts when it stands alone.
 _RULE = re.compile(r"[ \t]*([-=~_*#+])\1{2,}[ \t]*")
-_UNDERLINE = re.compile(r"([-=~])\1{2,}[ \t]*")
+_UNDERLINE = re.compile(r"([-=~#*^+])\1+[ \t]*")
 _LIST_ITEM = re.compile(r"(?:[-*+•·o]|\(?(?:\d{1,3}|[a-zA-Z]|[ivxIVX]{1,4})[.)])[ \t]")
+_BULLET = re.compile(r"[-*+•·][ \t]")
 # A section number such as "2.1 Relaying" is a title, not a numbered list item.
 _SECTION_NUMBER = re.compile(r"\d{1,3}(?:\.\d{1,3})+\.?[ \t]")
 # Code, markup, addresses and quotes: a URL, an e-mail address, braces, pipes, backticks, a tag, an
@@ -44,6 +48,7 @@ _CLOSING = (".", ",", ";", ":", "!")
 _RUNS_ON = frozenset("a an the is are was were be been has have and or but nor that which whose of at on by "
                      "such as than if when where because".split())
 _SIGNATURE = re.compile(r"--[ \t]*")
+_ALONE = ("", False)  # the style of a title standing alone
 
 
 def _lines(text: str) -> tuple[list[str], list[int]]:
@@ -93,13 +98,14 @@ def _underlined(lines: list[str], i: int) -> tuple[tuple[str, bool], int] | None
 
 
 def _titled(title: str, underline: str, *, over: bool) -> bool:
-    """An underline of about the title's length (a title centred between two lines may be shorter)
-    under words that read as a heading, not as list item or a rule."""
+    """An underline under words that read as a heading, not as a bullet item or a rule: at least half
+    as long as the title (a title centred between two lines may stand out of them), and at least
+    three characters unless it covers the title ("jq" over "=="). Longer is fine: a line drawn
+    right under one line of words underlines it, however far it runs."""
     length = len(underline.rstrip())
-    slack = max(2, len(title) // 4)
-    fits = (len(title) <= length + slack) and (over or length <= len(title) + slack)
+    fits = 2 * length >= len(title) and (length >= 3 or length >= len(title))
     return (fits and 0 < len(title) <= MAX_TITLE_CHARS and reads_as_heading(title)
-            and not _UNDERLINE.fullmatch(title) and not _LIST_ITEM.match(title))
+            and not _UNDERLINE.fullmatch(title) and not _BULLET.match(title))
 
 
 def layout_headings(text: str) -> list[Heading]:
@@ -127,15 +133,14 @@ def layout_headings(text: str) -> list[Heading]:
             continue
         # Another heading right after it: only the text's first line may stand above one (as its title).
         if (n == first_text) if after in heading_lines else _is_body(lines, after):
-            found.append((n, ("", False), lines[n].strip()))
+            found.append((n, _ALONE, lines[n].strip()))
             heading_lines.add(n)
     found.sort()
-    headings = []
-    for n, style, title in found:
-        if style not in styles:
+    for _, style, _ in found:
+        if style not in styles and style != _ALONE:
             styles.append(style)
-        headings.append(Heading(offsets[n], styles.index(style) + 1, " ".join(title.split())))
-    return headings
+    styles.append(_ALONE)
+    return [Heading(offsets[n], styles.index(style) + 1, " ".join(title.split())) for n, style, title in found]
 
 
 def _next_block(lines: list[str], i: int) -> int | None:
@@ -162,7 +167,7 @@ def _is_body(lines: list[str], i: int) -> bool:
 
 def layout_title(text: str, headings: list[Heading]) -> str:
     """The title of a plain text: its first heading when that is the text's first line, a title set
-    apart (the one base.title_heading picks: a heading that opens the text is level 1); else "" (a
-    heading found by layout further down names a section, not the document)."""
+    apart, whatever its level; else "" (a heading found by layout further down names a section, not
+    the document, where base.title_heading would take the first level-1 one)."""
     opening = len(text) - len(text.lstrip())
     return headings[0].title if headings and headings[0].start <= opening else ""

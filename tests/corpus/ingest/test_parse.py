@@ -189,6 +189,18 @@ def test_txt_written_in_rst_is_detected_as_rst():
     assert detect_media_type("plain.txt", (FILES / "plain.txt").read_bytes()) == TEXT
 
 
+def test_txt_with_underlined_titles_but_no_rst_markup_is_plain_text_with_all_its_headings():
+    # Debian's READMEs underline some titles and set others alone on their line; none writes reST markup.
+    text = ("adduser in Debian\n=================\n\nThis package installs adduser and deluser.\n\n"
+            "Documentation\n\nSee the manual pages for the options they take.\n\n"
+            "Configuration files\n-------------------\n\nThe defaults live in /etc/adduser.conf.\n")
+    document = parse_document(text.encode(), filename="README.txt", media_type="text/plain")
+    assert document.media_type == TEXT
+    assert [(h.level, h.title) for h in document.headings] == [
+        (1, "adduser in Debian"), (3, "Documentation"), (2, "Configuration files")]  # bare lines below underlines
+    assert document.title == "adduser in Debian"
+
+
 # --- HTML ---
 
 def test_html_text_is_visible_text_only():

@@ -97,6 +97,26 @@ def test_underlined_titles_take_levels_in_the_order_their_characters_appear():
         "Field guide", "Shore birds", "Herons", "Where to watch", "Waders"]
 
 
+def test_titles_standing_alone_come_below_every_underline_style_wherever_they_first_appear():
+    text = ("Relay notes\n\nHow this host relays mail, in one short paragraph of two lines\nthat ends here.\n\n"
+            "Clients\n=======\n\nOnly the local machine may relay.\n")
+    document = parse_text(text, filename="stored_Ab12Cd3.txt", name="relay.txt")
+    assert [(h.level, h.title) for h in document.headings] == [(2, "Relay notes"), (1, "Clients")]
+    assert document.title == "Relay notes"  # the line that opens the text, whatever its level
+
+
+@pytest.mark.parametrize(("text", "title"), [
+    ("Title\n-------------------------------------------\n\nA line drawn right under words underlines them.\n",
+     "Title"),
+    ("1. Documentation\n================\n\nThe manuals are in doc/.\n", "1. Documentation"),
+    ("jq\n==\n\njq is like sed for JSON data.\n", "jq"),
+    ("Unpacking and Installation -- quick overview\n==========================\n\nIn this release...\n",
+     "Unpacking and Installation -- quick overview"),
+])
+def test_underlines_of_other_lengths_and_numbered_titles_make_headings(text, title):
+    assert headings_of(text) == [(1, title)]
+
+
 def test_an_over_and_underlined_title_is_its_own_style_starting_at_its_overline():
     text = "=========\n Release \n=========\n\nThe release notes of the spring version.\n\nFixes\n=====\n\nNone.\n"
     headings = layout_headings(text)
@@ -104,9 +124,9 @@ def test_an_over_and_underlined_title_is_its_own_style_starting_at_its_overline(
 
 
 @pytest.mark.parametrize("text", [
-    # an "underline" far longer or shorter than its words: a rule, or a line of dashes in a table
-    "Title\n-------------------------------------------\n\nSome words follow here.\n",
+    # an "underline" under half as long as its words, or a signature's dashes
     "A much longer line of words here\n===\n\nSome words follow here.\n",
+    "Have fun with it\n-- \nWietse\n",
     # the last line of a paragraph with a rule right under it
     "The first line of a paragraph\nand its second line\n-------------------\n\nMore text.\n",
     # a list item underlined is still a list item
