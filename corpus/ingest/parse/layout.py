@@ -82,7 +82,7 @@ def reads_as_title(line: str) -> bool:
 
 def _underlined(lines: list[str], i: int) -> tuple[tuple[str, bool], int] | None:
     """((character, overlined), lines taken) when line i is a title underlined, or over- and
-    underlined, by a line of about its length; None otherwise."""
+    underlined, by a line that fits it (_titled); None otherwise."""
     line = lines[i]
     over = _UNDERLINE.fullmatch(line)
     if over and _blank(lines, i - 1) and i + 2 < len(lines):
