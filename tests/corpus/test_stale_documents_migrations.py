@@ -142,12 +142,14 @@ def test_html_and_word_documents_holding_a_table_are_marked_and_queued():
     assert [d.status for d in every if not d.is_current()] == [Document.Status.QUEUED] * 2
 
 
-def test_plain_text_read_differently_and_documents_titled_by_their_storage_name_are_marked_and_queued():
+def test_plain_text_read_differently_and_documents_titled_by_their_storage_name_are_marked_and_queued(settings,
+                                                                                                        tmp_path):
     from django.core.files.base import ContentFile
 
     from corpus.ingest.parse.text import BINARY_MESSAGE
     from corpus.models import Document
 
+    settings.MEDIA_ROOT = tmp_path  # files stored under the names given, no earlier run's beside them
     plain = importlib.import_module("corpus.migrations.0028_stale_plain_text_documents")
     collection = make_collection("plain")
 
