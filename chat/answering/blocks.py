@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from corpus.ingest.parse.base import reads_as_heading
+from corpus.ingest.parse.layout import reads_as_title
 
 HEADING, PARAGRAPH, ITEM, ROW, CODE = "heading", "paragraph", "item", "row", "code"
 
@@ -208,14 +209,16 @@ def _man_section(lines: list[str], index: int) -> bool:
 
 def _title_line(line: str) -> bool:
     """A paragraph of one line that reads as a title, the way PDFs (and plain text) give headings:
-    numbered ("2.4 Library Notes") or a few words ("Who should read this"), starting with a capital
-    or a digit, ending in no punctuation, without inline markup ("Default: ``None``" and
-    "**Attributes**" in reST are not headings)."""
+    numbered ("2.4 Library Notes"), a few words ("Who should read this") or a title by plain text's
+    rule (corpus.ingest.parse.layout.reads_as_title: "What you need to know about Postfix logging",
+    as ingestion found it), starting with a capital or a digit, ending in no punctuation, without
+    inline markup ("Default: ``None``" and "**Attributes**" in reST are not headings)."""
     first = next((c for c in line if c.isalnum()), "")
     if (not first or first.islower() or _MARKUP.search(line) or _PUNCTUATED_END.search(line)
             or not any(c.isalpha() for c in line)):
         return False
-    return bool(_NUMBERED.match(line)) and len(line.split()) <= TITLE_WORDS or len(line.split()) <= FEW_WORDS
+    return (bool(_NUMBERED.match(line)) and len(line.split()) <= TITLE_WORDS or len(line.split()) <= FEW_WORDS
+            or reads_as_title(line))
 
 
 def _line_offsets(text: str) -> list[int]:

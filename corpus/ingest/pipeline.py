@@ -254,10 +254,13 @@ def _build(document: Document) -> Built:
 
     data = _read(document)
     content_hash = hashlib.sha256(data).hexdigest()
-    parsed = parse_document(data, filename=_filename(document), on_progress=lambda done, total: _progress(
-        document_id, document.content_hash, progress_done=done, progress_total=total))
+    # Typed by the stored file's name, titled by the source's: the storage name may carry Django's
+    # suffix ("setup_4wEfB12.txt") and is no name the person gave it.
+    parsed = parse_document(data, filename=_filename(document), name=document.source,
+                            on_progress=lambda done, total: _progress(
+                                document_id, document.content_hash, progress_done=done, progress_total=total))
     text = parsed.text
-    title = (parsed.title or PurePosixPath(document.source).stem).strip()[:500]
+    title = parsed.title.strip()[:500]
 
     _progress(document_id, document.content_hash, status=Status.CHUNKING)
     config = ChunkingConfig(strategy=collection.chunker, size=collection.chunk_size,

@@ -140,3 +140,50 @@ def test_html_and_word_documents_holding_a_table_are_marked_and_queued():
         document.refresh_from_db()
     assert [d.source for d in every if not d.is_current()] == ["stock.html", "stock.docx"]
     assert [d.status for d in every if not d.is_current()] == [Document.Status.QUEUED] * 2
+
+
+def test_plain_text_read_differently_and_documents_titled_by_their_storage_name_are_marked_and_queued(settings,
+                                                                                                        tmp_path):
+    from django.core.files.base import ContentFile
+
+    from corpus.ingest.parse.text import BINARY_MESSAGE
+    from corpus.models import Document
+
+    settings.MEDIA_ROOT = tmp_path  # files stored under the names given, no earlier run's beside them
+    plain = importlib.import_module("corpus.migrations.0028_stale_plain_text_documents")
+    collection = make_collection("plain")
+
+    def built(source, media_type, text, *, title, stored=None, data=b"x"):
+        document = _built(collection, source, "")
+        document.media_type, document.text, document.title = media_type, text, title
+        document.file.save(stored or source, ContentFile(data), save=False)
+        document.save()
+        assert document.is_current()
+        return document
+
+    paragraph = "The relay host takes the mail of the network.\nIt keeps it until the link is up.\n"
+    sectioned = built("guide.txt", "text/plain", f"{paragraph}\nRelay clients\n\n{paragraph}", title="guide")
+    titled = built("readme.txt", "text/plain", f"Postfix Guide\n\n{paragraph}", title="readme")
+    unchanged = built("notes.txt", "text/plain", paragraph, title="notes")
+    suffixed = built("setup.txt", "text/plain", paragraph, title="setup_4wEfB12", stored="setup_4wEfB12.txt")
+    spaced = built("My notes.md", "text/markdown", "no heading", title="My_notes", stored="My_notes.md")
+    stated = built("report.md", "text/markdown", "# Report", title="Report")
+    struck = built("bold.md", "text/markdown", "B\x08Bold", title="bold")
+    refused = built("POSTFIX_README", "text/plain", "", title="POSTFIX_README", data=b"P\x08Po\x08ostfix")
+    refused.status, refused.error = Document.Status.FAILED, BINARY_MESSAGE
+    refused.save()
+    underlined = built("README.txt", "text/x-rst", "Guide\n=====\n\nText.\n", title="Guide")
+    django = built("forms.txt", "text/x-rst", "Forms\n=====\n\n.. note:: Text.\n", title="Forms")
+    junk = built("junk.txt", "text/plain", "", title="junk", data=b"\x01\x02\x03")
+    junk.status, junk.error = Document.Status.FAILED, BINARY_MESSAGE
+    junk.save()
+
+    plain.mark_stale(apps, None)
+
+    every = (sectioned, titled, unchanged, suffixed, spaced, stated, struck, refused, underlined, django, junk)
+    for document in every:
+        document.refresh_from_db()
+    assert [d.source for d in every if d.status == Document.Status.QUEUED] == [
+        "guide.txt", "readme.txt", "setup.txt", "My notes.md", "bold.md", "POSTFIX_README", "README.txt"]
+    assert unchanged.is_current() and stated.is_current() and django.is_current()
+    assert junk.status == Document.Status.FAILED

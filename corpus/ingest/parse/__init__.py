@@ -14,7 +14,7 @@ from pathlib import PurePath
 
 from django.conf import settings
 
-from corpus.ingest.parse.base import Heading, ParsedDocument, ParseError, Progress
+from corpus.ingest.parse.base import Heading, ParsedDocument, ParseError, Progress, name_title, title_heading
 from corpus.ingest.parse.delimited import parse_csv
 from corpus.ingest.parse.detect import detect_media_type, normalise_media_type
 from corpus.ingest.parse.epub import parse_epub
@@ -40,6 +40,7 @@ from corpus.ingest.parse.formats import (
 )
 from corpus.ingest.parse.htmltext import parse_html
 from corpus.ingest.parse.images import parse_image
+from corpus.ingest.parse.layout import layout_headings, layout_title
 from corpus.ingest.parse.limits import check_text_length, size_text
 from corpus.ingest.parse.mail import parse_eml
 from corpus.ingest.parse.markup import markdown_headings, rst_headings
@@ -59,15 +60,23 @@ _STRUCTURED: dict[str, Callable[[bytes], tuple[str, list[Heading], str | None]]]
 }
 
 
-def parse_document(data: bytes, *, filename: str, media_type: str | None = None,
+def parse_document(data: bytes, *, filename: str, name: str | None = None, media_type: str | None = None,
                    max_bytes: int | None = None, on_progress: Progress | None = None) -> ParsedDocument:
-    """Parse a file's bytes. `media_type` (e.g. from an upload) is used when it is a supported
-    type and the bytes do not say otherwise (a PDF, an image or a ZIP-based format is recognised by its
-    content); `max_bytes` defaults to settings.MAX_UPLOAD_BYTES. The title falls back to the file name's
-    stem. The author and dates come from the file's own properties when its format states them
-    (corpus.ingest.parse.properties). Raises ParseError for empty, binary, undecodable, damaged,
-    text-less, over-limit or unsupported files. Scanned PDF pages and images are read by OCR
-    (corpus.ingest.parse.ocr), `on_progress` told of each page read."""
+    """Parse a file's bytes. `filename` tells the type by its extension (a stored file's name will
+    do); `media_type` (e.g. from an upload) is used when it is a supported type and the bytes do not
+    say otherwise (a PDF, an image or a ZIP-based format is recognised by its content); `max_bytes`
+    defaults to settings.MAX_UPLOAD_BYTES.
+
+    The title, one rule for every format: the title the file states (its properties, front matter,
+    <title>), else the heading that titles it (base.title_heading; in plain text, whose headings are
+    found by layout, only one that opens the text: layout.layout_title), else `name`, the name the
+    person gave the file (an upload's name, a path, a URL; default `filename`), without its extension
+    (base.name_title), never a storage name. The author and dates come from the file's own properties
+    when its format states them (corpus.ingest.parse.properties).
+
+    Raises ParseError for empty, binary, undecodable, damaged, text-less, over-limit or unsupported
+    files. Scanned PDF pages and images are read by OCR (corpus.ingest.parse.ocr), `on_progress`
+    told of each page read."""
     limit = max_bytes if max_bytes is not None else _default_limit()
     if len(data) > limit:
         raise ParseError(f"The file is {size_text(len(data))}, over the {size_text(limit)} limit.")
@@ -81,14 +90,13 @@ def parse_document(data: bytes, *, filename: str, media_type: str | None = None,
         kind = RST  # clients call any .txt file text/plain
     else:
         kind = declared
-    stem = PurePath(filename).stem or filename or "Untitled"
     # Folded here, once for every format, before anything takes offsets into the text.
     document = fold_document(_parse(data, kind, filename, on_progress))
     check_text_length(len(document.text))
     if not document.text.strip():
         raise ParseError("The file contains no text.")
     if not document.title:
-        document.title = stem
+        document.title = name_title(name or filename) or "Untitled"
     properties = read_properties(data, document.media_type)
     document.author, document.created, document.modified = properties.author, properties.created, properties.modified
     return document
@@ -99,13 +107,14 @@ def _parse(data: bytes, kind: str, filename: str, on_progress: Progress | None) 
         text = decode_text(data)
         if kind == MARKDOWN:
             headings, title = markdown_headings(text)
-            title = title or next((h.title for h in headings if h.level == 1), None)
-            return ParsedDocument(text, title or "", kind, headings)
+            return ParsedDocument(text, title or title_heading(headings) or "", kind, headings)
         if kind == RST:
             headings = rst_headings(text)
-            return ParsedDocument(text, headings[0].title if headings else "", kind, headings)
+            return ParsedDocument(text, title_heading(headings) or "", kind, headings)
         # Plain text is often a manual page as `man` rendered it: its hyphenated words whole again.
-        return ParsedDocument(rejoin_hyphenated(text), "", kind)
+        text = rejoin_hyphenated(text)
+        headings = layout_headings(text)
+        return ParsedDocument(text, layout_title(text, headings), kind, headings)
     if kind == HTML:
         text, headings, title = parse_html(data)
         if not text.strip():

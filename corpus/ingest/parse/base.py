@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import PurePosixPath
+from urllib.parse import urlsplit
 
 # Changes whenever parsing gives other text for the same file (2: compatibility characters folded,
 # PDF running headers and footers dropped, PDF headings set apart): it is part of the collection's
@@ -40,6 +42,26 @@ def reads_as_heading(title: str) -> bool:
     """Whether the words of a line marked as a heading (Markdown `#`) read as one: at most
     MAX_HEADING_CHARS characters and not several sentences (two or more sentence breaks)."""
     return len(title) <= MAX_HEADING_CHARS and len(_SENTENCE_BREAK.findall(title)) < 2
+
+
+def title_heading(headings: Sequence[Heading]) -> str | None:
+    """The heading that titles a document, one rule for every format with headings: its first
+    level-0 heading (a Word "Title"), else its first level-1 heading; None without either."""
+    return next((h.title for h in headings if h.level == 0), None) or \
+        next((h.title for h in headings if h.level == 1), None)
+
+
+def name_title(name: str) -> str:
+    """The title a document's name gives when the document states none: the last part of the name
+    the person gave it (an upload's name, a path, a URL) without its extension ("guides/setup.txt"
+    gives "setup", "https://example.org/zebras/index.html" "index"), a bare URL its host; "" for
+    an empty name."""
+    if "://" in name:
+        parts = urlsplit(name)
+        last = PurePosixPath(parts.path).name if parts.path.strip("/") else ""
+        return PurePosixPath(last).stem if last else parts.hostname or ""
+    last = PurePosixPath(name.replace("\\", "/")).name
+    return PurePosixPath(last).stem or last
 
 
 @dataclass

@@ -16,13 +16,11 @@ elements than MAX_MARKUP_ELEMENTS is refused before lxml builds its tree; libxml
 from __future__ import annotations
 
 import re
-from pathlib import PurePosixPath
-from urllib.parse import urlsplit
 
 import lxml.html
 from lxml import etree
 
-from corpus.ingest.parse.base import Heading, ParseError
+from corpus.ingest.parse.base import Heading, ParseError, name_title, title_heading
 from corpus.ingest.parse.limits import check_markup
 from corpus.ingest.parse.tables import CellBudget, cell_text, table_rows, table_text
 from corpus.ingest.parse.text import decode_text
@@ -279,8 +277,7 @@ def parse_html(data: bytes) -> tuple[str, list[Heading], str | None]:
     walker = _Walker()
     walker.walk(root)
     text = walker.out.text()
-    first_h1 = next((h.title for h in walker.headings if h.level == 1), "")
-    return text, walker.headings, page_title(head, first_h1) or None
+    return text, walker.headings, page_title(head, title_heading(walker.headings) or "") or None
 
 
 def head_title(root) -> str:
@@ -297,9 +294,4 @@ def page_title(head: str, first_h1: str, location: str = "") -> str:
     (head_title), else its first <h1>, else the last part of its URL or file name without the
     extension ("https://example.org/zebras/index.html" gives "index", "https://example.org/" the
     host); "" when none of them says anything."""
-    title = head or first_h1
-    if title or not location:
-        return title
-    parts = urlsplit(location)
-    name = PurePosixPath(parts.path).name if parts.path.strip("/") else ""
-    return PurePosixPath(name).stem if name else parts.hostname or ""
+    return head or first_h1 or name_title(location)

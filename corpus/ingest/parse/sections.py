@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from corpus.ingest.parse.base import Heading, normalise_newlines
+from corpus.ingest.parse.base import Heading, normalise_newlines, title_heading
 from corpus.ingest.parse.limits import max_text_chars, text_error
 
 _SEPARATOR = "\n\n"
@@ -54,8 +54,7 @@ class Sections:
 
     def title(self) -> str | None:
         """The first level-0 heading (a Word "Title"), else the first level-1 one, else None."""
-        return next((h.title for h in self.headings if h.level == 0), None) or \
-            next((h.title for h in self.headings if h.level == 1), None)
+        return title_heading(self.headings)
 
     def _append(self, text: str) -> int:
         if self.length:

@@ -21,6 +21,11 @@ _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 # Above this share of control characters the "text" is really binary data.
 _MAX_CONTROL_SHARE = 0.01
 
+# nroff's emphasis for a line printer, as Debian ships it in READMEs (Postfix's) and `man` writes it
+# without a pager: bold is a character struck twice ("P\bP"), underline an underscore struck under
+# it ("_\bx", or "x\b_"); bold underline chains them ("_\bx\bx").
+_OVERSTRIKE = re.compile(r"[^\x08\n](?:\x08[^\x08\n])+")
+
 BINARY_MESSAGE = "The file looks like binary data, not text, so there is nothing to read in it."
 UNDECODABLE_MESSAGE = ("The file is not UTF-8 text and its character encoding could not be recognised. "
                        "Save it as UTF-8 and upload it again.")
@@ -29,7 +34,8 @@ UNDECODABLE_MESSAGE = ("The file is not UTF-8 text and its character encoding co
 def decode_text(data: bytes, *, declared: str | None = None) -> str:
     """Decode a text file: a byte-order mark wins, then `declared` (e.g. an HTML meta charset), then
     UTF-8, then Windows-1252 (a superset of Latin-1's printable characters) when that yields clean
-    text. Newlines come out as \\n. Raises ParseError for binary data or an unknown encoding."""
+    text. Overstruck characters (nroff's bold and underline) come out plain (strip_overstrike), before
+    anything judges the text. Newlines come out as \\n. Raises ParseError for binary data or an unknown encoding."""
     for bom, codec, name in _BOMS:
         if data.startswith(bom):
             try:
@@ -56,12 +62,29 @@ def decode_text(data: bytes, *, declared: str | None = None) -> str:
         text = data.decode("cp1252")
     except UnicodeDecodeError:
         raise ParseError(UNDECODABLE_MESSAGE) from None
+    text = strip_overstrike(text)
     if _CONTROL.search(text):
         raise ParseError(UNDECODABLE_MESSAGE)
     return normalise_newlines(text)
 
 
+def strip_overstrike(text: str) -> str:
+    """`text` as the overstruck characters read: "P\\bPo\\bo" is "Po", "_\\bx" and "x\\b_" are "x".
+    Characters struck over different ones keep the last one that is not an underscore (what
+    `col -b` keeps, underlines aside); a backspace that strikes nothing stays."""
+    if "\x08" not in text:
+        return text
+    return _OVERSTRIKE.sub(_struck, text)
+
+
+def _struck(match: re.Match) -> str:
+    struck = match.group()[::2]  # the characters, without the backspaces between them
+    shown = [c for c in struck if c != "_"]
+    return shown[-1] if shown else "_"
+
+
 def _checked(text: str) -> str:
+    text = strip_overstrike(text)
     if "\x00" in text or len(_CONTROL.findall(text)) > _MAX_CONTROL_SHARE * len(text):
         raise ParseError(BINARY_MESSAGE)
     return normalise_newlines(text)

@@ -36,6 +36,18 @@ def test_headings_do_not_run_into_the_next_sentence():
         "Keep a copy of the file before large changes: the program never rewrites it, but an editor may."]
 
 
+def test_a_plain_text_section_title_of_more_words_heads_its_sentences_and_is_not_quoted():
+    # A chunk of Postfix's BASIC_CONFIGURATION_README starts at its section title (corpus.ingest.parse.layout).
+    text = ("What you need to know about Postfix logging\n\n"
+            "Postfix daemon processes run in the background, and log problems and normal activity to the syslog "
+            "daemon.\n")
+    blocks = parse_blocks(text)
+    assert [(b.kind, b.heading) for b in blocks] == [
+        (HEADING, "What you need to know about Postfix logging"),
+        (PARAGRAPH, "What you need to know about Postfix logging")]
+    assert split_sentences(text) == [blocks[1].text]
+
+
 def test_a_short_sentence_or_a_lower_case_line_stays_a_paragraph():
     kinds = [b.kind for b in parse_blocks("Restart it.\n\nsee the notes below\n\nWhy does it fail?\n\nText here.\n")]
     assert kinds == [PARAGRAPH] * 4

@@ -31,12 +31,13 @@ def heading_lines(document) -> list[tuple[int, str, str]]:
 
 # --- plain text and encodings ---
 
-def test_plain_text_is_kept_and_titled_by_file_name():
-    document = parse("plain.txt")
+def test_plain_text_is_kept_and_titled_by_its_title_line():
+    document = parse("plain.txt")  # "Plain notes", a blank line, a paragraph
     assert document.media_type == TEXT
     assert document.text == (FILES / "plain.txt").read_text()
-    assert document.title == "plain"
-    assert document.headings == [] and document.pages == []
+    assert document.title == "Plain notes"
+    assert heading_lines(document) == [(1, "Plain notes", "Plain notes")] and document.pages == []
+    # Without a title line the file's name titles it (tests/corpus/ingest/test_parse_plain_text.py).
 
 
 def test_utf8_bom_is_dropped_and_newlines_normalised():
@@ -186,6 +187,18 @@ def test_txt_written_in_rst_is_detected_as_rst():
     assert detect_media_type("guide_rst.txt", data) == RST
     assert parse("guide_rst.txt", media_type="text/plain").media_type == RST
     assert detect_media_type("plain.txt", (FILES / "plain.txt").read_bytes()) == TEXT
+
+
+def test_txt_with_underlined_titles_but_no_rst_markup_is_plain_text_with_all_its_headings():
+    # Debian's READMEs underline some titles and set others alone on their line; none writes reST markup.
+    text = ("adduser in Debian\n=================\n\nThis package installs adduser and deluser.\n\n"
+            "Documentation\n\nSee the manual pages for the options they take.\n\n"
+            "Configuration files\n-------------------\n\nThe defaults live in /etc/adduser.conf.\n")
+    document = parse_document(text.encode(), filename="README.txt", media_type="text/plain")
+    assert document.media_type == TEXT
+    assert [(h.level, h.title) for h in document.headings] == [
+        (1, "adduser in Debian"), (3, "Documentation"), (2, "Configuration files")]  # bare lines below underlines
+    assert document.title == "adduser in Debian"
 
 
 # --- HTML ---

@@ -413,3 +413,33 @@ def test_a_file_is_read_as_what_it_is_stored_as_not_as_its_source_name_says(djan
     assert document.status == Status.READY
     assert (document.title, document.media_type) == ("Purple zebras of the Tarn valley", "text/markdown")
     assert "spring.\n\n## Visiting" in document.text  # read as Markdown: its lines and headings kept
+
+
+@pytest.mark.django_db
+def test_a_changed_text_file_keeps_the_title_its_name_gives_not_its_storage_name(django_capture_on_commit_callbacks):
+    collection = make_collection()
+    first = ingest(collection, b"relay settings live in main.cf.\n", "guides/postfix-basic.txt",
+                   django_capture_on_commit_callbacks)
+    # The changed file is stored while the old one is still there: Django gives it a suffix.
+    second = ingest(collection, b"relay settings live in main.cf, and more.\n", "guides/postfix-basic.txt",
+                    django_capture_on_commit_callbacks)
+    assert first.pk == second.pk and second.status == Status.READY
+    assert second.file.name != "postfix-basic.txt" and "postfix-basic_" in second.file.name
+    assert second.title == "postfix-basic"
+    assert {c.context for c in Chunk.objects.filter(document=second)} == {"postfix-basic"}
+
+
+@pytest.mark.django_db
+def test_plain_text_sections_give_chunks_their_heading_path(django_capture_on_commit_callbacks):
+    paragraph = b"The relay host takes the mail of the whole network and keeps it until the link is up.\n"
+    data = (b"Postfix Basic Configuration\n\nIntroduction\n\n" + paragraph * 3
+            + b"\nWhat clients to relay mail from\n\n"
+            + b"By default, Postfix will forward mail from clients in authorized network blocks.\n" + paragraph * 3)
+    document = ingest(make_collection(chunk_size=48), data, "postfix.txt", django_capture_on_commit_callbacks)
+    assert document.title == "Postfix Basic Configuration"
+    chunks = list(Chunk.objects.filter(document=document).order_by("chunk_index"))
+    relay = next(c for c in chunks if "forward mail from clients" in c.text)
+    assert relay.text.startswith("What clients to relay mail from\n\nBy default")
+    assert relay.heading_path == "What clients to relay mail from"
+    assert relay.context == "Postfix Basic Configuration > What clients to relay mail from"
+    assert not any(c.text.rstrip().endswith("What clients to relay mail from") for c in chunks if c is not relay)

@@ -34,10 +34,10 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from chat.evaluation.metrics import normalise, write_items, write_sources_only_set
+from corpus.ingest.parse.text import strip_overstrike
 
 # `apropos -l` lines: "git-clean (1)        - Remove untracked files from the working tree"
 _APROPOS_LINE = re.compile(r"^(\S+) \((\w+)\)\s+- (.+)$")
-_OVERSTRIKE = re.compile(r".\x08")  # bold and underline as nroff writes them for a printer
 _SGR = re.compile(r"\x1b\[[0-9;]*m")
 MIN_QUESTION_WORDS = 4
 
@@ -61,7 +61,9 @@ def parse_apropos(lines: Iterable[str]) -> list[tuple[str, str, str]]:
 
 
 def plain_text(rendered: str) -> str:
-    return _SGR.sub("", _OVERSTRIKE.sub("", rendered))
+    """A rendered page without nroff's overstruck bold and underline (the text parser's own rule) and
+    terminal colour codes."""
+    return _SGR.sub("", strip_overstrike(rendered))
 
 
 def without_description(text: str, description: str) -> str | None:
