@@ -140,3 +140,46 @@ def test_html_and_word_documents_holding_a_table_are_marked_and_queued():
         document.refresh_from_db()
     assert [d.source for d in every if not d.is_current()] == ["stock.html", "stock.docx"]
     assert [d.status for d in every if not d.is_current()] == [Document.Status.QUEUED] * 2
+
+
+def test_word_and_opendocument_documents_holding_a_list_are_marked_and_queued():
+    import io
+
+    import docx
+    from django.core.files.base import ContentFile
+
+    from corpus.models import Document
+    from tests import formats
+
+    lists = importlib.import_module("corpus.migrations.0028_stale_list_documents")
+    collection = make_collection("listed")
+
+    def word(style: str | None) -> bytes:
+        document = docx.Document()  # its styles.xml numbers "List Bullet", used or not
+        document.add_paragraph("Stock")
+        document.add_paragraph("rakes", style=style)
+        out = io.BytesIO()
+        document.save(out)
+        return out.getvalue()
+
+    def built(source, media_type, data):
+        document = _built(collection, source, "")
+        document.media_type = media_type
+        document.file.save(source, ContentFile(data), save=False)
+        document.save()
+        return document
+
+    docx_type = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    odt_type = "application/vnd.oasis.opendocument.text"
+    every = (built("bullets.docx", docx_type, word("List Bullet")),
+             built("letter.docx", docx_type, word(None)),
+             built("broken.docx", docx_type, b"PK not a zip"),
+             built("log.odt", odt_type, formats.odt()),  # holds a list
+             built("notes.md", "text/markdown", b"- a list\n- of Markdown"))
+
+    lists.mark_stale(apps, None)
+
+    for document in every:
+        document.refresh_from_db()
+    assert [d.source for d in every if not d.is_current()] == ["bullets.docx", "log.odt"]
+    assert [d.status for d in every if not d.is_current()] == [Document.Status.QUEUED] * 2
