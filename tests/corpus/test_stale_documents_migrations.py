@@ -183,3 +183,28 @@ def test_word_and_opendocument_documents_holding_a_list_are_marked_and_queued():
         document.refresh_from_db()
     assert [d.source for d in every if not d.is_current()] == ["bullets.docx", "log.odt"]
     assert [d.status for d in every if not d.is_current()] == [Document.Status.QUEUED] * 2
+
+
+def test_documents_with_a_chunk_starting_inside_a_code_fence_are_marked_and_queued():
+    from corpus.models import Document
+
+    fenced = importlib.import_module("corpus.migrations.0029_stale_fenced_documents")
+    collection = make_collection("fenced")
+
+    def built(source, chunks):
+        document = make_document(collection, source, chunks)
+        document.built_hash = document.content_hash = "h"
+        document.built_signature = collection.pipeline_signature()
+        document.save()
+        return document
+
+    cut = built("cut.md", ["Intro.\n\n```text\nline 1\n\n", "line 2\n```\n\nSummary.\n"])
+    whole = built("whole.md", ["Intro.\n\n", "```text\nline 1\n\nline 2\n```\n\nSummary.\n"])
+    prose = built("prose.md", ["No code here.\n\n", "None at all.\n"])
+
+    fenced.mark_stale(apps, None)
+
+    for document in (cut, whole, prose):
+        document.refresh_from_db()
+    assert [d.source for d in (cut, whole, prose) if not d.is_current()] == ["cut.md"]
+    assert cut.status == Document.Status.QUEUED and whole.status == Document.Status.READY
