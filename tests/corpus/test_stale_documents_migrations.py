@@ -208,3 +208,30 @@ def test_documents_with_a_chunk_starting_inside_a_code_fence_are_marked_and_queu
         document.refresh_from_db()
     assert [d.source for d in (cut, whole, prose) if not d.is_current()] == ["cut.md"]
     assert cut.status == Document.Status.QUEUED and whole.status == Document.Status.READY
+
+
+def test_markdown_documents_with_reference_links_or_marked_up_headings_are_marked_and_queued():
+    from corpus.models import Document
+
+    markdown = importlib.import_module("corpus.migrations.0030_stale_markdown_documents")
+    collection = make_collection("markdown")
+
+    def built(source, chunks, heading_path="Guide"):
+        document = _built(collection, source, heading_path)
+        document.media_type = "text/markdown"
+        document.text = "".join(chunks)
+        document.save()
+        return document
+
+    linked = built("linked.md", ["Inside a [Worker Thread][wt].\n\n[wt]: https://nodejs.org/wt\n"])
+    undefined = built("undefined.md", ["Inside a [Worker Thread][wt], defined nowhere; [x]: y is text.\n"])
+    coded = built("coded.md", ["Options.\n"], heading_path="Options > `asObject` (Boolean)")
+    plain = built("plain.md", ["No links.\n"], heading_path="Options > asObject (Boolean)")
+
+    markdown.mark_stale(apps, None)
+
+    every = (linked, undefined, coded, plain)
+    for document in every:
+        document.refresh_from_db()
+    assert [d.source for d in every if not d.is_current()] == ["linked.md", "coded.md"]
+    assert linked.status == coded.status == Document.Status.QUEUED

@@ -42,6 +42,7 @@ from corpus.ingest.parse.htmltext import parse_html
 from corpus.ingest.parse.images import parse_image
 from corpus.ingest.parse.limits import check_text_length, size_text
 from corpus.ingest.parse.mail import parse_eml
+from corpus.ingest.parse.markdown_inline import inline_references
 from corpus.ingest.parse.markup import markdown_headings, rst_headings
 from corpus.ingest.parse.odt import parse_odt
 from corpus.ingest.parse.pdf import parse_pdf
@@ -98,6 +99,7 @@ def _parse(data: bytes, kind: str, filename: str, on_progress: Progress | None) 
     if kind in (TEXT, MARKDOWN, RST):
         text = decode_text(data)
         if kind == MARKDOWN:
+            text = inline_references(text)
             headings, title = markdown_headings(text)
             title = title or next((h.title for h in headings if h.level == 1), None)
             return ParsedDocument(text, title or "", kind, headings)
