@@ -243,6 +243,7 @@ class _Doc:
         # Cutting before these tokens splits at whitespace: the nicest place for a forced cut.
         self.spaced_first = gap & self.word_first
         self.fences = fence_blocks(text) if "```" in text or "~~~" in text else []
+        self.fence_starts = [fence.start for fence in self.fences]
         self.sections: dict[int, int] = {}  # chunk start -> the section it is about ("markdown")
 
     def count(self, start: int, end: int) -> int:
@@ -269,12 +270,12 @@ class _Doc:
     def whole_fence(self, start: int, end: int, size: int) -> bool:
         """Whether [start, end) is one fenced code block (give or take the white space around it)
         of at most `size` tokens."""
-        fence = fence_at(self.fences, start + 1) if self.fences else None
+        fence = fence_at(self.fences, start + 1, self.fence_starts) if self.fences else None
         return (fence is not None and not self.text[start:fence.start].strip()
                 and not self.text[fence.end:end].strip() and self.count(fence.start, fence.end) <= size)
 
     def _in_small_fence(self, offset: int, size: int) -> bool:
-        fence = fence_at(self.fences, offset)
+        fence = fence_at(self.fences, offset, self.fence_starts)
         return fence is not None and self.count(fence.start, fence.end) <= size
 
     def cut_token(self, first: int, limit: int, window: int) -> int | None:

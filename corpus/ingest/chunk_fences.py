@@ -49,9 +49,10 @@ def fence_blocks(text: str) -> list[Fence]:
     return fences
 
 
-def fence_at(fences: list[Fence], offset: int) -> Fence | None:
-    """The fence that `offset` falls strictly inside (after its start, before its end), if any."""
-    i = bisect_right([fence.start for fence in fences], offset) - 1
+def fence_at(fences: list[Fence], offset: int, starts: list[int] | None = None) -> Fence | None:
+    """The fence that `offset` falls strictly inside (after its start, before its end), if any;
+    `starts`: the fences' starts, when the caller keeps them (for many look-ups)."""
+    i = bisect_right([fence.start for fence in fences] if starts is None else starts, offset) - 1
     if i >= 0 and fences[i].start < offset < fences[i].end:
         return fences[i]
     return None
