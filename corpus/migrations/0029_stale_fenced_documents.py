@@ -23,8 +23,9 @@ def mark_stale(apps, schema_editor):
         fences = fence_blocks(document.text)
         if not fences:
             continue
+        fence_starts = [fence.start for fence in fences]
         starts = Chunk.objects.filter(document_id=document.pk).values_list("start", flat=True)
-        if any(fence_at(fences, start) for start in starts):
+        if any(fence_at(fences, start, fence_starts) for start in starts):
             stale.add(document.pk)
     if not stale:
         return
