@@ -8,7 +8,7 @@ between its lines, and refenced() gives each piece its fence back when it is sho
 Fences as CommonMark opens them (also corpus.ingest.parse.markup, chat.answering.blocks): a line of
 three or more backticks or tildes, indented at most three spaces (a backtick fence's info string
 holds no backtick), closed by a line of the same character at least as long with nothing after it,
-or by the end of the text.
+or by the end of the text; but a bare run right under a line no longer than it is a reST underline.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def fence_blocks(text: str) -> list[Fence]:
     for match in _FENCE.finditer(text):
         marker, rest = match.group(1), match.group(2)
         if open_match is None:
-            if not (marker[0] == "`" and "`" in rest):  # else inline code at a line's start, not a fence
+            if not (marker[0] == "`" and "`" in rest) and not _underline(text, match):
                 open_match = match
             continue
         opening = open_match.group(1)
@@ -47,6 +47,15 @@ def fence_blocks(text: str) -> list[Fence]:
     if open_match is not None:
         fences.append(Fence(open_match.start(), len(text), open_match.end(), len(text), open_match.group(1)))
     return fences
+
+
+def _underline(text: str, match: re.Match) -> bool:
+    """A bare run of fence characters right under a line at most as long: a reStructuredText section
+    underline ("Options\n~~~~~~~"), which a .txt or .rst document (Django's docs) is full of."""
+    if match.group(2).strip() or match.start() == 0:
+        return False
+    previous = text[text.rfind("\n", 0, match.start() - 1) + 1:match.start() - 1]
+    return bool(previous.strip()) and len(previous.rstrip()) <= len(match.group(0).rstrip())
 
 
 def fence_at(fences: list[Fence], offset: int, starts: list[int] | None = None) -> Fence | None:

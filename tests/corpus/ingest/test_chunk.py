@@ -525,3 +525,12 @@ def test_a_fence_that_fits_only_without_its_heading_is_cut_rather_than_overflow_
     spans = chunk_text(text, ChunkingConfig("markdown", size), headings=[Heading(0, 2, "Example")])
     assert_partition(text, spans, size)
     assert text[spans[0].start:spans[0].end].startswith("## Example\n\n```js\nconst pino")
+
+
+def test_a_rest_underline_of_tildes_opens_no_fence():
+    from corpus.ingest.chunk_fences import fence_blocks
+
+    rest = "Options\n~~~~~~~\n\nSome text.\n\nMore\n~~~~\n\nText.\n"
+    assert fence_blocks(rest) == []
+    markdown = "Text.\n\n~~~\ncode\n~~~\n\nAfter a line:\n~~~\nmore code\n~~~\n"
+    assert [markdown[f.start:f.end] for f in fence_blocks(markdown)] == ["~~~\ncode\n~~~\n", "~~~\nmore code\n~~~\n"]
