@@ -25,6 +25,7 @@ from accounts.quotas import UserQuota
 from chat.answering.support import support_for
 from chat.markdown import TAG_OR_TEXT, render_markdown
 from chat.retrieval.query_batching import embed_queries
+from corpus.ingest.chunk_fences import fence_blocks, fence_ends, refenced
 from corpus.models import Chunk, Document
 
 logger = logging.getLogger(__name__)
@@ -201,11 +202,16 @@ def _markdown_html(text: str, highlight: Highlight) -> SafeString:
             line_start = line_end + 1
     for offset, marker in sorted(inserts, key=lambda item: item[0], reverse=True):
         segment = segment[:offset] + marker + segment[offset:]
-    body = _marks_on_text(str(render_markdown(segment)), re.compile(f"(zqmk{nonce}[foc])"))
+    # Each of the three parts is rendered alone: a code block the segment cuts (corpus.ingest.chunk_fences:
+    # one longer than a chunk) is closed and opened again where it is cut, so code stays code.
+    fences = fence_blocks(text)
+    before, after = fence_ends(text, seg_start, seg_end, fences)
+    body = _marks_on_text(str(render_markdown(before + segment + after)), re.compile(f"(zqmk{nonce}[foc])"))
     segment_id = "" if 'id="passage"' in body else ' id="passage"'
     return format_html('<div class="doc markdown">{}<div class="passage segment"{}>{}</div>{}</div>',
-                       render_markdown(text[:seg_start]), mark_safe(segment_id),  # noqa: S308 — a constant
-                       mark_safe(body), render_markdown(text[seg_end:]))  # noqa: S308 — sanitised Markdown
+                       render_markdown(refenced(text, 0, seg_start, fences)),
+                       mark_safe(segment_id),  # noqa: S308 — a constant
+                       mark_safe(body), render_markdown(refenced(text, seg_end, len(text), fences)))  # noqa: S308 — sanitised Markdown
 
 
 def _marks_on_text(html: str, marker: re.Pattern) -> str:

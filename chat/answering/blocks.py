@@ -7,7 +7,9 @@ tells what it is about. Besides Markdown and reST headings (a `#` line too long 
 sentences is prose, as at ingestion), a paragraph of one short line without
 final punctuation is a heading (PDF text gives headings so, set apart at ingestion). Display
 text turns reST inline markup into Markdown (``code`` to `code`, :func:`~a.b.c` to `c`,
-`link <url>`_ to link).
+`link <url>`_ to link) and Markdown into what a reader should see (links within the author's
+site, images and inline HTML as text: corpus.ingest.parse.markdown_inline.readable); a heading
+shown or read under a sentence is its words without markup (display_heading).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 
 from corpus.ingest.parse.base import reads_as_heading
 from corpus.ingest.parse.layout import reads_as_title
+from corpus.ingest.parse.markdown_inline import plain, readable
 
 HEADING, PARAGRAPH, ITEM, ROW, CODE = "heading", "paragraph", "item", "row", "code"
 
@@ -251,8 +254,15 @@ _CODE_SPAN = re.compile(r"(`+)[^`]*\1")
 _PLAIN_ROLES = {"doc", "ref", "term", "pep", "rfc", "abbr", "dfn", "download", "numref", "envvar"}
 
 
+def display_heading(text: str) -> str:
+    """A heading as its words read, without Markdown or reST markup ("`asObject` (Boolean)" reads
+    "asObject (Boolean)")."""
+    return plain(display_text(text))
+
+
 def display_text(text: str) -> str:
-    """reST inline markup as Markdown a reader can read; Markdown passes through unchanged."""
+    """reST inline markup as Markdown a reader can read; Markdown's links, images and inline HTML
+    as markdown_inline.readable() leaves them (a link stays one only to an absolute URL)."""
     def role(match: re.Match) -> str:
         name, body = match.group(1), match.group(2)
         label = body
@@ -271,7 +281,7 @@ def display_text(text: str) -> str:
     text = _REF.sub(r"\1", text)
     text = _LITERAL.sub(r"`\1`", text)
     text = _outside_code(text, lambda part: _WORD_REF.sub(r"\1", part))
-    return text.replace("\\ ", "").strip()
+    return readable(text.replace("\\ ", "").strip())
 
 
 def _outside_code(text: str, change) -> str:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from chat.answering import reading
-from chat.answering.blocks import CODE, ITEM, PARAGRAPH, ROW, Block, display_text, parse_blocks
+from chat.answering.blocks import CODE, ITEM, PARAGRAPH, ROW, Block, display_heading, display_text, parse_blocks
 from chat.answering.citations import quoted
 from chat.answering.sentence_vectors import text_vectors
 from chat.answering.text import ASKING_WORDS, content_terms, stem
@@ -126,7 +126,7 @@ def _sentences(blocks: Sequence[Block], *, n: int, rank: int,
                 header = cells  # a table's first row names its columns
             elif cells != header and any(c.strip() for c in cells):
                 sentences.append(Sentence(n=n, rank=rank, position=len(sentences), text=row_text(header, cells),
-                                          heading=display_text(block.heading), relevance=relevance_at(block.start),
+                                          heading=display_heading(block.heading), relevance=relevance_at(block.start),
                                           document=document, row=True))
             continue
         if block.kind not in (PARAGRAPH, ITEM):
@@ -144,7 +144,7 @@ def _sentences(blocks: Sequence[Block], *, n: int, rank: int,
             if len(part) > MAX_SENTENCE_CHARS:
                 part = part[:MAX_SENTENCE_CHARS].rsplit(" ", 1)[0] + " …"
             sentences.append(Sentence(n=n, rank=rank, position=len(sentences), text=part,
-                                      heading=display_text(block.heading), items=items, relevance=relevance,
+                                      heading=display_heading(block.heading), items=items, relevance=relevance,
                                       asks=part.endswith("?"), document=document))
     return sentences
 

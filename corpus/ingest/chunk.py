@@ -20,6 +20,13 @@ returned whole up to `max_chars`) and the pieces of a whitespace run longer than
 
 A table's rows stay under their header: no strategy but "sliding" cuts inside a Markdown table
 block where the block fits in a chunk, nor inside a row where it does not (chunk_tables).
+Code stays whole: the strategies that split at separators (recursive, markdown, the semantic ones)
+do not cut inside a fenced code block that fits in a chunk; a longer one is cut between its lines
+first, and chunk_fences.refenced() shows each piece as code.
+
+"markdown" cuts at every heading; a section too small to stand alone (TINY_SECTION_FRACTION) joins
+the section after it, and the chunk's `section` then names that section's heading, where its
+heading path is read (Span.heading_at).
 
 A document that would make more than `max_chunks` chunks raises TooManyChunks, as soon as its
 token count shows it (before any chunking work).
@@ -30,12 +37,13 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from corpus.ingest.chunk_fences import fence_at, fence_blocks
 from corpus.ingest.chunk_tables import cuts_outside_tables
 from corpus.ingest.embed import embed_texts
 from corpus.ingest.tokens import TokenIndex, tokenize
@@ -70,6 +78,13 @@ MIN_SEMANTIC_FRACTION = 0.125
 class Span:
     start: int
     end: int
+    # Where the chunk's heading path is read, when not at its start: a "markdown" chunk that opens with
+    # a tiny section joined to the next is about that next section (its heading's offset).
+    section: int | None = field(default=None, compare=False)
+
+    @property
+    def heading_at(self) -> int:
+        return self.start if self.section is None else self.section
 
 
 # A chunk's character bound, unless configured: this many characters per token of `size` (prose
@@ -145,6 +160,10 @@ def chunk_text(text: str, config: ChunkingConfig, *, headings: Sequence[Heading]
         else:
             cuts = _semantic_cuts(doc, config, embed)
         spans = doc.spans(cuts_outside_tables(text, cuts, doc.count, size))
+        if doc.sections:
+            spans = [replace(span, section=doc.sections[span.start])
+                     if span.start in doc.sections and doc.sections[span.start] < span.end else span
+                     for span in spans]
     spans = _bound_chars(doc, spans, config.char_limit)
     if max_chunks is not None and len(spans) > max_chunks:
         raise _too_many(max_chunks)
@@ -185,9 +204,9 @@ def _bound_chars(doc: _Doc, spans: list[Span], limit: int) -> list[Span]:
                     cut = low + match.start()
             if cut is None or cut <= start:
                 cut = high
-            bounded.append(Span(start, cut))
+            bounded.append(Span(start, cut, span.section if start == span.start else None))
             start = cut
-        bounded.append(Span(start, span.end))
+        bounded.append(Span(start, span.end, span.section if start == span.start else None))
     return bounded
 
 
@@ -223,6 +242,9 @@ class _Doc:
         gap[1:] = self.index.starts[1:] > self.index.ends[:-1]
         # Cutting before these tokens splits at whitespace: the nicest place for a forced cut.
         self.spaced_first = gap & self.word_first
+        self.fences = fence_blocks(text) if "```" in text or "~~~" in text else []
+        self.fence_starts = [fence.start for fence in self.fences]
+        self.sections: dict[int, int] = {}  # chunk start -> the section it is about ("markdown")
 
     def count(self, start: int, end: int) -> int:
         return bisect_left(self.starts, end) - bisect_left(self.starts, start)
@@ -237,9 +259,24 @@ class _Doc:
         inside = (i >= 0) & (word_starts[np.maximum(i, 0)] < values) & (values < word_ends[np.maximum(i, 0)])
         return values[~inside].tolist()
 
-    def separator_cuts(self, pattern: re.Pattern[str], start: int, end: int) -> list[int]:
-        """Ends of `pattern` matches strictly inside (start, end), at word boundaries."""
-        return self.safe([m.end() for m in pattern.finditer(self.text, start, end) if start < m.end() < end])
+    def separator_cuts(self, pattern: re.Pattern[str], start: int, end: int, size: int | None = None) -> list[int]:
+        """Ends of `pattern` matches strictly inside (start, end), at word boundaries; with `size`,
+        none inside a fenced code block of at most `size` tokens."""
+        cuts = self.safe([m.end() for m in pattern.finditer(self.text, start, end) if start < m.end() < end])
+        if size is not None and self.fences:
+            cuts = [cut for cut in cuts if not self._in_small_fence(cut, size)]
+        return cuts
+
+    def whole_fence(self, start: int, end: int, size: int) -> bool:
+        """Whether [start, end) is one fenced code block (give or take the white space around it)
+        of at most `size` tokens."""
+        fence = fence_at(self.fences, start + 1, self.fence_starts) if self.fences else None
+        return (fence is not None and not self.text[start:fence.start].strip()
+                and not self.text[fence.end:end].strip() and self.count(fence.start, fence.end) <= size)
+
+    def _in_small_fence(self, offset: int, size: int) -> bool:
+        fence = fence_at(self.fences, offset, self.fence_starts)
+        return fence is not None and self.count(fence.start, fence.end) <= size
 
     def cut_token(self, first: int, limit: int, window: int) -> int | None:
         """The token to start the next chunk at, for a chunk starting at token `first` that may not
@@ -313,20 +350,25 @@ def _sliding(doc: _Doc, size: int, overlap: int) -> list[Span]:
         first, start = following, doc.starts[following]
 
 
-def _recursive_cuts(doc: _Doc, start: int, end: int, level: int, size: int) -> list[int]:
+def _recursive_cuts(doc: _Doc, start: int, end: int, level: int, size: int, keep: int | None = None) -> list[int]:
     """Cuts for [start, end): split at the coarsest separator present, recurse into pieces still
-    over `size` with the finer ones (token windows last), then merge neighbours up to `size`."""
+    over `size` with the finer ones (token windows last), then merge neighbours up to `size`.
+    A fenced code block of at most `keep` tokens (default `size`) is never cut: one over `size`
+    (a smaller bound than `keep`) stands as a piece of its own."""
+    keep = size if keep is None else keep
     if doc.count(start, end) <= size:
+        return []
+    if keep > size and doc.whole_fence(start, end, keep):
         return []
     if level == len(_LEVELS):
         return doc.window_cuts(start, end, size)
-    separators = doc.separator_cuts(_LEVELS[level], start, end)
+    separators = doc.separator_cuts(_LEVELS[level], start, end, keep)
     if not separators:
-        return _recursive_cuts(doc, start, end, level + 1, size)
+        return _recursive_cuts(doc, start, end, level + 1, size, keep)
     atoms = [start]
     for a, b in pairwise([start, *separators, end]):
         if doc.count(a, b) > size:
-            atoms.extend(_recursive_cuts(doc, a, b, level + 1, size))
+            atoms.extend(_recursive_cuts(doc, a, b, level + 1, size, keep))
         atoms.append(b)
     return _merge(doc, atoms, size)
 
@@ -368,6 +410,7 @@ def _markdown_cuts(doc: _Doc, headings: Sequence[Heading], size: int) -> list[in
         if section_start > 0:
             if open_whole and doc.count(open_start, section_start) < tiny:
                 chunk_start = open_start
+                doc.sections[chunk_start] = section_start
             else:
                 cuts.append(section_start)
         inner = _section_cuts(doc, chunk_start, section_start, section_end, size)
@@ -384,8 +427,12 @@ def _section_cuts(doc: _Doc, start: int, heading_start: int, end: int, size: int
     head_tokens = doc.count(start, head_end)
     if head_end >= end or 2 * head_tokens > size or doc.safe([head_end]) != [head_end]:
         return _recursive_cuts(doc, start, end, 0, size)
-    # Leave room for the heading in the first chunk, then split the rest normally.
-    body = _recursive_cuts(doc, head_end, end, 0, size - head_tokens)
+    # Leave room for the heading in the first chunk, then split the rest normally. A code block that
+    # fits in a chunk but not beside the heading starts the next chunk, unless it comes first under
+    # the heading: then it is cut (chunk_fences.refenced shows both pieces as code).
+    body = _recursive_cuts(doc, head_end, end, 0, size - head_tokens, keep=size)
+    if doc.count(start, body[0] if body else end) > size:
+        body = _recursive_cuts(doc, head_end, end, 0, size - head_tokens)
     if not body:
         return []
     return [body[0], *_recursive_cuts(doc, body[0], end, 0, size)]
@@ -446,7 +493,7 @@ def _maxmin(doc: _Doc, units: list[int], vectors: np.ndarray, config: ChunkingCo
 def _unit_cuts(doc: _Doc, size: int) -> list[int]:
     """Cuts between sentence units (paragraphs and sentences), units over `size` split further."""
     length = len(doc.text)
-    separators = doc.separator_cuts(_UNIT, 0, length)
+    separators = doc.separator_cuts(_UNIT, 0, length, size)
     cuts: list[int] = []
     for a, b in pairwise([0, *separators, length]):
         if doc.count(a, b) > size:

@@ -268,7 +268,7 @@ def _build(document: Document) -> Built:
     spans = chunk_text(text, config, headings=parsed.headings, embed=embedding.embed_texts,
                        max_chunks=MAX_CHUNKS_PER_DOCUMENT)
     _check_spans(spans, text, overlapping=collection.overlapping)
-    paths = heading_paths(parsed.headings, [span.start for span in spans])
+    paths = heading_paths(parsed.headings, [span.heading_at for span in spans])
     chunk_texts = [text[span.start: span.end] for span in spans]
 
     _progress(document_id, document.content_hash, status=Status.CONTEXTUALIZING)

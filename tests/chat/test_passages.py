@@ -39,6 +39,22 @@ def test_markdown_lists_stay_lists_around_the_highlight():
     assert '<div class="passage segment">' in html and "zqmk" not in html
 
 
+def test_a_segment_that_cuts_a_code_block_shows_code_as_code_and_prose_as_prose():
+    # A code block longer than a chunk is cut between its lines (corpus.ingest.chunk_fences): the segment
+    # starts inside it, and the part before the segment ends inside it.
+    text = ("## Targets\n\n```text\nMain thread   Worker thread\n\nResult:\n- logger.level is the first gate.\n```\n\n"
+            "Summary:\n\n- If a target level is missing, it defaults to info.\n")
+    document = Document(text=text, media_type="text/markdown", source="transports.md")
+    sentence = "If a target level is missing, it defaults to info."
+    highlight = Highlight(segment=(text.index("Result:"), len(text)),
+                          support=((text.index("- If"), text.index(sentence) + len(sentence)),))
+    html = str(highlighted_document(document, highlight))
+    assert "<pre><code>Main thread   Worker thread\n</code></pre>" in html
+    assert "<pre><code>Result:\n- logger.level is the first gate.\n</code></pre>" in html
+    assert "<p>Summary:</p>" in html
+    assert f'<li><mark class="passage support" id="passage">{sentence}</mark></li>' in html
+
+
 @pytest.mark.django_db
 def test_a_citation_lands_on_the_supporting_sentence_of_its_pdf_page(client, user):
     text, pages = paged_text(PAGES)

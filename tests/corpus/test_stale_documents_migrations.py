@@ -187,3 +187,98 @@ def test_plain_text_read_differently_and_documents_titled_by_their_storage_name_
         "guide.txt", "readme.txt", "setup.txt", "My notes.md", "bold.md", "POSTFIX_README", "README.txt"]
     assert unchanged.is_current() and stated.is_current() and django.is_current()
     assert junk.status == Document.Status.FAILED
+
+
+def test_word_and_opendocument_documents_holding_a_list_are_marked_and_queued():
+    import io
+
+    import docx
+    from django.core.files.base import ContentFile
+
+    from corpus.models import Document
+    from tests import formats
+
+    lists = importlib.import_module("corpus.migrations.0029_stale_list_documents")
+    collection = make_collection("listed")
+
+    def word(style: str | None) -> bytes:
+        document = docx.Document()  # its styles.xml numbers "List Bullet", used or not
+        document.add_paragraph("Stock")
+        document.add_paragraph("rakes", style=style)
+        out = io.BytesIO()
+        document.save(out)
+        return out.getvalue()
+
+    def built(source, media_type, data):
+        document = _built(collection, source, "")
+        document.media_type = media_type
+        document.file.save(source, ContentFile(data), save=False)
+        document.save()
+        return document
+
+    docx_type = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    odt_type = "application/vnd.oasis.opendocument.text"
+    every = (built("bullets.docx", docx_type, word("List Bullet")),
+             built("letter.docx", docx_type, word(None)),
+             built("broken.docx", docx_type, b"PK not a zip"),
+             built("log.odt", odt_type, formats.odt()),  # holds a list
+             built("notes.md", "text/markdown", b"- a list\n- of Markdown"))
+
+    lists.mark_stale(apps, None)
+
+    for document in every:
+        document.refresh_from_db()
+    assert [d.source for d in every if not d.is_current()] == ["bullets.docx", "log.odt"]
+    assert [d.status for d in every if not d.is_current()] == [Document.Status.QUEUED] * 2
+
+
+def test_documents_with_a_chunk_starting_inside_a_code_fence_are_marked_and_queued():
+    from corpus.models import Document
+
+    fenced = importlib.import_module("corpus.migrations.0030_stale_fenced_documents")
+    collection = make_collection("fenced")
+
+    def built(source, chunks):
+        document = make_document(collection, source, chunks)
+        document.built_hash = document.content_hash = "h"
+        document.built_signature = collection.pipeline_signature()
+        document.save()
+        return document
+
+    cut = built("cut.md", ["Intro.\n\n```text\nline 1\n\n", "line 2\n```\n\nSummary.\n"])
+    whole = built("whole.md", ["Intro.\n\n", "```text\nline 1\n\nline 2\n```\n\nSummary.\n"])
+    prose = built("prose.md", ["No code here.\n\n", "None at all.\n"])
+
+    fenced.mark_stale(apps, None)
+
+    for document in (cut, whole, prose):
+        document.refresh_from_db()
+    assert [d.source for d in (cut, whole, prose) if not d.is_current()] == ["cut.md"]
+    assert cut.status == Document.Status.QUEUED and whole.status == Document.Status.READY
+
+
+def test_markdown_documents_with_reference_links_or_marked_up_headings_are_marked_and_queued():
+    from corpus.models import Document
+
+    markdown = importlib.import_module("corpus.migrations.0031_stale_markdown_documents")
+    collection = make_collection("markdown")
+
+    def built(source, chunks, heading_path="Guide"):
+        document = _built(collection, source, heading_path)
+        document.media_type = "text/markdown"
+        document.text = "".join(chunks)
+        document.save()
+        return document
+
+    linked = built("linked.md", ["Inside a [Worker Thread][wt].\n\n[wt]: https://nodejs.org/wt\n"])
+    undefined = built("undefined.md", ["Inside a [Worker Thread][wt], defined nowhere; [x]: y is text.\n"])
+    coded = built("coded.md", ["Options.\n"], heading_path="Options > `asObject` (Boolean)")
+    plain = built("plain.md", ["No links.\n"], heading_path="Options > asObject (Boolean)")
+
+    markdown.mark_stale(apps, None)
+
+    every = (linked, undefined, coded, plain)
+    for document in every:
+        document.refresh_from_db()
+    assert [d.source for d in every if not d.is_current()] == ["linked.md", "coded.md"]
+    assert linked.status == coded.status == Document.Status.QUEUED

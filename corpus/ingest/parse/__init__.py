@@ -43,6 +43,7 @@ from corpus.ingest.parse.images import parse_image
 from corpus.ingest.parse.layout import layout_headings, layout_title
 from corpus.ingest.parse.limits import check_text_length, size_text
 from corpus.ingest.parse.mail import parse_eml
+from corpus.ingest.parse.markdown_inline import inline_references
 from corpus.ingest.parse.markup import markdown_headings, rst_headings
 from corpus.ingest.parse.odt import parse_odt
 from corpus.ingest.parse.pdf import parse_pdf
@@ -106,6 +107,7 @@ def _parse(data: bytes, kind: str, filename: str, on_progress: Progress | None) 
     if kind in (TEXT, MARKDOWN, RST):
         text = decode_text(data)
         if kind == MARKDOWN:
+            text = inline_references(text)
             headings, title = markdown_headings(text)
             return ParsedDocument(text, title or title_heading(headings) or "", kind, headings)
         if kind == RST:

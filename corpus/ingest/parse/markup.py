@@ -1,4 +1,6 @@
-"""Markdown and reStructuredText: the source text is kept as it is; only headings are found.
+"""Markdown and reStructuredText: the source text is kept as it is (bar Markdown reference links,
+written inline: markdown_inline); only headings are found, a Markdown heading titled by its words
+without inline markup ("`asObject` (Boolean)" is titled "asObject (Boolean)").
 
 Keeping the source (rather than rendering it) keeps code, tables and lists readable in chunks
 and citations, and lets offsets point at exactly what the author wrote.
@@ -10,6 +12,7 @@ import re
 from collections.abc import Iterator
 
 from corpus.ingest.parse.base import Heading, reads_as_heading
+from corpus.ingest.parse.markdown_inline import plain
 
 # --- Markdown (CommonMark's heading rules, simplified) ---
 
@@ -60,12 +63,12 @@ def markdown_headings(text: str) -> tuple[list[Heading], str | None]:
             continue
         atx = _ATX.fullmatch(line)
         if atx and reads_as_heading((atx.group(2) or "").strip()):
-            headings.append(Heading(offset, len(atx.group(1)), (atx.group(2) or "").strip()))
+            headings.append(Heading(offset, len(atx.group(1)), _title(atx.group(2) or "")))
             paragraph = []
             continue
         setext = _SETEXT.fullmatch(line)
         if setext and paragraph:
-            title = " ".join(part.strip() for _, part in paragraph)
+            title = _title(" ".join(part.strip() for _, part in paragraph))
             headings.append(Heading(paragraph[0][0], 1 if setext.group(1)[0] == "=" else 2, title))
             paragraph = []
             continue
@@ -74,6 +77,12 @@ def markdown_headings(text: str) -> tuple[list[Heading], str | None]:
         elif paragraph or not _NOT_PARAGRAPH.match(line):
             paragraph.append((offset, line))
     return headings, front_title
+
+
+def _title(words: str) -> str:
+    """A Markdown heading's words as its title: without inline markup, unless nothing is left then."""
+    words = words.strip()
+    return plain(words) or words
 
 
 # --- reStructuredText ---

@@ -1,6 +1,12 @@
 """ODT (OpenDocument text): headings (text:h, with their outline level), paragraphs, lists and
 tables (Markdown, tables.py) of content.xml in document order; the title from meta.xml.
 
+A list item is a Markdown one, as Word's are (word_lists): its first paragraph gets "- ", or "3. "
+("c. " when lettered) when its list style (content.xml or styles.xml; a nested list without one
+takes its surrounding list's) numbers that level, counted from text:start-value and across a list
+that continues numbering; the items of one list are a line each, each level indented four spaces.
+An item's further paragraphs, and a list header, have no marker.
+
 An ODT file is a ZIP of XML parts: archive.check_zip bounds it, xmlparts reads it without DTDs
 or entities, and the text is bounded by sections.Sections. libxml2 nests at most 256 levels
 deep, which bounds the recursive walk.
@@ -33,6 +39,13 @@ _SKIP = frozenset({f"{{{_TEXT}}}table-of-content", f"{{{_TEXT}}}note", f"{{{_OFF
                    f"{{{_TEXT}}}tracked-changes", f"{{{_TEXT}}}sequence-decls", f"{{{_TEXT}}}index-title",
                    f"{{{_TEXT}}}alphabetical-index", f"{{{_TEXT}}}bibliography"})
 _MAX_SPACES = 100
+_LIST, _LIST_ITEM, _LIST_HEADER = f"{{{_TEXT}}}list", f"{{{_TEXT}}}list-item", f"{{{_TEXT}}}list-header"
+_LIST_STYLE, _LEVEL_NUMBER = f"{{{_TEXT}}}list-style", f"{{{_TEXT}}}list-level-style-number"
+_STYLE_NAME, _LEVEL, _START_VALUE = f"{{{_TEXT}}}style-name", f"{{{_TEXT}}}level", f"{{{_TEXT}}}start-value"
+_CONTINUE, _CONTINUE_LIST = f"{{{_TEXT}}}continue-numbering", f"{{{_TEXT}}}continue-list"
+_STYLE = "urn:oasis:names:tc:opendocument:xmlns:style:1.0"
+_NUM_FORMAT, _LIST_STYLE_NAME = f"{{{_STYLE}}}num-format", f"{{{_STYLE}}}name"
+_INDENT = "    "
 
 
 def parse_odt(data: bytes) -> tuple[str, list[Heading], str | None]:
@@ -42,6 +55,7 @@ def parse_odt(data: bytes) -> tuple[str, list[Heading], str | None]:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             content = read_part(archive, "content.xml", DAMAGED_MESSAGE)
             meta = archive.read("meta.xml") if "meta.xml" in archive.namelist() else b""
+            styles_xml = archive.read("styles.xml") if "styles.xml" in archive.namelist() else b""
     except ParseError:
         raise
     except (zipfile.BadZipFile, OSError, ValueError, RuntimeError) as exc:
@@ -50,8 +64,11 @@ def parse_odt(data: bytes) -> tuple[str, list[Heading], str | None]:
     body = root.find(f"{{{_OFFICE}}}body/{{{_OFFICE}}}text")
     if body is None:
         raise ParseError(DAMAGED_MESSAGE)
+    styles = _list_styles(root)
+    if styles_xml:
+        styles = _list_styles(parse_xml(styles_xml, what=_WHAT, damaged=DAMAGED_MESSAGE)) | styles
     sections = Sections()
-    _walk(body, sections, CellBudget(_WHAT))
+    _Walk(sections, CellBudget(_WHAT), styles).walk(body)
     title = ""
     if meta:
         title_element = parse_xml(meta, what=_WHAT, damaged=DAMAGED_MESSAGE).find(f".//{{{_DC}}}title")
@@ -59,19 +76,76 @@ def parse_odt(data: bytes) -> tuple[str, list[Heading], str | None]:
     return sections.text(), sections.headings, title or sections.title()
 
 
-def _walk(element, sections: Sections, budget: CellBudget) -> None:
-    for child in element:
-        tag = child.tag
-        if tag in _SKIP or not isinstance(tag, str):
-            continue
-        if tag == _H:
-            sections.add(_inline(child), level=_outline_level(child))
-        elif tag == _P:
-            sections.add(_inline(child))
-        elif tag == _TABLE_TABLE:
-            sections.add(table_text(table_rows(_table(child, budget))))
-        else:  # lists, list items, sections, frames and text boxes: their paragraphs
-            _walk(child, sections, budget)
+class _Walk:
+    """The body's blocks into `sections`, lists as Markdown list items (see the module docstring)."""
+
+    def __init__(self, sections: Sections, budget: CellBudget, styles: dict[str, dict[int, str]]) -> None:
+        self.sections, self.budget, self.styles = sections, budget, styles
+        self.marker = ""  # for the next paragraph: the marker of the list item it begins
+        self.in_list = False  # the block before was a list item, so the next item follows it on the next line
+        self.last_counts: dict[str, int] = {}  # list style -> the number its last top-level list reached
+
+    def walk(self, element, depth: int = 0, style: str = "") -> None:
+        sections = self.sections
+        for child in element:
+            tag = child.tag
+            if tag in _SKIP or not isinstance(tag, str):
+                continue
+            if tag == _H:
+                self.marker, self.in_list = "", False
+                sections.add(_inline(child), level=_outline_level(child))
+            elif tag == _P:
+                marker, self.marker = self.marker, ""
+                if sections.add(_inline(child), marker=marker, tight=bool(marker) and self.in_list):
+                    self.in_list = bool(marker)
+            elif tag == _TABLE_TABLE:
+                self.marker, self.in_list = "", False
+                sections.add(table_text(table_rows(_table(child, self.budget))))
+            elif tag == _LIST:
+                self._list(child, depth, style)
+            else:  # sections, frames and text boxes: their paragraphs
+                self.walk(child, depth, style)
+
+    def _list(self, element, depth: int, outer_style: str) -> None:
+        style = element.get(_STYLE_NAME) or outer_style
+        formats = self.styles.get(style, {})
+        kind = formats.get(depth + 1, "")
+        continues = element.get(_CONTINUE) == "true" or element.get(_CONTINUE_LIST) is not None
+        number = self.last_counts.get(style, 0) if depth == 0 and continues else 0
+        for item in element:
+            if item.tag == _LIST_HEADER:
+                self.walk(item, depth + 1, style)
+            elif item.tag == _LIST_ITEM:
+                start = _count(item.get(_START_VALUE)) if item.get(_START_VALUE) else None
+                number = start if start is not None else number + 1
+                sign = _sign(kind, number)
+                self.marker = _INDENT * depth + sign + " "
+                self.walk(item, depth + 1, style)
+                self.marker = ""
+        if depth == 0:
+            self.last_counts[style] = number
+            self.in_list = False  # a list after this one begins after a blank line
+
+
+def _sign(kind: str, number: int) -> str:
+    """A list item's "-", "3." or "c." for its level's style:num-format ("" for a bullet)."""
+    if not kind:
+        return "-"
+    if kind in ("a", "A") and 1 <= number <= 26:
+        return chr(ord(kind) + number - 1) + "."
+    return f"{number}."
+
+
+def _list_styles(root) -> dict[str, dict[int, str]]:
+    """List style name -> {level: number format} of its numbered levels (bullets and images left out)."""
+    found: dict[str, dict[int, str]] = {}
+    for list_style in root.iter(_LIST_STYLE):
+        levels = {}
+        for level in list_style.iter(_LEVEL_NUMBER):
+            if level.get(_NUM_FORMAT):  # "" numbers nothing
+                levels[_count(level.get(_LEVEL))] = level.get(_NUM_FORMAT)
+        found[list_style.get(_LIST_STYLE_NAME) or ""] = levels
+    return found
 
 
 def _table(table, budget: CellBudget) -> list[list[str]]:

@@ -24,13 +24,18 @@ class Sections:
         self.headings: list[Heading] = []
         self._limit = max_text_chars()
 
-    def add(self, text: str, *, level: int | None = None) -> bool:
+    def add(self, text: str, *, level: int | None = None, marker: str = "", tight: bool = False) -> bool:
         """Append a block (stripped; nothing if empty). With `level` it is a heading, titled by its
-        text on one line. Returns whether anything was added."""
+        text on one line. A list item's `marker` (its indentation and "- " or "2. ") goes before
+        the text, and as many spaces before each further line of it; `tight` joins the block to the
+        one before with a line break instead of a blank line (the items of one list). Returns whether
+        anything was added."""
         text = normalise_newlines(text).replace("\x00", "").strip()
         if not text:
             return False
-        start = self._append(text)
+        if marker:
+            text = marker + text.replace("\n", "\n" + " " * len(marker))
+        start = self._append(text, separator="\n" if tight else _SEPARATOR)
         if level is not None:
             self.headings.append(Heading(start, level, " ".join(text.split())))
         return True
@@ -56,10 +61,10 @@ class Sections:
         """The first level-0 heading (a Word "Title"), else the first level-1 one, else None."""
         return title_heading(self.headings)
 
-    def _append(self, text: str) -> int:
+    def _append(self, text: str, separator: str = _SEPARATOR) -> int:
         if self.length:
-            self.parts.append(_SEPARATOR)
-            self.length += len(_SEPARATOR)
+            self.parts.append(separator)
+            self.length += len(separator)
         start = self.length
         self.parts.append(text)
         self.length += len(text)

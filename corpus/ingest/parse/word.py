@@ -1,4 +1,7 @@
 """DOCX: paragraphs and tables in document order; headings from the "Heading N" and "Title" styles.
+A paragraph numbered as a list item (w:numPr of its own or of its style: "List Bullet", "List
+Number") is a Markdown list item, as Markdown, reStructuredText and OpenDocument lists read: "- "
+or "3. ", indented four spaces a level, the items of one list a line each (word_lists).
 A table of at least two rows and two columns is a Markdown table whose first row is the header, as
 spreadsheets and OpenDocument tables are (tables.py); a smaller one (a box around a paragraph) its
 cells' text.
@@ -16,6 +19,7 @@ from corpus.ingest.parse.archive import check_zip
 from corpus.ingest.parse.base import Heading, ParseError
 from corpus.ingest.parse.sections import Sections
 from corpus.ingest.parse.tables import cell_text, table_rows, table_text
+from corpus.ingest.parse.word_lists import Numbering
 
 DAMAGED_MESSAGE = "The Word file is damaged or is not a .docx document and could not be read."
 _HEADING_STYLE = re.compile(r"Heading ([1-9])")
@@ -30,12 +34,18 @@ def parse_docx(data: bytes) -> tuple[str, list[Heading], str | None]:
     sections = Sections()
     try:
         document = docx.Document(io.BytesIO(data))
+        numbering = Numbering.of(document)
+        in_list = False
         for item in document.iter_inner_content():
             if isinstance(item, Table):
+                in_list = False
                 sections.add(_table_text(item))
-            else:
-                # An empty paragraph adds nothing (and millions of them cost nothing).
-                sections.add(item.text, level=_heading_level(item))
+                continue
+            level = _heading_level(item)
+            marker = numbering.marker(item) if level is None else ""
+            # An empty paragraph adds nothing (and millions of them cost nothing).
+            if sections.add(item.text, level=level, marker=marker, tight=bool(marker) and in_list):
+                in_list = bool(marker)
         core_title = document.core_properties.title
     except ParseError:
         raise

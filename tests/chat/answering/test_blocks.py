@@ -104,3 +104,11 @@ def test_a_manual_page_section_heading_heads_its_definition_list():
     assert " ".join(entry.text.split()) == ("priority 990 given to the editions that belong to the reading list "
                                             "of the current term.")
     assert [b.text for b in blocks if b.kind == HEADING][1:5] == ["NAME", "DESCRIPTION", "PRIORITIES", "FILES"]
+
+
+def test_headings_under_a_quote_read_without_markdown_markup():
+    from chat.answering.blocks import display_heading
+
+    assert display_heading("`asObject` (Boolean)") == "asObject (Boolean)"
+    assert display_heading("Declaring _program_ variable") == "Declaring program variable"
+    assert display_heading("``fields`` option") == "fields option"  # reST literal too

@@ -99,3 +99,22 @@ def test_a_quoted_row_under_long_column_names_is_supported_by_its_row():
     claim = "Department: Training; 2026 budget (GBP): 40000; Spent to date (GBP): 12600; Budget owner: Rachel Green"
     spans = supporting_spans(text, [claim])
     assert [text[a:b] for a, b in spans] == ["| Training | 40000 | 12600 | Rachel Green |"]
+
+
+def test_a_quote_without_the_markdown_link_syntax_is_found_in_the_stored_text():
+    # The answer quotes "Legacy Transports" (an in-page link read as its text, blocks.display_text);
+    # the passage view still finds and highlights the stored sentence, link syntax and all.
+    from chat.answering.extractive import split_sentences
+
+    stored = ("## v7+ Transports\n\nPino used to run transports in a separate process - these are now referred to as "
+              "[Legacy Transports](#legacy-transports).\n\nFrom Pino v7 transports can also operate inside a "
+              "[Worker Thread](https://nodejs.org/api/worker_threads.html).\n")
+    quotes = split_sentences(stored)
+    assert quotes == ["Pino used to run transports in a separate process - these are now referred to as "
+                      "Legacy Transports.",
+                      "From Pino v7 transports can also operate inside a "
+                      "[Worker Thread](https://nodejs.org/api/worker_threads.html)."]
+    answer = f"{quotes[0]} [1]"
+    [(start, end)] = support_for(stored, answer, 1, base=100)
+    assert stored[start - 100:end - 100] == ("Pino used to run transports in a separate process - these are now "
+                                             "referred to as [Legacy Transports](#legacy-transports).")

@@ -236,6 +236,70 @@ def test_markdown_keeps_a_heading_with_the_text_under_it():
     assert text[recursive[0].start:recursive[0].end] == "Usage\n=====\n\n"
 
 
+def test_a_tiny_section_joined_to_the_next_takes_that_sections_heading_path():
+    # As in pino's transports.md: a "###" with one sentence, then a "####" holding the text.
+    text = ("### How level filtering works\n\nIn two places.\n\n#### A) Single target\n\n"
+            + "The logger level decides what is emitted. " * 6 + "\n\n#### B) Targets\n\n"
+            + "Each target has its own level gate. " * 6 + "\n")
+    from corpus.ingest.parse.markup import markdown_headings as find
+
+    headings = find(text)[0]
+    spans = chunk_text(text, ChunkingConfig("markdown", 100), headings=headings)
+    assert text[spans[0].start:spans[0].end].startswith("### How level filtering works\n\nIn two places.\n\n#### A)")
+    paths = heading_paths(headings, [span.heading_at for span in spans])
+    assert paths[0] == ["How level filtering works", "A) Single target"]
+    assert paths[-1] == ["How level filtering works", "B) Targets"]
+    assert heading_paths(headings, [spans[0].start]) == [["How level filtering works"]]  # what it was given before
+
+
+FENCED = ("## Levels\n\nPino filters in two places.\n\n```text\nMain thread        Worker thread\n"
+          "logger.debug()     transport target\n\nResult:\n- logger.level decides what is emitted.\n"
+          "- transport.level is not used in this path.\n```\n\nSummary:\n\n"
+          "- Single target: only logger.level filters messages.\n"
+          "- Multiple targets: logger.level first, then each target level.\n")
+
+
+@pytest.mark.parametrize("strategy", ["recursive", "markdown", "semantic", "maxmin"])
+def test_no_cut_falls_inside_a_code_fence_that_fits_in_a_chunk(strategy):
+    from corpus.ingest.chunk_fences import fence_blocks
+    from corpus.ingest.parse.markup import markdown_headings as find
+
+    fence = fence_blocks(FENCED)[0]
+    size = count_tokens(FENCED[fence.start:fence.end]) + 2
+    spans = chunk_text(FENCED, ChunkingConfig(strategy, size), headings=find(FENCED)[0], embed=fake_embed)
+    assert_partition(FENCED, spans, size)
+    assert len(spans) > 1
+    assert not [s.start for s in spans if fence.start < s.start < fence.end]
+
+
+def test_a_fence_longer_than_a_chunk_is_cut_between_lines_and_each_piece_is_code_again():
+    from corpus.ingest.chunk_fences import fence_blocks, refenced
+
+    size = 24
+    spans = chunk_text(FENCED, ChunkingConfig("recursive", size))
+    fence = fence_blocks(FENCED)[0]
+    inside = [s for s in spans if fence.start < s.start < fence.end]
+    assert inside and all(FENCED[s.start - 1] == "\n" for s in inside)  # between lines
+    pieces = [refenced(FENCED, s.start, s.end) for s in spans]
+    assert "".join(FENCED[s.start:s.end] for s in spans) == FENCED  # the chunks themselves are unchanged
+    for piece in pieces:
+        blocks = fence_blocks(piece)
+        assert all(b.end <= len(piece) and piece[b.start:b.end].rstrip().endswith("```") for b in blocks)
+    summary = next(p for p in pieces if "Summary:" in p)
+    assert not any(b.start < summary.index("Summary:") < b.end for b in fence_blocks(summary))  # prose, not code
+
+
+def test_refenced_reopens_and_closes_a_cut_fence():
+    from corpus.ingest.chunk_fences import refenced
+
+    cut = FENCED.index("Result:")
+    assert refenced(FENCED, 0, cut).endswith("logger.debug()     transport target\n```\n")
+    assert refenced(FENCED, cut, len(FENCED)).startswith("```text\nResult:\n")
+    assert refenced(FENCED, 0, len(FENCED)) == FENCED
+    unclosed = "Text.\n\n~~~\ncode\n\nmore code"
+    assert refenced(unclosed, unclosed.index("more"), len(unclosed)) == "~~~\nmore code"
+
+
 def test_recursive_balances_a_tiny_last_chunk():
     text = " ".join(["cat"] * 49)  # 49 one-token words: greedy filling would give 48 + 1
     spans = chunk_text(text, ChunkingConfig("recursive", 48))
@@ -450,3 +514,23 @@ def test_too_many_chunks_is_refused_with_a_message():
     assert str(caught.value) == ("The document would make more than 10 chunks, the limit per document; "
                                  "split it into smaller files.")
     assert type(caught.value).__name__ == "TooManyChunks"
+
+
+def test_a_fence_that_fits_only_without_its_heading_is_cut_rather_than_overflow_the_chunk():
+    from corpus.ingest.chunk_fences import fence_blocks
+
+    text = "## Example\n\n```js\n" + "const pino = require('pino')\n" * 6 + "```\n"
+    fence = fence_blocks(text)[0]
+    size = count_tokens(text[fence.start:fence.end]) + 1  # the fence fits, the heading beside it does not
+    spans = chunk_text(text, ChunkingConfig("markdown", size), headings=[Heading(0, 2, "Example")])
+    assert_partition(text, spans, size)
+    assert text[spans[0].start:spans[0].end].startswith("## Example\n\n```js\nconst pino")
+
+
+def test_a_rest_underline_of_tildes_opens_no_fence():
+    from corpus.ingest.chunk_fences import fence_blocks
+
+    rest = "Options\n~~~~~~~\n\nSome text.\n\nMore\n~~~~\n\nText.\n"
+    assert fence_blocks(rest) == []
+    markdown = "Text.\n\n~~~\ncode\n~~~\n\nAfter a line:\n~~~\nmore code\n~~~\n"
+    assert [markdown[f.start:f.end] for f in fence_blocks(markdown)] == ["~~~\ncode\n~~~\n", "~~~\nmore code\n~~~\n"]

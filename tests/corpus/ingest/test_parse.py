@@ -375,6 +375,77 @@ def test_docx_merged_cells_keep_the_next_cells_under_their_header_and_a_one_row_
         "| Tool | Shelf | Count |\n| --- | --- | --- |\n| rake |  | 2 |\n| hoe | B | 1 |\n\nNote | keep dry")
 
 
+def _docx_bytes(document) -> bytes:
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def test_docx_list_paragraphs_are_markdown_list_items_bulleted_numbered_and_nested():
+    import docx
+
+    from chat.answering.blocks import ITEM, parse_blocks
+
+    document = docx.Document()
+    document.add_paragraph("This document presents:")
+    for text in ("Postfix on a stand-alone Internet host", "Postfix on a null client"):
+        document.add_paragraph(text, style="List Bullet")
+    document.add_paragraph("relay domains", style="List Bullet 2")  # one level down
+    document.add_paragraph("Steps:")
+    document.add_paragraph("Stop Postfix.", style="List Number")
+    document.add_paragraph("Edit main.cf\nand save it.", style="List Number")
+    document.add_paragraph("Start it again.", style="List Number")
+    document.add_paragraph("Done.")
+    text = parse_document(_docx_bytes(document), filename="guide.docx").text
+
+    assert text == ("This document presents:\n\n- Postfix on a stand-alone Internet host\n- Postfix on a null client\n"
+                    "    - relay domains\n\nSteps:\n\n1. Stop Postfix.\n2. Edit main.cf\n   and save it.\n"
+                    "3. Start it again.\n\nDone.")
+    items = [block.text for block in parse_blocks(text) if block.kind == ITEM]
+    assert items[:2] == ["Postfix on a stand-alone Internet host", "Postfix on a null client"]
+    assert "Edit main.cf and save it." in items
+
+
+def test_docx_numbering_of_its_own_levels_a_blank_bullet_and_numbering_switched_off():
+    # As pandoc writes lists: w:numPr on the paragraph, w:ilvl for the level, and a level whose bullet is
+    # blank for an item's further paragraphs; numId 0 switches a list style's numbering off.
+    import docx
+    from docx.oxml import parse_xml
+    from docx.oxml.ns import nsdecls
+
+    document = docx.Document()
+    numbering = document.part.numbering_part.element
+    numbering.append(parse_xml(
+        f'<w:abstractNum {nsdecls("w")} w:abstractNumId="90">'
+        '<w:lvl w:ilvl="0"><w:start w:val="1"/><w:numFmt w:val="decimal"/><w:lvlText w:val="%1."/></w:lvl>'
+        '<w:lvl w:ilvl="1"><w:start w:val="1"/><w:numFmt w:val="lowerLetter"/><w:lvlText w:val="%2)"/></w:lvl>'
+        '</w:abstractNum>'))
+    numbering.append(parse_xml(
+        f'<w:abstractNum {nsdecls("w")} w:abstractNumId="91">'
+        '<w:lvl w:ilvl="0"><w:numFmt w:val="bullet"/><w:lvlText w:val=" "/></w:lvl></w:abstractNum>'))
+    numbering.append(parse_xml(f'<w:num {nsdecls("w")} w:numId="900"><w:abstractNumId w:val="90"/></w:num>'))
+    numbering.append(parse_xml(f'<w:num {nsdecls("w")} w:numId="901"><w:abstractNumId w:val="91"/></w:num>'))
+
+    def numbered(text: str, num_id: int, level: int = 0, style: str | None = None) -> None:
+        paragraph = document.add_paragraph(text, style=style)
+        paragraph._p.get_or_add_pPr().append(parse_xml(
+            f'<w:numPr {nsdecls("w")}><w:ilvl w:val="{level}"/><w:numId w:val="{num_id}"/></w:numPr>'))
+
+    numbered("Disable spontaneous delivery.", 900)
+    numbered("Normally, Postfix delivers at its convenience.", 901)
+    numbered("Disable DNS lookups.", 900)
+    numbered("on a dialup LAN", 900, level=1)
+    numbered("on a null client", 900, level=1)
+    numbered("Flush the queue.", 900)
+    numbered("on a dialup LAN again", 900, level=1)  # a level below restarts under each item above it
+    numbered("Not a list item any more.", 0, style="List Bullet")
+    text = parse_document(_docx_bytes(document), filename="dialup.docx").text
+
+    assert text == ("1. Disable spontaneous delivery.\n\nNormally, Postfix delivers at its convenience.\n\n"
+                    "2. Disable DNS lookups.\n    a. on a dialup LAN\n    b. on a null client\n3. Flush the queue.\n"
+                    "    a. on a dialup LAN again\n\nNot a list item any more.")
+
+
 def test_docx_is_recognised_by_content():
     assert detect_media_type("report", (FILES / "report.docx").read_bytes()) == DOCX
 

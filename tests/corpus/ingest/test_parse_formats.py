@@ -260,9 +260,46 @@ def test_odt_headings_paragraphs_lists_and_tables():
 
     assert document.media_type == ODT
     assert document.title == "Harvest log"
-    assert document.text == ("Harvest\n\nBeans came in early.  Peas\nfollowed late.\n\nCarrots\n\nLeeks\n\n"
+    assert document.text == ("Harvest\n\nBeans came in early.  Peas\nfollowed late.\n\n- Carrots\n- Leeks\n\n"
                              "Yields\n\n| Crop | Kilograms |\n| --- | --- |\n| Beans | 14 |")
     assert heading_lines(document) == [(1, "Harvest", "Harvest"), (2, "Yields", "Yields")]
+
+
+def test_odt_list_items_are_markdown_ones_numbered_by_their_style_and_nested():
+    from odf.opendocument import OpenDocumentText
+    from odf.text import List, ListItem, ListLevelStyleBullet, ListLevelStyleNumber, ListStyle, P
+
+    from chat.answering.blocks import ITEM, parse_blocks
+
+    document = OpenDocumentText()
+    style = ListStyle(name="Steps")
+    style.addElement(ListLevelStyleNumber(level=1, numformat="1", numsuffix="."))
+    style.addElement(ListLevelStyleBullet(level=2, bulletchar="•"))
+    document.automaticstyles.addElement(style)
+
+    def listed(texts, **attributes):
+        items = List(**attributes)
+        for text in texts:
+            item = ListItem()
+            for part in text if isinstance(text, tuple) else (text,):
+                item.addElement(P(text=part) if isinstance(part, str) else part)
+            items.addElement(item)
+        return items
+
+    document.text.addElement(P(text="Sowing:"))
+    document.text.addElement(listed(["Dig the bed.", ("Sow the seeds:", listed(["beans", "peas"]), "Water them.")],
+                                    stylename="Steps"))
+    document.text.addElement(P(text="Later:"))
+    document.text.addElement(listed(["Harvest."], stylename="Steps", continuenumbering="true"))
+    document.text.addElement(listed(["Compost the stalks."]))
+    out = io.BytesIO()
+    document.write(out)
+    text = parse_document(out.getvalue(), filename="sowing.odt").text
+
+    assert text == ("Sowing:\n\n1. Dig the bed.\n2. Sow the seeds:\n    - beans\n    - peas\n\nWater them.\n\n"
+                    "Later:\n\n3. Harvest.\n\n- Compost the stalks.")
+    assert [b.text for b in parse_blocks(text) if b.kind == ITEM] == [
+        "Dig the bed.", "Sow the seeds:", "beans", "peas", "Harvest.", "Compost the stalks."]
 
 
 def test_odt_declaring_entities_is_refused_before_parsing():

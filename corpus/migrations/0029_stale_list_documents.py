@@ -1,0 +1,62 @@
+"""Word and OpenDocument documents holding a list are marked out of date and queued, as 0027 did:
+their list paragraphs are now Markdown list items ("- ", "2. ", nested ones indented; parse.word_lists,
+parse.odt), where they were bare paragraphs that read like a run of headings. A Word paragraph is a
+list item by a w:numPr of its own or of its paragraph style; an OpenDocument one inside a text:list.
+A worker rebuilds them in the background; the old chunks stay searchable until the new ones are
+swapped in. Other documents are not touched (why TEXT_VERSION is not bumped: see 0019)."""
+
+import re
+import zipfile
+
+from django.db import migrations
+
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+ODT = "application/vnd.oasis.opendocument.text"
+_NUMBERED = re.compile(rb"<w:numPr[\s>]")
+_STYLE_ID = re.compile(rb'w:styleId="([^"]+)"')
+_PARAGRAPH_STYLE = re.compile(rb'<w:pStyle w:val="([^"]+)"')
+_ODT_LIST = re.compile(rb"<text:list[\s>]")
+READY = "ready"
+
+
+def _holds_list(media_type: str, handle) -> bool:
+    with zipfile.ZipFile(handle) as archive:
+        if media_type == ODT:
+            return bool(_ODT_LIST.search(archive.read("content.xml")))
+        body = archive.read("word/document.xml")
+        if _NUMBERED.search(body):
+            return True
+        try:
+            styles = archive.read("word/styles.xml")
+        except KeyError:
+            return False
+    numbered_styles = set()
+    for style in styles.split(b"<w:style ")[1:]:
+        style_id = _STYLE_ID.search(style)
+        if style_id and _NUMBERED.search(style):
+            numbered_styles.add(style_id.group(1))
+    return bool(numbered_styles & set(_PARAGRAPH_STYLE.findall(body)))
+
+
+def mark_stale(apps, schema_editor):
+    Document = apps.get_model("corpus", "Document")
+    stale = set()
+    for document in (Document.objects.filter(media_type__in=(DOCX, ODT)).exclude(file="")
+                     .only("pk", "media_type", "file").iterator()):
+        try:
+            with document.file.open("rb") as handle:
+                if _holds_list(document.media_type, handle):
+                    stale.add(document.pk)
+        except (OSError, KeyError, zipfile.BadZipFile):
+            continue  # the file is gone or damaged: nothing to rebuild from
+    if not stale:
+        return
+    marked = Document.objects.filter(pk__in=stale)
+    marked.update(built_signature="")
+    marked.filter(status=READY).update(status="queued", progress_done=0, progress_total=0)
+
+
+class Migration(migrations.Migration):
+    dependencies = [("corpus", "0028_stale_plain_text_documents")]
+
+    operations = [migrations.RunPython(mark_stale, migrations.RunPython.noop, elidable=True)]
