@@ -30,7 +30,10 @@ _CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)", re.DOTALL)
 _PLACEHOLDER = re.compile("\x00(\\d+)\x00")
 
 _IMAGE = re.compile(r"!\[" + _TEXT + r"\](?:\([^)\n]*\)|\[[^\[\]\n]*\])")
-_INLINE_LINK = re.compile(r"\[" + _TEXT + r"\]\(\s*<?([^\s)>]*)>?(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?\s*\)")
+# The destination may hold one level of balanced parentheses, as CommonMark allows ("f(2)").
+_DESTINATION = r"<?((?:[^\s()<>]|\([^\s()<>]*\))*)>?"
+_INLINE_LINK = re.compile(r"\[" + _TEXT + r"\]\(\s*" + _DESTINATION
+                          + r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?\s*\)")
 _REFERENCE_LINK = re.compile(r"\[" + _TEXT + r"\]\[[^\[\]\n]*\]")
 _ABSOLUTE = re.compile(r"(?:https?://|mailto:)\S", re.IGNORECASE)
 _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)

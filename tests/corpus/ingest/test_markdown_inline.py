@@ -53,6 +53,10 @@ def test_an_answer_reads_links_within_the_site_as_their_text_and_keeps_links_els
     assert readable('Pino <img src="logo.png" alt="logo"> logs,<br>fast.') == "Pino logs, fast."
     assert readable("Write `[text](#not-a-link)` in code.") == "Write `[text](#not-a-link)` in code."
     assert readable("A <file> stays as written.") == "A <file> stays as written."
+    # A destination with balanced parentheses is one link, not a link and a stray ")".
+    assert readable("See [more](javascript:alert(2)).") == "See more."
+    assert readable("[Foo](https://en.wikipedia.org/wiki/Foo_(bar)) is kept.") == (
+        "[Foo](https://en.wikipedia.org/wiki/Foo_(bar)) is kept.")
 
 
 def test_a_heading_reads_without_markup():
