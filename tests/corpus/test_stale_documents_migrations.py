@@ -282,3 +282,33 @@ def test_markdown_documents_with_reference_links_or_marked_up_headings_are_marke
         document.refresh_from_db()
     assert [d.source for d in every if not d.is_current()] == ["linked.md", "coded.md"]
     assert linked.status == coded.status == Document.Status.QUEUED
+
+
+def test_html_documents_holding_a_list_are_marked_and_those_with_a_file_queued():
+    from django.core.files.base import ContentFile
+
+    from corpus.models import Document
+
+    lists = importlib.import_module("corpus.migrations.0032_stale_html_list_documents")
+    collection = make_collection("html-lists")
+
+    def built(source, data, media_type="text/html"):
+        document = _built(collection, source, "")
+        document.media_type = media_type
+        if data is not None:
+            document.file.save(source, ContentFile(data), save=False)
+        document.save()
+        return document
+
+    listed = built("steps.html", b"<html><body><ol><LI>Install.</li></ol></body></html>")
+    prose = built("prose.html", b"<html><body><p>A <link> to <lib>.</p></body></html>")
+    fetched = built("page.html", None)  # a source's page: no stored file
+    markdown = built("notes.md", b"- <li> in Markdown", media_type="text/markdown")
+
+    lists.mark_stale(apps, None)
+
+    every = (listed, prose, fetched, markdown)
+    for document in every:
+        document.refresh_from_db()
+    assert [d.source for d in every if not d.is_current()] == ["steps.html", "page.html"]
+    assert listed.status == Document.Status.QUEUED and fetched.status == Document.Status.READY

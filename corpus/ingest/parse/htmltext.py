@@ -54,6 +54,7 @@ class _TextBuilder:
         self.length = 0
         self.pending_break = ""
         self.at_line_start = True
+        self.marker = ""  # a list item's "- " or "3. ", written before the item's first text
 
     def write(self, text: str, *, verbatim: bool = False) -> int | None:
         """Append text; returns the offset where it begins, or None if nothing was written."""
@@ -63,6 +64,8 @@ class _TextBuilder:
                 text = text.lstrip(" ")
         if not text:
             return None
+        if self.marker and text.strip():
+            text, self.marker = self.marker + text, ""
         if self.pending_break and self.length:
             self._append(self.pending_break)
         self.pending_break = ""
@@ -176,12 +179,34 @@ class _Walker:
         block = tag in _BLOCK
         if block:
             out.brk(_break_before(element, tag))
+        if tag == "li":
+            out.marker = _list_marker(element)
         if element.text:
             out.write(element.text)
         for child in element:
             self.walk(child, in_content)
+        if tag == "li":
+            out.marker = ""  # an item without text writes none
         if block:
             out.brk(1 if tag in ("li", "tr", "dt") else 2)
+
+
+def _list_marker(item) -> str:
+    """A list item's Markdown marker, as the chunker and the answer read lists: "- " in a <ul>,
+    "3. " in an <ol> (counted from its start attribute), indented four spaces a level of nesting."""
+    lists = [a for a in item.iterancestors() if isinstance(a.tag, str) and a.tag.lower() in ("ul", "ol")]
+    indent = "    " * max(0, len(lists) - 1)
+    parent = item.getparent()
+    if parent is None or not isinstance(parent.tag, str) or parent.tag.lower() != "ol":
+        return f"{indent}- "
+    try:
+        number = int(parent.get("start") or 1)
+    except ValueError:
+        number = 1
+    for sibling in item.itersiblings(preceding=True):
+        if isinstance(sibling.tag, str) and sibling.tag.lower() == "li":
+            number += 1
+    return f"{indent}{number}. "
 
 
 def _data_table_rows(table, budget: CellBudget) -> list[list[str]]:

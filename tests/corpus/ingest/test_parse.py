@@ -218,6 +218,19 @@ def test_html_text_is_visible_text_only():
         "code   keeps\n  its spacing")
 
 
+def test_html_list_items_read_as_markdown_items_numbered_and_nested():
+    from chat.answering.blocks import ITEM, parse_blocks
+
+    html = (b"<html><body><h1>Setup</h1><p>Steps:</p><ol start='2'><li>Install <b>it</b>.</li>"
+            b"<li><p>Configure the two files.</p><ul><li>main.cf</li><li>master.cf</li></ul></li></ol>"
+            b"<ul><li></li></ul><p>Done.</p></body></html>")
+    document = parse_document(html, filename="setup.html", media_type="text/html")
+    assert document.text == ("Setup\n\nSteps:\n\n2. Install it.\n\n3. Configure the two files.\n\n"
+                             "    - main.cf\n    - master.cf\n\nDone.")  # an empty item writes nothing
+    items = [b.text for b in parse_blocks(document.text) if b.kind == ITEM]
+    assert items == ["Install it.", "Configure the two files.", "main.cf", "master.cf"]
+
+
 def test_an_html_data_table_is_a_markdown_table_under_its_header():
     # Its first row is header cells: a Markdown table as a spreadsheet's is, so a row quoted alone says
     # what its cells mean (chat.answering.blocks); its caption a paragraph before it.
