@@ -24,10 +24,10 @@ from corpus.ingest.parse.base import name_title
 from corpus.ingest.parse.layout import layout_headings, layout_title
 from corpus.ingest.parse.markup import looks_like_rst
 from corpus.ingest.parse.text import BINARY_MESSAGE
+from corpus.migrations._stale import queue_rebuild
 
 TEXT = "text/plain"
 RST = "text/x-rst"
-READY = "ready"
 
 
 def _stale_plain_text(document) -> bool:
@@ -59,10 +59,7 @@ def mark_stale(apps, schema_editor):
                     refused.add(document.pk)
         except OSError:
             continue  # the file is gone: nothing to rebuild from
-    if stale:
-        marked = Document.objects.filter(pk__in=stale)
-        marked.update(built_signature="")
-        marked.filter(status=READY).exclude(file="").update(status="queued", progress_done=0, progress_total=0)
+    queue_rebuild(Document, stale, only_filed=True)
     if refused:
         Document.objects.filter(pk__in=refused).update(status="queued", error="", built_signature="",
                                                        progress_done=0, progress_total=0)

@@ -10,13 +10,14 @@ import zipfile
 
 from django.db import migrations
 
+from corpus.migrations._stale import queue_rebuild
+
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 ODT = "application/vnd.oasis.opendocument.text"
 _NUMBERED = re.compile(rb"<w:numPr[\s>]")
 _STYLE_ID = re.compile(rb'w:styleId="([^"]+)"')
 _PARAGRAPH_STYLE = re.compile(rb'<w:pStyle w:val="([^"]+)"')
 _ODT_LIST = re.compile(rb"<text:list[\s>]")
-READY = "ready"
 
 
 def _holds_list(media_type: str, handle) -> bool:
@@ -49,11 +50,7 @@ def mark_stale(apps, schema_editor):
                     stale.add(document.pk)
         except (OSError, KeyError, zipfile.BadZipFile):
             continue  # the file is gone or damaged: nothing to rebuild from
-    if not stale:
-        return
-    marked = Document.objects.filter(pk__in=stale)
-    marked.update(built_signature="")
-    marked.filter(status=READY).update(status="queued", progress_done=0, progress_total=0)
+    queue_rebuild(Document, stale)
 
 
 class Migration(migrations.Migration):

@@ -9,8 +9,7 @@ from django.db import migrations
 from django.db.models import Q
 
 from corpus.ingest.chunk_fences import fence_at, fence_blocks
-
-READY = "ready"
+from corpus.migrations._stale import queue_rebuild
 
 
 def mark_stale(apps, schema_editor):
@@ -27,11 +26,7 @@ def mark_stale(apps, schema_editor):
         starts = Chunk.objects.filter(document_id=document.pk).values_list("start", flat=True)
         if any(fence_at(fences, start, fence_starts) for start in starts):
             stale.add(document.pk)
-    if not stale:
-        return
-    marked = Document.objects.filter(pk__in=stale)
-    marked.update(built_signature="")
-    marked.filter(status=READY).update(status="queued", progress_done=0, progress_total=0)
+    queue_rebuild(Document, stale)
 
 
 class Migration(migrations.Migration):

@@ -10,9 +10,9 @@ from django.db import migrations
 from django.db.models import Q
 
 from corpus.ingest.parse.markdown_inline import inline_references
+from corpus.migrations._stale import queue_rebuild
 
 MARKDOWN = "text/markdown"
-READY = "ready"
 
 
 def mark_stale(apps, schema_editor):
@@ -25,11 +25,7 @@ def mark_stale(apps, schema_editor):
     for document in markdown.filter(text__contains="]:").exclude(pk__in=stale).only("pk", "text").iterator():
         if inline_references(document.text) != document.text:
             stale.add(document.pk)
-    if not stale:
-        return
-    marked = Document.objects.filter(pk__in=stale)
-    marked.update(built_signature="")
-    marked.filter(status=READY).update(status="queued", progress_done=0, progress_total=0)
+    queue_rebuild(Document, stale)
 
 
 class Migration(migrations.Migration):

@@ -8,8 +8,9 @@ import re
 
 from django.db import migrations
 
+from corpus.migrations._stale import queue_rebuild
+
 HTML = "text/html"
-READY = "ready"
 _LIST_ITEM = re.compile(rb"<li[\s>/]", re.IGNORECASE)
 
 
@@ -26,8 +27,8 @@ def mark_stale(apps, schema_editor):
                     stale.add(document.pk)
         except OSError:
             continue  # the file is gone: nothing to rebuild from
-    Document.objects.filter(pk__in=stale | unfiled).update(built_signature="")
-    Document.objects.filter(pk__in=stale, status=READY).update(status="queued", progress_done=0, progress_total=0)
+    Document.objects.filter(pk__in=unfiled).update(built_signature="")
+    queue_rebuild(Document, stale)
 
 
 class Migration(migrations.Migration):
