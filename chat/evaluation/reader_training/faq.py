@@ -15,7 +15,8 @@ neither apt nor the network; this module runs only to make it again:
     python -m chat.evaluation.reader_training.faq      # apt-get download into var/faq-debs, then read
 
 None of these packages is a source of an evaluation set (the held-out sets use bc, expat, GNU time,
-libffi, ninja, libtasn1 and shared-mime-info; the development set is Django's documentation), and
+libffi, ninja, libtasn1, shared-mime-info, Postfix, pino and Commander.js; the development set is
+Django's documentation), and
 FAQs under copyleft licences only (sed, valgrind, procps) are left out.
 """
 
