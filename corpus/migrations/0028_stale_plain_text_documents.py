@@ -24,7 +24,7 @@ from corpus.ingest.parse.base import name_title
 from corpus.ingest.parse.layout import layout_headings, layout_title
 from corpus.ingest.parse.markup import looks_like_rst
 from corpus.ingest.parse.text import BINARY_MESSAGE
-from corpus.migrations._stale import queue_rebuild
+from corpus.migrations._stale import files_matching, queue_rebuild
 
 TEXT = "text/plain"
 RST = "text/x-rst"
@@ -50,15 +50,8 @@ def mark_stale(apps, schema_editor):
         stored = PurePosixPath(PurePosixPath(file).name).stem
         if title == stored and stored != name_title(source):
             stale.add(pk)
-    refused = set()
-    for document in Document.objects.filter(status="failed", error=BINARY_MESSAGE).exclude(file="") \
-            .only("pk", "file").iterator():
-        try:
-            with document.file.open("rb") as handle:
-                if b"\x08" in handle.read():
-                    refused.add(document.pk)
-        except OSError:
-            continue  # the file is gone: nothing to rebuild from
+    refused = files_matching(Document.objects.filter(status="failed", error=BINARY_MESSAGE).only("pk", "file"),
+                             lambda _d, handle: b"\x08" in handle.read())
     queue_rebuild(Document, stale, only_filed=True)
     if refused:
         Document.objects.filter(pk__in=refused).update(status="queued", error="", built_signature="",

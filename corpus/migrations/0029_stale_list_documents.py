@@ -10,7 +10,7 @@ import zipfile
 
 from django.db import migrations
 
-from corpus.migrations._stale import queue_rebuild
+from corpus.migrations._stale import files_matching, queue_rebuild
 
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 ODT = "application/vnd.oasis.opendocument.text"
@@ -41,16 +41,8 @@ def _holds_list(media_type: str, handle) -> bool:
 
 def mark_stale(apps, schema_editor):
     Document = apps.get_model("corpus", "Document")
-    stale = set()
-    for document in (Document.objects.filter(media_type__in=(DOCX, ODT)).exclude(file="")
-                     .only("pk", "media_type", "file").iterator()):
-        try:
-            with document.file.open("rb") as handle:
-                if _holds_list(document.media_type, handle):
-                    stale.add(document.pk)
-        except (OSError, KeyError, zipfile.BadZipFile):
-            continue  # the file is gone or damaged: nothing to rebuild from
-    queue_rebuild(Document, stale)
+    documents = Document.objects.filter(media_type__in=(DOCX, ODT)).only("pk", "media_type", "file")
+    queue_rebuild(Document, files_matching(documents, lambda d, handle: _holds_list(d.media_type, handle)))
 
 
 class Migration(migrations.Migration):

@@ -8,7 +8,7 @@ import re
 
 from django.db import migrations
 
-from corpus.migrations._stale import queue_rebuild
+from corpus.migrations._stale import files_matching, queue_rebuild
 
 HTML = "text/html"
 _LIST_ITEM = re.compile(rb"<li[\s>/]", re.IGNORECASE)
@@ -16,19 +16,9 @@ _LIST_ITEM = re.compile(rb"<li[\s>/]", re.IGNORECASE)
 
 def mark_stale(apps, schema_editor):
     Document = apps.get_model("corpus", "Document")
-    stale, unfiled = set(), set()
-    for document in Document.objects.filter(media_type=HTML).only("pk", "file").iterator():
-        if not document.file:
-            unfiled.add(document.pk)
-            continue
-        try:
-            with document.file.open("rb") as handle:
-                if _LIST_ITEM.search(handle.read()):
-                    stale.add(document.pk)
-        except OSError:
-            continue  # the file is gone: nothing to rebuild from
-    Document.objects.filter(pk__in=unfiled).update(built_signature="")
-    queue_rebuild(Document, stale)
+    pages = Document.objects.filter(media_type=HTML).only("pk", "file")
+    pages.filter(file="").update(built_signature="")
+    queue_rebuild(Document, files_matching(pages, lambda _d, handle: _LIST_ITEM.search(handle.read())))
 
 
 class Migration(migrations.Migration):

@@ -16,3 +16,20 @@ def queue_rebuild(Document, pks, *, only_filed: bool = False) -> None:
     if only_filed:
         ready = ready.exclude(file="")
     ready.update(status="queued", progress_done=0, progress_total=0)
+
+
+def files_matching(documents, test) -> set:
+    """The pks of `documents` (a queryset) whose stored file passes `test(document, handle)`, the file
+    open for reading in binary; a document without a file, or whose file is gone or damaged, is left
+    out (nothing to rebuild from)."""
+    import zipfile
+
+    matching = set()
+    for document in documents.exclude(file="").iterator():
+        try:
+            with document.file.open("rb") as handle:
+                if test(document, handle):
+                    matching.add(document.pk)
+        except (OSError, KeyError, zipfile.BadZipFile):
+            continue
+    return matching
