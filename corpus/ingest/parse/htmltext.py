@@ -130,6 +130,9 @@ class _Walker:
         # The places a page's spanned table cells fill beyond their own: hostile spans (colspan="1000"
         # on every cell) stop at the spreadsheet's cell limit.
         self.spanned = CellBudget("The HTML page")
+        # The number the next item of each <ol> takes: counted as the walk goes, so a list of many
+        # items costs one step an item (the dict holds each list, so no two lists share a key).
+        self.numbers: dict = {}
 
     def walk(self, element, in_content: bool = False) -> None:
         tag = element.tag if isinstance(element.tag, str) else None
@@ -180,7 +183,7 @@ class _Walker:
         if block:
             out.brk(_break_before(element, tag))
         if tag == "li":
-            out.marker = _list_marker(element)
+            out.marker = _list_marker(element, self.numbers)
         if element.text:
             out.write(element.text)
         for child in element:
@@ -191,21 +194,22 @@ class _Walker:
             out.brk(1 if tag in ("li", "tr", "dt") else 2)
 
 
-def _list_marker(item) -> str:
+def _list_marker(item, numbers: dict) -> str:
     """A list item's Markdown marker, as the chunker and the answer read lists: "- " in a <ul>,
-    "3. " in an <ol> (counted from its start attribute), indented four spaces a level of nesting."""
+    "3. " in an <ol> (counted from its start attribute in `numbers`, the walk's count for each list),
+    indented four spaces a level of nesting."""
     lists = [a for a in item.iterancestors() if isinstance(a.tag, str) and a.tag.lower() in ("ul", "ol")]
     indent = "    " * max(0, len(lists) - 1)
     parent = item.getparent()
     if parent is None or not isinstance(parent.tag, str) or parent.tag.lower() != "ol":
         return f"{indent}- "
-    try:
-        number = int(parent.get("start") or 1)
-    except ValueError:
-        number = 1
-    for sibling in item.itersiblings(preceding=True):
-        if isinstance(sibling.tag, str) and sibling.tag.lower() == "li":
-            number += 1
+    if parent not in numbers:
+        try:
+            numbers[parent] = int(parent.get("start") or 1)
+        except ValueError:
+            numbers[parent] = 1
+    number = numbers[parent]
+    numbers[parent] = number + 1
     return f"{indent}{number}. "
 
 

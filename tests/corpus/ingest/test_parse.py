@@ -231,6 +231,14 @@ def test_html_list_items_read_as_markdown_items_numbered_and_nested():
     assert items == ["Install it.", "Configure the two files.", "main.cf", "master.cf"]
 
 
+def test_each_html_ordered_list_counts_its_own_items_in_one_pass():
+    html = (b"<ol><li>a</li><li>b</li></ol><p>x</p><ol start='5'><li>c</li></ol><ol><li>d</li></ol>"
+            b"<ol>" + b"".join(b"<li>n</li>" for _ in range(20000)) + b"</ol>")
+    text = parse_document(html, filename="lists.html", media_type="text/html").text
+    assert text.startswith("1. a\n2. b\n\nx\n\n5. c\n\n1. d\n\n1. n\n")
+    assert text.endswith("20000. n")
+
+
 def test_an_html_data_table_is_a_markdown_table_under_its_header():
     # Its first row is header cells: a Markdown table as a spreadsheet's is, so a row quoted alone says
     # what its cells mean (chat.answering.blocks); its caption a paragraph before it.
