@@ -285,6 +285,11 @@ Yes, through any bundler that reads ES modules.
 
 Because.
 
+### Which build should I use in a page?
+
+- The browser build, for a script tag.
+- The module build, for bundlers.
+
 ## Is there a command line version?
 
 Yes.
@@ -299,8 +304,9 @@ def test_markdown_question_headings_give_questions_with_their_answers_prose():
     from chat.evaluation.reader_training.faq_markdown import parse_markdown_questions
 
     entries = list(parse_markdown_questions(MARKDOWN_STYLE, "demo/README.md"))
-    # "Usage", "FAQ" and "Browsers" are no questions, "Why?" is too short, and "What does `demo()`
-    # return?" has only code under it; the shell comment is no heading.
+    # "Usage", "FAQ" and "Browsers" are no questions, "Why?" is too short, "What does `demo()`
+    # return?" has only code under it and "Which build ...?" a list whose first item alone answers
+    # nothing; the shell comment is no heading.
     assert [(e["chapter"], e["question"]) for e in entries] == [
         ("FAQ", "How do I change the timeout?"),
         ("How do I change the timeout?", "Does it retry on its own?"),

@@ -10,10 +10,12 @@ items are split into sentences (chat.answering.text.split_sentences) with Markdo
 plain text (links as their words, emphasis without its marks, code spans kept in backticks as
 faq.py keeps reST's literals).
 
-A heading is a question when its words end with "?" and there are at least QUESTION_WORDS of them
-outside code, the first a word ("### `get(key, fallback?)`", an API signature, is none; nor is
-"Why?"), and it is answered when a sentence of the answer has at least PROSE_WORDS words (a
-"Yes." alone, a label or a bare command is no answer).
+A heading is a question when its words end with "?" (its only one: "Any Questions ? Report a Bug
+?" is a contact line) and there are at least QUESTION_WORDS of them outside code, the first a word
+("### `get(key, fallback?)`", an API signature, is none; nor is "Why?") and the heading or one of
+its clauses starts as a question does (How, Why, Can, Does ...: "Upgrading from 1.x?" and "Want to
+ride the bleeding edge?" are calls to read on); it is answered when a sentence of the answer has at
+least PROSE_WORDS words (a "Yes." alone, a label or a bare command is no answer).
 """
 
 from __future__ import annotations
@@ -43,16 +45,21 @@ _TABLE = re.compile(r"\s*\|.*|\s*:?-{3,}:?\s*\|.*")
 _QUOTE = re.compile(r" {0,3}>[ ]?")
 _ALERT = re.compile(r"\s*\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s*", re.IGNORECASE)
 _NUMBERING = re.compile(r"^(?:Q\s*\d*\s*[:.)]|FAQ\s*:|\d+(?:\.\d+)*[.)]?)\s+", re.IGNORECASE)
+# A question's first word (of the heading or of a clause: "I disagree with rule X, can you change it?").
+_ASKS = re.compile(r"(how|what|what's|whats|why|when|where|which|who|whom|whose|can|could|should|would|will|does|do|"
+                   r"did|is|are|was|were|may|might|must|shall|has|have|had|am|(is|are|can|do|does|did|won|should|"
+                   r"would|could|was|has|have)n['’]t)\b", re.IGNORECASE)
 _CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)")
 _HELD = re.compile("\x01(\\d+)\x01")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _TAG = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")
+_URL = re.compile(r"<?\bhttps?://[^\s<>]+>?")  # a bare address is no prose
 _SHORTCODE = re.compile(r"(?<!\w):[a-z0-9_+-]+:(?!\w)")  # GitHub's emoji (":warning:")
 
 
 def _plain(text: str) -> str:
     """Inline Markdown as text: markdown_inline.plain(), code spans kept in backticks; HTML tags
-    and emoji short codes dropped, entities as their characters."""
+    emoji short codes and bare addresses dropped, entities as their characters."""
     spans: list[str] = []
 
     def hold(match: re.Match) -> str:
@@ -60,7 +67,7 @@ def _plain(text: str) -> str:
         return f"\x01{len(spans) - 1}\x01"
 
     text = plain(_CODE_SPAN.sub(hold, text))
-    text = html.unescape(_SHORTCODE.sub("", _TAG.sub("", text)))
+    text = html.unescape(_URL.sub("", _SHORTCODE.sub("", _TAG.sub("", text))))
     return " ".join(_HELD.sub(lambda m: spans[int(m.group(1))], text).split())
 
 
@@ -71,10 +78,13 @@ def _words(text: str) -> list[str]:
 def _question(heading: str) -> str | None:
     """The heading as a question, or None (see the module docstring)."""
     text = _NUMBERING.sub("", _plain(heading)).strip()
-    if not text.endswith("?") or not re.match(r"[A-Za-z]", text):
+    if not text.endswith("?") or text.count("?") > 1 or not re.match(r"[A-Za-z]", text):
         return None
     if len(_words(_CODE_SPAN.sub("", text))) < QUESTION_WORDS:
         return None
+    clauses = re.split(r"[.,:;!]\s+|\s+[-–—]\s+", text)
+    if not any(_ASKS.match(clause) for clause in clauses):
+        return None  # "Using Next.js 13.5 or later?", "New to Foundation?": a call to read on, not a question
     return text
 
 
@@ -128,9 +138,11 @@ def _structure(text: str) -> list[tuple[int, str] | str]:
     return out
 
 
-def _paragraphs(lines: list[str]) -> Iterator[str]:
-    """The answer's prose, a paragraph or a list item at a time, as plain text."""
+def _paragraphs(lines: list[str]) -> Iterator[tuple[str, bool]]:
+    """The answer's prose, a paragraph or a list item at a time, as plain text; with whether it is
+    a list item."""
     current: list[str] = []
+    in_item = False
     for raw in lines + [""]:
         line = raw.expandtabs(4)
         while _QUOTE.match(line):  # a quotation's prose is prose; its "> [!NOTE]" marker is not
@@ -139,24 +151,29 @@ def _paragraphs(lines: list[str]) -> Iterator[str]:
         item = _ITEM.match(line)
         if not line.strip() or item or _BREAK.fullmatch(line) or _DEFINITION.fullmatch(line) or _TABLE.fullmatch(line):
             if current:
-                yield _plain(" ".join(current))
+                yield _plain(" ".join(current)), in_item
             current = [line[item.end():]] if item and line[item.end():].strip() else []
+            in_item = bool(current)
             continue
         if not current and line.startswith(" " * 4):
             continue  # indented code: four spaces where no paragraph or item goes on
         if line.lstrip().startswith("<") and not line.lstrip().startswith(("<http", "<mailto")):
             if current:
-                yield _plain(" ".join(current))
+                yield _plain(" ".join(current)), in_item
             current = []
             continue  # an HTML block: badges, images, <details>, <table>
         current.append(line.strip())
 
 
 def _sentences(lines: list[str]) -> list[str]:
-    sentences = []
-    for paragraph in _paragraphs(lines):
+    """The answer's sentences; none when it starts with a list (its first item alone answers
+    nothing: "- For direct use via `<script>`" under "Which dist file to use?")."""
+    sentences: list[str] = []
+    for paragraph, is_item in _paragraphs(lines):
         if len(_words(_CODE_SPAN.sub("", paragraph))) < 3 and not re.search(r"\w[.!?]$", paragraph):
             continue  # a link alone, a label ("Example:"), a bare command; not "Yes."
+        if is_item and not sentences:
+            return []
         sentences += split_sentences(paragraph)
     return sentences
 
