@@ -279,7 +279,7 @@ const result = demo()
 
 **Can I use it in a browser?**
 
-Yes, through any bundler that reads ES modules.
+Yes, through any bundler that reads ES modules. [Read more](https://example.org/bundlers).
 
 ### Why?
 
@@ -318,7 +318,7 @@ def test_markdown_question_headings_give_questions_with_their_answers_prose():
     assert entries[0]["answer"] == ["Pass the `timeout` option in milliseconds; see the options.",
                                     "The default is thirty seconds.", "Only when `retry` is set to a number."]
     assert entries[1]["answer"] == ["Only when `retry` is set to a number."]
-    assert entries[2]["answer"] == ["Yes, through any bundler that reads ES modules."]
+    assert entries[2]["answer"] == ["Yes, through any bundler that reads ES modules."]  # not "Read more."
     assert entries[3]["answer"] == ["Yes.", "The `demo-cli` package wraps it."]  # "Yes." kept for the next one
 
 

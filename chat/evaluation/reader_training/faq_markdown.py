@@ -53,6 +53,8 @@ _CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)")
 _HELD = re.compile("\x01(\\d+)\x01")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _TAG = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")
+# "See my answer here.", "Read more.": a link's words, which answer nothing once the link is gone.
+_POINTER = re.compile(r"(see|read|check|refer|more)\b\W*(\w+\W+){0,4}$", re.IGNORECASE)
 _URL = re.compile(r"<?\bhttps?://[^\s<>]+>?")  # a bare address is no prose
 _SHORTCODE = re.compile(r"(?<!\w):[a-z0-9_+-]+:(?!\w)")  # GitHub's emoji (":warning:")
 
@@ -166,15 +168,16 @@ def _paragraphs(lines: list[str]) -> Iterator[tuple[str, bool]]:
 
 
 def _sentences(lines: list[str]) -> list[str]:
-    """The answer's sentences; none when it starts with a list (its first item alone answers
-    nothing: "- For direct use via `<script>`" under "Which dist file to use?")."""
+    """The answer's sentences, short pointers to a link left out; none when it starts with a list
+    (its first item alone answers nothing: "- For direct use via `<script>`" under "Which dist file
+    to use?")."""
     sentences: list[str] = []
     for paragraph, is_item in _paragraphs(lines):
         if len(_words(_CODE_SPAN.sub("", paragraph))) < 3 and not re.search(r"\w[.!?]$", paragraph):
             continue  # a link alone, a label ("Example:"), a bare command; not "Yes."
         if is_item and not sentences:
             return []
-        sentences += split_sentences(paragraph)
+        sentences += [s for s in split_sentences(paragraph) if not _POINTER.match(s)]
     return sentences
 
 

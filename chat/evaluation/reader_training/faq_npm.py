@@ -1,12 +1,13 @@
 """Questions people wrote, second source: the question headings of npm packages' READMEs (and of the
 Markdown under their docs/), each with the prose under it as its answer (faq_markdown.py reads them).
 
-npm has no working search here, so PACKAGES is a hand-written list of well-known packages with
-substantial READMEs: build tools, test frameworks, command-line and HTTP libraries, ORMs, linters,
+npm has no working search here, so PACKAGES is a hand-written list of well-known packages (1,333)
+with substantial READMEs: build tools, test frameworks, command-line and HTTP libraries, ORMs, linters,
 date, logging, state and validation libraries. `npm pack` fetches each one's tarball into a cache
 folder (var/faq-npm/<name>/, not committed); a package is read only when its package.json names a
 permissive licence (PERMISSIVE; an SPDX "A OR B" needs one of them, "A AND B" both), and that licence
-is recorded with each of its questions.
+is recorded with each of its questions. The version read is the one npm served on the day of the
+fetch (2026-12-07 for the committed data); the cache keeps it, so a rebuild reads the same files.
 
 Left out, so that no evaluation set is trained on: HELD_OUT, the held-out sets' sources
 (chat/evaluation/data/*/README.md and their licences/: pino and every pino-* package, Commander.js,
@@ -210,6 +211,69 @@ PACKAGES = (
     "socket.io-mock", "mock-socket",
     "node-gyp", "prebuild", "prebuild-install", "node-addon-api", "nan", "bindings", "cmake-js",
     "yarn", "pnpm", "npm", "bun", "deno-bin", "volta",
+    "@mui/system", "@mui/lab", "@mui/joy", "@mui/base", "@mui/icons-material", "@mui/styles",
+    "@mui/x-data-grid", "@mui/x-date-pickers", "@mui/x-charts", "@mui/x-tree-view",
+    "@fastify/cors", "@fastify/static", "@fastify/helmet", "@fastify/jwt", "@fastify/cookie",
+    "@fastify/session", "@fastify/multipart", "@fastify/rate-limit", "@fastify/swagger", "@fastify/websocket",
+    "@fastify/autoload", "@fastify/env", "@fastify/formbody", "@fastify/compress", "@fastify/http-proxy",
+    "@fastify/postgres", "@fastify/redis", "@fastify/mongodb", "@fastify/view", "@fastify/sensible",
+    "@fastify/under-pressure", "@fastify/auth", "@fastify/oauth2", "@fastify/caching", "@fastify/etag",
+    "fastify-plugin", "avvio", "light-my-request", "find-my-way",
+    "sails-mysql", "sails-postgresql", "sails-mongo", "sails-disk", "sails-hook-orm", "sails-hook-sockets",
+    "waterline-utils", "machine",
+    "remark-gfm", "remark-parse", "remark-stringify", "remark-rehype", "remark-frontmatter", "remark-math",
+    "remark-lint", "remark-cli", "remark-toc", "rehype-stringify", "rehype-parse", "rehype-highlight",
+    "rehype-sanitize", "rehype-raw", "rehype-slug", "rehype-autolink-headings", "mdast-util-to-markdown",
+    "mdast-util-from-markdown", "hast-util-to-html", "micromark", "vfile", "unist-util-visit", "retext", "mdx",
+    "@mdx-js/mdx",
+    "escape-html", "strip-bom", "strip-final-newline", "npm-run-path", "path-key", "shebang-regex",
+    "is-fullwidth-code-point", "emoji-regex", "string-length", "widest-line", "ansi-regex", "chalk-animation",
+    "gradient-string", "cfonts", "cli-highlight", "cli-table", "table", "text-table", "columnify", "treeify",
+    "archy",
+    "yargs-parser", "arg", "sade", "mri", "citty", "clipanion", "gluegun", "vorpal", "caporal",
+    "replace-in-file", "shx", "ncp", "copyfiles", "cpx2",
+    "wouter", "navaid", "page", "universal-router", "history", "path-to-regexp", "url-pattern",
+    "superjson", "devalue", "serialize-javascript", "flatted", "fast-safe-stringify", "safe-stable-stringify",
+    "json-stringify-safe", "json-bigint", "lossless-json",
+    "ioredis-lock", "node-redlock", "bee-queue", "kue", "graphile-worker", "pg-boss", "better-queue", "fastq",
+    "async-mutex", "mutexify", "p-mutex", "semaphore-async-await",
+    "envalid", "env-var", "dotenv-flow", "dotenv-safe", "dotenv-cli", "cross-env-shell", "config",
+    "node-config", "conf-cli", "rc9", "c12",
+    "sharp-cli", "svgo", "imagemin", "imagemin-pngquant", "squoosh", "potrace", "svg-sprite",
+    "got-cjs", "phin", "centra", "bent", "minipass", "minizlib", "through2", "pump", "pumpify",
+    "readable-stream", "highland", "split2", "ndjson", "event-stream", "duplexify", "stream-chain",
+    "stream-json",
+    "node-watch", "sane",
+    "jsdom-global", "linkedom", "domino", "happy-dom-without-node", "cheerio-select", "css-select", "xpath",
+    "xmldom", "@xmldom/xmldom", "sax", "saxes", "libxmljs2",
+    "tsd", "expect-type", "dtslint", "tsc-alias", "tsconfig-paths", "module-alias", "ts-morph", "ts-essentials",
+    "utility-types", "ts-toolbelt", "ts-pattern", "neverthrow", "fp-ts", "effect", "purify-ts", "true-myth",
+    "vue-demi", "vue-tsc", "@vue/test-utils", "@testing-library/vue", "@testing-library/user-event",
+    "@testing-library/dom", "@testing-library/svelte", "vitest-dom",
+    "undici-types", "node-abort-controller", "abort-controller", "event-target-shim", "web-streams-polyfill",
+    "formdata-node", "fetch-blob",
+    "bcryptjs-react", "jwt-decode", "jwks-rsa", "express-jwt", "express-openid-connect", "next-auth",
+    "@auth/core", "lucia", "iron-session", "cookie-session", "keygrip", "csrf", "csrf-csrf", "tiny-csrf",
+    "i18n", "polyglot", "node-polyglot", "messageformat", "@formatjs/intl", "fluent", "@fluent/bundle",
+    "typesafe-i18n", "rosetta",
+    "sanitize-filename", "filenamify-url", "valid-filename", "is-valid-path", "unixify", "slash", "upath",
+    "pathe", "normalize-path",
+    "open-cli", "opn",
+    "better-auth", "zod-validation-error", "zod-form-data", "@hookform/resolvers", "vest",
+    "chartjs-node-canvas", "nivo", "@nivo/core", "billboard.js", "frappe-charts", "uplot", "lightweight-charts",
+    "prom-client", "opentelemetry", "@opentelemetry/api", "@opentelemetry/sdk-node", "dd-trace", "newrelic",
+    "@sentry/node", "@sentry/browser", "rollbar", "bugsnag", "elastic-apm-node", "hot-shots", "node-statsd",
+    "cls-hooked", "async-local-storage", "continuation-local-storage",
+    "node-html-parser", "html-to-text", "html-minifier", "html-minifier-terser", "clean-css", "csso",
+    "lightningcss", "esbuild-wasm",
+    "twig", "swig", "jade", "dustjs-linkedin", "squirrelly", "art-template",
+    "zip-a-folder", "unzipper", "decompress", "tar-fs", "tar-stream", "archiver-utils", "extract-zip",
+    "node-stream-zip",
+    "better-sqlite3-helper", "sql.js", "alasql", "sql-template-strings", "sql-template-tag", "squel",
+    "mongo-sql",
+    "json-rules-engine", "node-rules", "rools",
+    "chance-generators", "fast-check", "jsverify", "testcheck",
+    "benchmark", "tinybench", "mitata", "kelonio",
 )
 # The Markdown a package's questions are read from: its README, and docs/ (a changelog's or a
 # migration guide's questions are about versions, not about using the package).
