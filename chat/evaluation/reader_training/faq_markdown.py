@@ -60,7 +60,7 @@ _SHORTCODE = re.compile(r"(?<!\w):[a-z0-9_+-]+:(?!\w)")  # GitHub's emoji (":war
 
 
 def _plain(text: str) -> str:
-    """Inline Markdown as text: markdown_inline.plain(), code spans kept in backticks; HTML tags
+    """Inline Markdown as text: markdown_inline.plain(), code spans kept in backticks; HTML tags,
     emoji short codes and bare addresses dropped, entities as their characters."""
     spans: list[str] = []
 
