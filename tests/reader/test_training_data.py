@@ -1,6 +1,6 @@
 import random
 
-from chat.evaluation.reader_training.build import HARD_NEGATIVES, generated_pairs
+from chat.evaluation.reader_training.build import HARD_NEGATIVES, faq_groups, generated_pairs
 from chat.evaluation.reader_training.corpus import Doc, Section, parse_docstring
 from chat.evaluation.reader_training.generated import accept
 from chat.evaluation.reader_training.questions import questions_for
@@ -334,6 +334,19 @@ def test_npm_packages_are_kept_under_permissive_licences_and_held_out_sources_ar
     assert all(held_out(name) for name in ("pino", "pino-pretty", "@pinojs/redact", "commander", "ninja"))
     assert not any(held_out(name) for name in ("express", "bcrypt", "timeago.js"))
     assert not any(held_out(name) for name in PACKAGES)
+
+
+def test_faq_pages_with_few_questions_are_gathered_by_package():
+    def entry(source, page, n):
+        return {"source": source, "page": page, "chapter": page, "question": f"Why {n}?", "answer": [f"Because {n}."]}
+
+    entries = ([entry("python3.11-doc", "faq/general", n) for n in range(3)]
+               + [entry("express", "express/Readme.md", 1), entry("express", "express/docs/faq.md", 2),
+                  entry("koa", "koa/Readme.md", 3)])
+    groups = dict(faq_groups(entries))
+    assert sorted(groups) == ["express/*", "faq/general", "koa/*"]
+    assert [e["question"] for e in groups["express/*"]] == ["Why 1?", "Why 2?"]
+    assert len(groups["faq/general"]) == 3 and len(groups["koa/*"]) == 1
 
 
 def test_faq_pairs_take_the_first_sentence_as_the_answer_and_other_answers_as_negatives():

@@ -173,6 +173,18 @@ def _faq_answer(sentences: list[str]) -> str:
     return first
 
 
+def faq_groups(entries: list[dict]) -> list[tuple[str, list[dict]]]:
+    """The FAQ entries by page, their answers each other's negatives; the pages with fewer than 3
+    questions (a README with one or two question headings) gathered by package."""
+    by_page: dict[str, list[dict]] = defaultdict(list)
+    for entry in entries:
+        by_page[entry["page"]].append(entry)
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for page, listed in by_page.items():
+        groups[page if len(listed) >= 3 else f"{listed[0]['source']}/*"] += listed
+    return sorted(groups.items())
+
+
 def faq_pairs(entries: list[dict], embed: _Embedder, count: int) -> list[dict]:
     """Pairs for the FAQ entries of one page (faq.py): the answer's first sentence is the positive;
     the page's other answers' sentences closest to the question (bi-encoder) the hard negatives — the
@@ -250,10 +262,8 @@ def build(out: Path, *, seed: int = SEED, generated: bool = False, faq: bool = F
                 pairs = generated_pairs(doc, by_doc[doc.name], embed, written)
                 written += len({p["g"] for p in pairs})
                 splits["valid" if is_valid(doc) else "train"] += pairs
-    by_page: dict[str, list[dict]] = defaultdict(list)
-    for entry in faq_questions.load() if faq else []:
-        by_page[entry["page"]].append(entry)
-    for _page, entries in tqdm(sorted(by_page.items()), desc="pairing FAQ questions", unit=" pages"):
+    for _page, entries in tqdm(faq_groups(faq_questions.load() if faq else []), desc="pairing FAQ questions",
+                               unit=" pages"):
         pairs = faq_pairs(entries, embed, written)
         written += len({p["g"] for p in pairs})
         if entries[0]["source"] in VALID_FAQS:
