@@ -13,7 +13,8 @@ each kept only under MIT, ISC, BSD-2/3-Clause, Apache-2.0, 0BSD, Unlicense, CC0-
 BlueOak-1.0.0, the licence its package.json declares recorded with each of its questions: 435
 questions from 149 packages (fetched 2026-12-07; 30 packages left out for their licence, most
 packages have no question heading). Read by eye, about four in five npm answers' first sentences
-answer their question. build.faq_pairs pairs a page's questions only when it has three or more.
+answer their question. build.faq_groups pairs a page's questions together, and the pages with
+fewer than three questions of one package together.
 
 The FAQs come from package registries: `apt-get download` fetches the Debian packages and `npm
 pack` the npm ones, and this module reads their FAQ files. What it reads is committed
