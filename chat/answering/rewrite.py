@@ -33,7 +33,9 @@ _REFERRING = frozenset(
 # also join clauses and name places in questions that stand alone).
 _POINTING = frozenset("it its it's itself they them their theirs themselves this these those former latter "
                       "he him his she her".split())
-_CONTINUING = re.compile(r"^\s*(and|also|but|so|then|what about|how about|and what|and how|or)\b", re.IGNORECASE)
+# "What if ..." asks for a variation of what was being discussed, as "What about ..." does.
+_CONTINUING = re.compile(r"^\s*(and|also|but|so|then|what about|how about|what if|and what|and how|or)\b",
+                         re.IGNORECASE)
 # "that", "this" or "there" with no word after it, only punctuation: a pronoun, not a conjunction
 # ("My receiver runs twice, how do I stop that?", "Can I do this?").
 _TRAILING_POINTER = re.compile(r"\b(that|this|there)\s*(?:[?.!,;:)]|$)", re.IGNORECASE)

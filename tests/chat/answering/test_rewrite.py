@@ -15,9 +15,17 @@ def test_questions_that_point_into_the_conversation_refer_back():
     assert refers_back("And in templates?")
     assert refers_back("What presets does it have?")
     assert refers_back("What about the timeout?")
+    assert refers_back("What if the upload is larger?")  # a variation on what was asked before
     assert not refers_back("What does RSE do?")  # short, but it names its subject
     assert not refers_back("How do I make sure that a field is unique?")  # "that" joins a clause
     assert not refers_back("How do I exclude a field from a ModelForm?")
+
+
+def test_a_what_if_follow_up_lends_its_subject_to_the_next_one():
+    history = [("user", "What does mydestination control?"), ("assistant", "The domains delivered locally [1]."),
+               ("user", "What if the server handles a whole domain?"), ("assistant", "List $mydomain too [1].")]
+    assert contextual_query("Can I list an alias domain in it?", history) == \
+        "Can I list an alias domain in it? (server handles whole mydestination control)"
 
 
 def test_a_that_ending_a_clause_is_a_pronoun_pointing_back():
