@@ -55,7 +55,7 @@ def parse_blocks(text: str) -> list[Block]:
     blocks: list[Block] = []
     heading = ""
     current: list[str] = []
-    current_start = 0
+    current_start = current_index = 0
     current_kind = PARAGRAPH
     code: list[str] = []
     fence = False
@@ -63,15 +63,23 @@ def parse_blocks(text: str) -> list[Block]:
     simple_table = False
     ordinal: int | None = None  # the number (or letter) of the current list item
 
+    text_indent = 0  # the indentation of the last paragraph, item or heading: the text's own margin
+
     def flush() -> None:
-        nonlocal current, heading
+        nonlocal current, heading, text_indent
         if current:
             joined = " ".join(line.strip() for line in current).strip()
-            if current_kind == PARAGRAPH and len(current) == 1 and _title_line(joined):
+            raw_lines = lines[current_index:current_index + len(current)]
+            before = lines[current_index - 1] if current_index else ""
+            if current_kind == PARAGRAPH and _indented_code(raw_lines, before, text_indent):
+                blocks.append(Block(CODE, "\n".join(raw_lines), heading, current_start))
+            elif current_kind == PARAGRAPH and len(current) == 1 and _title_line(joined):
                 heading = joined
                 blocks.append(Block(HEADING, joined, heading, current_start))
+                text_indent = _indent(raw_lines[0])
             elif joined:
                 blocks.append(Block(current_kind, joined, heading, current_start))
+                text_indent = _indent(lines[current_index]) if current_kind == PARAGRAPH else text_indent
         current = []
 
     def flush_code() -> None:
@@ -168,7 +176,7 @@ def parse_blocks(text: str) -> list[Block]:
             ordinal = _ordinal(raw)
         else:
             if not current:
-                current_kind, current_start = PARAGRAPH, offset
+                current_kind, current_start, current_index = PARAGRAPH, offset, index
             current.append(stripped)
         if stripped.endswith("::"):
             current[-1] = current[-1][:-1]  # "using X::" reads "using X:"; the literal block follows
@@ -177,6 +185,35 @@ def parse_blocks(text: str) -> list[Block]:
     flush()
     flush_code()
     return blocks
+
+
+# Plain text sets its examples (configuration, commands, listings) apart by indentation alone. A
+# paragraph indented at least CODE_INDENT further than the text around it, after a blank line, is
+# code when it reads as code: half its lines start as code does (_CODE_LINE), or many of its tokens
+# are what prose seldom has (an assignment, a path, a variable, braces). Indented prose (a reST block
+# quote, a note, a manual page's body) stays prose.
+CODE_INDENT = 4
+CODE_TOKEN_SHARE = 0.3
+_CODE_TOKEN = re.compile(r"[=$/@{}<>;|\\]|^\d+$")
+# A line that is code by its start: numbered (a listing's line numbers), an assignment ("mynetworks =
+# 127.0.0.0/8"), a path ("/etc/postfix/main.cf:"), a shell or Python prompt.
+_CODE_LINE = re.compile(r"^\s*(?:\d+(?:\s{2,}\S|\s*$|\s+/)|[\w.$\[\]-]+\s*[:+]?=(?:\s|$)|\.{0,2}/\w|~/|\$ |>>> )")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _indented_code(block: list[str], before: str, text_indent: int) -> bool:
+    """`block` (a paragraph's lines, as written) is an example set apart by indentation."""
+    if before.strip() or min(_indent(line) for line in block) < text_indent + CODE_INDENT:
+        return False
+    if sum(bool(_CODE_LINE.match(line)) for line in block) * 2 >= len(block):
+        return True
+    tokens = " ".join(block).split()
+    # Inline code, roles and links are prose's own markup ("See :doc:`/topics/db/queries`.").
+    code = [t for t in tokens if _CODE_TOKEN.search(t) and "`" not in t and "](" not in t]
+    return len(code) >= CODE_TOKEN_SHARE * len(tokens)
 
 
 _ORDINAL = re.compile(r"^\s*(\d+|[a-zA-Z])[.)]\s")

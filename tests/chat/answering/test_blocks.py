@@ -1,7 +1,7 @@
 """Blocks of PDF-like text: a heading on a line of its own is a heading, never the start of the
 sentence below it."""
 
-from chat.answering.blocks import HEADING, PARAGRAPH, parse_blocks
+from chat.answering.blocks import CODE, HEADING, PARAGRAPH, parse_blocks
 from chat.answering.extractive import split_sentences
 
 PDF_TEXT = """\
@@ -112,3 +112,40 @@ def test_headings_under_a_quote_read_without_markdown_markup():
     assert display_heading("`asObject` (Boolean)") == "asObject (Boolean)"
     assert display_heading("Declaring _program_ variable") == "Declaring program variable"
     assert display_heading("``fields`` option") == "fields option"  # reST literal too
+
+
+PLAIN_TEXT_EXAMPLE = """\
+The example below shows how to host example.com.
+
+     1 /etc/postfix/main.cf:
+     2     virtual_alias_domains = example.com
+     3     virtual_alias_maps = hash:/etc/postfix/virtual
+
+Execute "postmap /etc/postfix/virtual" after changing the virtual file.
+
+    /etc/postfix/main.cf:
+        myorigin = $mydomain   (probably desirable: "user@$mydomain")
+"""
+
+
+def test_an_indented_example_in_plain_text_is_code_never_a_sentence():
+    blocks = parse_blocks(PLAIN_TEXT_EXAMPLE)
+    assert [b.kind for b in blocks] == [PARAGRAPH, CODE, PARAGRAPH, CODE]
+    assert blocks[1].text.splitlines()[1] == "     2     virtual_alias_domains = example.com"
+    assert not any("virtual_alias_maps" in s for b in blocks if b.kind == PARAGRAPH for s in split_sentences(b.text))
+
+
+def test_a_chunk_that_starts_inside_an_indented_code_block_reads_it_as_code():
+    chunk = ('    class Blog(models.Model):\n        name = models.CharField(max_length=100)\n\n'
+             'Each model maps to a single database table.\n')
+    assert [b.kind for b in parse_blocks(chunk)] == [CODE, PARAGRAPH]
+
+
+def test_indented_prose_stays_prose():
+    rest = ("Glossary\n========\n\nfield\n    An attribute on a model.\n\n"
+            "    See :doc:`/topics/db/models`.\n\n"
+            "    Note that a field maps to a column, and that its name is the column's.\n")
+    assert [b.kind for b in parse_blocks(rest)][-2:] == [PARAGRAPH, PARAGRAPH]
+    man = ("DESCRIPTION\n       asn1Coding reads a file of assignments and writes the DER encoding to a file.\n\n"
+           "       The output file is named after the input file unless -o is given.\n")
+    assert {b.kind for b in parse_blocks(man)} == {HEADING, PARAGRAPH}
