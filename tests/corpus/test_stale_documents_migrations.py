@@ -312,3 +312,46 @@ def test_html_documents_holding_a_list_are_marked_and_those_with_a_file_queued()
         document.refresh_from_db()
     assert [d.source for d in every if not d.is_current()] == ["steps.html", "page.html"]
     assert listed.status == Document.Status.QUEUED and fetched.status == Document.Status.READY
+
+
+def test_word_documents_holding_a_code_paragraph_are_marked_and_queued():
+    import io
+
+    import docx
+    from django.core.files.base import ContentFile
+    from docx.enum.style import WD_STYLE_TYPE
+
+    from corpus.models import Document
+
+    code = importlib.import_module("corpus.migrations.0033_stale_docx_code_documents")
+    collection = make_collection("coded")
+    docx_type = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+
+    def word(style: str | None, *, defined: bool = True) -> bytes:
+        document = docx.Document()
+        if defined:
+            document.styles.add_style("Source Code", WD_STYLE_TYPE.PARAGRAPH)
+        document.add_paragraph("relayhost = $mydomain", style=style)
+        out = io.BytesIO()
+        document.save(out)
+        return out.getvalue()
+
+    def built(source, data, media_type=docx_type):
+        document = _built(collection, source, "")
+        document.media_type = media_type
+        document.file.save(source, ContentFile(data), save=False)
+        document.save()
+        return document
+
+    every = (built("coded.docx", word("Source Code")),
+             built("styled-unused.docx", word(None)),  # the style defined, no paragraph in it
+             built("plain.docx", word(None, defined=False)),
+             built("broken.docx", b"PK not a zip"),
+             built("notes.md", b"    relayhost = $mydomain", media_type="text/markdown"))
+
+    code.mark_stale(apps, None)
+
+    for document in every:
+        document.refresh_from_db()
+    assert [d.source for d in every if not d.is_current()] == ["coded.docx"]
+    assert every[0].status == Document.Status.QUEUED

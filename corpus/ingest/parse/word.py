@@ -2,6 +2,9 @@
 A paragraph numbered as a list item (w:numPr of its own or of its style: "List Bullet", "List
 Number") is a Markdown list item, as Markdown, reStructuredText and OpenDocument lists read: "- "
 or "3. ", indented four spaces a level, the items of one list a line each (word_lists).
+A paragraph in a code style (pandoc's "Source Code", Word's "HTML Preformatted", LibreOffice's
+"Preformatted Text") is code: a run of them is one fenced code block, as Markdown writes code, so
+that it is kept whole in a chunk and never quoted as a sentence.
 A table of at least two rows and two columns is a Markdown table whose first row is the header, as
 spreadsheets and OpenDocument tables are (tables.py); a smaller one (a box around a paragraph) its
 cells' text.
@@ -23,6 +26,8 @@ from corpus.ingest.parse.word_lists import Numbering
 
 DAMAGED_MESSAGE = "The Word file is damaged or is not a .docx document and could not be read."
 _HEADING_STYLE = re.compile(r"Heading ([1-9])")
+# Paragraph styles that hold code (by the name Word shows; pandoc, Word and LibreOffice write these).
+CODE_STYLES = frozenset({"Source Code", "HTML Preformatted", "Preformatted Text", "Code", "Macro Text"})
 
 
 def parse_docx(data: bytes) -> tuple[str, list[Heading], str | None]:
@@ -36,7 +41,15 @@ def parse_docx(data: bytes) -> tuple[str, list[Heading], str | None]:
         document = docx.Document(io.BytesIO(data))
         numbering = Numbering.of(document)
         in_list = False
+        code: list[str] = []
         for item in document.iter_inner_content():
+            if not isinstance(item, Table) and _style_name(item) in CODE_STYLES:
+                code.append(item.text)
+                in_list = False
+                continue
+            if code:
+                sections.add(fenced(code))
+                code = []
             if isinstance(item, Table):
                 in_list = False
                 sections.add(_table_text(item))
@@ -46,6 +59,8 @@ def parse_docx(data: bytes) -> tuple[str, list[Heading], str | None]:
             # An empty paragraph adds nothing (and millions of them cost nothing).
             if sections.add(item.text, level=level, marker=marker, tight=bool(marker) and in_list):
                 in_list = bool(marker)
+        if code:
+            sections.add(fenced(code))
         core_title = document.core_properties.title
     except ParseError:
         raise
@@ -55,8 +70,21 @@ def parse_docx(data: bytes) -> tuple[str, list[Heading], str | None]:
     return sections.text(), sections.headings, title or None
 
 
+def fenced(lines: list[str]) -> str:
+    """`lines` of code as a Markdown fenced block, its fence longer than any run of backticks in it."""
+    code = "\n".join(lines).strip("\n")
+    if not code.strip():
+        return ""
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", code)), default=0))
+    return f"{fence}\n{code}\n{fence}"
+
+
+def _style_name(paragraph) -> str:
+    return (paragraph.style.name if paragraph.style is not None else "") or ""
+
+
 def _heading_level(paragraph) -> int | None:
-    name = paragraph.style.name if paragraph.style is not None else ""
+    name = _style_name(paragraph)
     if name == "Title":
         return 0
     match = _HEADING_STYLE.fullmatch(name or "")

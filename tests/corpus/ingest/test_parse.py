@@ -427,6 +427,28 @@ def test_docx_list_paragraphs_are_markdown_list_items_bulleted_numbered_and_nest
     assert "Edit main.cf and save it." in items
 
 
+def test_docx_code_paragraphs_are_one_fenced_block_never_quoted_as_sentences():
+    import docx
+    from docx.enum.style import WD_STYLE_TYPE
+
+    from chat.answering.blocks import CODE, PARAGRAPH, parse_blocks
+
+    document = docx.Document()
+    document.styles.add_style("Source Code", WD_STYLE_TYPE.PARAGRAPH)
+    document.add_paragraph("Set the host name:")
+    document.add_paragraph("/etc/postfix/main.cf:\n    myhostname = host.example.com", style="Source Code")
+    document.add_paragraph("    relayhost = $mydomain", style="Source Code")  # a run of them: one block
+    document.add_paragraph("Then reload Postfix.")
+    document.add_paragraph("echo ```quoted```", style="Source Code")
+    text = parse_document(_docx_bytes(document), filename="guide.docx").text
+
+    assert text == ("Set the host name:\n\n```\n/etc/postfix/main.cf:\n    myhostname = host.example.com\n"
+                    "    relayhost = $mydomain\n```\n\nThen reload Postfix.\n\n````\necho ```quoted```\n````")
+    blocks = parse_blocks(text)
+    assert [b.kind for b in blocks] == [PARAGRAPH, CODE, PARAGRAPH, CODE]
+    assert blocks[1].text.splitlines()[-1] == "    relayhost = $mydomain"
+
+
 def test_docx_numbering_of_its_own_levels_a_blank_bullet_and_numbering_switched_off():
     # As pandoc writes lists: w:numPr on the paragraph, w:ilvl for the level, and a level whose bullet is
     # blank for an item's further paragraphs; numId 0 switches a list style's numbering off.

@@ -1,0 +1,47 @@
+"""Word documents holding a paragraph in a code style are marked out of date and queued, as 0029
+did: such paragraphs (pandoc's "Source Code", Word's "HTML Preformatted", LibreOffice's
+"Preformatted Text", parse.word.CODE_STYLES) are now one fenced code block a run, where they were
+paragraphs quoted as sentences. A worker rebuilds them in the background; the old chunks stay
+searchable until the new ones are swapped in. Other documents are not touched."""
+
+import re
+import zipfile
+
+from django.db import migrations
+
+from corpus.migrations._stale import files_matching, queue_rebuild
+
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+# The style names of parse.word.CODE_STYLES, as styles.xml writes them (a copy: a migration keeps
+# what it meant when it was written).
+CODE_STYLES = (b"Source Code", b"HTML Preformatted", b"Preformatted Text", b"Code", b"Macro Text")
+_STYLE_ID = re.compile(rb'w:styleId="([^"]+)"')
+_STYLE_NAME = re.compile(rb'<w:name w:val="([^"]+)"')
+_PARAGRAPH_STYLE = re.compile(rb'<w:pStyle w:val="([^"]+)"')
+
+
+def _holds_code(handle) -> bool:
+    with zipfile.ZipFile(handle) as archive:
+        body = archive.read("word/document.xml")
+        try:
+            styles = archive.read("word/styles.xml")
+        except KeyError:
+            return False
+    code_ids = set()
+    for style in styles.split(b"<w:style ")[1:]:
+        style_id, name = _STYLE_ID.search(style), _STYLE_NAME.search(style)
+        if style_id and name and name.group(1) in CODE_STYLES:
+            code_ids.add(style_id.group(1))
+    return bool(code_ids & set(_PARAGRAPH_STYLE.findall(body)))
+
+
+def mark_stale(apps, schema_editor):
+    Document = apps.get_model("corpus", "Document")
+    documents = Document.objects.filter(media_type=DOCX).only("pk", "media_type", "file")
+    queue_rebuild(Document, files_matching(documents, lambda d, handle: _holds_code(handle)))
+
+
+class Migration(migrations.Migration):
+    dependencies = [("corpus", "0032_stale_html_list_documents")]
+
+    operations = [migrations.RunPython(mark_stale, migrations.RunPython.noop, elidable=True)]
