@@ -314,16 +314,19 @@ def test_html_documents_holding_a_list_are_marked_and_those_with_a_file_queued()
     assert listed.status == Document.Status.QUEUED and fetched.status == Document.Status.READY
 
 
-def test_word_documents_holding_a_code_paragraph_are_marked_and_queued():
+def test_word_and_opendocument_documents_holding_a_code_paragraph_are_marked_and_queued():
     import io
 
     import docx
     from django.core.files.base import ContentFile
     from docx.enum.style import WD_STYLE_TYPE
+    from odf.opendocument import OpenDocumentText
+    from odf.style import Style
+    from odf.text import P
 
     from corpus.models import Document
 
-    code = importlib.import_module("corpus.migrations.0033_stale_docx_code_documents")
+    code = importlib.import_module("corpus.migrations.0033_stale_code_style_documents")
     collection = make_collection("coded")
     docx_type = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
@@ -343,15 +346,27 @@ def test_word_documents_holding_a_code_paragraph_are_marked_and_queued():
         document.save()
         return document
 
+    def opendocument(coded: bool) -> bytes:
+        document = OpenDocumentText()
+        style = Style(name="Preformatted_20_Text", displayname="Preformatted Text", family="paragraph")
+        document.styles.addElement(style)  # LibreOffice's styles.xml defines it, used or not
+        document.text.addElement(P(stylename=style, text="relayhost = $mydomain") if coded else P(text="Stock"))
+        out = io.BytesIO()
+        document.save(out)
+        return out.getvalue()
+
+    odt_type = "application/vnd.oasis.opendocument.text"
     every = (built("coded.docx", word("Source Code")),
              built("styled-unused.docx", word(None)),  # the style defined, no paragraph in it
              built("plain.docx", word(None, defined=False)),
              built("broken.docx", b"PK not a zip"),
+             built("coded.odt", opendocument(True), media_type=odt_type),
+             built("plain.odt", opendocument(False), media_type=odt_type),
              built("notes.md", b"    relayhost = $mydomain", media_type="text/markdown"))
 
     code.mark_stale(apps, None)
 
     for document in every:
         document.refresh_from_db()
-    assert [d.source for d in every if not d.is_current()] == ["coded.docx"]
-    assert every[0].status == Document.Status.QUEUED
+    assert [d.source for d in every if not d.is_current()] == ["coded.docx", "coded.odt"]
+    assert {d.status for d in every if not d.is_current()} == {Document.Status.QUEUED}

@@ -5,7 +5,9 @@ A list item is a Markdown one, as Word's are (word_lists): its first paragraph g
 ("c. " when lettered) when its list style (content.xml or styles.xml; a nested list without one
 takes its surrounding list's) numbers that level, counted from text:start-value and across a list
 that continues numbering; the items of one list are a line each, each level indented four spaces.
-An item's further paragraphs, and a list header, have no marker.
+An item's further paragraphs, and a list header, have no marker. A paragraph whose style is, or
+derives from, a code style ("Preformatted Text", sections.CODE_STYLES) is code: a run of them is one
+fenced block, as Word's are.
 
 An ODT file is a ZIP of XML parts: archive.check_zip bounds it, xmlparts reads it without DTDs
 or entities, and the text is bounded by sections.Sections. libxml2 nests at most 256 levels
@@ -19,7 +21,7 @@ import zipfile
 
 from corpus.ingest.parse.archive import check_zip
 from corpus.ingest.parse.base import Heading, ParseError
-from corpus.ingest.parse.sections import Sections
+from corpus.ingest.parse.sections import CODE_STYLES, Sections
 from corpus.ingest.parse.tables import CellBudget, table_rows, table_text
 from corpus.ingest.parse.xmlparts import parse_xml, read_part
 
@@ -46,6 +48,8 @@ _CONTINUE, _CONTINUE_LIST = f"{{{_TEXT}}}continue-numbering", f"{{{_TEXT}}}conti
 _STYLE = "urn:oasis:names:tc:opendocument:xmlns:style:1.0"
 _NUM_FORMAT, _LIST_STYLE_NAME = f"{{{_STYLE}}}num-format", f"{{{_STYLE}}}name"
 _INDENT = "    "
+_STYLE_STYLE, _FAMILY = f"{{{_STYLE}}}style", f"{{{_STYLE}}}family"
+_DISPLAY_NAME, _PARENT = f"{{{_STYLE}}}display-name", f"{{{_STYLE}}}parent-style-name"
 
 
 def parse_odt(data: bytes) -> tuple[str, list[Heading], str | None]:
@@ -64,11 +68,14 @@ def parse_odt(data: bytes) -> tuple[str, list[Heading], str | None]:
     body = root.find(f"{{{_OFFICE}}}body/{{{_OFFICE}}}text")
     if body is None:
         raise ParseError(DAMAGED_MESSAGE)
-    styles = _list_styles(root)
+    roots = [root]
     if styles_xml:
-        styles = _list_styles(parse_xml(styles_xml, what=_WHAT, damaged=DAMAGED_MESSAGE)) | styles
+        roots.insert(0, parse_xml(styles_xml, what=_WHAT, damaged=DAMAGED_MESSAGE))
+    styles = {name: levels for part in roots for name, levels in _list_styles(part).items()}
     sections = Sections()
-    _Walk(sections, CellBudget(_WHAT), styles).walk(body)
+    walk = _Walk(sections, CellBudget(_WHAT), styles, _code_styles(roots))
+    walk.walk(body)
+    walk.end_code()
     title = ""
     if meta:
         title_element = parse_xml(meta, what=_WHAT, damaged=DAMAGED_MESSAGE).find(f".//{{{_DC}}}title")
@@ -79,8 +86,10 @@ def parse_odt(data: bytes) -> tuple[str, list[Heading], str | None]:
 class _Walk:
     """The body's blocks into `sections`, lists as Markdown list items (see the module docstring)."""
 
-    def __init__(self, sections: Sections, budget: CellBudget, styles: dict[str, dict[int, str]]) -> None:
-        self.sections, self.budget, self.styles = sections, budget, styles
+    def __init__(self, sections: Sections, budget: CellBudget, styles: dict[str, dict[int, str]],
+                 code_styles: frozenset[str] = frozenset()) -> None:
+        self.sections, self.budget, self.styles, self.code_styles = sections, budget, styles, code_styles
+        self.code: list[str] = []  # a run of paragraphs in a code style, written as one block when it ends
         self.marker = ""  # for the next paragraph: the marker of the list item it begins
         self.in_list = False  # the block before was a list item, so the next item follows it on the next line
         self.last_counts: dict[str, int] = {}  # list style -> the number its last top-level list reached
@@ -91,6 +100,11 @@ class _Walk:
             tag = child.tag
             if tag in _SKIP or not isinstance(tag, str):
                 continue
+            if tag == _P and child.get(_STYLE_NAME) in self.code_styles:
+                self.marker, self.in_list = "", False
+                self.code.append(_inline(child))
+                continue
+            self.end_code()
             if tag == _H:
                 self.marker, self.in_list = "", False
                 sections.add(_inline(child), level=_outline_level(child))
@@ -105,6 +119,11 @@ class _Walk:
                 self._list(child, depth, style)
             else:  # sections, frames and text boxes: their paragraphs
                 self.walk(child, depth, style)
+
+    def end_code(self) -> None:
+        if self.code:
+            self.sections.add_code(self.code)
+            self.code = []
 
     def _list(self, element, depth: int, outer_style: str) -> None:
         style = element.get(_STYLE_NAME) or outer_style
@@ -146,6 +165,31 @@ def _list_styles(root) -> dict[str, dict[int, str]]:
                 levels[_count(level.get(_LEVEL))] = level.get(_NUM_FORMAT)
         found[list_style.get(_LIST_STYLE_NAME) or ""] = levels
     return found
+
+
+def _code_styles(roots) -> frozenset[str]:
+    """The paragraph styles (of styles.xml and content.xml's automatic ones) that are a code style or
+    derive from one: LibreOffice writes "Preformatted_20_Text", shown as "Preformatted Text", and a
+    paragraph formatted by hand gets an automatic style ("P3") whose parent it is."""
+    parents: dict[str, str] = {}
+    code: set[str] = set()
+    for root in roots:
+        for style in root.iter(_STYLE_STYLE):
+            name = style.get(_LIST_STYLE_NAME) or ""
+            if style.get(_FAMILY) != "paragraph" or not name:
+                continue
+            shown = style.get(_DISPLAY_NAME) or name.replace("_20_", " ")
+            if shown in CODE_STYLES:
+                code.add(name)
+            parents[name] = style.get(_PARENT) or ""
+    for name in parents:
+        ancestor, seen = parents[name], {name}
+        while ancestor and ancestor not in code and ancestor not in seen:  # a cycle ends the search
+            seen.add(ancestor)
+            ancestor = parents.get(ancestor, "")
+        if ancestor in code:
+            code.add(name)
+    return frozenset(code)
 
 
 def _table(table, budget: CellBudget) -> list[list[str]]:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from corpus.ingest.parse.base import Heading, normalise_newlines, title_heading
 from corpus.ingest.parse.limits import max_text_chars, text_error
 
 _SEPARATOR = "\n\n"
+# Paragraph styles that hold code, by the names word processors show: pandoc's "Source Code", Word's
+# "HTML Preformatted", LibreOffice's "Preformatted Text" (parse.word, parse.odt).
+CODE_STYLES = frozenset({"Source Code", "HTML Preformatted", "Preformatted Text", "Code", "Macro Text"})
 
 
 class Sections:
@@ -38,6 +42,18 @@ class Sections:
         start = self._append(text, separator="\n" if tight else _SEPARATOR)
         if level is not None:
             self.headings.append(Heading(start, level, " ".join(text.split())))
+        return True
+
+    def add_code(self, lines: Sequence[str]) -> bool:
+        """Append `lines` of code (paragraphs in a code style, in a run) as one Markdown fenced block,
+        as Markdown writes code, so that chunking keeps it whole and answers never quote it as
+        sentences; the fence is longer than any run of backticks inside. Returns whether anything
+        was added."""
+        code = normalise_newlines("\n".join(lines)).replace("\x00", "").strip("\n")
+        if not code.strip():
+            return False
+        fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", code)), default=0))
+        self._append(f"{fence}\n{code}\n{fence}")
         return True
 
     def extend(self, text: str, headings: Sequence[Heading]) -> bool:

@@ -20,14 +20,12 @@ import re
 
 from corpus.ingest.parse.archive import check_zip
 from corpus.ingest.parse.base import Heading, ParseError
-from corpus.ingest.parse.sections import Sections
+from corpus.ingest.parse.sections import CODE_STYLES, Sections
 from corpus.ingest.parse.tables import cell_text, table_rows, table_text
 from corpus.ingest.parse.word_lists import Numbering
 
 DAMAGED_MESSAGE = "The Word file is damaged or is not a .docx document and could not be read."
 _HEADING_STYLE = re.compile(r"Heading ([1-9])")
-# Paragraph styles that hold code (by the name Word shows; pandoc, Word and LibreOffice write these).
-CODE_STYLES = frozenset({"Source Code", "HTML Preformatted", "Preformatted Text", "Code", "Macro Text"})
 
 
 def parse_docx(data: bytes) -> tuple[str, list[Heading], str | None]:
@@ -48,7 +46,7 @@ def parse_docx(data: bytes) -> tuple[str, list[Heading], str | None]:
                 in_list = False
                 continue
             if code:
-                sections.add(fenced(code))
+                sections.add_code(code)
                 code = []
             if isinstance(item, Table):
                 in_list = False
@@ -60,7 +58,7 @@ def parse_docx(data: bytes) -> tuple[str, list[Heading], str | None]:
             if sections.add(item.text, level=level, marker=marker, tight=bool(marker) and in_list):
                 in_list = bool(marker)
         if code:
-            sections.add(fenced(code))
+            sections.add_code(code)
         core_title = document.core_properties.title
     except ParseError:
         raise
@@ -68,15 +66,6 @@ def parse_docx(data: bytes) -> tuple[str, list[Heading], str | None]:
         raise ParseError(DAMAGED_MESSAGE) from exc
     title = (core_title or "").strip() or sections.title()
     return sections.text(), sections.headings, title or None
-
-
-def fenced(lines: list[str]) -> str:
-    """`lines` of code as a Markdown fenced block, its fence longer than any run of backticks in it."""
-    code = "\n".join(lines).strip("\n")
-    if not code.strip():
-        return ""
-    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", code)), default=0))
-    return f"{fence}\n{code}\n{fence}"
 
 
 def _style_name(paragraph) -> str:

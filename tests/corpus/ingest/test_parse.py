@@ -449,6 +449,34 @@ def test_docx_code_paragraphs_are_one_fenced_block_never_quoted_as_sentences():
     assert blocks[1].text.splitlines()[-1] == "    relayhost = $mydomain"
 
 
+def test_odt_paragraphs_in_a_code_style_or_one_derived_from_it_are_one_fenced_block():
+    from odf.opendocument import OpenDocumentText
+    from odf.style import Style
+    from odf.text import P, S
+
+    from chat.answering.blocks import CODE, PARAGRAPH, parse_blocks
+
+    document = OpenDocumentText()
+    code = Style(name="Preformatted_20_Text", displayname="Preformatted Text", family="paragraph")
+    document.styles.addElement(code)
+    by_hand = Style(name="P1", family="paragraph", parentstylename="Preformatted_20_Text")  # bold, say
+    document.automaticstyles.addElement(by_hand)
+    document.text.addElement(P(text="Set the host name:"))
+    document.text.addElement(P(stylename=code, text="/etc/postfix/main.cf:"))
+    indented = P(stylename=by_hand)
+    indented.addElement(S(c=4))
+    indented.addText("myhostname = host.example.com")
+    document.text.addElement(indented)
+    document.text.addElement(P(text="Then reload Postfix."))
+    out = io.BytesIO()
+    document.save(out)
+    text = parse_document(out.getvalue(), filename="guide.odt").text
+
+    assert text == ("Set the host name:\n\n```\n/etc/postfix/main.cf:\n    myhostname = host.example.com\n```\n\n"
+                    "Then reload Postfix.")
+    assert [b.kind for b in parse_blocks(text)] == [PARAGRAPH, CODE, PARAGRAPH]
+
+
 def test_docx_numbering_of_its_own_levels_a_blank_bullet_and_numbering_switched_off():
     # As pandoc writes lists: w:numPr on the paragraph, w:ilvl for the level, and a level whose bullet is
     # blank for an item's further paragraphs; numId 0 switches a list style's numbering off.
