@@ -10,13 +10,11 @@ import zipfile
 
 from django.db import migrations
 
-from corpus.migrations._stale import files_matching, queue_rebuild
+from corpus.migrations._stale import docx_uses_style, files_matching, queue_rebuild
 
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 ODT = "application/vnd.oasis.opendocument.text"
 _NUMBERED = re.compile(rb"<w:numPr[\s>]")
-_STYLE_ID = re.compile(rb'w:styleId="([^"]+)"')
-_PARAGRAPH_STYLE = re.compile(rb'<w:pStyle w:val="([^"]+)"')
 _ODT_LIST = re.compile(rb"<text:list[\s>]")
 
 
@@ -24,19 +22,8 @@ def _holds_list(media_type: str, handle) -> bool:
     with zipfile.ZipFile(handle) as archive:
         if media_type == ODT:
             return bool(_ODT_LIST.search(archive.read("content.xml")))
-        body = archive.read("word/document.xml")
-        if _NUMBERED.search(body):
-            return True
-        try:
-            styles = archive.read("word/styles.xml")
-        except KeyError:
-            return False
-    numbered_styles = set()
-    for style in styles.split(b"<w:style ")[1:]:
-        style_id = _STYLE_ID.search(style)
-        if style_id and _NUMBERED.search(style):
-            numbered_styles.add(style_id.group(1))
-    return bool(numbered_styles & set(_PARAGRAPH_STYLE.findall(body)))
+        return (bool(_NUMBERED.search(archive.read("word/document.xml")))
+                or docx_uses_style(archive, lambda style: _NUMBERED.search(style)))
 
 
 def mark_stale(apps, schema_editor):

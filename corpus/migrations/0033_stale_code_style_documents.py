@@ -11,16 +11,14 @@ import zipfile
 
 from django.db import migrations
 
-from corpus.migrations._stale import files_matching, queue_rebuild
+from corpus.migrations._stale import docx_uses_style, files_matching, queue_rebuild
 
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 ODT = "application/vnd.oasis.opendocument.text"
 # The style names of parse.sections.CODE_STYLES, as styles.xml writes them (a copy: a migration keeps
 # what it meant when it was written).
 CODE_STYLES = (b"Source Code", b"HTML Preformatted", b"Preformatted Text", b"Code", b"Macro Text")
-_STYLE_ID = re.compile(rb'w:styleId="([^"]+)"')
 _STYLE_NAME = re.compile(rb'<w:name w:val="([^"]+)"')
-_PARAGRAPH_STYLE = re.compile(rb'<w:pStyle w:val="([^"]+)"')
 # OpenDocument writes a style's name with its spaces as "_20_".
 _ODT_CODE_NAMES = re.compile(rb'"(?:%s)"' % b"|".join(name.replace(b" ", b"_20_") for name in CODE_STYLES))
 
@@ -29,17 +27,8 @@ def _holds_code(media_type: str, handle) -> bool:
     with zipfile.ZipFile(handle) as archive:
         if media_type == ODT:
             return bool(_ODT_CODE_NAMES.search(archive.read("content.xml")))
-        body = archive.read("word/document.xml")
-        try:
-            styles = archive.read("word/styles.xml")
-        except KeyError:
-            return False
-    code_ids = set()
-    for style in styles.split(b"<w:style ")[1:]:
-        style_id, name = _STYLE_ID.search(style), _STYLE_NAME.search(style)
-        if style_id and name and name.group(1) in CODE_STYLES:
-            code_ids.add(style_id.group(1))
-    return bool(code_ids & set(_PARAGRAPH_STYLE.findall(body)))
+        return docx_uses_style(archive, lambda style: (name := _STYLE_NAME.search(style)) is not None
+                               and name.group(1) in CODE_STYLES)
 
 
 def mark_stale(apps, schema_editor):

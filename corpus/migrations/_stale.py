@@ -1,7 +1,11 @@
 """What the "stale" data migrations share (Django's loader skips modules whose name starts with "_"):
 marking documents out of date so that they are built again."""
 
+import re
+
 READY = "ready"
+_STYLE_ID = re.compile(rb'w:styleId="([^"]+)"')
+_PARAGRAPH_STYLE = re.compile(rb'<w:pStyle w:val="([^"]+)"')
 
 
 def queue_rebuild(Document, pks, *, only_filed: bool = False) -> None:
@@ -33,3 +37,19 @@ def files_matching(documents, test) -> set:
         except (OSError, KeyError, zipfile.BadZipFile):
             continue
     return matching
+
+
+def docx_uses_style(archive, test) -> bool:
+    """Whether a paragraph of the Word document `archive` (a zipfile.ZipFile) is in a paragraph style
+    whose definition in word/styles.xml (the bytes of its <w:style> element) passes `test`."""
+    body = archive.read("word/document.xml")
+    try:
+        styles = archive.read("word/styles.xml")
+    except KeyError:
+        return False
+    matching = set()
+    for style in styles.split(b"<w:style ")[1:]:
+        style_id = _STYLE_ID.search(style)
+        if style_id and test(style):
+            matching.add(style_id.group(1))
+    return bool(matching & set(_PARAGRAPH_STYLE.findall(body)))

@@ -28,6 +28,18 @@ def _built(collection, source, heading_path):
     return document
 
 
+def _filed(collection, source, media_type, data):
+    """A current document of `media_type` whose stored file holds `data` (none when None)."""
+    from django.core.files.base import ContentFile
+
+    document = _built(collection, source, "")
+    document.media_type = media_type
+    if data is not None:
+        document.file.save(source, ContentFile(data), save=False)
+    document.save()
+    return document
+
+
 def test_only_documents_with_a_heading_that_is_prose_are_marked_out_of_date():
     collection = make_collection("notes")
     prose = _built(collection, "prose.md", f"Guide > {PROSE}")
@@ -103,7 +115,6 @@ def test_html_and_word_documents_holding_a_table_are_marked_and_queued():
     import io
 
     import docx
-    from django.core.files.base import ContentFile
 
     from corpus.models import Document
 
@@ -120,11 +131,7 @@ def test_html_and_word_documents_holding_a_table_are_marked_and_queued():
         return out.getvalue()
 
     def built(source, media_type, data):
-        document = _built(collection, source, "")
-        document.media_type = media_type
-        document.file.save(source, ContentFile(data), save=False)
-        document.save()
-        return document
+        return _filed(collection, source, media_type, data)
 
     docx_type = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
     every = (built("stock.html", "text/html", b"<table><tr><th>Item</th></tr><tr><td>rake</td></tr></table>"),
@@ -193,7 +200,6 @@ def test_word_and_opendocument_documents_holding_a_list_are_marked_and_queued():
     import io
 
     import docx
-    from django.core.files.base import ContentFile
 
     from corpus.models import Document
     from tests import formats
@@ -210,11 +216,7 @@ def test_word_and_opendocument_documents_holding_a_list_are_marked_and_queued():
         return out.getvalue()
 
     def built(source, media_type, data):
-        document = _built(collection, source, "")
-        document.media_type = media_type
-        document.file.save(source, ContentFile(data), save=False)
-        document.save()
-        return document
+        return _filed(collection, source, media_type, data)
 
     docx_type = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
     odt_type = "application/vnd.oasis.opendocument.text"
@@ -285,7 +287,6 @@ def test_markdown_documents_with_reference_links_or_marked_up_headings_are_marke
 
 
 def test_html_documents_holding_a_list_are_marked_and_those_with_a_file_queued():
-    from django.core.files.base import ContentFile
 
     from corpus.models import Document
 
@@ -293,12 +294,7 @@ def test_html_documents_holding_a_list_are_marked_and_those_with_a_file_queued()
     collection = make_collection("html-lists")
 
     def built(source, data, media_type="text/html"):
-        document = _built(collection, source, "")
-        document.media_type = media_type
-        if data is not None:
-            document.file.save(source, ContentFile(data), save=False)
-        document.save()
-        return document
+        return _filed(collection, source, media_type, data)
 
     listed = built("steps.html", b"<html><body><ol><LI>Install.</li></ol></body></html>")
     prose = built("prose.html", b"<html><body><p>A <link> to <lib>.</p></body></html>")
@@ -318,7 +314,6 @@ def test_word_and_opendocument_documents_holding_a_code_paragraph_are_marked_and
     import io
 
     import docx
-    from django.core.files.base import ContentFile
     from docx.enum.style import WD_STYLE_TYPE
     from odf.opendocument import OpenDocumentText
     from odf.style import Style
@@ -340,11 +335,7 @@ def test_word_and_opendocument_documents_holding_a_code_paragraph_are_marked_and
         return out.getvalue()
 
     def built(source, data, media_type=docx_type):
-        document = _built(collection, source, "")
-        document.media_type = media_type
-        document.file.save(source, ContentFile(data), save=False)
-        document.save()
-        return document
+        return _filed(collection, source, media_type, data)
 
     def opendocument(coded: bool) -> bytes:
         document = OpenDocumentText()
